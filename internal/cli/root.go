@@ -1,0 +1,125 @@
+// Package cli owns the command tree: it turns flags into a spec.Test and
+// configs, runs the client or server, and hands results to report. It is
+// the only package that reads flags. Main returns the exit status: 0 for
+// success, 1 for a runtime error or an interrupted run, 2 for a usage
+// error.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is the tool's version; release builds set it with
+// -ldflags "-X wirespeed/internal/cli.Version=v1.2.3".
+var Version = ""
+
+// version returns Version, or the module version the binary was built from.
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// Exit statuses.
+const (
+	ExitOK      = 0
+	ExitRuntime = 1
+	ExitUsage   = 2
+)
+
+// usageError marks an error as the user's input being wrong.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// errInterrupted ends a run that was stopped by a signal after its partial
+// result was shown.
+var errInterrupted = errors.New("interrupted: the partial result above covers what was measured before the stop")
+
+// env is what every command gets from Main: where to write and how to log.
+type env struct {
+	stdout, stderr io.Writer
+	log            *slog.Logger
+	hostname       string
+}
+
+// Main runs the command line args (without the program name) and returns
+// the exit status. ctx is cancelled on SIGINT or SIGTERM.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	host, _ := os.Hostname()
+	e := &env{
+		stdout:   stdout,
+		stderr:   stderr,
+		log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		hostname: host,
+	}
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "wirespeed: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return ExitUsage
+	}
+	return ExitRuntime
+}
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "wirespeed",
+		Short: "Measure what a network path and the host stack can do",
+		Long: `wirespeed measures throughput between two hosts, on both ends, and
+records the environment behind every number. One binary is both the
+server (wirespeed serve) and the client (wirespeed run).
+
+Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version(),
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+	})
+	root.AddCommand(newRunCmd(e), newServeCmd(e), newVersionCmd(e))
+	return root
+}
+
+func newVersionCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version and the protocol versions spoken",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(e.stdout, "wirespeed %s\n", version())
+			return nil
+		},
+	}
+}
+
+// noArgs is cobra.NoArgs reporting a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments, got %q", cmd.CommandPath(), args)
+	}
+	return nil
+}

@@ -1,0 +1,329 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"wirespeed/internal/client"
+	"wirespeed/internal/report"
+	"wirespeed/internal/run"
+	"wirespeed/internal/server"
+	"wirespeed/internal/spec"
+)
+
+// runFlags are the flags of `wirespeed run`.
+type runFlags struct {
+	spec     spec.Test
+	test     string
+	port     int
+	reverse  bool
+	tradeoff bool
+	json     bool
+	output   string
+	payload  string
+	ipv4     bool
+	ipv6     bool
+}
+
+func newRunCmd(e *env) *cobra.Command {
+	f := &runFlags{spec: spec.Default()}
+	cmd := &cobra.Command{
+		Use:   "run [HOST[:PORT]]",
+		Short: "Run a test against a wirespeed server (an embedded one on loopback when no HOST is given)",
+		Long: `Run a test against a wirespeed server and show the result as a netperf-style
+table, with iperf-style interval lines while it runs.
+
+With no HOST, wirespeed starts a server on loopback inside the same process
+and measures against it: a quick check of the host stack.
+
+Tests: TCP_STREAM (client sends, the default), TCP_MAERTS (server sends; also
+-R), TCP_BIDIR (both at once). The throughput is what the receiver counted
+over the measurement window; the sender's count is shown beside it.`,
+		Example: `  wirespeed run                          # embedded loopback server, 10 s TCP_STREAM
+  wirespeed run 192.0.2.10 -l 60 -m 64K  # 60 s with 64 KiB sends
+  wirespeed run host -t TCP_BIDIR -P 4   # both directions, 4 streams each
+  wirespeed run host --tradeoff --json   # one direction, then the other`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("run takes at most one HOST[:PORT], got %q", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target := ""
+			if len(args) == 1 {
+				target = args[0]
+			}
+			return runRun(cmd.Context(), e, f, target, cmd.Flags().Changed("port"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.StringVarP(&f.test, "test", "t", string(spec.TCPStream), "test to run: "+kindList())
+	fl.BoolVarP(&f.reverse, "reverse", "R", false, "server sends (TCP_MAERTS)")
+	fl.VarP(durationValue{&f.spec.Duration}, "length", "l", "measurement window: seconds (60) or a duration (2s, 500ms, 1m)")
+	fl.VarP(bytesValue{&f.spec.SendSize}, "send-size", "m", "bytes per send call (131072, 128K)")
+	fl.VarP(bytesValue{&f.spec.RecvSize}, "recv-size", "M", "bytes per receive call")
+	fl.VarP(bytesValue{&f.spec.LocalSockBuf}, "local-sockbuf", "s", "SO_SNDBUF/SO_RCVBUF to ask for on the client's data sockets (0: system default)")
+	fl.VarP(bytesValue{&f.spec.RemoteSockBuf}, "remote-sockbuf", "S", "SO_SNDBUF/SO_RCVBUF to ask for on the server's data sockets (0: system default)")
+	fl.IntVarP(&f.spec.Parallel, "parallel", "P", 1, "streams per direction")
+	fl.Var(durationValue{&f.spec.Omit}, "omit", "warm-up before the window, left out of the result")
+	fl.VarP(durationValue{&f.spec.Interval}, "interval", "i", "interval report period (0: none)")
+	fl.StringVar(&f.spec.CongestionControl, "cc", "", "TCP congestion control on both sides' data sockets, e.g. cubic (default: the system's)")
+	fl.BoolVar(&f.spec.NoDelay, "nodelay", false, "set TCP_NODELAY (disable Nagle) on data sockets")
+	fl.StringVar(&f.payload, "payload", spec.PayloadRandom, "what to send: random (incompressible), zeros, or a FILE's contents (up to 1 MiB, repeated)")
+	fl.BoolVar(&f.tradeoff, "tradeoff", false, "run TCP_STREAM, then TCP_MAERTS, and show both directions side by side")
+	fl.IntVarP(&f.port, "port", "p", server.DefaultPort, "server port, when HOST does not give one")
+	fl.BoolVarP(&f.ipv4, "ipv4", "4", false, "use IPv4 only")
+	fl.BoolVarP(&f.ipv6, "ipv6", "6", false, "use IPv6 only")
+	fl.BoolVar(&f.json, "json", false, "print the JSON results document instead of text")
+	fl.StringVarP(&f.output, "output", "o", "", "also write the result to FILE: .json, .csv or .txt")
+	return cmd
+}
+
+func kindList() string {
+	names := make([]string, len(spec.Kinds))
+	for i, k := range spec.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// buildSpec turns the flags into a validated spec.
+func (f *runFlags) buildSpec() (spec.Test, error) {
+	t := f.spec
+	kind, err := spec.ParseKind(f.test)
+	if err != nil {
+		return t, usageError{err}
+	}
+	t.Kind = kind
+	if f.reverse {
+		switch kind {
+		case spec.TCPStream, spec.TCPMaerts:
+			t.Kind = spec.TCPMaerts
+		default:
+			return t, usagef("-R reverses TCP_STREAM; it does not apply to %s", kind)
+		}
+	}
+	if f.tradeoff && t.Kind != spec.TCPStream {
+		return t, usagef("--tradeoff runs TCP_STREAM and TCP_MAERTS itself; drop -t %s and -R", t.Kind)
+	}
+	switch {
+	case f.ipv4 && f.ipv6:
+		return t, usagef("-4 and -6 exclude each other")
+	case f.ipv4:
+		t.IPVersion = 4
+	case f.ipv6:
+		t.IPVersion = 6
+	}
+	switch f.payload {
+	case spec.PayloadRandom, spec.PayloadZeros:
+		t.Payload = spec.Payload{Kind: f.payload}
+	default:
+		if _, err := os.Stat(f.payload); err != nil {
+			return t, usagef("--payload %q is neither random, zeros nor a readable file: %v", f.payload, err)
+		}
+		t.Payload = spec.Payload{Kind: spec.PayloadFile, Path: f.payload}
+	}
+	if err := t.Validate(); err != nil {
+		return t, usageError{err}
+	}
+	if f.output != "" {
+		if err := report.CheckPath(f.output); err != nil {
+			return t, usageError{err}
+		}
+	}
+	return t, nil
+}
+
+// parseTarget splits HOST[:PORT]; an IPv6 address may be bare or in
+// brackets. An empty target means the embedded server.
+func parseTarget(target string, port int, portSet bool) (host string, p int, err error) {
+	if port < 1 || port > 65535 {
+		return "", 0, usagef("port %d must be between 1 and 65535", port)
+	}
+	if target == "" {
+		return "", port, nil
+	}
+	if a, err := netip.ParseAddr(strings.Trim(target, "[]")); err == nil {
+		return a.String(), port, nil
+	}
+	h, ps, err := net.SplitHostPort(target)
+	if err != nil {
+		if strings.Contains(target, ":") {
+			return "", 0, usagef("server %q: write HOST, HOST:PORT or [IPv6]:PORT", target)
+		}
+		return target, port, nil
+	}
+	n, err := strconv.Atoi(ps)
+	if err != nil || n < 1 || n > 65535 {
+		return "", 0, usagef("server %q: port %q must be a number between 1 and 65535", target, ps)
+	}
+	if portSet && n != port {
+		return "", 0, usagef("server %q names port %d but -p says %d", target, n, port)
+	}
+	if h == "" {
+		return "", 0, usagef("server %q has no host", target)
+	}
+	return h, n, nil
+}
+
+func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet bool) error {
+	t, err := f.buildSpec()
+	if err != nil {
+		return err
+	}
+	host, port, err := parseTarget(target, f.port, portSet)
+	if err != nil {
+		return err
+	}
+
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	label := addr
+	if host == "" {
+		a, stop, err := embeddedServer(ctx, e, t.IPVersion)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		addr, label = a, a+" (embedded server)"
+	}
+
+	text := !f.json
+	var mu sync.Mutex
+	headerShown := false
+	onTick := func(tk run.Tick) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !headerShown {
+			report.IntervalHeader(e.stdout)
+			headerShown = true
+		}
+		report.Tick(e.stdout, tk)
+	}
+	cfg := client.Config{Addr: addr, IPVersion: t.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log}
+	if text && t.Interval > 0 {
+		cfg.OnInterval = onTick
+	}
+	c, err := client.Dial(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	kinds := []spec.Kind{t.Kind}
+	if f.tradeoff {
+		kinds = []spec.Kind{spec.TCPStream, spec.TCPMaerts}
+	}
+	doc := run.Document{Schema: run.Schema, Tool: run.Tool{Name: "wirespeed", Version: version()}, Command: "run"}
+	var results []run.Result
+	var runErr error
+	for i, k := range kinds {
+		tk := t
+		tk.Kind = k
+		if text {
+			if i > 0 {
+				fmt.Fprintln(e.stdout)
+			}
+			report.Heading(e.stdout, tk, label)
+			mu.Lock()
+			headerShown = false
+			mu.Unlock()
+		}
+		res, err := c.Run(ctx, tk)
+		if err != nil && len(res.Directions) == 0 {
+			runErr = err
+			break
+		}
+		res.Remote.Address = addr
+		results = append(results, res)
+		if text {
+			fmt.Fprintln(e.stdout)
+			report.Text(e.stdout, res)
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+		if res.Interrupted {
+			break
+		}
+	}
+	if len(results) == 0 {
+		return runErr
+	}
+	doc.Result = results[0]
+	if len(results) > 1 {
+		doc.Runs = results
+	}
+	textDoc := func(w io.Writer) {
+		for _, r := range results {
+			report.Text(w, r)
+			fmt.Fprintln(w)
+		}
+		if len(results) == 2 {
+			report.Tradeoff(w, results[0], results[1], tradeoffRatio(results))
+		}
+	}
+	if text && len(results) == 2 {
+		fmt.Fprintln(e.stdout)
+		report.Tradeoff(e.stdout, results[0], results[1], tradeoffRatio(results))
+	}
+	if f.json {
+		if err := report.JSON(e.stdout, doc); err != nil {
+			return err
+		}
+	}
+	if f.output != "" {
+		if err := report.WriteFile(f.output, doc, textDoc); err != nil {
+			return err
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	for _, r := range results {
+		if r.Interrupted {
+			return errInterrupted
+		}
+	}
+	return nil
+}
+
+func tradeoffRatio(rs []run.Result) float64 {
+	return run.Ratio(rs[1].Summary.BitsPerSecond, rs[0].Summary.BitsPerSecond)
+}
+
+// embeddedServer starts a server on loopback in this process and returns
+// its address and a function that stops it. The server is not stopped by
+// ctx: an interrupted run still collects the server's side first.
+func embeddedServer(ctx context.Context, e *env, ipVersion int) (string, func(), error) {
+	listen := "127.0.0.1:0"
+	if ipVersion == 6 {
+		listen = "[::1]:0"
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return "", nil, fmt.Errorf("embedded server: %w", err)
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	srv := server.New(server.Config{Tool: version(), Hostname: e.hostname, Logger: e.log})
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(sctx, ln) }()
+	return ln.Addr().String(), func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			e.log.Warn("embedded server", "err", err)
+		}
+	}, nil
+}

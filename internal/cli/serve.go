@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"wirespeed/internal/server"
+)
+
+type serveFlags struct {
+	listen    string
+	maxTests  int
+	logFormat string
+	logLevel  string
+}
+
+func newServeCmd(e *env) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the wirespeed server",
+		Long: fmt.Sprintf(`Run the wirespeed server. It listens on one TCP port (default %d) for both
+control and data connections, on IPv4 and IPv6 unless --listen names an
+address, and serves one test at a time unless --max-tests allows more; a
+client that asks while the server is full is told it is busy.
+
+Logs go to stderr, one line per test. SIGINT or SIGTERM stops the server:
+running tests are cut short and their clients still get what was measured.`, server.DefaultPort),
+		Example: `  wirespeed serve
+  wirespeed serve --listen 192.0.2.10:7575 --max-tests 4
+  wirespeed serve --listen [::1] --log-format json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(e, f.logFormat, f.logLevel)
+			if err != nil {
+				return err
+			}
+			addr, err := listenAddr(f.listen)
+			if err != nil {
+				return err
+			}
+			if f.maxTests < 1 {
+				return usagef("--max-tests %d must be at least 1", f.maxTests)
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", addr, err)
+			}
+			log.Info("listening", "addr", ln.Addr().String(), "max_tests", f.maxTests, "version", version())
+			srv := server.New(server.Config{
+				MaxTests: f.maxTests,
+				Tool:     version(),
+				Hostname: e.hostname,
+				Logger:   log,
+			})
+			err = srv.Serve(cmd.Context(), ln)
+			log.Info("stopped")
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.StringVar(&f.listen, "listen", fmt.Sprintf(":%d", server.DefaultPort), "HOST:PORT, HOST or :PORT to listen on (IPv6 in brackets)")
+	fl.IntVar(&f.maxTests, "max-tests", 1, "tests to run at once; further clients are told the server is busy")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}
+
+// listenAddr completes HOST, :PORT or HOST:PORT with the default port.
+func listenAddr(s string) (string, error) {
+	if s == "" {
+		return fmt.Sprintf(":%d", server.DefaultPort), nil
+	}
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		if n, err := strconv.Atoi(p); err != nil || n < 0 || n > 65535 {
+			return "", usagef("--listen %q: port %q must be a number between 0 and 65535", s, p)
+		}
+		return net.JoinHostPort(h, p), nil
+	}
+	h := strings.Trim(s, "[]")
+	if strings.Contains(h, ":") && net.ParseIP(h) == nil {
+		return "", usagef("--listen %q: write HOST:PORT, HOST or :PORT", s)
+	}
+	return net.JoinHostPort(h, strconv.Itoa(server.DefaultPort)), nil
+}
+
+func newLogger(e *env, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(e.stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(e.stderr, opts)), nil
+	}
+	return nil, usagef("--log-format %q: use text or json", format)
+}

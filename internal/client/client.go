@@ -1,0 +1,384 @@
+// Package client runs tests against one wirespeed server: it opens the
+// control connection, says hello, and for each run sends the spec, opens
+// fresh data connections, runs its own side, collects the server's side
+// and joins both into a run.Result.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"wirespeed/internal/control"
+	"wirespeed/internal/engine"
+	"wirespeed/internal/run"
+	"wirespeed/internal/side"
+	"wirespeed/internal/spec"
+)
+
+// MaxPayloadFile bounds a --payload file: it travels to the server in one
+// control frame when the server sends.
+const MaxPayloadFile = 1 << 20
+
+// Config holds the client's settings.
+type Config struct {
+	// Addr is the server's host:port.
+	Addr string
+	// IPVersion restricts the address family: 0 for either, 4 or 6.
+	IPVersion int
+	Tool      string // version string for the hello
+	Hostname  string
+	// OnInterval, when set, receives each interval of each direction as
+	// soon as the receiver's and the sender's halves are both in. It is
+	// called from one goroutine at a time.
+	OnInterval func(run.Tick)
+	Logger     *slog.Logger
+	// HandshakeTimeout bounds the connect and the hello; default 5s.
+	HandshakeTimeout time.Duration
+}
+
+// Client is a control connection to one server.
+type Client struct {
+	cfg     Config
+	log     *slog.Logger
+	cc      *control.Conn
+	server  control.Hello
+	host    string
+	network string
+	broken  bool
+	payload struct {
+		path    string
+		content []byte
+	}
+}
+
+// Dial connects to the server and exchanges hellos. The errors say what
+// went wrong in words a user can act on: unreachable, not a wirespeed
+// server, incompatible version.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 5 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	host, _, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("server address %q: %w", cfg.Addr, err)
+	}
+	network := "tcp"
+	switch cfg.IPVersion {
+	case 4:
+		network = "tcp4"
+	case 6:
+		network = "tcp6"
+	}
+	d := net.Dialer{Timeout: cfg.HandshakeTimeout}
+	c, err := d.DialContext(ctx, network, cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w%s", cfg.Addr, err, dialHint(err))
+	}
+	cc := control.NewConn(c, 0)
+	cl := &Client{cfg: cfg, log: log, cc: cc, host: host, network: network}
+	mine := control.NewHello(cfg.Tool, cfg.Hostname)
+	if err := cc.WriteMagic(); err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
+	}
+	if err := cc.Send(control.TypeHello, mine); err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
+	}
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := cc.ReadMagic(cfg.HandshakeTimeout); err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
+	}
+	if err := cc.Expect(control.TypeHello, &cl.server, cfg.HandshakeTimeout); err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
+	}
+	if _, err := control.Negotiate(mine, cl.server); err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
+	}
+	c.SetDeadline(time.Time{})
+	return cl, nil
+}
+
+// dialHint says what a failed connect usually means.
+func dialHint(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "; nothing listens there: start `wirespeed serve` on that host or give the port it listens on"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "; no answer: the host is down or a firewall drops the port"
+	}
+	return ""
+}
+
+// Server returns the server's hello.
+func (c *Client) Server() control.Hello { return c.server }
+
+// Close says bye and closes the control connection.
+func (c *Client) Close() error {
+	if !c.broken {
+		c.cc.Send(control.TypeBye, struct{}{})
+	}
+	return c.cc.Close()
+}
+
+// Run runs t once over fresh data connections and returns the joined
+// result. When ctx is cancelled mid-run it asks the server to stop, and
+// returns what both sides measured, marked as interrupted, with a nil
+// error. A run that cannot start returns an error and no result.
+func (c *Client) Run(ctx context.Context, t spec.Test) (run.Result, error) {
+	if c.broken {
+		return run.Result{}, errors.New("control connection is unusable after an earlier failure")
+	}
+	if err := t.Validate(); err != nil {
+		return run.Result{}, fmt.Errorf("%w: %v", control.ErrInvalid, err)
+	}
+	req := control.TestRequest{Spec: t}
+	var content []byte
+	if t.Payload.Kind == spec.PayloadFile {
+		b, err := c.loadPayload(t.Payload.Path)
+		if err != nil {
+			return run.Result{}, err
+		}
+		content = b
+		if dirsInclude(t, spec.ServerToClient) {
+			req.Payload = b
+		}
+	}
+	if err := c.cc.Send(control.TypeTest, req); err != nil {
+		c.broken = true
+		return run.Result{}, err
+	}
+	var acc control.Accepted
+	if err := c.cc.Expect(control.TypeAccepted, &acc, 10*time.Second); err != nil {
+		var re *control.RemoteError
+		if !errors.As(err, &re) {
+			c.broken = true
+		}
+		return run.Result{}, c.explain(err)
+	}
+
+	conns, err := c.dialStreams(ctx, t, acc)
+	if err != nil {
+		c.broken = true
+		return run.Result{}, err
+	}
+	if err := c.cc.Expect(control.TypeReady, nil, 15*time.Second); err != nil {
+		closeConns(conns)
+		c.broken = true
+		return run.Result{}, c.explain(err)
+	}
+	return c.measure(ctx, t, conns, content)
+}
+
+func dirsInclude(t spec.Test, d spec.Direction) bool {
+	for _, x := range t.Kind.Directions() {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Client) loadPayload(path string) ([]byte, error) {
+	if c.payload.path == path {
+		return c.payload.content, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("payload file: %w", err)
+	}
+	defer f.Close()
+	b := make([]byte, MaxPayloadFile+1)
+	n, _ := f.Read(b)
+	for n < len(b) {
+		m, err := f.Read(b[n:])
+		n += m
+		if err != nil {
+			break
+		}
+	}
+	switch {
+	case n == 0:
+		return nil, fmt.Errorf("payload file %s is empty", path)
+	case n > MaxPayloadFile:
+		return nil, fmt.Errorf("payload file %s is larger than %d bytes; use a smaller sample of the data", path, MaxPayloadFile)
+	}
+	c.payload.path, c.payload.content = path, b[:n]
+	return c.payload.content, nil
+}
+
+// explain turns protocol errors into what the user should know.
+func (c *Client) explain(err error) error {
+	switch {
+	case errors.Is(err, control.ErrBusy):
+		return fmt.Errorf("server %s is busy: %w", c.cfg.Addr, err)
+	case errors.Is(err, control.ErrInvalid):
+		return fmt.Errorf("server %s refused the test: %w", c.cfg.Addr, err)
+	}
+	return fmt.Errorf("server %s: %w", c.cfg.Addr, err)
+}
+
+func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accepted) ([]side.Conn, error) {
+	addr := net.JoinHostPort(c.host, strconv.Itoa(acc.DataPort))
+	opts := engine.Options{SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay}
+	var conns []side.Conn
+	for _, st := range t.Streams() {
+		tc, err := engine.Dial(ctx, c.network, addr, opts)
+		if err != nil {
+			closeConns(conns)
+			return nil, fmt.Errorf("data connection %d to %s: %w", st.ID, addr, err)
+		}
+		tc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if err := control.WriteDataHeader(tc, acc.Token, st.ID); err != nil {
+			tc.Close()
+			closeConns(conns)
+			return nil, fmt.Errorf("data connection %d to %s: %w", st.ID, addr, err)
+		}
+		tc.SetWriteDeadline(time.Time{})
+		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: tc})
+	}
+	return conns, nil
+}
+
+func closeConns(cs []side.Conn) {
+	for _, c := range cs {
+		c.Conn.Close()
+	}
+}
+
+// measure starts the run on both sides and collects both results.
+func (c *Client) measure(ctx context.Context, t spec.Test, conns []side.Conn, content []byte) (run.Result, error) {
+	started := time.Now()
+	if err := c.cc.Send(control.TypeStart, struct{}{}); err != nil {
+		closeConns(conns)
+		c.broken = true
+		return run.Result{}, err
+	}
+	ticks := newTicker(t, c.cfg.OnInterval)
+
+	// The server's messages: intervals while the test runs, then its result.
+	type remote struct {
+		res run.SideResult
+		err error
+	}
+	remoteCh := make(chan remote, 1)
+	go func() {
+		// Generous: the server's run ends within omit+duration plus its
+		// first-byte grace and drain, which are 5 s each.
+		timeout := t.Omit + t.Duration + 20*time.Second
+		deadline := time.Now().Add(timeout)
+		for {
+			m, err := c.cc.Recv(time.Until(deadline))
+			if err != nil {
+				remoteCh <- remote{err: err}
+				return
+			}
+			switch m.Type {
+			case control.TypeInterval:
+				var r run.IntervalReport
+				if err := m.Decode(&r); err != nil {
+					remoteCh <- remote{err: err}
+					return
+				}
+				r.Side = run.Remote
+				ticks.add(r)
+			case control.TypeResult:
+				var r run.SideResult
+				err := m.Decode(&r)
+				r.Side = run.Remote
+				remoteCh <- remote{res: r, err: err}
+				return
+			default:
+				remoteCh <- remote{err: fmt.Errorf("%w: unexpected %q message during the test", control.ErrProtocol, m.Type)}
+				return
+			}
+		}
+	}()
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var abortOnce sync.Once
+	abort := func(reason string) {
+		abortOnce.Do(func() { c.cc.Send(control.TypeAbort, control.Abort{Reason: reason}) })
+	}
+	stopAbort := context.AfterFunc(ctx, func() { abort("interrupted by the user") })
+	defer stopAbort()
+
+	localCh := make(chan remote, 1)
+	go func() {
+		r, err := side.Run(runCtx, side.Config{
+			Spec:       t,
+			Side:       run.Local,
+			Sends:      spec.ClientToServer,
+			Conns:      conns,
+			Payload:    content,
+			OnInterval: ticks.add,
+		})
+		localCh <- remote{res: r, err: err}
+	}()
+
+	var local, rem remote
+	gotLocal, gotRemote := false, false
+	var wait <-chan time.Time
+	for !gotLocal || !gotRemote {
+		select {
+		case local = <-localCh:
+			gotLocal = true
+			if local.err != nil {
+				abort(local.err.Error())
+			}
+			if !gotRemote && ctx.Err() != nil {
+				wait = time.After(3 * time.Second)
+			}
+		case rem = <-remoteCh:
+			gotRemote = true
+			if rem.err != nil {
+				// Without the server the local figures are all there is:
+				// stop the local side now.
+				cancel()
+			}
+		case <-wait:
+			rem = remote{err: errors.New("no result from the server within 3s of the interrupt")}
+			gotRemote = true
+			c.cc.NetConn().SetReadDeadline(time.Unix(1, 0))
+		}
+	}
+	ticks.flush()
+	if rem.err != nil {
+		c.broken = true
+	}
+
+	res := run.Join(t, local.res, rem.res)
+	res.Started = started
+	res.Local.Hostname = c.cfg.Hostname
+	res.Remote.Address = c.cfg.Addr
+	if ctx.Err() != nil {
+		res.Interrupted = true
+	}
+	switch {
+	case rem.err != nil && ctx.Err() == nil:
+		return res, fmt.Errorf("server %s: %w", c.cfg.Addr, rem.err)
+	case rem.err != nil:
+		res.Warnings = append(res.Warnings, "server: "+rem.err.Error())
+	case local.err != nil && ctx.Err() == nil:
+		return res, local.err
+	}
+	return res, nil
+}

@@ -1,0 +1,411 @@
+// Package control owns the control protocol between a wirespeed client and
+// server: the preambles that tell wirespeed connections apart, the framing
+// of messages (a 4-byte big-endian length, then that many bytes of JSON),
+// the message types, versions and error codes, and the header a data
+// connection identifies itself with. It knows nothing about engines.
+//
+// Every read has a size bound (MaxFrame) and a deadline. See
+// docs/protocol.md for the sequence of a test.
+package control
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"wirespeed/internal/spec"
+)
+
+// Protocol versions this build speaks. A peer whose range does not overlap
+// [MinVersion, Version] is refused with CodeVersion.
+const (
+	Version    = 1
+	MinVersion = 1
+)
+
+// ProtocolName is sent in every hello.
+const ProtocolName = "wirespeed"
+
+// Preambles: the first four bytes of every wirespeed connection. A control
+// connection starts with ControlMagic from each side; a data connection
+// starts with DataMagic, then the token and the stream id.
+var (
+	ControlMagic = [4]byte{'W', 'S', 'P', 'D'}
+	DataMagic    = [4]byte{'W', 'S', 'D', 'T'}
+)
+
+// Defaults for a Conn.
+const (
+	DefaultMaxFrame    = 2 << 20
+	DefaultReadTimeout = 10 * time.Second
+	writeTimeout       = 10 * time.Second
+)
+
+// Message types.
+const (
+	TypeHello    = "hello"
+	TypeTest     = "test"
+	TypeAccepted = "accepted"
+	TypeReady    = "ready"
+	TypeStart    = "start"
+	TypeInterval = "interval"
+	TypeAbort    = "abort"
+	TypeResult   = "result"
+	TypeError    = "error"
+	TypeBye      = "bye"
+)
+
+// Error codes carried by an error message.
+const (
+	CodeBusy     = "busy"
+	CodeVersion  = "version"
+	CodeInvalid  = "invalid_spec"
+	CodeProtocol = "protocol"
+	CodeInternal = "internal"
+	CodeAborted  = "aborted"
+)
+
+// Sentinels for the error codes, so callers can use errors.Is on a
+// *RemoteError.
+var (
+	ErrBusy         = errors.New("server busy")
+	ErrVersion      = errors.New("incompatible protocol version")
+	ErrInvalid      = errors.New("invalid test")
+	ErrProtocol     = errors.New("protocol error")
+	ErrAborted      = errors.New("test aborted")
+	ErrNotWirespeed = errors.New("not a wirespeed server")
+	ErrFrameTooBig  = errors.New("frame too large")
+)
+
+// RemoteError is an error message received from the peer.
+type RemoteError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *RemoteError) Error() string { return e.Message }
+
+// Is maps the code to its sentinel.
+func (e *RemoteError) Is(target error) bool {
+	switch e.Code {
+	case CodeBusy:
+		return target == ErrBusy
+	case CodeVersion:
+		return target == ErrVersion
+	case CodeInvalid:
+		return target == ErrInvalid
+	case CodeProtocol:
+		return target == ErrProtocol
+	case CodeAborted:
+		return target == ErrAborted
+	}
+	return false
+}
+
+// Hello is the first message each side sends.
+type Hello struct {
+	Protocol     string   `json:"protocol"`
+	Version      int      `json:"version"`
+	MinVersion   int      `json:"min_version"`
+	Tool         string   `json:"tool"` // tool version, for the results document
+	Hostname     string   `json:"hostname,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
+}
+
+// NewHello returns this build's hello.
+func NewHello(tool, hostname string) Hello {
+	return Hello{Protocol: ProtocolName, Version: Version, MinVersion: MinVersion, Tool: tool, Hostname: hostname}
+}
+
+// Negotiate returns the version both hellos speak, or an error naming both
+// ranges.
+func Negotiate(mine, theirs Hello) (int, error) {
+	if theirs.Protocol != ProtocolName {
+		return 0, fmt.Errorf("peer speaks %q, not %s", theirs.Protocol, ProtocolName)
+	}
+	v := min(mine.Version, theirs.Version)
+	if v < mine.MinVersion || v < theirs.MinVersion || theirs.MinVersion > theirs.Version {
+		return 0, fmt.Errorf("%w: this side speaks versions %d-%d (wirespeed %s), the peer %d-%d (wirespeed %s); run the same wirespeed release on both ends",
+			ErrVersion, mine.MinVersion, mine.Version, mine.Tool, theirs.MinVersion, theirs.Version, theirs.Tool)
+	}
+	return v, nil
+}
+
+// TestRequest is the body of a test message.
+type TestRequest struct {
+	Spec spec.Test `json:"spec"`
+	// Payload is the content of a "file" payload, sent when the server
+	// sends data.
+	Payload []byte `json:"payload,omitempty"`
+}
+
+// Accepted answers a test request.
+type Accepted struct {
+	Token    Token `json:"token"`
+	DataPort int   `json:"data_port"`
+}
+
+// Abort asks the peer to end the running test now and send what it has.
+type Abort struct {
+	Reason string `json:"reason"`
+}
+
+// Token identifies one test's data connections.
+type Token [16]byte
+
+// NewToken returns a random token.
+func NewToken() Token {
+	var t Token
+	rand.Read(t[:]) // never fails (crypto/rand contract since Go 1.24)
+	return t
+}
+
+func (t Token) String() string { return hex.EncodeToString(t[:]) }
+
+// MarshalText writes the token in hex.
+func (t Token) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText reads a hex token.
+func (t *Token) UnmarshalText(b []byte) error {
+	if hex.DecodedLen(len(b)) != len(t) {
+		return fmt.Errorf("token must be %d hex digits", 2*len(t))
+	}
+	_, err := hex.Decode(t[:], b)
+	return err
+}
+
+// DataHeaderLen is the length of a data connection's header, magic included.
+const DataHeaderLen = 4 + 16 + 4
+
+// WriteDataHeader writes the header a data connection starts with.
+func WriteDataHeader(w io.Writer, tok Token, streamID int) error {
+	var b [DataHeaderLen]byte
+	copy(b[:4], DataMagic[:])
+	copy(b[4:20], tok[:])
+	binary.BigEndian.PutUint32(b[20:], uint32(streamID))
+	_, err := w.Write(b[:])
+	return err
+}
+
+// ReadDataHeader reads the rest of a data header after its magic.
+func ReadDataHeader(r io.Reader) (Token, int, error) {
+	var b [DataHeaderLen - 4]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return Token{}, 0, fmt.Errorf("read data header: %w", err)
+	}
+	var t Token
+	copy(t[:], b[:16])
+	id := binary.BigEndian.Uint32(b[16:])
+	if id == 0 || id > 1<<16 {
+		return Token{}, 0, fmt.Errorf("%w: stream id %d out of range", ErrProtocol, id)
+	}
+	return t, int(id), nil
+}
+
+// Message is a received frame whose body has not been decoded yet.
+type Message struct {
+	Type string          `json:"type"`
+	Body json.RawMessage `json:"body,omitempty"`
+}
+
+// Decode unmarshals the body into v.
+func (m Message) Decode(v any) error {
+	if len(m.Body) == 0 {
+		return fmt.Errorf("%w: %s message has no body", ErrProtocol, m.Type)
+	}
+	if err := json.Unmarshal(m.Body, v); err != nil {
+		return fmt.Errorf("%w: bad %s message: %v", ErrProtocol, m.Type, err)
+	}
+	return nil
+}
+
+// Conn is a control connection. Send may be called from several goroutines;
+// Recv from one at a time.
+type Conn struct {
+	c        net.Conn
+	r        *bufio.Reader
+	wmu      sync.Mutex
+	maxFrame int
+}
+
+// NewConn wraps c. maxFrame bounds every frame read; 0 means
+// DefaultMaxFrame.
+func NewConn(c net.Conn, maxFrame int) *Conn {
+	if maxFrame <= 0 {
+		maxFrame = DefaultMaxFrame
+	}
+	return &Conn{c: c, r: bufio.NewReaderSize(c, 4096), maxFrame: maxFrame}
+}
+
+// NewConnReader is NewConn for a connection whose first bytes were already
+// read into r (the server's protocol sniffing).
+func NewConnReader(c net.Conn, r *bufio.Reader, maxFrame int) *Conn {
+	cc := NewConn(c, maxFrame)
+	cc.r = r
+	return cc
+}
+
+// NetConn returns the underlying connection.
+func (c *Conn) NetConn() net.Conn { return c.c }
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close() }
+
+// WriteMagic writes the control preamble.
+func (c *Conn) WriteMagic() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.c.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_, err := c.c.Write(ControlMagic[:])
+	return err
+}
+
+// ReadMagic reads the peer's preamble and checks it is a wirespeed control
+// connection; when it is not, the error says what the peer seems to be.
+func (c *Conn) ReadMagic(timeout time.Duration) error {
+	c.c.SetReadDeadline(time.Now().Add(timeout))
+	var b [4]byte
+	n, err := io.ReadFull(c.r, b[:])
+	if err != nil {
+		switch {
+		case n > 0:
+			return fmt.Errorf("%w: %s", ErrNotWirespeed, describe(b[:n]))
+		case errors.Is(err, io.EOF):
+			return fmt.Errorf("%w: it closed the connection without a reply", ErrNotWirespeed)
+		case isTimeout(err):
+			return fmt.Errorf("%w: no reply within %v", ErrNotWirespeed, timeout)
+		}
+		return err
+	}
+	if b != ControlMagic {
+		return fmt.Errorf("%w: %s", ErrNotWirespeed, describe(b[:]))
+	}
+	return nil
+}
+
+// describe guesses what kind of server sent b as its first bytes.
+func describe(b []byte) string {
+	switch {
+	case len(b) > 0 && (b[0] == 9 || b[0] == 0xff || b[0] == 0xfe):
+		return fmt.Sprintf("its first byte %#x is an iperf3 state; it looks like an iperf3 server", b[0])
+	case len(b) >= 4 && string(b[:4]) == "HTTP":
+		return "it answered in HTTP"
+	case len(b) >= 3 && string(b[:3]) == "SSH":
+		return "it is an SSH server"
+	}
+	return fmt.Sprintf("it answered %q", b)
+}
+
+// Send writes one message.
+func (c *Conn) Send(typ string, body any) error {
+	var raw json.RawMessage
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", typ, err)
+		}
+		raw = b
+	}
+	frame, err := json.Marshal(Message{Type: typ, Body: raw})
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", typ, err)
+	}
+	if len(frame) > c.maxFrame {
+		return fmt.Errorf("%w: %s message of %d bytes exceeds %d", ErrFrameTooBig, typ, len(frame), c.maxFrame)
+	}
+	buf := make([]byte, 4+len(frame))
+	binary.BigEndian.PutUint32(buf, uint32(len(frame)))
+	copy(buf[4:], frame)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.c.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := c.c.Write(buf); err != nil {
+		return fmt.Errorf("send %s: %w", typ, err)
+	}
+	return nil
+}
+
+// SendError writes an error message.
+func (c *Conn) SendError(code, msg string) error {
+	return c.Send(TypeError, RemoteError{Code: code, Message: msg})
+}
+
+// Recv reads one message, waiting at most timeout. An error message from
+// the peer is returned as a *RemoteError.
+func (c *Conn) Recv(timeout time.Duration) (Message, error) {
+	c.c.SetReadDeadline(time.Now().Add(timeout))
+	m, err := ReadFrame(c.r, c.maxFrame)
+	if err != nil {
+		return Message{}, err
+	}
+	if m.Type == TypeError {
+		var re RemoteError
+		if err := m.Decode(&re); err != nil {
+			return Message{}, err
+		}
+		return Message{}, &re
+	}
+	return m, nil
+}
+
+// Expect reads one message of type typ into v (v may be nil).
+func (c *Conn) Expect(typ string, v any, timeout time.Duration) error {
+	m, err := c.Recv(timeout)
+	if err != nil {
+		return err
+	}
+	if m.Type != typ {
+		return fmt.Errorf("%w: expected %s message, got %q", ErrProtocol, typ, m.Type)
+	}
+	if v == nil {
+		return nil
+	}
+	return m.Decode(v)
+}
+
+// ReadFrame reads one frame of at most maxFrame bytes from r.
+func ReadFrame(r io.Reader, maxFrame int) (Message, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return Message{}, frameErr(err)
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n == 0 {
+		return Message{}, fmt.Errorf("%w: empty frame", ErrProtocol)
+	}
+	if uint64(n) > uint64(maxFrame) {
+		return Message{}, fmt.Errorf("%w: %d bytes announced, limit %d", ErrFrameTooBig, n, maxFrame)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return Message{}, frameErr(err)
+	}
+	var m Message
+	if err := json.Unmarshal(buf, &m); err != nil {
+		return Message{}, fmt.Errorf("%w: frame is not a JSON message: %v", ErrProtocol, err)
+	}
+	if m.Type == "" {
+		return Message{}, fmt.Errorf("%w: frame has no type", ErrProtocol)
+	}
+	return m, nil
+}
+
+func frameErr(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: truncated frame", ErrProtocol)
+	}
+	return err
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

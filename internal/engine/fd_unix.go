@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package engine
+
+func sysFD(fd uintptr) int { return int(fd) }

@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"syscall"
+	"time"
+)
+
+// Dial opens a data connection to addr with opts applied before the
+// handshake, so the window scale the kernel offers fits the buffer asked
+// for. network is "tcp", "tcp4" or "tcp6".
+func Dial(ctx context.Context, network, addr string, opts Options) (*net.TCPConn, error) {
+	d := net.Dialer{
+		Timeout: 10 * time.Second,
+		Control: func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			if err := c.Control(func(fd uintptr) { serr = setSockOpts(fd, opts) }); err != nil {
+				return err
+			}
+			return serr
+		},
+	}
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	tc := c.(*net.TCPConn)
+	// Go turns Nagle off on every connection; the tools users compare with
+	// leave it on unless asked, so do the same.
+	if err := tc.SetNoDelay(opts.NoDelay); err != nil {
+		tc.Close()
+		return nil, fmt.Errorf("set TCP_NODELAY: %w", err)
+	}
+	return tc, nil
+}
+
+// Configure applies opts to an accepted data connection.
+func Configure(c *net.TCPConn, opts Options) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = setSockOpts(fd, opts) }); err != nil {
+		return err
+	}
+	if serr != nil {
+		return serr
+	}
+	if err := c.SetNoDelay(opts.NoDelay); err != nil {
+		return fmt.Errorf("set TCP_NODELAY: %w", err)
+	}
+	return nil
+}
+
+// Info reads back what the kernel granted the socket.
+func Info(c *net.TCPConn) (SocketInfo, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return SocketInfo{}, err
+	}
+	var (
+		si   SocketInfo
+		gerr error
+	)
+	if err := rc.Control(func(fd uintptr) { si, gerr = sockInfo(fd) }); err != nil {
+		return SocketInfo{}, err
+	}
+	return si, gerr
+}

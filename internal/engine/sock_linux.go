@@ -1,0 +1,39 @@
+package engine
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+func setSockOpts(fd uintptr, opts Options) error {
+	if opts.SockBuf > 0 {
+		if err := unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF, opts.SockBuf); err != nil {
+			return fmt.Errorf("set SO_SNDBUF %d: %w", opts.SockBuf, err)
+		}
+		if err := unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, opts.SockBuf); err != nil {
+			return fmt.Errorf("set SO_RCVBUF %d: %w", opts.SockBuf, err)
+		}
+	}
+	if opts.CongestionControl != "" {
+		if err := unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, opts.CongestionControl); err != nil {
+			return fmt.Errorf("set congestion control %q: %w (see /proc/sys/net/ipv4/tcp_available_congestion_control)", opts.CongestionControl, err)
+		}
+	}
+	return nil
+}
+
+func sockInfo(fd uintptr) (SocketInfo, error) {
+	var si SocketInfo
+	var err error
+	if si.SndBuf, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF); err != nil {
+		return si, fmt.Errorf("get SO_SNDBUF: %w", err)
+	}
+	if si.RcvBuf, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF); err != nil {
+		return si, fmt.Errorf("get SO_RCVBUF: %w", err)
+	}
+	if si.CongestionControl, err = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION); err != nil {
+		return si, fmt.Errorf("get TCP_CONGESTION: %w", err)
+	}
+	return si, nil
+}

@@ -1,0 +1,36 @@
+package measure
+
+import (
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"wirespeed/internal/run"
+)
+
+func tcpInfo(rc syscall.RawConn) (run.TCPInfo, error) {
+	var (
+		ti   *unix.TCPInfo
+		gerr error
+	)
+	if err := rc.Control(func(fd uintptr) {
+		ti, gerr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+	}); err != nil {
+		return run.TCPInfo{}, fmt.Errorf("tcp_info: %w", err)
+	}
+	if gerr != nil {
+		return run.TCPInfo{}, fmt.Errorf("tcp_info: %w", gerr)
+	}
+	return run.TCPInfo{
+		SndMSS:        int(ti.Snd_mss),
+		RcvMSS:        int(ti.Rcv_mss),
+		PMTU:          int(ti.Pmtu),
+		CwndSegments:  int(ti.Snd_cwnd),
+		CwndBytes:     int64(ti.Snd_cwnd) * int64(ti.Snd_mss),
+		RTTMicros:     float64(ti.Rtt),
+		RTTVarMicros:  float64(ti.Rttvar),
+		TotalRetrans:  int64(ti.Total_retrans),
+		RcvSpaceBytes: int64(ti.Rcv_space),
+	}, nil
+}

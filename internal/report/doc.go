@@ -1,0 +1,113 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"wirespeed/internal/run"
+)
+
+// JSON writes the document, indented, with a final newline.
+func JSON(w io.Writer, doc run.Document) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// csvHeader names the columns of CSV output.
+var csvHeader = []string{
+	"test", "direction", "parallel", "send_size", "recv_size", "elapsed_s",
+	"throughput_bps", "sender_throughput_bps", "bytes", "sender_bytes",
+	"retransmits", "congestion_control", "interrupted",
+}
+
+// CSV writes one row per direction of each run, and a "both" row for runs
+// with two directions.
+func CSV(w io.Writer, doc run.Document) error {
+	cw := csv.NewWriter(w)
+	cw.Write(csvHeader)
+	runs := doc.Runs
+	if len(runs) == 0 {
+		runs = []run.Result{doc.Result}
+	}
+	for _, r := range runs {
+		for _, d := range r.Directions {
+			cw.Write(csvRow(r, string(d.Direction), d.Summary))
+		}
+		if len(r.Directions) > 1 {
+			cw.Write(csvRow(r, "both", r.Summary))
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func csvRow(r run.Result, dir string, s run.Summary) []string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	return []string{
+		string(r.Spec.Kind), dir, strconv.Itoa(r.Spec.Parallel), strconv.Itoa(r.Spec.SendSize),
+		strconv.Itoa(r.Spec.RecvSize), f(s.ElapsedS), f(s.BitsPerSecond), f(s.SenderBitsPerSecond),
+		strconv.FormatInt(s.Bytes, 10), strconv.FormatInt(s.SenderBytes, 10),
+		strconv.FormatInt(s.Retransmits, 10), r.Spec.CongestionControl, strconv.FormatBool(r.Interrupted),
+	}
+}
+
+// Formats maps file extensions to what WriteFile writes.
+var Formats = map[string]string{".json": "JSON document", ".csv": "CSV", ".txt": "text report"}
+
+// CheckPath returns an error when WriteFile cannot pick a format for path,
+// so a command can refuse before it measures anything.
+func CheckPath(path string) error {
+	if _, ok := Formats[strings.ToLower(filepath.Ext(path))]; !ok {
+		return fmt.Errorf("output file %q: use a .json, .csv or .txt name", path)
+	}
+	return nil
+}
+
+// WriteFile writes the document to path in the format its extension names,
+// atomically: to a temporary file in the same directory, then renamed, so
+// a reader never sees half a document. text renders the .txt form.
+func WriteFile(path string, doc run.Document, text func(io.Writer)) error {
+	if err := CheckPath(path); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		if err := JSON(&buf, doc); err != nil {
+			return err
+		}
+	case ".csv":
+		if err := CSV(&buf, doc); err != nil {
+			return err
+		}
+	case ".txt":
+		text(&buf)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp.Chmod(0o644)
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+// Package report owns what people read: it renders results as netperf-style
+// text tables, iperf-style interval lines, the JSON document and CSV, and
+// writes them to an io.Writer or a file. It computes nothing new: every
+// figure it shows was computed by the packages that measured or joined it.
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"wirespeed/internal/run"
+	"wirespeed/internal/spec"
+	"wirespeed/internal/units"
+)
+
+// dirLabel is how a direction reads in text.
+func dirLabel(d spec.Direction) string {
+	switch d {
+	case spec.ClientToServer:
+		return "client->server"
+	case spec.ServerToClient:
+		return "server->client"
+	}
+	return string(d)
+}
+
+// Heading describes a run before it starts, as one line.
+func Heading(w io.Writer, t spec.Test, server string) {
+	cc := t.CongestionControl
+	if cc == "" {
+		cc = "system default"
+	}
+	streams := "1 stream"
+	if n := len(t.Streams()); n > 1 {
+		streams = fmt.Sprintf("%d streams", n)
+	}
+	fmt.Fprintf(w, "wirespeed %s to %s: %s, %v", t.Kind, server, streams, t.Duration)
+	if t.Omit > 0 {
+		fmt.Fprintf(w, " after %v warm-up", t.Omit)
+	}
+	fmt.Fprintf(w, ", congestion control %s, payload %s\n", cc, t.Payload.Kind)
+}
+
+// IntervalHeader is the line above interval lines.
+func IntervalHeader(w io.Writer) {
+	fmt.Fprintf(w, "[ ID] %-15s %-18s %-13s %-16s\n", "Direction", "Interval", "Transfer", "Bitrate")
+}
+
+// Tick writes the interval lines of one tick: one per stream, and a [SUM]
+// line when the direction has several streams.
+func Tick(w io.Writer, tk run.Tick) {
+	if len(tk.Streams) > 1 {
+		for _, s := range tk.Streams {
+			intervalLine(w, fmt.Sprintf("%3d", s.ID), tk.Direction, s.Interval)
+		}
+		intervalLine(w, "SUM", tk.Direction, tk.Interval)
+		return
+	}
+	id := "  1"
+	if len(tk.Streams) == 1 {
+		id = fmt.Sprintf("%3d", tk.Streams[0].ID)
+	}
+	intervalLine(w, id, tk.Direction, tk.Interval)
+}
+
+func intervalLine(w io.Writer, id string, d spec.Direction, iv run.Interval) {
+	fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %-12s  %-16s  retr %d",
+		id, dirLabel(d), iv.StartS, iv.EndS, units.FormatBytes(float64(iv.Bytes)), units.FormatBits(iv.BitsPerSecond), iv.Retransmits)
+	if iv.CwndBytes > 0 {
+		fmt.Fprintf(w, "  cwnd %s", units.FormatBytes(float64(iv.CwndBytes)))
+	}
+	fmt.Fprintln(w)
+}
+
+// Text writes the result of one run: the netperf table, then per direction
+// and side what each measured, then any warnings.
+func Text(w io.Writer, res run.Result) {
+	if res.Interrupted {
+		fmt.Fprintln(w, "INTERRUPTED: the run was stopped early; the figures cover only what was measured before.")
+	}
+	Table(w, res)
+	fmt.Fprintln(w)
+	Sides(w, res)
+	Warnings(w, res.Warnings)
+}
+
+// Table writes netperf's TCP_STREAM table: one row per direction, with the
+// socket sizes the kernel granted, and a total row for two directions.
+func Table(w io.Writer, res run.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "Recv\tSend\tSend\t\t\t\t")
+	fmt.Fprintln(tw, "Socket\tSocket\tMessage\tElapsed\t\t\t")
+	fmt.Fprintln(tw, "Size\tSize\tSize\tTime\tThroughput\t\t")
+	fmt.Fprintln(tw, "bytes\tbytes\tbytes\tsecs.\t10^6bits/sec\t\t")
+	fmt.Fprintln(tw, "\t\t\t\t\t\t")
+	for _, d := range res.Directions {
+		rcvBuf, sndBuf := 0, 0
+		if len(d.Streams) > 0 {
+			rcvBuf, sndBuf = d.Streams[0].Receiver.RcvBuf, d.Streams[0].Sender.SndBuf
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.2f\t%.2f\t\t%s\n", rcvBuf, sndBuf, res.Spec.SendSize,
+			d.Summary.ElapsedS, units.Mega(d.Summary.BitsPerSecond), dirLabel(d.Direction))
+	}
+	if len(res.Directions) > 1 {
+		fmt.Fprintf(tw, "\t\t\t%.2f\t%.2f\t\t%s\n", res.Summary.ElapsedS, units.Mega(res.Summary.BitsPerSecond), "both directions")
+	}
+	tw.Flush()
+}
+
+// Sides writes, for each direction, what the sender and the receiver each
+// measured: per stream when there are several, then for the direction.
+func Sides(w io.Writer, res run.Result) {
+	for i, d := range res.Directions {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		n := len(d.Streams)
+		fmt.Fprintf(w, "%s: %s sends, %s receives, %d stream%s\n", dirLabel(d.Direction), d.Sender, d.Receiver, n, plural(n))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "stream\tside\trole\tbytes\tsecs.\t10^6bits/s\tretrans\tmss\tcwnd\trtt us\tcc\t")
+		for _, s := range d.Streams {
+			id := fmt.Sprint(s.ID)
+			sideRow(tw, id, s.Sender, s.Sender.Bytes, s.Summary.SenderElapsedS, s.Summary.SenderBitsPerSecond)
+			sideRow(tw, id, s.Receiver, s.Receiver.Bytes, s.Summary.ElapsedS, s.Summary.BitsPerSecond)
+		}
+		if n > 1 {
+			all := func(side run.Side, role run.Role) run.StreamSide {
+				return run.StreamSide{Side: side, Role: role, Retransmits: d.Summary.Retransmits}
+			}
+			sideRow(tw, "all", all(d.Sender, run.Sender), d.Summary.SenderBytes, d.Summary.SenderElapsedS, d.Summary.SenderBitsPerSecond)
+			sideRow(tw, "all", all(d.Receiver, run.Receiver), d.Summary.Bytes, d.Summary.ElapsedS, d.Summary.BitsPerSecond)
+		}
+		tw.Flush()
+	}
+}
+
+func sideRow(w io.Writer, id string, s run.StreamSide, bytes int64, elapsed, bps float64) {
+	retr, mss, cwnd, rtt := "-", "-", "-", "-"
+	if s.Role == run.Sender {
+		retr = fmt.Sprint(s.Retransmits)
+	}
+	if ti := s.TCPInfo; ti != nil {
+		if s.Role == run.Sender {
+			mss = fmt.Sprint(ti.SndMSS)
+			cwnd = units.FormatBytes(float64(ti.CwndBytes))
+			rtt = fmt.Sprintf("%.0f", ti.RTTMicros)
+		} else {
+			mss = fmt.Sprint(ti.RcvMSS)
+		}
+	}
+	cc := s.CongestionControl
+	if cc == "" {
+		cc = "-"
+	}
+	fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n",
+		id, s.Side, s.Role, bytes, elapsed, units.Mega(bps), retr, mss, cwnd, rtt, cc)
+}
+
+// Warnings lists caveats, one per line.
+func Warnings(w io.Writer, ws []string) {
+	for _, s := range ws {
+		fmt.Fprintf(w, "warning: %s\n", s)
+	}
+}
+
+// Tradeoff writes two runs of opposite directions side by side, with the
+// ratio of the second's throughput to the first's.
+func Tradeoff(w io.Writer, a, b run.Result, ratio float64) {
+	fmt.Fprintln(w, "Tradeoff: one direction, then the other, over the same path")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "test\tdirection\tsecs.\t10^6bits/sec\tsender 10^6bits/sec\tretrans\t")
+	for _, r := range []run.Result{a, b} {
+		dir := "-"
+		if len(r.Directions) > 0 {
+			dir = dirLabel(r.Directions[0].Direction)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%d\t\n", r.Spec.Kind, dir, r.Summary.ElapsedS,
+			units.Mega(r.Summary.BitsPerSecond), units.Mega(r.Summary.SenderBitsPerSecond), r.Summary.Retransmits)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%s / %s = %.3f\n", b.Spec.Kind, a.Spec.Kind, ratio)
+	for _, r := range []run.Result{a, b} {
+		if r.Interrupted {
+			fmt.Fprintf(w, "INTERRUPTED: %s was stopped early.\n", r.Spec.Kind)
+		}
+		Warnings(w, r.Warnings)
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,165 @@
+package run
+
+import (
+	"fmt"
+
+	"wirespeed/internal/spec"
+)
+
+// Join builds the result of a run of t from what the client (local) and
+// the server (remote) measured. For each direction the receiver's count is
+// the result and the sender's is kept beside it; for a test with two
+// directions the summary and each interval are the sums of both.
+func Join(t spec.Test, local, remote SideResult) Result {
+	res := Result{
+		Spec:        t,
+		Interrupted: local.Interrupted || remote.Interrupted,
+		Local:       SideInfo{Hostname: local.Hostname},
+		Remote:      SideInfo{Hostname: remote.Hostname},
+		Intervals:   []Interval{},
+		Streams:     []Stream{},
+	}
+	for _, dir := range t.Kind.Directions() {
+		snd, rcv := local, remote
+		if dir == spec.ServerToClient {
+			snd, rcv = remote, local
+		}
+		sf, okS := findFlow(snd, dir)
+		rf, okR := findFlow(rcv, dir)
+		if !okS {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: no sender figures from the %s side", dir, snd.Side))
+		}
+		if !okR {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: no receiver figures from the %s side", dir, rcv.Side))
+		}
+		d := joinDirection(dir, snd.Side, rcv.Side, sf, rf)
+		res.Directions = append(res.Directions, d)
+		res.Streams = append(res.Streams, d.Streams...)
+	}
+	for _, s := range []SideResult{local, remote} {
+		if s.Error != "" {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: %s", s.Side, s.Error))
+		}
+	}
+	res.Summary, res.Intervals = sumDirections(res.Directions)
+	return res
+}
+
+func findFlow(s SideResult, dir spec.Direction) (Flow, bool) {
+	for _, f := range s.Flows {
+		if f.Direction == dir {
+			return f, true
+		}
+	}
+	return Flow{}, false
+}
+
+func joinDirection(dir spec.Direction, sndSide, rcvSide Side, sf, rf Flow) DirectionResult {
+	d := DirectionResult{
+		Direction: dir,
+		Sender:    sndSide,
+		Receiver:  rcvSide,
+		Summary:   summarize(sf, rf),
+		Intervals: []Interval{},
+		Streams:   []Stream{},
+	}
+	for i, ri := range rf.Intervals {
+		iv := ri
+		if i < len(sf.Intervals) {
+			iv.Retransmits = sf.Intervals[i].Retransmits
+			iv.CwndBytes = sf.Intervals[i].CwndBytes
+			iv.RTTMicros = sf.Intervals[i].RTTMicros
+		}
+		d.Intervals = append(d.Intervals, iv)
+	}
+	byID := map[int]StreamSide{}
+	for _, s := range rf.Streams {
+		byID[s.ID] = s
+	}
+	for _, ss := range sf.Streams {
+		rs, ok := byID[ss.ID]
+		if !ok {
+			rs = StreamSide{ID: ss.ID, Side: rcvSide, Role: Receiver}
+		}
+		st := Stream{ID: ss.ID, Direction: dir, Sender: ss, Receiver: rs}
+		st.Summary = Summary{
+			Bytes:               rs.Bytes,
+			ElapsedS:            rf.ElapsedS,
+			BitsPerSecond:       Rate(rs.Bytes, rf.ElapsedS),
+			SenderBytes:         ss.Bytes,
+			SenderElapsedS:      sf.ElapsedS,
+			SenderBitsPerSecond: Rate(ss.Bytes, sf.ElapsedS),
+			Retransmits:         ss.Retransmits,
+		}
+		d.Streams = append(d.Streams, st)
+	}
+	return d
+}
+
+func summarize(sf, rf Flow) Summary {
+	s := Summary{
+		Bytes:          rf.Bytes,
+		ElapsedS:       rf.ElapsedS,
+		BitsPerSecond:  Rate(rf.Bytes, rf.ElapsedS),
+		SenderBytes:    sf.Bytes,
+		SenderElapsedS: sf.ElapsedS,
+	}
+	s.SenderBitsPerSecond = Rate(sf.Bytes, sf.ElapsedS)
+	for _, st := range sf.Streams {
+		s.Retransmits += st.Retransmits
+	}
+	return s
+}
+
+// sumDirections adds the directions' summaries and intervals. With one
+// direction it returns that direction's own. Elapsed is the longest
+// window; throughput is the sum of the directions' rates, each over its
+// own window.
+func sumDirections(ds []DirectionResult) (Summary, []Interval) {
+	if len(ds) == 1 {
+		return ds[0].Summary, ds[0].Intervals
+	}
+	var s Summary
+	n := 0
+	for _, d := range ds {
+		s.Bytes += d.Summary.Bytes
+		s.SenderBytes += d.Summary.SenderBytes
+		s.BitsPerSecond += d.Summary.BitsPerSecond
+		s.SenderBitsPerSecond += d.Summary.SenderBitsPerSecond
+		s.Retransmits += d.Summary.Retransmits
+		s.ElapsedS = max(s.ElapsedS, d.Summary.ElapsedS)
+		s.SenderElapsedS = max(s.SenderElapsedS, d.Summary.SenderElapsedS)
+		n = max(n, len(d.Intervals))
+	}
+	ivs := make([]Interval, n)
+	for _, d := range ds {
+		for i, iv := range d.Intervals {
+			sum := &ivs[i]
+			if sum.EndS == 0 {
+				sum.StartS, sum.EndS = iv.StartS, iv.EndS
+			}
+			sum.Bytes += iv.Bytes
+			sum.BitsPerSecond += iv.BitsPerSecond
+			sum.Retransmits += iv.Retransmits
+			sum.CwndBytes += iv.CwndBytes
+			sum.RTTMicros = max(sum.RTTMicros, iv.RTTMicros)
+		}
+	}
+	return s, ivs
+}
+
+// Rate is payload bits per second: bytes*8/seconds, 0 for an empty window.
+func Rate(bytes int64, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return float64(bytes) * 8 / seconds
+}
+
+// Ratio is a/b, 0 when b is 0.
+func Ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}

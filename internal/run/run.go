@@ -1,0 +1,228 @@
+// Package run owns the data of one run: what each side measured (SideResult)
+// and the joined result of both sides (Result), with the JSON names the
+// results document uses. It is plain data plus the arithmetic that joins
+// the two sides; it does no I/O and reads no clock.
+package run
+
+import (
+	"time"
+
+	"wirespeed/internal/spec"
+)
+
+// Side names who measured a figure: the client process (local) or the
+// server (remote).
+type Side string
+
+// The two sides.
+const (
+	Local  Side = "local"
+	Remote Side = "remote"
+)
+
+// Role is what a side does on a stream.
+type Role string
+
+// The two roles.
+const (
+	Sender   Role = "sender"
+	Receiver Role = "receiver"
+)
+
+// TCPInfo is the part of the kernel's TCP_INFO a result keeps. Zero where
+// the platform does not report it.
+type TCPInfo struct {
+	SndMSS        int     `json:"snd_mss"`
+	RcvMSS        int     `json:"rcv_mss"`
+	PMTU          int     `json:"pmtu"`
+	CwndSegments  int     `json:"cwnd_segments"`
+	CwndBytes     int64   `json:"cwnd_bytes"`
+	RTTMicros     float64 `json:"rtt_us"`
+	RTTVarMicros  float64 `json:"rttvar_us"`
+	TotalRetrans  int64   `json:"total_retrans"`
+	RcvSpaceBytes int64   `json:"rcv_space_bytes"`
+}
+
+// Interval is what was moved between two samples.
+type Interval struct {
+	StartS        float64 `json:"start_s"` // from the start of the window
+	EndS          float64 `json:"end_s"`
+	Bytes         int64   `json:"bytes"`
+	BitsPerSecond float64 `json:"throughput_bps"`
+	Retransmits   int64   `json:"retransmits"`      // sender's TCP retransmitted segments
+	CwndBytes     int64   `json:"cwnd_bytes"`       // sender's congestion window at the end
+	RTTMicros     float64 `json:"rtt_us,omitempty"` // sender's smoothed RTT at the end
+}
+
+// StreamSide is what one side measured on one stream.
+type StreamSide struct {
+	ID         int   `json:"id"`
+	Side       Side  `json:"side"`
+	Role       Role  `json:"role"`
+	Bytes      int64 `json:"bytes"`       // moved inside the window
+	TotalBytes int64 `json:"total_bytes"` // moved over the connection's life, warm-up and drain included
+	Calls      int64 `json:"calls"`       // send or receive system calls inside the window
+	// Complete is true when TotalBytes is final: the sender stopped, or the
+	// receiver read up to the sender's end of stream.
+	Complete          bool       `json:"complete"`
+	SndBuf            int        `json:"sndbuf"` // granted by the kernel when the run started, read back after setting
+	RcvBuf            int        `json:"rcvbuf"`
+	SndBufEnd         int        `json:"sndbuf_end"` // at the end of the window, after the kernel's autotuning
+	RcvBufEnd         int        `json:"rcvbuf_end"`
+	CongestionControl string     `json:"congestion_control,omitempty"`
+	Retransmits       int64      `json:"retransmits"` // over the window
+	TCPInfo           *TCPInfo   `json:"tcp_info,omitempty"`
+	Intervals         []Interval `json:"intervals,omitempty"`
+}
+
+// Flow is what one side measured for one direction: the streams it sent
+// or received, counted over one window.
+type Flow struct {
+	Direction spec.Direction `json:"direction"`
+	Side      Side           `json:"side"`
+	Role      Role           `json:"role"`
+	// StartOffsetS is when the window opened, from when this side began
+	// the run; a receiver's window opens at its first byte plus the omit.
+	StartOffsetS float64 `json:"start_offset_s"`
+	ElapsedS     float64 `json:"elapsed_s"` // measured length of the window
+	Bytes        int64   `json:"bytes"`
+	// Truncated is set when the window closed before its planned end: an
+	// interrupt, an error, or the sender's end of stream.
+	Truncated bool         `json:"truncated,omitempty"`
+	Intervals []Interval   `json:"intervals"`
+	Streams   []StreamSide `json:"streams"`
+}
+
+// SideResult is everything one side measured in one run.
+type SideResult struct {
+	Side        Side   `json:"side"`
+	Hostname    string `json:"hostname,omitempty"`
+	Flows       []Flow `json:"flows"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+// IntervalReport is one side's sample of one direction, sent as it
+// happens so the client can show interval lines while the test runs.
+type IntervalReport struct {
+	Direction spec.Direction   `json:"direction"`
+	Side      Side             `json:"side"`
+	Role      Role             `json:"role"`
+	Index     int              `json:"index"`
+	Interval  Interval         `json:"interval"` // the sum over the flow's streams
+	Streams   []StreamInterval `json:"streams"`
+}
+
+// StreamInterval is one stream's share of an interval.
+type StreamInterval struct {
+	ID int `json:"id"`
+	Interval
+}
+
+// Summary is the headline of a run or of one direction.
+type Summary struct {
+	// BitsPerSecond is payload bits per second counted by the receiver over
+	// its window: the result of a stream test.
+	BitsPerSecond       float64 `json:"throughput_bps"`
+	SenderBitsPerSecond float64 `json:"sender_throughput_bps"`
+	Bytes               int64   `json:"bytes"` // received inside the window
+	SenderBytes         int64   `json:"sender_bytes"`
+	ElapsedS            float64 `json:"elapsed_s"` // receiver's window
+	SenderElapsedS      float64 `json:"sender_elapsed_s"`
+	Retransmits         int64   `json:"retransmits"`
+}
+
+// Stream joins both sides' view of one data connection.
+type Stream struct {
+	ID        int            `json:"id"`
+	Direction spec.Direction `json:"direction"`
+	Sender    StreamSide     `json:"sender"`
+	Receiver  StreamSide     `json:"receiver"`
+	Summary   Summary        `json:"summary"`
+}
+
+// DirectionResult joins the sender's and receiver's flows of one direction.
+type DirectionResult struct {
+	Direction spec.Direction `json:"direction"`
+	Sender    Side           `json:"sender"`
+	Receiver  Side           `json:"receiver"`
+	Summary   Summary        `json:"summary"`
+	Intervals []Interval     `json:"intervals"`
+	Streams   []Stream       `json:"streams"`
+}
+
+// Result is one run, joined from both sides.
+type Result struct {
+	Spec        spec.Test         `json:"spec"`
+	Started     time.Time         `json:"started"`
+	Interrupted bool              `json:"interrupted"`
+	Summary     Summary           `json:"summary"`
+	Intervals   []Interval        `json:"intervals"`
+	Directions  []DirectionResult `json:"directions"`
+	Streams     []Stream          `json:"streams"`
+	Local       SideInfo          `json:"local"`
+	Remote      SideInfo          `json:"remote"`
+	Warnings    []string          `json:"warnings,omitempty"`
+}
+
+// SideInfo describes a side of a result.
+type SideInfo struct {
+	Hostname string `json:"hostname,omitempty"`
+	Address  string `json:"address,omitempty"`
+}
+
+// Tick is one interval of one direction, joined from its receiver's report
+// (bytes, rate) and its sender's (retransmits, congestion window), for
+// showing while a test runs.
+type Tick struct {
+	Direction spec.Direction   `json:"direction"`
+	Index     int              `json:"index"`
+	Interval  Interval         `json:"interval"`
+	Streams   []StreamInterval `json:"streams"`
+}
+
+// JoinTick joins a receiver's and a sender's report of the same interval;
+// snd may be nil when the sender's is missing.
+func JoinTick(rcv IntervalReport, snd *IntervalReport) Tick {
+	t := Tick{Direction: rcv.Direction, Index: rcv.Index, Interval: rcv.Interval}
+	t.Streams = append([]StreamInterval(nil), rcv.Streams...)
+	if snd == nil {
+		return t
+	}
+	t.Interval.Retransmits = snd.Interval.Retransmits
+	t.Interval.CwndBytes = snd.Interval.CwndBytes
+	t.Interval.RTTMicros = snd.Interval.RTTMicros
+	byID := map[int]Interval{}
+	for _, s := range snd.Streams {
+		byID[s.ID] = s.Interval
+	}
+	for i := range t.Streams {
+		if s, ok := byID[t.Streams[i].ID]; ok {
+			t.Streams[i].Retransmits = s.Retransmits
+			t.Streams[i].CwndBytes = s.CwndBytes
+			t.Streams[i].RTTMicros = s.RTTMicros
+		}
+	}
+	return t
+}
+
+// Schema names the results document format and its version. A change that
+// removes or renames a field bumps the version; adding fields does not.
+const Schema = "wirespeed/result/v1"
+
+// Tool identifies the program that wrote a document.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Document is the results document: one run's result at the top level,
+// and every run of the command under Runs when there was more than one
+// (--tradeoff runs TCP_STREAM then TCP_MAERTS).
+type Document struct {
+	Schema  string `json:"schema"`
+	Tool    Tool   `json:"tool"`
+	Command string `json:"command"`
+	Result
+	Runs []Result `json:"runs,omitempty"`
+}

@@ -1,0 +1,432 @@
+// Package server is the wirespeed daemon: it accepts control and data
+// connections on one port, tells them apart by their preamble, negotiates
+// the protocol, admits tests up to its limit, pairs data connections with
+// the test that announced them, runs its side of each test and sends its
+// result back.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"wirespeed/internal/control"
+	"wirespeed/internal/engine"
+	"wirespeed/internal/run"
+	"wirespeed/internal/side"
+	"wirespeed/internal/spec"
+)
+
+// DefaultPort is the port `wirespeed serve` listens on and `wirespeed run`
+// connects to when none is given.
+const DefaultPort = 7575
+
+// Config holds the server's settings. Zero values mean the defaults.
+type Config struct {
+	MaxTests         int           // tests running at once; default 1
+	HandshakeTimeout time.Duration // to send the preamble and hello, or a data header; default 5s
+	IdleTimeout      time.Duration // between messages of an idle session; default 30s
+	StreamsTimeout   time.Duration // for all data connections of a test to arrive; default 10s
+	MaxFrame         int           // control frame bound; default control.DefaultMaxFrame
+	Tool             string        // version string for the hello
+	Hostname         string
+	Logger           *slog.Logger
+}
+
+// Server serves tests. Create it with New, run it with Serve.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	active atomic.Int32 // tests admitted
+
+	mu      sync.Mutex
+	pending map[control.Token]*pendingTest
+}
+
+// New returns a server with cfg's defaults filled in.
+func New(cfg Config) *Server {
+	if cfg.MaxTests <= 0 {
+		cfg.MaxTests = 1
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 5 * time.Second
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 30 * time.Second
+	}
+	if cfg.StreamsTimeout <= 0 {
+		cfg.StreamsTimeout = 10 * time.Second
+	}
+	if cfg.MaxFrame <= 0 {
+		cfg.MaxFrame = control.DefaultMaxFrame
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{cfg: cfg, log: log, pending: map[control.Token]*pendingTest{}}
+}
+
+// Serve accepts connections on ln until ctx is cancelled, then closes ln,
+// aborts running tests (each still sends what it measured) and returns once
+// every connection it started has ended.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.handle(ctx, c)
+		}()
+	}
+}
+
+// handle reads the preamble and hands the connection to the control or the
+// data path. A connection that says nothing within the handshake timeout,
+// or something else, is closed.
+func (s *Server) handle(ctx context.Context, c net.Conn) {
+	peer := c.RemoteAddr().String()
+	c.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	var magic [4]byte
+	if _, err := io.ReadFull(c, magic[:]); err != nil {
+		s.log.Debug("connection closed before its preamble", "peer", peer, "err", err)
+		c.Close()
+		return
+	}
+	switch magic {
+	case control.ControlMagic:
+		s.session(ctx, control.NewConn(c, s.cfg.MaxFrame))
+	case control.DataMagic:
+		s.data(c)
+	default:
+		s.log.Info("unknown protocol, connection closed", "peer", peer, "first_bytes", fmt.Sprintf("%q", magic[:]))
+		c.Close()
+	}
+}
+
+// pendingTest is a test waiting for its data connections.
+type pendingTest struct {
+	peer    netip.Addr
+	want    map[int]spec.Direction
+	mu      sync.Mutex
+	got     map[int]*net.TCPConn
+	closed  bool          // the test gave up on its streams; late ones are closed
+	arrived chan struct{} // closed when every stream has arrived
+}
+
+// closeAll closes the streams that arrived and refuses later ones.
+func (pt *pendingTest) closeAll() {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	pt.closed = true
+	for _, c := range pt.got {
+		c.Close()
+	}
+}
+
+// data pairs a data connection with the test that announced its token,
+// only from the address of that test's control connection.
+func (s *Server) data(c net.Conn) {
+	tok, id, err := control.ReadDataHeader(c)
+	if err != nil {
+		s.log.Info("bad data connection", "peer", c.RemoteAddr().String(), "err", err)
+		c.Close()
+		return
+	}
+	s.mu.Lock()
+	pt := s.pending[tok]
+	s.mu.Unlock()
+	tc, _ := c.(*net.TCPConn)
+	if pt == nil || tc == nil {
+		s.log.Info("data connection for no announced test, closed", "peer", c.RemoteAddr().String())
+		c.Close()
+		return
+	}
+	if addrOf(c.RemoteAddr()) != pt.peer {
+		s.log.Warn("data connection from another address than its test's control connection, closed",
+			"peer", c.RemoteAddr().String(), "control_peer", pt.peer.String())
+		c.Close()
+		return
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	if pt.closed {
+		c.Close()
+		return
+	}
+	if _, ok := pt.want[id]; !ok || pt.got[id] != nil {
+		s.log.Info("data connection with an unexpected or repeated stream id, closed", "peer", c.RemoteAddr().String(), "stream", id)
+		c.Close()
+		return
+	}
+	c.SetDeadline(time.Time{})
+	pt.got[id] = tc
+	if len(pt.got) == len(pt.want) {
+		close(pt.arrived)
+	}
+}
+
+func addrOf(a net.Addr) netip.Addr {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		ip, _ := netip.AddrFromSlice(ta.IP)
+		return ip.Unmap()
+	}
+	ap, _ := netip.ParseAddrPort(a.String())
+	return ap.Addr().Unmap()
+}
+
+// session serves one control connection: the hello, then tests one after
+// another until the client says bye, goes quiet or the server stops.
+func (s *Server) session(ctx context.Context, cc *control.Conn) {
+	defer cc.Close()
+	peer := cc.NetConn().RemoteAddr().String()
+	log := s.log.With("peer", peer)
+
+	mine := control.NewHello(s.cfg.Tool, s.cfg.Hostname)
+	var theirs control.Hello
+	if err := cc.Expect(control.TypeHello, &theirs, s.cfg.HandshakeTimeout); err != nil {
+		log.Info("handshake failed", "err", err)
+		return
+	}
+	if err := cc.WriteMagic(); err != nil {
+		return
+	}
+	if _, err := control.Negotiate(mine, theirs); err != nil {
+		log.Info("client refused", "err", err)
+		cc.SendError(control.CodeVersion, err.Error())
+		return
+	}
+	if err := cc.Send(control.TypeHello, mine); err != nil {
+		return
+	}
+	cc.NetConn().SetDeadline(time.Time{})
+
+	msgs := make(chan recvd, 1)
+	readerCtx, stopReader := context.WithCancel(ctx)
+	defer stopReader()
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := cc.Recv(s.cfg.IdleTimeout)
+			select {
+			case msgs <- recvd{m, err}:
+			case <-readerCtx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// Unblock the reader when the session ends.
+	defer cc.NetConn().SetReadDeadline(time.Unix(1, 0))
+
+	admitted := false
+	defer func() {
+		if admitted {
+			s.active.Add(-1)
+		}
+	}()
+	for {
+		var m recvd
+		select {
+		case m = <-msgs:
+		case <-ctx.Done():
+			return
+		}
+		if m.err != nil {
+			if !errors.Is(m.err, io.EOF) {
+				log.Info("control connection ended", "err", m.err)
+			}
+			return
+		}
+		switch m.msg.Type {
+		case control.TypeBye:
+			return
+		case control.TypeTest:
+		case control.TypeAbort:
+			// An abort that crossed the end of its test on the wire.
+			continue
+		default:
+			cc.SendError(control.CodeProtocol, fmt.Sprintf("unexpected %q message between tests", m.msg.Type))
+			return
+		}
+		var req control.TestRequest
+		if err := m.msg.Decode(&req); err != nil {
+			cc.SendError(control.CodeProtocol, err.Error())
+			return
+		}
+		if err := req.Spec.Validate(); err != nil {
+			cc.SendError(control.CodeInvalid, err.Error())
+			continue
+		}
+		if !admitted {
+			if n := s.active.Add(1); int(n) > s.cfg.MaxTests {
+				s.active.Add(-1)
+				log.Info("test refused: busy", "running", n-1)
+				cc.SendError(control.CodeBusy, fmt.Sprintf("server is busy with %d running test(s), its limit is %d; retry later or start it with --max-tests %d", n-1, s.cfg.MaxTests, s.cfg.MaxTests+1))
+				continue
+			}
+			admitted = true
+		}
+		if err := s.test(ctx, cc, msgs, req, log); err != nil {
+			log.Info("test failed", "err", err)
+			return
+		}
+	}
+}
+
+type recvd struct {
+	msg control.Message
+	err error
+}
+
+// test runs one test of the session. An error ends the session.
+func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, req control.TestRequest, log *slog.Logger) error {
+	t := req.Spec
+	peer := addrOf(cc.NetConn().RemoteAddr())
+	pt := &pendingTest{peer: peer, want: map[int]spec.Direction{}, got: map[int]*net.TCPConn{}, arrived: make(chan struct{})}
+	for _, st := range t.Streams() {
+		pt.want[st.ID] = st.Dir
+	}
+	tok := control.NewToken()
+	s.mu.Lock()
+	s.pending[tok] = pt
+	s.mu.Unlock()
+	unregister := func() {
+		s.mu.Lock()
+		delete(s.pending, tok)
+		s.mu.Unlock()
+	}
+	closeAll := pt.closeAll
+
+	port := 0
+	if la, ok := cc.NetConn().LocalAddr().(*net.TCPAddr); ok {
+		port = la.Port
+	}
+	if err := cc.Send(control.TypeAccepted, control.Accepted{Token: tok, DataPort: port}); err != nil {
+		unregister()
+		return err
+	}
+
+	tm := time.NewTimer(s.cfg.StreamsTimeout)
+	defer tm.Stop()
+	select {
+	case <-pt.arrived:
+		unregister()
+	case <-tm.C:
+		unregister()
+		closeAll()
+		pt.mu.Lock()
+		n := len(pt.got)
+		pt.mu.Unlock()
+		cc.SendError(control.CodeProtocol, fmt.Sprintf("only %d of %d data connections arrived within %v", n, len(pt.want), s.cfg.StreamsTimeout))
+		return fmt.Errorf("data connections missing")
+	case m := <-msgs:
+		unregister()
+		closeAll()
+		return fmt.Errorf("control message while waiting for data connections: %v %v", m.msg.Type, m.err)
+	case <-ctx.Done():
+		unregister()
+		closeAll()
+		return ctx.Err()
+	}
+
+	conns := make([]side.Conn, 0, len(pt.got))
+	opts := engine.Options{SockBuf: t.RemoteSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay}
+	for _, st := range t.Streams() {
+		c := pt.got[st.ID]
+		if err := engine.Configure(c, opts); err != nil {
+			closeAll()
+			cc.SendError(control.CodeInvalid, fmt.Sprintf("server data socket: %v", err))
+			return nil
+		}
+		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
+	}
+	if err := cc.Send(control.TypeReady, struct{}{}); err != nil {
+		closeAll()
+		return err
+	}
+	select {
+	case m := <-msgs:
+		if m.err != nil || m.msg.Type != control.TypeStart {
+			closeAll()
+			return fmt.Errorf("expected start: %v %v", m.msg.Type, m.err)
+		}
+	case <-time.After(s.cfg.StreamsTimeout):
+		closeAll()
+		return fmt.Errorf("no start within %v", s.cfg.StreamsTimeout)
+	case <-ctx.Done():
+		closeAll()
+		return ctx.Err()
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	watched := make(chan error, 1)
+	go func() {
+		// Watch the control connection while the test runs: an abort, a
+		// closed connection or a protocol error ends the run.
+		var err error
+		select {
+		case m, ok := <-msgs:
+			switch {
+			case !ok || m.err != nil:
+				err = fmt.Errorf("control connection lost during the test: %v", m.err)
+			case m.msg.Type != control.TypeAbort:
+				err = fmt.Errorf("unexpected %q message during the test", m.msg.Type)
+			}
+			cancel()
+		case <-done:
+		}
+		watched <- err
+	}()
+	payload := req.Payload
+	log.Info("test started", "test", t.Kind, "streams", len(conns), "duration", t.Duration)
+	res, err := side.Run(runCtx, side.Config{
+		Spec:    t,
+		Side:    run.Remote,
+		Sends:   spec.ServerToClient,
+		Conns:   conns,
+		Payload: payload,
+		OnInterval: func(r run.IntervalReport) {
+			cc.Send(control.TypeInterval, r)
+		},
+	})
+	close(done)
+	abortErr := <-watched
+	res.Hostname = s.cfg.Hostname
+	var bytes int64
+	for _, f := range res.Flows {
+		bytes += f.Bytes
+	}
+	log.Info("test done", "test", t.Kind, "bytes", bytes, "interrupted", res.Interrupted, "err", err)
+	if abortErr != nil {
+		return abortErr
+	}
+	return cc.Send(control.TypeResult, res)
+}

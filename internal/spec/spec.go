@@ -1,0 +1,268 @@
+// Package spec owns what to run: the test kind, message and socket sizes,
+// duration, warm-up, interval, parallelism and the stream plan derived from
+// them. A Test is plain data, filled with defaults by Default and checked
+// by Validate; nothing below the CLI reads flags, everything reads a Test.
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Kind names a test, following netperf.
+type Kind string
+
+// The test kinds.
+const (
+	TCPStream Kind = "TCP_STREAM" // client sends, server receives
+	TCPMaerts Kind = "TCP_MAERTS" // server sends, client receives
+	TCPBidir  Kind = "TCP_BIDIR"  // both at once
+)
+
+// Kinds lists every kind this version runs, in the order help shows them.
+var Kinds = []Kind{TCPStream, TCPMaerts, TCPBidir}
+
+// ParseKind matches s against the known kinds, ignoring case.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds {
+		if strings.EqualFold(s, string(k)) {
+			return k, nil
+		}
+	}
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = string(k)
+	}
+	return "", fmt.Errorf("unknown test %q: use one of %s", s, strings.Join(names, ", "))
+}
+
+// Direction is the way payload flows on a stream.
+type Direction string
+
+// The two directions, named from the client's point of view.
+const (
+	ClientToServer Direction = "client_to_server"
+	ServerToClient Direction = "server_to_client"
+)
+
+// Directions returns the directions a kind moves data in, client to server
+// first.
+func (k Kind) Directions() []Direction {
+	switch k {
+	case TCPStream:
+		return []Direction{ClientToServer}
+	case TCPMaerts:
+		return []Direction{ServerToClient}
+	case TCPBidir:
+		return []Direction{ClientToServer, ServerToClient}
+	}
+	return nil
+}
+
+// Payload says what the sender puts in its messages.
+type Payload struct {
+	// Kind is "random" (incompressible bytes generated once), "zeros" or
+	// "file" (the contents of Path, repeated).
+	Kind string `json:"kind"`
+	Path string `json:"path,omitempty"`
+}
+
+// Payload kinds.
+const (
+	PayloadRandom = "random"
+	PayloadZeros  = "zeros"
+	PayloadFile   = "file"
+)
+
+// Test is one measurement to run. Sizes are bytes; zero socket buffer sizes
+// mean "leave the system default".
+type Test struct {
+	Kind     Kind
+	Duration time.Duration // length of the measurement window
+	Omit     time.Duration // warm-up before the window, left out of the result
+	Interval time.Duration // interval report period; 0 for none
+
+	SendSize      int // bytes per send call (-m)
+	RecvSize      int // bytes per receive call (-M)
+	LocalSockBuf  int // SO_SNDBUF and SO_RCVBUF asked for on the client's data sockets (-s)
+	RemoteSockBuf int // the same on the server's data sockets (-S)
+
+	Parallel          int    // streams per direction (-P)
+	CongestionControl string // TCP_CONGESTION on every data socket; "" for the system default
+	NoDelay           bool   // TCP_NODELAY on every data socket
+	IPVersion         int    // 0 for either, 4 or 6
+
+	Payload Payload
+}
+
+// Defaults for a Test, documented in the flag help.
+const (
+	DefaultDuration = 10 * time.Second
+	DefaultInterval = time.Second
+	DefaultSendSize = 128 << 10
+	DefaultRecvSize = 128 << 10
+)
+
+// Limits on what Validate accepts.
+const (
+	MaxMessageSize = 64 << 20
+	MaxSockBuf     = 1 << 30
+	MaxParallel    = 128
+	MaxDuration    = 24 * time.Hour
+	MinInterval    = 10 * time.Millisecond
+)
+
+// Default returns a TCP_STREAM test with every default filled in.
+func Default() Test {
+	return Test{
+		Kind:     TCPStream,
+		Duration: DefaultDuration,
+		Interval: DefaultInterval,
+		SendSize: DefaultSendSize,
+		RecvSize: DefaultRecvSize,
+		Parallel: 1,
+		Payload:  Payload{Kind: PayloadRandom},
+	}
+}
+
+var ccName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
+
+// Validate reports the first problem with t, in words a user can act on.
+// A server validates every spec it receives again: it is untrusted input.
+func (t Test) Validate() error {
+	if _, err := ParseKind(string(t.Kind)); err != nil {
+		return err
+	}
+	switch {
+	case t.Duration <= 0:
+		return fmt.Errorf("duration %v must be more than 0", t.Duration)
+	case t.Duration > MaxDuration:
+		return fmt.Errorf("duration %v is longer than the %v limit", t.Duration, MaxDuration)
+	case t.Omit < 0 || t.Omit > MaxDuration:
+		return fmt.Errorf("omit %v must be between 0 and %v", t.Omit, MaxDuration)
+	case t.Interval != 0 && t.Interval < MinInterval:
+		return fmt.Errorf("interval %v is shorter than %v; use 0 for no interval reports", t.Interval, MinInterval)
+	case t.SendSize < 1 || t.SendSize > MaxMessageSize:
+		return fmt.Errorf("send size %d must be between 1 and %d bytes", t.SendSize, MaxMessageSize)
+	case t.RecvSize < 1 || t.RecvSize > MaxMessageSize:
+		return fmt.Errorf("receive size %d must be between 1 and %d bytes", t.RecvSize, MaxMessageSize)
+	case t.LocalSockBuf < 0 || t.LocalSockBuf > MaxSockBuf:
+		return fmt.Errorf("local socket buffer %d must be between 0 (system default) and %d bytes", t.LocalSockBuf, MaxSockBuf)
+	case t.RemoteSockBuf < 0 || t.RemoteSockBuf > MaxSockBuf:
+		return fmt.Errorf("remote socket buffer %d must be between 0 (system default) and %d bytes", t.RemoteSockBuf, MaxSockBuf)
+	case t.Parallel < 1 || t.Parallel > MaxParallel:
+		return fmt.Errorf("parallel streams %d must be between 1 and %d", t.Parallel, MaxParallel)
+	case t.CongestionControl != "" && !ccName.MatchString(t.CongestionControl):
+		return fmt.Errorf("congestion control %q is not a kernel algorithm name like cubic or bbr", t.CongestionControl)
+	case t.IPVersion != 0 && t.IPVersion != 4 && t.IPVersion != 6:
+		return fmt.Errorf("IP version %d must be 4 or 6", t.IPVersion)
+	}
+	switch t.Payload.Kind {
+	case PayloadRandom, PayloadZeros:
+	case PayloadFile:
+		if t.Payload.Path == "" {
+			return fmt.Errorf("payload file has no path")
+		}
+	default:
+		return fmt.Errorf("payload %q: use random, zeros or a file name", t.Payload.Kind)
+	}
+	return nil
+}
+
+// Stream is one data connection of a test.
+type Stream struct {
+	ID  int       // 1-based, unique within a run
+	Dir Direction // which way payload flows
+}
+
+// Streams returns the data connections a run of t opens, in the order the
+// client opens them: Parallel streams per direction, client to server
+// first, numbered from 1.
+func (t Test) Streams() []Stream {
+	var out []Stream
+	for _, d := range t.Kind.Directions() {
+		for i := 0; i < t.Parallel; i++ {
+			out = append(out, Stream{ID: len(out) + 1, Dir: d})
+		}
+	}
+	return out
+}
+
+// wire is the JSON form of a Test: durations in seconds, names in
+// snake_case. It is what results documents and the control protocol carry.
+type wire struct {
+	Test              Kind    `json:"test"`
+	DurationS         float64 `json:"duration_s"`
+	OmitS             float64 `json:"omit_s"`
+	IntervalS         float64 `json:"interval_s"`
+	SendSize          int     `json:"send_size"`
+	RecvSize          int     `json:"recv_size"`
+	LocalSockBuf      int     `json:"local_sockbuf"`
+	RemoteSockBuf     int     `json:"remote_sockbuf"`
+	Parallel          int     `json:"parallel"`
+	CongestionControl string  `json:"congestion_control"`
+	NoDelay           bool    `json:"nodelay"`
+	IPVersion         int     `json:"ip_version"`
+	Payload           Payload `json:"payload"`
+}
+
+// MarshalJSON writes t with durations in seconds.
+func (t Test) MarshalJSON() ([]byte, error) {
+	return json.Marshal(wire{
+		Test:              t.Kind,
+		DurationS:         t.Duration.Seconds(),
+		OmitS:             t.Omit.Seconds(),
+		IntervalS:         t.Interval.Seconds(),
+		SendSize:          t.SendSize,
+		RecvSize:          t.RecvSize,
+		LocalSockBuf:      t.LocalSockBuf,
+		RemoteSockBuf:     t.RemoteSockBuf,
+		Parallel:          t.Parallel,
+		CongestionControl: t.CongestionControl,
+		NoDelay:           t.NoDelay,
+		IPVersion:         t.IPVersion,
+		Payload:           t.Payload,
+	})
+}
+
+// UnmarshalJSON reads the form MarshalJSON writes. It does not validate.
+func (t *Test) UnmarshalJSON(b []byte) error {
+	var w wire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*t = Test{
+		Kind:              w.Test,
+		Duration:          seconds(w.DurationS),
+		Omit:              seconds(w.OmitS),
+		Interval:          seconds(w.IntervalS),
+		SendSize:          w.SendSize,
+		RecvSize:          w.RecvSize,
+		LocalSockBuf:      w.LocalSockBuf,
+		RemoteSockBuf:     w.RemoteSockBuf,
+		Parallel:          w.Parallel,
+		CongestionControl: w.CongestionControl,
+		NoDelay:           w.NoDelay,
+		IPVersion:         w.IPVersion,
+		Payload:           w.Payload,
+	}
+	return nil
+}
+
+// seconds converts float seconds to a Duration, saturating instead of
+// overflowing so that a hostile value fails validation rather than wrapping.
+func seconds(s float64) time.Duration {
+	const max = float64(1<<63-1) / float64(time.Second)
+	switch {
+	case s != s: // NaN
+		return -1
+	case s > max:
+		return 1<<63 - 1
+	case s < -max:
+		return -1 << 63
+	}
+	return time.Duration(s * float64(time.Second))
+}
