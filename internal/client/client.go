@@ -89,19 +89,25 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	cc := control.NewConn(c, 0)
 	cl := &Client{cfg: cfg, log: log, cc: cc, host: host, network: network}
 	mine := control.NewHello(cfg.Tool, cfg.Hostname)
-	if err := cc.WriteMagic(); err != nil {
-		cc.Close()
-		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
-	}
-	if err := cc.Send(control.TypeHello, mine); err != nil {
-		cc.Close()
-		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, err)
-	}
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
+	werr := cc.WriteMagic()
+	if werr == nil {
+		werr = cc.Send(control.TypeHello, mine)
+	}
+	// Read the peer's first bytes even when the hello could not be sent: a
+	// server of another protocol may have answered and hung up already, and
+	// what it said is the better diagnosis.
 	if err := cc.ReadMagic(cfg.HandshakeTimeout); err != nil {
 		cc.Close()
+		if werr != nil && !errors.Is(err, control.ErrNotWirespeed) {
+			return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, werr)
+		}
 		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
+	}
+	if werr != nil {
+		cc.Close()
+		return nil, fmt.Errorf("connect to %s: %w", cfg.Addr, werr)
 	}
 	if err := cc.Expect(control.TypeHello, &cl.server, cfg.HandshakeTimeout); err != nil {
 		cc.Close()
@@ -130,10 +136,14 @@ func dialHint(err error) string {
 // Server returns the server's hello.
 func (c *Client) Server() control.Hello { return c.server }
 
-// Close says bye and closes the control connection.
+// Close says bye, waits a moment for the server to release its test slot
+// and answer bye, and closes the control connection. Waiting makes a
+// second client started right after this one find the server free.
 func (c *Client) Close() error {
 	if !c.broken {
-		c.cc.Send(control.TypeBye, struct{}{})
+		if c.cc.Send(control.TypeBye, struct{}{}) == nil {
+			c.cc.Expect(control.TypeBye, nil, 2*time.Second)
+		}
 	}
 	return c.cc.Close()
 }
@@ -279,6 +289,12 @@ func (c *Client) measure(ctx context.Context, t spec.Test, conns []side.Conn, co
 		err error
 	}
 	remoteCh := make(chan remote, 1)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var serverAbort struct {
+		sync.Mutex
+		reason string
+	}
 	go func() {
 		// Generous: the server's run ends within omit+duration plus its
 		// first-byte grace and drain, which are 5 s each.
@@ -299,6 +315,15 @@ func (c *Client) measure(ctx context.Context, t spec.Test, conns []side.Conn, co
 				}
 				r.Side = run.Remote
 				ticks.add(r)
+			case control.TypeAbort:
+				// The server ends the test early (it is shutting down):
+				// stop sending so both sides close cleanly.
+				var a control.Abort
+				m.Decode(&a)
+				serverAbort.Lock()
+				serverAbort.reason = a.Reason
+				serverAbort.Unlock()
+				cancel()
 			case control.TypeResult:
 				var r run.SideResult
 				err := m.Decode(&r)
@@ -312,8 +337,6 @@ func (c *Client) measure(ctx context.Context, t spec.Test, conns []side.Conn, co
 		}
 	}()
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var abortOnce sync.Once
 	abort := func(reason string) {
 		abortOnce.Do(func() { c.cc.Send(control.TypeAbort, control.Abort{Reason: reason}) })
@@ -371,6 +394,19 @@ func (c *Client) measure(ctx context.Context, t spec.Test, conns []side.Conn, co
 	res.Remote.Address = c.cfg.Addr
 	if ctx.Err() != nil {
 		res.Interrupted = true
+	}
+	serverAbort.Lock()
+	reason := serverAbort.reason
+	serverAbort.Unlock()
+	if reason != "" && rem.err == nil {
+		// The server stopped the test: its result is partial and so is
+		// ours; a stream error on this side is the consequence, not news.
+		res.Interrupted = true
+		res.Warnings = append(res.Warnings, "server ended the test early: "+reason)
+		if local.err != nil {
+			res.Warnings = append(res.Warnings, "local side: "+local.err.Error())
+		}
+		return res, nil
 	}
 	switch {
 	case rem.err != nil && ctx.Err() == nil:

@@ -18,9 +18,7 @@ func (s *Stream) send(p *Payload, size int) error {
 			if n > 0 {
 				s.bytes.Add(int64(n))
 				s.calls.Add(1)
-				if off += n; off >= ring {
-					off -= ring
-				}
+				off = (off + n) % ring // a message may be longer than the ring
 			}
 			switch err {
 			case nil:

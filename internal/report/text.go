@@ -44,7 +44,7 @@ func Heading(w io.Writer, t spec.Test, server string) {
 
 // IntervalHeader is the line above interval lines.
 func IntervalHeader(w io.Writer) {
-	fmt.Fprintf(w, "[ ID] %-15s %-18s %-13s %-16s\n", "Direction", "Interval", "Transfer", "Bitrate")
+	fmt.Fprintf(w, "[ ID] %-15s %-17s %14s  %15s\n", "Direction", "Interval", "Transfer", "Bitrate")
 }
 
 // Tick writes the interval lines of one tick: one per stream, and a [SUM]
@@ -52,22 +52,24 @@ func IntervalHeader(w io.Writer) {
 func Tick(w io.Writer, tk run.Tick) {
 	if len(tk.Streams) > 1 {
 		for _, s := range tk.Streams {
-			intervalLine(w, fmt.Sprintf("%3d", s.ID), tk.Direction, s.Interval)
+			intervalLine(w, fmt.Sprintf("%3d", s.ID), tk.Direction, s.Interval, true)
 		}
-		intervalLine(w, "SUM", tk.Direction, tk.Interval)
+		intervalLine(w, "SUM", tk.Direction, tk.Interval, false)
 		return
 	}
 	id := "  1"
 	if len(tk.Streams) == 1 {
 		id = fmt.Sprintf("%3d", tk.Streams[0].ID)
 	}
-	intervalLine(w, id, tk.Direction, tk.Interval)
+	intervalLine(w, id, tk.Direction, tk.Interval, true)
 }
 
-func intervalLine(w io.Writer, id string, d spec.Direction, iv run.Interval) {
-	fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %-12s  %-16s  retr %d",
+// intervalLine writes one iperf-style line; cwnd is shown for a stream,
+// not for a sum of several.
+func intervalLine(w io.Writer, id string, d spec.Direction, iv run.Interval, cwnd bool) {
+	fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %12s  %15s  retr %d",
 		id, dirLabel(d), iv.StartS, iv.EndS, units.FormatBytes(float64(iv.Bytes)), units.FormatBits(iv.BitsPerSecond), iv.Retransmits)
-	if iv.CwndBytes > 0 {
+	if cwnd && iv.CwndBytes > 0 {
 		fmt.Fprintf(w, "  cwnd %s", units.FormatBytes(float64(iv.CwndBytes)))
 	}
 	fmt.Fprintln(w)

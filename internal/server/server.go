@@ -265,6 +265,13 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 		}
 		switch m.msg.Type {
 		case control.TypeBye:
+			// Free the slot before answering, so that a client started
+			// after this one's bye finds the server free.
+			if admitted {
+				s.active.Add(-1)
+				admitted = false
+			}
+			cc.Send(control.TypeBye, struct{}{})
 			return
 		case control.TypeTest:
 		case control.TypeAbort:
@@ -405,6 +412,12 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 		}
 		watched <- err
 	}()
+	// When the server stops, tell the client first so that it stops sending
+	// and both sides close their streams cleanly.
+	stopNotice := context.AfterFunc(ctx, func() {
+		cc.Send(control.TypeAbort, control.Abort{Reason: "server shutting down"})
+	})
+	defer stopNotice()
 	payload := req.Payload
 	log.Info("test started", "test", t.Kind, "streams", len(conns), "duration", t.Duration)
 	res, err := side.Run(runCtx, side.Config{

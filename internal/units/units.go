@@ -103,38 +103,52 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// FormatBytes formats a byte count with binary prefixes and iperf's labels:
-// "1.12 GBytes" for 1.12*2^30 bytes, "512 Bytes" below 1 KiB.
+// FormatBytes formats a byte count with binary prefixes and iperf's labels
+// and precision (three significant digits): "1.12 GBytes" for 1.12*2^30
+// bytes, "976 MBytes", "512 Bytes".
 func FormatBytes(b float64) string {
 	const k = 1024
 	switch a := math.Abs(b); {
 	case a >= k*k*k*k:
-		return fmt.Sprintf("%.2f TBytes", b/(k*k*k*k))
+		return sig3(b/(k*k*k*k)) + " TBytes"
 	case a >= k*k*k:
-		return fmt.Sprintf("%.2f GBytes", b/(k*k*k))
+		return sig3(b/(k*k*k)) + " GBytes"
 	case a >= k*k:
-		return fmt.Sprintf("%.2f MBytes", b/(k*k))
+		return sig3(b/(k*k)) + " MBytes"
 	case a >= k:
-		return fmt.Sprintf("%.2f KBytes", b/k)
+		return sig3(b/k) + " KBytes"
 	default:
 		return fmt.Sprintf("%.0f Bytes", b)
 	}
 }
 
 // FormatBits formats a rate in bits per second with decimal prefixes and
-// iperf's labels: "9.62 Gbits/sec".
+// iperf's labels and precision: "9.62 Gbits/sec", "48.4 Gbits/sec".
 func FormatBits(bps float64) string {
 	switch a := math.Abs(bps); {
 	case a >= 1e12:
-		return fmt.Sprintf("%.2f Tbits/sec", bps/1e12)
+		return sig3(bps/1e12) + " Tbits/sec"
 	case a >= 1e9:
-		return fmt.Sprintf("%.2f Gbits/sec", bps/1e9)
+		return sig3(bps/1e9) + " Gbits/sec"
 	case a >= 1e6:
-		return fmt.Sprintf("%.2f Mbits/sec", bps/1e6)
+		return sig3(bps/1e6) + " Mbits/sec"
 	case a >= 1e3:
-		return fmt.Sprintf("%.2f Kbits/sec", bps/1e3)
+		return sig3(bps/1e3) + " Kbits/sec"
 	default:
 		return fmt.Sprintf("%.0f bits/sec", bps)
+	}
+}
+
+// sig3 writes v with iperf's precision: two decimals below 10, one below
+// 100, none above.
+func sig3(v float64) string {
+	switch a := math.Abs(v); {
+	case a < 9.995:
+		return fmt.Sprintf("%.2f", v)
+	case a < 99.95:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.0f", v)
 	}
 }
 

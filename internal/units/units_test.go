@@ -106,7 +106,10 @@ func TestFormat(t *testing.T) {
 		{FormatBytes(1536), "1.50 KBytes"},
 		{FormatBytes(3 << 20), "3.00 MBytes"},
 		{FormatBits(9.62e9), "9.62 Gbits/sec"},
-		{FormatBits(100e6), "100.00 Mbits/sec"},
+		{FormatBits(100e6), "100 Mbits/sec"},
+		{FormatBits(48.449e9), "48.4 Gbits/sec"},
+		{FormatBytes(976.45 * (1 << 20)), "976 MBytes"},
+		{FormatBytes(9.999 * (1 << 20)), "10.0 MBytes"},
 		{FormatBits(0), "0 bits/sec"},
 		{FormatBits(2.5e3), "2.50 Kbits/sec"},
 	}

@@ -1,0 +1,181 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"wirespeed/internal/run"
+	"wirespeed/internal/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name; on mismatch it writes
+// testdata/name.got and fails with a diff. -update rewrites the file.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		os.WriteFile(path+".got", got, 0o644)
+		t.Errorf("%s differs (got written to %s.got):\n%s", name, path, cmp.Diff(string(want), string(got)))
+	}
+}
+
+// load reads a recorded results document from testdata.
+func load(t *testing.T, name string) run.Document {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc run.Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func TestText(t *testing.T) {
+	for _, name := range []string{"stream", "bidir"} {
+		t.Run(name, func(t *testing.T) {
+			doc := load(t, name+".json")
+			var buf bytes.Buffer
+			Text(&buf, doc.Result)
+			golden(t, name+".txt", buf.Bytes())
+		})
+	}
+}
+
+func TestTextInterrupted(t *testing.T) {
+	doc := load(t, "stream.json")
+	doc.Interrupted = true
+	doc.Warnings = []string{"server: no result from the server within 3s of the interrupt"}
+	var buf bytes.Buffer
+	Text(&buf, doc.Result)
+	out := buf.String()
+	if !strings.HasPrefix(out, "INTERRUPTED") || !strings.Contains(out, "warning: server: no result") {
+		t.Errorf("interrupted result does not say so:\n%s", out)
+	}
+}
+
+func TestTradeoff(t *testing.T) {
+	doc := load(t, "tradeoff.json")
+	if len(doc.Runs) != 2 {
+		t.Fatalf("fixture has %d runs", len(doc.Runs))
+	}
+	var buf bytes.Buffer
+	Tradeoff(&buf, doc.Runs[0], doc.Runs[1], 0.5)
+	golden(t, "tradeoff.txt", buf.Bytes())
+}
+
+func TestTicks(t *testing.T) {
+	var buf bytes.Buffer
+	IntervalHeader(&buf)
+	for _, name := range []string{"stream", "bidir"} {
+		doc := load(t, name+".json")
+		for _, d := range doc.Directions {
+			for i, iv := range d.Intervals {
+				tk := run.Tick{Direction: d.Direction, Index: i, Interval: iv}
+				for _, s := range d.Streams {
+					if i < len(s.Receiver.Intervals) {
+						tk.Streams = append(tk.Streams, run.StreamInterval{ID: s.ID, Interval: s.Receiver.Intervals[i]})
+					}
+				}
+				Tick(&buf, tk)
+			}
+		}
+	}
+	golden(t, "ticks.txt", buf.Bytes())
+}
+
+func TestHeading(t *testing.T) {
+	var buf bytes.Buffer
+	sp := spec.Default()
+	Heading(&buf, sp, "127.0.0.1:7575")
+	sp.Kind, sp.Parallel, sp.Omit, sp.CongestionControl = spec.TCPBidir, 4, 2e9, "cubic"
+	Heading(&buf, sp, "[::1]:7575")
+	golden(t, "heading.txt", buf.Bytes())
+}
+
+func TestCSV(t *testing.T) {
+	for _, name := range []string{"bidir", "tradeoff"} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := CSV(&buf, load(t, name+".json")); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".csv", buf.Bytes())
+		})
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "bidir.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := JSON(&buf, load(t, "bidir.json")); err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	json.Unmarshal(raw, &a)
+	json.Unmarshal(buf.Bytes(), &b)
+	if d := cmp.Diff(a, b); d != "" {
+		t.Errorf("document changed in a round trip (-fixture +written):\n%s", d)
+	}
+	// The fields docs/results.md promises.
+	var m map[string]any
+	json.Unmarshal(buf.Bytes(), &m)
+	sum, _ := m["summary"].(map[string]any)
+	for _, k := range []string{"throughput_bps", "sender_throughput_bps", "bytes", "elapsed_s", "retransmits"} {
+		if _, ok := sum[k]; !ok {
+			t.Errorf("summary lacks %s", k)
+		}
+	}
+	for _, k := range []string{"schema", "tool", "spec", "intervals", "streams", "directions"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("document lacks %s", k)
+		}
+	}
+}
+
+func TestWriteFile(t *testing.T) {
+	doc := load(t, "stream.json")
+	dir := t.TempDir()
+	for _, ext := range []string{".json", ".csv", ".txt"} {
+		path := filepath.Join(dir, "out"+ext)
+		if err := WriteFile(path, doc, func(w io.Writer) { Text(w, doc.Result) }); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(path)
+		if len(b) == 0 {
+			t.Errorf("%s is empty", path)
+		}
+	}
+	if err := WriteFile(filepath.Join(dir, "out.xml"), doc, nil); err == nil {
+		t.Errorf(".xml accepted")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 3 {
+		t.Errorf("directory holds %d files, want 3 (no temporary files left)", len(ents))
+	}
+}
