@@ -15,7 +15,6 @@ package side
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -112,8 +111,12 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 		}
 	}
 
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		errOnce   sync.Once
+		streamErr error // the first stream failure; it ends the run
+	)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for _, f := range order {
@@ -130,7 +133,8 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 					err = st.Receive(cfg.Spec.RecvSize)
 				}
 				if err != nil {
-					cancel(fmt.Errorf("%s stream: %w", f.role, err))
+					errOnce.Do(func() { streamErr = fmt.Errorf("%s stream: %w", f.role, err) })
+					cancel()
 				}
 			}()
 		}
@@ -149,9 +153,9 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 		interrupted = interrupted || f.aborted
 	}
 	res.Interrupted = interrupted
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		res.Error = err.Error()
-		return res, err
+	if streamErr != nil {
+		res.Error = streamErr.Error()
+		return res, streamErr
 	}
 	return res, nil
 }

@@ -1,0 +1,35 @@
+package measure
+
+import (
+	"errors"
+	"net"
+	"runtime"
+	"testing"
+)
+
+func TestTCPInfo(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rc, _ := c.(*net.TCPConn).SyscallConn()
+	ti, err := TCPInfo(rc)
+	if runtime.GOOS != "linux" {
+		if !errors.Is(err, ErrUnsupported) {
+			t.Errorf("got %v, want ErrUnsupported", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ti.SndMSS <= 0 || ti.CwndSegments <= 0 || ti.CwndBytes != int64(ti.CwndSegments)*int64(ti.SndMSS) {
+		t.Errorf("implausible TCP_INFO on a fresh loopback connection: %+v", ti)
+	}
+}

@@ -1,0 +1,131 @@
+package side
+
+import (
+	"context"
+	"math"
+	"net"
+	"testing"
+	"time"
+
+	"wirespeed/internal/run"
+	"wirespeed/internal/spec"
+)
+
+func pair(t *testing.T) (*net.TCPConn, *net.TCPConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	a, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.(*net.TCPConn), b.(*net.TCPConn)
+}
+
+// TestReceiverAnchorsOnFirstByte: a receiver that starts before its sender
+// opens its window at the first byte, so both windows have the asked
+// length and cover the same data.
+func TestReceiverAnchorsOnFirstByte(t *testing.T) {
+	a, b := pair(t)
+	sp := spec.Default()
+	sp.Duration = 400 * time.Millisecond
+	sp.Interval = 100 * time.Millisecond
+	sp.SendSize = 16 << 10
+
+	rcvDone := make(chan run.SideResult, 1)
+	go func() {
+		r, err := Run(context.Background(), Config{Spec: sp, Side: run.Remote, Sends: spec.ServerToClient,
+			Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: b}}})
+		if err != nil {
+			t.Error(err)
+		}
+		rcvDone <- r
+	}()
+	const delay = 300 * time.Millisecond
+	time.Sleep(delay)
+	snd, err := Run(context.Background(), Config{Spec: sp, Side: run.Local, Sends: spec.ClientToServer,
+		Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: a}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv := <-rcvDone
+	rf, sf := rcv.Flows[0], snd.Flows[0]
+	if rf.Role != run.Receiver || sf.Role != run.Sender {
+		t.Fatalf("roles %s/%s", rf.Role, sf.Role)
+	}
+	if rf.StartOffsetS < delay.Seconds()-0.01 {
+		t.Errorf("receiver window opened %.3fs after its start, want after the first byte (%v)", rf.StartOffsetS, delay)
+	}
+	for _, f := range []run.Flow{rf, sf} {
+		if math.Abs(f.ElapsedS-sp.Duration.Seconds()) > 0.05 {
+			t.Errorf("%s window %.3fs, want %v", f.Role, f.ElapsedS, sp.Duration)
+		}
+		if len(f.Intervals) != 4 {
+			t.Errorf("%s has %d intervals, want 4", f.Role, len(f.Intervals))
+		}
+		if f.Truncated {
+			t.Errorf("%s window truncated", f.Role)
+		}
+	}
+	if s, r := sf.Streams[0], rf.Streams[0]; s.TotalBytes != r.TotalBytes || !r.Complete {
+		t.Errorf("sender total %d, receiver total %d (complete %v)", s.TotalBytes, r.TotalBytes, r.Complete)
+	}
+}
+
+// TestReceiverWithoutData: a receiver whose sender never sends gives up
+// after the planned end plus the grace, with an empty, truncated window.
+func TestReceiverWithoutData(t *testing.T) {
+	a, b := pair(t)
+	defer a.Close()
+	sp := spec.Default()
+	sp.Duration = 100 * time.Millisecond
+	start := time.Now()
+	r, err := Run(context.Background(), Config{Spec: sp, Side: run.Remote, Sends: spec.ServerToClient,
+		Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: b}}, FirstByteGrace: 200 * time.Millisecond, DrainTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v", d)
+	}
+	f := r.Flows[0]
+	if !f.Truncated || f.Bytes != 0 || f.ElapsedS != 0 {
+		t.Errorf("flow %+v, want an empty truncated window", f)
+	}
+}
+
+// TestCancel: cancelling ends both roles promptly with what was measured.
+func TestCancel(t *testing.T) {
+	a, b := pair(t)
+	sp := spec.Default()
+	sp.Duration = 10 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	rcvDone := make(chan run.SideResult, 1)
+	go func() {
+		r, _ := Run(ctx, Config{Spec: sp, Side: run.Remote, Sends: spec.ServerToClient, Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: b}}})
+		rcvDone <- r
+	}()
+	start := time.Now()
+	snd, err := Run(ctx, Config{Spec: sp, Side: run.Local, Sends: spec.ClientToServer, Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: a}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv := <-rcvDone
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("cancelled run took %v", d)
+	}
+	for _, r := range []run.SideResult{snd, rcv} {
+		f := r.Flows[0]
+		if !r.Interrupted || !f.Truncated || f.Bytes == 0 || f.ElapsedS > 1 {
+			t.Errorf("%s: interrupted %v truncated %v bytes %d elapsed %.2f", f.Role, r.Interrupted, f.Truncated, f.Bytes, f.ElapsedS)
+		}
+	}
+}
