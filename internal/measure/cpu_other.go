@@ -1,0 +1,21 @@
+//go:build !linux
+
+package measure
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+)
+
+func readProcessCPU() (ProcessCPU, error) { return ProcessCPU{}, ErrUnsupported }
+
+// statUnavailable maps an error opening /proc/stat to what callers check:
+// without procfs the CPU sampler is not supported on this platform. A
+// fixture tree given as the proc root still parses.
+func statUnavailable(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %w", ErrUnsupported, err)
+	}
+	return err
+}

@@ -1,0 +1,68 @@
+package run
+
+// CPU is what one side's CPU did over a measurement window, as the results
+// document carries it. measure fills it from /proc/stat deltas and the
+// process's rusage.
+//
+// The percentages are system-wide: shares of all the time of all the CPUs
+// the kernel counted over the window, so 100 means every CPU was busy the
+// whole window. User, nice, system, irq, softirq, iowait, steal and idle
+// add up to 100. Guest time is inside user (and guest_nice inside nice),
+// as the kernel counts it, and is not added again.
+type CPU struct {
+	// UtilPct is the busy share: everything but idle and iowait. Steal
+	// counts as busy (the CPU was wanted but the hypervisor ran something
+	// else); StealPct shows how much of it that was.
+	UtilPct    float64 `json:"util_pct"`
+	UserPct    float64 `json:"user_pct"` // includes guest
+	NicePct    float64 `json:"nice_pct"` // includes guest_nice
+	SystemPct  float64 `json:"system_pct"`
+	IRQPct     float64 `json:"irq_pct"`
+	SoftIRQPct float64 `json:"softirq_pct"`
+	// IOWaitPct is idle time during which I/O was outstanding: idle, not
+	// busy, but shown apart.
+	IOWaitPct float64 `json:"iowait_pct"`
+	StealPct  float64 `json:"steal_pct"`
+	IdlePct   float64 `json:"idle_pct"`
+
+	// CPUs is how many CPUs the percentages are of.
+	CPUs int `json:"cpus"`
+	// BusiestCPUPct is the utilization of the busiest single CPU: one
+	// saturated core shows here while UtilPct stays low on a large host.
+	BusiestCPUPct float64 `json:"busiest_cpu_pct"`
+	// BusiestCPU is the kernel's number of that CPU, -1 when there were
+	// no per-CPU figures.
+	BusiestCPU int `json:"busiest_cpu"`
+	// PerCPUUtilPct is each CPU's utilization, in the kernel's order;
+	// PerCPUIDs gives the kernel's number of the CPU at each position
+	// (they differ from the position when CPUs are offline).
+	PerCPUUtilPct []float64 `json:"per_cpu_util_pct"`
+	PerCPUIDs     []int     `json:"per_cpu_ids"`
+
+	// ProcessUserS and ProcessSystemS are the CPU seconds this side's own
+	// process used over the window, in user and kernel mode, from rusage.
+	ProcessUserS   float64 `json:"process_user_s"`
+	ProcessSystemS float64 `json:"process_system_s"`
+
+	// ServiceDemandMicrosPerKB is netperf's service demand: microseconds
+	// of CPU time, system-wide, per KB (1024 bytes) of payload moved over
+	// the window. See ServiceDemand.
+	ServiceDemandMicrosPerKB float64 `json:"service_demand_us_per_kb"`
+}
+
+// ServiceDemand is netperf's service demand: the CPU time spent, in
+// microseconds, for each KB (1024 bytes) of payload moved:
+//
+//	SD = utilPct/100 * cpus * elapsedS * 1e6 / (bytes/1024)
+//
+// utilPct is the system-wide utilization over the window (0 to 100 of all
+// cpus), elapsedS the length of the window in seconds and bytes the
+// payload moved in it. It is 0 when no bytes were moved or an argument is
+// not positive.
+func ServiceDemand(utilPct float64, cpus int, elapsedS float64, bytes int64) float64 {
+	if bytes <= 0 || cpus <= 0 || elapsedS <= 0 || utilPct <= 0 {
+		return 0
+	}
+	cpuMicros := utilPct / 100 * float64(cpus) * elapsedS * 1e6
+	return cpuMicros / (float64(bytes) / 1024)
+}
