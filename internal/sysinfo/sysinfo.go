@@ -123,6 +123,12 @@ func (c *collector) line(rel, what string) string {
 func (c *collector) sysctl(name string) ([]int64, bool) {
 	rel := filepath.Join("sys", strings.ReplaceAll(name, ".", "/"))
 	b, err := os.ReadFile(filepath.Join(c.root, rel))
+	if errors.Is(err, fs.ErrNotExist) && strings.HasPrefix(name, "net.") {
+		// Some net.core settings are global and show only in the host's
+		// own network namespace.
+		c.warn("sysctl %s: not in this kernel or not visible in this network namespace", name)
+		return nil, false
+	}
 	if err != nil {
 		c.warn("sysctl %s: %v", name, readErr(err))
 		return nil, false
