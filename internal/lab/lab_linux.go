@@ -35,7 +35,7 @@ func Up(ctx context.Context, cfg Config) (*Lab, error) {
 	}
 	for _, s := range []Side{A, B} {
 		if _, err := os.Stat(filepath.Join(netnsDir, Namespace(cfg.Name, s))); err == nil {
-			return nil, fmt.Errorf("lab %q: %w; remove it with wirespeed lab down --name %s", cfg.Name, ErrExists, cfg.Name)
+			return nil, fmt.Errorf("%w: %s; remove it with wirespeed lab down --name %s", ErrExists, cfg.Name, cfg.Name)
 		}
 	}
 	created := map[Side]bool{}
@@ -232,7 +232,7 @@ func Load(name string) (*Lab, error) {
 		ns, err := netns.GetFromName(host.Netns)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("lab %q: %w (namespace %s is missing); make it with wirespeed lab up --name %s", name, ErrNotFound, host.Netns, name)
+				return nil, fmt.Errorf("%w: %s (namespace %s is missing); make it with wirespeed lab up --name %s", ErrNotFound, name, host.Netns, name)
 			}
 			return nil, fmt.Errorf("lab %q: open %s: %w", name, host.Netns, err)
 		}
