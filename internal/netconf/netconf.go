@@ -54,7 +54,9 @@ var (
 type Options struct {
 	Dev string
 	// Netns is the network namespace Dev is in; 0 (the zero value) or
-	// netns.None() mean the namespace of the calling thread.
+	// netns.None() mean the namespace of the calling thread. The session
+	// opens its sockets inside it during Open, so the handle may be closed
+	// once Open returns.
 	Netns netns.NsHandle
 	// NetnsName labels Netns in the recorded changes ("wst-lab-a").
 	NetnsName string
