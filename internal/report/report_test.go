@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,29 +14,6 @@ import (
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name; on mismatch it writes
-// testdata/name.got and fails with a diff. -update rewrites the file.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs (got written to %s.got):\n%s", name, path, cmp.Diff(string(want), string(got)))
-	}
-}
 
 // load reads a recorded results document from testdata.
 func load(t *testing.T, name string) run.Document {
@@ -59,7 +35,7 @@ func TestText(t *testing.T) {
 			doc := load(t, name+".json")
 			var buf bytes.Buffer
 			Text(&buf, doc.Result)
-			golden(t, name+".txt", buf.Bytes())
+			golden(t, name+".txt", buf.String())
 		})
 	}
 }
@@ -83,7 +59,7 @@ func TestTradeoff(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	Tradeoff(&buf, doc.Runs[0], doc.Runs[1], 0.5)
-	golden(t, "tradeoff.txt", buf.Bytes())
+	golden(t, "tradeoff.txt", buf.String())
 }
 
 func TestTicks(t *testing.T) {
@@ -103,7 +79,7 @@ func TestTicks(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "ticks.txt", buf.Bytes())
+	golden(t, "ticks.txt", buf.String())
 }
 
 func TestHeading(t *testing.T) {
@@ -112,7 +88,7 @@ func TestHeading(t *testing.T) {
 	Heading(&buf, sp, "127.0.0.1:7575")
 	sp.Kind, sp.Parallel, sp.Omit, sp.CongestionControl = spec.TCPBidir, 4, 2e9, "cubic"
 	Heading(&buf, sp, "[::1]:7575")
-	golden(t, "heading.txt", buf.Bytes())
+	golden(t, "heading.txt", buf.String())
 }
 
 func TestCSV(t *testing.T) {
@@ -122,7 +98,7 @@ func TestCSV(t *testing.T) {
 			if err := CSV(&buf, load(t, name+".json")); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+".csv", buf.Bytes())
+			golden(t, name+".csv", buf.String())
 		})
 	}
 }

@@ -1,0 +1,299 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/vishvananda/netns"
+
+	"wirespeed/internal/lab"
+	"wirespeed/internal/netconf"
+	"wirespeed/internal/netdev"
+	"wirespeed/internal/report"
+	"wirespeed/internal/units"
+)
+
+func newLabCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lab",
+		Short: "Make and use a two-host test lab of network namespaces on this machine",
+		Long: `A lab is two network namespaces, wst-NAME-a and wst-NAME-b, joined by a veth
+pair (wst-a and wst-b) with private addresses (10.77.0.1 and 10.77.0.2 in
+10.77.0.0/24, fd00:77::1 and fd00:77::2 in fd00:77::/64 unless told
+otherwise), an MTU, offload features and an optional rate limit (a token
+bucket filter on both ends). It gives a reproducible two-host setup on one
+machine; nothing outside the two namespaces is changed.
+
+A lab stays until "wirespeed lab down" removes it. Making and removing labs
+needs root.`,
+		Example: `  wirespeed lab up --mtu 9000 --rate 1gbit --features tso=off,gso=off
+  wirespeed lab exec --side b -- ping -c 3 10.77.0.1
+  wirespeed lab status
+  wirespeed lab down`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("lab needs a subcommand: up, down, status or exec (see wirespeed lab --help)")
+		},
+	}
+	cmd.AddCommand(newLabUpCmd(e), newLabDownCmd(e), newLabStatusCmd(e), newLabExecCmd(e))
+	return cmd
+}
+
+type labUpFlags struct {
+	name     string
+	mtu      int
+	rate     string
+	features string
+	ipv4     string
+	ipv6     string
+}
+
+func newLabUpCmd(e *env) *cobra.Command {
+	f := &labUpFlags{}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Make a lab",
+		Long: `Make a lab: two namespaces joined by a veth pair, with addresses, lo up, the
+MTU, offload features and rate limit asked for, on both ends.
+
+--rate puts a tbf qdisc on both veth ends. Its bucket holds 4 ms at the
+rate (at least two full-size frames) and its queue 5 ms more, so the limit
+shows as drops rather than as added latency.`,
+		Example: `  wirespeed lab up
+  wirespeed lab up --name jumbo --mtu 9000 --features tso=off,gro=on
+  wirespeed lab up --rate 100mbit`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.config()
+			if err != nil {
+				return err
+			}
+			l, err := lab.Up(cmd.Context(), cfg)
+			if err != nil {
+				return labErr(err)
+			}
+			report.Lab(e.stdout, labStatus(l))
+			fmt.Fprintf(e.stdout, "run a command inside with: wirespeed lab exec --name %s --side a -- COMMAND\n", l.Name)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.StringVar(&f.name, "name", lab.DefaultName, "lab name: the namespaces are wst-NAME-a and wst-NAME-b")
+	fl.IntVar(&f.mtu, "mtu", 0, "MTU of both veth ends (0: the kernel's 1500)")
+	fl.StringVar(&f.rate, "rate", "", "rate limit on both ends in bits/s, like 1gbit or 100M (empty: none)")
+	fl.StringVar(&f.features, "features", "", "offload settings for both ends, like tso=off,gso=off,gro=on")
+	fl.StringVar(&f.ipv4, "ipv4", lab.DefaultIPv4.String(), "private IPv4 subnet of the link; a gets the first address, b the second")
+	fl.StringVar(&f.ipv6, "ipv6", lab.DefaultIPv6.String(), "unique local IPv6 subnet of the link")
+	return cmd
+}
+
+func (f *labUpFlags) config() (lab.Config, error) {
+	cfg := lab.Config{Name: f.name, MTU: f.mtu}
+	if err := lab.CheckName(f.name); err != nil {
+		return cfg, usagef("--name: %v", err)
+	}
+	if f.rate != "" {
+		r, err := units.ParseRate(f.rate)
+		if err != nil {
+			return cfg, usagef("--rate: %v", err)
+		}
+		if r < 8000 || r > math.MaxUint64/2 {
+			return cfg, usagef("--rate %q: use 8kbit or more", f.rate)
+		}
+		cfg.RateBitsPerSecond = uint64(r)
+	}
+	if f.features != "" {
+		settings, err := netconf.ParseSettings(f.features)
+		if err != nil {
+			return cfg, usagef("--features: %v", err)
+		}
+		cfg.Features = map[string]bool{}
+		for _, st := range settings {
+			if st.Name == "mtu" {
+				return cfg, usagef("--features %q: set the MTU with --mtu", f.features)
+			}
+			cfg.Features[st.Name] = st.On
+		}
+	}
+	var err error
+	if cfg.IPv4, err = netip.ParsePrefix(f.ipv4); err != nil {
+		return cfg, usagef("--ipv4 %q: write a subnet like %s", f.ipv4, lab.DefaultIPv4)
+	}
+	if cfg.IPv6, err = netip.ParsePrefix(f.ipv6); err != nil {
+		return cfg, usagef("--ipv6 %q: write a subnet like %s", f.ipv6, lab.DefaultIPv6)
+	}
+	return cfg, nil
+}
+
+// labErr adds what to do to a permission error.
+func labErr(err error) error {
+	if errors.Is(err, os.ErrPermission) {
+		return fmt.Errorf("%w; labs need root (CAP_SYS_ADMIN and CAP_NET_ADMIN)", err)
+	}
+	return err
+}
+
+func newLabDownCmd(e *env) *cobra.Command {
+	var (
+		name string
+		all  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Remove a lab",
+		Long: `Remove a lab: its veth pair and both namespaces. Removing a lab that does not
+exist, or what is left of a half-made one, is not an error. A process still
+running inside a namespace keeps it alive, without its link, until it ends.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			names := []string{name}
+			if all {
+				var err error
+				if names, err = lab.List(); err != nil {
+					return err
+				}
+			} else if err := lab.CheckName(name); err != nil {
+				return usagef("--name: %v", err)
+			}
+			for _, n := range names {
+				if err := lab.Remove(n); err != nil {
+					return labErr(err)
+				}
+				fmt.Fprintf(e.stdout, "lab %s is down\n", n)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", lab.DefaultName, "lab to remove")
+	cmd.Flags().BoolVar(&all, "all", false, "remove every lab (every wst-*-a and wst-*-b namespace)")
+	return cmd
+}
+
+func newLabStatusCmd(e *env) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the labs that exist, with their addresses, MTU, rate and offloads",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var names []string
+			if name != "" {
+				if err := lab.CheckName(name); err != nil {
+					return usagef("--name: %v", err)
+				}
+				names = []string{name}
+			} else {
+				var err error
+				if names, err = lab.List(); err != nil {
+					return err
+				}
+			}
+			if len(names) == 0 {
+				fmt.Fprintln(e.stdout, "no labs; make one with wirespeed lab up")
+				return nil
+			}
+			for _, n := range names {
+				l, err := lab.Load(n)
+				if err != nil {
+					if name != "" {
+						return labErr(err)
+					}
+					report.Lab(e.stdout, report.LabStatus{Name: n, Error: err.Error()})
+					continue
+				}
+				report.Lab(e.stdout, labStatus(l))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "show only this lab")
+	return cmd
+}
+
+// labStatus describes l for report.Lab, with each end's offloads as far
+// as they can be read.
+func labStatus(l *lab.Lab) report.LabStatus {
+	st := report.LabStatus{Name: l.Name, MTU: l.MTU, RateBitsPerSecond: l.RateBitsPerSecond}
+	for _, h := range []lab.Host{l.A, l.B} {
+		lh := report.LabHost{Side: string(h.Side), Netns: h.Netns, Dev: h.Dev, IPv4: addrString(h.IPv4), IPv6: addrString(h.IPv6)}
+		if ns, err := netns.GetFromName(h.Netns); err == nil {
+			if nd, err := netdev.Open(ns); err == nil {
+				if fs, err := nd.Features(h.Dev); err == nil {
+					lh.Offloads = fs.Offloads()
+				}
+				nd.Close()
+			}
+			ns.Close()
+		}
+		st.Hosts = append(st.Hosts, lh)
+	}
+	return st
+}
+
+func addrString(a netip.Addr) string {
+	if !a.IsValid() {
+		return "-"
+	}
+	return a.String()
+}
+
+func newLabExecCmd(e *env) *cobra.Command {
+	var name, side string
+	cmd := &cobra.Command{
+		Use:   "exec --side a|b -- COMMAND [ARGS...]",
+		Short: "Run a command inside one side of a lab",
+		Long: `Run a command inside the network namespace of one side of a lab, with this
+terminal's input and output. The exit status is the command's: wirespeed
+exits 1 when it fails. Unlike "ip netns exec", /sys is not remounted, so
+/sys/class/net still shows the host's interfaces; wirespeed itself reads
+interfaces through netlink and is not affected.`,
+		Example: `  wirespeed lab exec --side a -- wirespeed serve
+  wirespeed lab exec --side b -- wirespeed run 10.77.0.1`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("lab exec needs a command after --, like: wirespeed lab exec --side a -- wirespeed serve")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if side == "" {
+				return usagef("lab exec needs --side a or --side b")
+			}
+			s, err := lab.ParseSide(side)
+			if err != nil {
+				return usagef("--side: %v", err)
+			}
+			if err := lab.CheckName(name); err != nil {
+				return usagef("--name: %v", err)
+			}
+			l, err := lab.Load(name)
+			if err != nil {
+				return labErr(err)
+			}
+			c := exec.CommandContext(cmd.Context(), args[0], args[1:]...)
+			c.Stdin, c.Stdout, c.Stderr = os.Stdin, e.stdout, e.stderr
+			// On SIGINT or SIGTERM the command gets SIGTERM and 5 s to end.
+			c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+			c.WaitDelay = 5 * time.Second
+			if err := l.Start(s, c); err != nil {
+				return fmt.Errorf("start %s in %s: %w", args[0], l.Host(s).Netns, err)
+			}
+			if err := c.Wait(); err != nil {
+				return fmt.Errorf("%s in %s: %w", args[0], l.Host(s).Netns, err)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&name, "name", lab.DefaultName, "lab to run in")
+	fl.StringVar(&side, "side", "", "side to run on: a or b")
+	return cmd
+}

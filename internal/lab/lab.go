@@ -1,0 +1,196 @@
+// Package lab owns test hosts made of network namespaces: a lab is two
+// namespaces, "wst-<name>-a" and "wst-<name>-b", joined by a veth pair
+// ("wst-a" in a, "wst-b" in b) with IPv4 and IPv6 addresses, an MTU,
+// offload features and an optional token bucket rate limit on both ends.
+// Users get a reproducible two-host setup on one machine; the project's
+// own tests use the same package (through nstest).
+//
+// Everything is made with the netns and netlink libraries, never by running
+// ip or tc. Nothing outside the two namespaces is touched: the veth pair is
+// created with its ends already in them, so it never appears on the host.
+// Making and removing labs needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN).
+//
+// A lab outlives the process that made it, like `ip netns add`: Load finds
+// it again by name, and Down removes it.
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+)
+
+// ErrUnsupported is returned where the platform has no network namespaces.
+var ErrUnsupported = errors.New("labs need Linux network namespaces")
+
+// ErrNotFound is returned by Load for a lab that does not exist.
+var ErrNotFound = errors.New("no such lab")
+
+// ErrExists is returned by Up for a lab that is already up.
+var ErrExists = errors.New("lab already exists")
+
+// Side names one of the two hosts of a lab.
+type Side string
+
+// The two sides. A is where `lab up` will run the server, B the client.
+const (
+	A Side = "a"
+	B Side = "b"
+)
+
+// ParseSide accepts "a" or "b".
+func ParseSide(s string) (Side, error) {
+	switch Side(s) {
+	case A, B:
+		return Side(s), nil
+	}
+	return "", fmt.Errorf("side %q: use a or b", s)
+}
+
+// Defaults of Config.
+const (
+	DefaultName = "lab"
+)
+
+// Default subnets: private addresses that exist only inside the lab's
+// namespaces.
+var (
+	DefaultIPv4 = netip.MustParsePrefix("10.77.0.0/24")
+	DefaultIPv6 = netip.MustParsePrefix("fd00:77::/64")
+)
+
+// Config describes a lab to make.
+type Config struct {
+	// Name makes the namespaces "wst-<Name>-a" and "wst-<Name>-b":
+	// lowercase letters, digits and dashes, at most 32. Default "lab".
+	Name string
+	// MTU of both veth ends; 0 keeps the kernel's 1500.
+	MTU int
+	// RateBitsPerSecond puts a tbf qdisc with this rate on both ends'
+	// egress; 0 means no limit. See TBF for the bucket and queue sizes.
+	RateBitsPerSecond uint64
+	// Features are offload settings for both ends, by ethtool name
+	// ("tso": false); see netconf.Setting.
+	Features map[string]bool
+	// IPv4 and IPv6 are the subnets of the link: side a gets the first
+	// host address, side b the second. They must be private (RFC 1918,
+	// ULA fc00::/7). Defaults DefaultIPv4 and DefaultIPv6.
+	IPv4, IPv6 netip.Prefix
+}
+
+// Lab is a lab that is up.
+type Lab struct {
+	Name string
+	A, B Host
+	MTU  int
+	// RateBitsPerSecond is the tbf rate on the veth ends; 0 when none.
+	RateBitsPerSecond uint64
+}
+
+// Host is one side of a lab.
+type Host struct {
+	Side  Side
+	Netns string // namespace name, under /run/netns
+	Dev   string // the veth end inside it
+	IPv4  netip.Addr
+	IPv6  netip.Addr
+}
+
+// Host returns the host of side s.
+func (l *Lab) Host(s Side) Host {
+	if s == B {
+		return l.B
+	}
+	return l.A
+}
+
+// Peer returns the host on the other side of s.
+func (l *Lab) Peer(s Side) Host {
+	if s == B {
+		return l.A
+	}
+	return l.B
+}
+
+// Namespace names the namespace of side s of the lab called name.
+func Namespace(name string, s Side) string { return "wst-" + name + "-" + string(s) }
+
+// Device names the veth end of side s.
+func Device(s Side) string { return "wst-" + string(s) }
+
+var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+
+// CheckName returns an error for a name labs cannot have.
+func CheckName(name string) error {
+	if !nameRe.MatchString(name) {
+		return fmt.Errorf("lab name %q: use 1 to 32 lowercase letters, digits and dashes", name)
+	}
+	return nil
+}
+
+// withDefaults fills in and checks cfg.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Name == "" {
+		cfg.Name = DefaultName
+	}
+	if err := CheckName(cfg.Name); err != nil {
+		return cfg, err
+	}
+	if cfg.MTU != 0 && (cfg.MTU < 1280 || cfg.MTU > 65535) {
+		return cfg, fmt.Errorf("lab mtu %d: use 1280 (IPv6's minimum) to 65535", cfg.MTU)
+	}
+	if !cfg.IPv4.IsValid() {
+		cfg.IPv4 = DefaultIPv4
+	}
+	if !cfg.IPv6.IsValid() {
+		cfg.IPv6 = DefaultIPv6
+	}
+	cfg.IPv4, cfg.IPv6 = cfg.IPv4.Masked(), cfg.IPv6.Masked()
+	if !cfg.IPv4.Addr().Is4() || !cfg.IPv4.Addr().IsPrivate() || cfg.IPv4.Bits() > 30 {
+		return cfg, fmt.Errorf("lab IPv4 subnet %s: use a private subnet of /30 or wider, like %s", cfg.IPv4, DefaultIPv4)
+	}
+	if !cfg.IPv6.Addr().Is6() || !cfg.IPv6.Addr().IsPrivate() || cfg.IPv6.Bits() > 126 {
+		return cfg, fmt.Errorf("lab IPv6 subnet %s: use a unique local subnet (fc00::/7) of /126 or wider, like %s", cfg.IPv6, DefaultIPv6)
+	}
+	return cfg, nil
+}
+
+// hostAddrs returns the first and second host addresses of p.
+func hostAddrs(p netip.Prefix) (a, b netip.Addr) {
+	a = p.Addr().Next()
+	return a, a.Next()
+}
+
+// TBF sizes a token bucket filter for a rate of bitsPerSecond on a link
+// with that MTU:
+//
+//	burst = max(rate/8 / 250, 2 × (MTU + 64)) bytes
+//	limit = burst + rate/8 × 5 ms bytes
+//
+// The bucket holds 4 ms of traffic: one timer tick at HZ=250, the lowest
+// common kernel tick, so burst ≥ rate/HZ for every HZ from 250 up (tc-tbf's
+// rule: a smaller bucket empties between ticks and the link runs below its
+// rate), and at least two full-size frames with room for the link-layer
+// header, so a frame always fits. The queue holds the bucket plus 5 ms at
+// the rate, a short queue like a switch port's, so the limit shows as
+// drops rather than as seconds of latency.
+func TBF(bitsPerSecond uint64, mtu int) (rateBytes uint64, burst, limit uint32) {
+	if mtu <= 0 {
+		mtu = 1500
+	}
+	rateBytes = bitsPerSecond / 8
+	b := rateBytes / 250
+	if min := uint64(2 * (mtu + 64)); b < min {
+		b = min
+	}
+	l := b + rateBytes*5/1000
+	const max = 1<<32 - 1
+	if b > max {
+		b = max
+	}
+	if l > max {
+		l = max
+	}
+	return rateBytes, uint32(b), uint32(l)
+}

@@ -1,0 +1,429 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"wirespeed/internal/netconf"
+)
+
+// netnsDir is where named namespaces are bind-mounted, as `ip netns` does.
+const netnsDir = "/run/netns"
+
+// Up makes the lab cfg describes. On any failure, and when ctx ends before
+// it is done, it removes whatever it made. A lab of that name must not
+// exist yet.
+func Up(ctx context.Context, cfg Config) (*Lab, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range []Side{A, B} {
+		if _, err := os.Stat(filepath.Join(netnsDir, Namespace(cfg.Name, s))); err == nil {
+			return nil, fmt.Errorf("%w: %s; remove it with wirespeed lab down --name %s", ErrExists, cfg.Name, cfg.Name)
+		}
+	}
+	created := map[Side]bool{}
+	l, err := up(ctx, cfg, created)
+	if err != nil {
+		// Remove only what this call made: a lab of the same name that
+		// someone else made meanwhile stays.
+		var errs []error
+		for _, s := range []Side{A, B} {
+			if created[s] {
+				errs = append(errs, deleteLink(Namespace(cfg.Name, s), Device(s)), deleteNamed(Namespace(cfg.Name, s)))
+			}
+		}
+		if derr := errors.Join(errs...); derr != nil {
+			err = errors.Join(err, fmt.Errorf("clean up: %w", derr))
+		}
+		return nil, fmt.Errorf("lab %q up: %w", cfg.Name, err)
+	}
+	return l, nil
+}
+
+// up makes the lab, marking in created each namespace it made.
+func up(ctx context.Context, cfg Config, created map[Side]bool) (*Lab, error) {
+	l := &Lab{Name: cfg.Name, MTU: cfg.MTU, RateBitsPerSecond: cfg.RateBitsPerSecond}
+	a4, b4 := hostAddrs(cfg.IPv4)
+	a6, b6 := hostAddrs(cfg.IPv6)
+	l.A = Host{Side: A, Netns: Namespace(cfg.Name, A), Dev: Device(A), IPv4: a4, IPv6: a6}
+	l.B = Host{Side: B, Netns: Namespace(cfg.Name, B), Dev: Device(B), IPv4: b4, IPv6: b6}
+
+	handles := map[Side]netns.NsHandle{}
+	defer func() {
+		for _, h := range handles {
+			h.Close()
+		}
+	}()
+	for _, s := range []Side{A, B} {
+		h, err := newNamed(l.Host(s).Netns)
+		if err != nil {
+			return nil, err
+		}
+		created[s] = true
+		handles[s] = h
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	nl := map[Side]*netlink.Handle{}
+	defer func() {
+		for _, h := range nl {
+			h.Close()
+		}
+	}()
+	for _, s := range []Side{A, B} {
+		h, err := netlink.NewHandleAt(handles[s])
+		if err != nil {
+			return nil, fmt.Errorf("netlink in %s: %w", l.Host(s).Netns, err)
+		}
+		nl[s] = h
+	}
+
+	// Made from inside a, with the peer end put straight into b.
+	veth := &netlink.Veth{
+		LinkAttrs:     netlink.LinkAttrs{Name: l.A.Dev, MTU: cfg.MTU},
+		PeerName:      l.B.Dev,
+		PeerNamespace: netlink.NsFd(handles[B]),
+	}
+	if err := nl[A].LinkAdd(veth); err != nil {
+		return nil, fmt.Errorf("add veth pair %s/%s: %w", l.A.Dev, l.B.Dev, err)
+	}
+
+	for _, s := range []Side{A, B} {
+		host := l.Host(s)
+		h := nl[s]
+		lo, err := h.LinkByName("lo")
+		if err != nil {
+			return nil, fmt.Errorf("lo in %s: %w", host.Netns, err)
+		}
+		if err := h.LinkSetUp(lo); err != nil {
+			return nil, fmt.Errorf("lo up in %s: %w", host.Netns, err)
+		}
+		link, err := h.LinkByName(host.Dev)
+		if err != nil {
+			return nil, fmt.Errorf("%s in %s: %w", host.Dev, host.Netns, err)
+		}
+		l.MTU = link.Attrs().MTU
+		for _, p := range []netip.Prefix{
+			netip.PrefixFrom(host.IPv4, cfg.IPv4.Bits()),
+			netip.PrefixFrom(host.IPv6, cfg.IPv6.Bits()),
+		} {
+			addr := &netlink.Addr{IPNet: ipNet(p)}
+			if p.Addr().Is6() {
+				// No duplicate address detection: nothing else is on the
+				// link, and without it the address is usable at once.
+				addr.Flags = unix.IFA_F_NODAD
+			}
+			if err := h.AddrAdd(link, addr); err != nil {
+				return nil, fmt.Errorf("address %s on %s in %s: %w", p, host.Dev, host.Netns, err)
+			}
+		}
+		if len(cfg.Features) > 0 {
+			if err := setFeatures(handles[s], host, cfg.Features); err != nil {
+				return nil, err
+			}
+		}
+		if cfg.RateBitsPerSecond > 0 {
+			if err := addTBF(h, link, cfg.RateBitsPerSecond, l.MTU); err != nil {
+				return nil, fmt.Errorf("rate limit on %s in %s: %w", host.Dev, host.Netns, err)
+			}
+		}
+		if err := h.LinkSetUp(link); err != nil {
+			return nil, fmt.Errorf("%s up in %s: %w", host.Dev, host.Netns, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// newNamed makes a named network namespace. netns.NewNamed moves the
+// calling thread into the new namespace, so it runs on a locked thread
+// that is thrown away afterwards.
+func newNamed(name string) (netns.NsHandle, error) {
+	type result struct {
+		h   netns.NsHandle
+		err error
+	}
+	c := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		h, err := netns.NewNamed(name)
+		c <- result{h, err}
+	}()
+	r := <-c
+	if r.err != nil {
+		return netns.None(), fmt.Errorf("make namespace %s: %w", name, r.err)
+	}
+	return r.h, nil
+}
+
+func ipNet(p netip.Prefix) *net.IPNet {
+	bits := 32
+	if p.Addr().Is6() {
+		bits = 128
+	}
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), bits)}
+}
+
+func setFeatures(ns netns.NsHandle, host Host, features map[string]bool) error {
+	names := make([]string, 0, len(features))
+	for n := range features {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var settings []netconf.Setting
+	for _, n := range names {
+		settings = append(settings, netconf.Feature(n, features[n]))
+	}
+	// Keep: the lab's settings are meant to stay until it is removed.
+	s, err := netconf.Open(netconf.Options{Dev: host.Dev, Netns: ns, NetnsName: host.Netns, Keep: true,
+		Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	defer s.Restore()
+	return s.Set(settings...)
+}
+
+func addTBF(h *netlink.Handle, link netlink.Link, bitsPerSecond uint64, mtu int) error {
+	rate, burst, limit := TBF(bitsPerSecond, mtu)
+	q := &netlink.Tbf{
+		QdiscAttrs: netlink.QdiscAttrs{
+			LinkIndex: link.Attrs().Index,
+			Handle:    netlink.MakeHandle(1, 0),
+			Parent:    netlink.HANDLE_ROOT,
+		},
+		Rate:   rate,
+		Buffer: netlink.Xmittime(rate, burst),
+		Limit:  limit,
+	}
+	return h.QdiscAdd(q)
+}
+
+// Load finds the lab called name, as Up left it (or as it was changed
+// since), reading addresses, MTU and rate from the kernel.
+func Load(name string) (*Lab, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	l := &Lab{Name: name}
+	for _, s := range []Side{A, B} {
+		host := Host{Side: s, Netns: Namespace(name, s), Dev: Device(s)}
+		ns, err := netns.GetFromName(host.Netns)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%w: %s (namespace %s is missing); make it with wirespeed lab up --name %s", ErrNotFound, name, host.Netns, name)
+			}
+			return nil, fmt.Errorf("lab %q: open %s: %w", name, host.Netns, err)
+		}
+		err = func() error {
+			defer ns.Close()
+			h, err := netlink.NewHandleAt(ns)
+			if err != nil {
+				return fmt.Errorf("netlink in %s: %w", host.Netns, err)
+			}
+			defer h.Close()
+			link, err := h.LinkByName(host.Dev)
+			if err != nil {
+				return fmt.Errorf("lab %q is broken: %s in %s: %w; remove it with wirespeed lab down --name %s", name, host.Dev, host.Netns, err, name)
+			}
+			l.MTU = link.Attrs().MTU
+			addrs, err := h.AddrList(link, netlink.FAMILY_ALL)
+			if err != nil {
+				return fmt.Errorf("addresses of %s in %s: %w", host.Dev, host.Netns, err)
+			}
+			for _, a := range addrs {
+				ip, ok := netip.AddrFromSlice(a.IP)
+				if !ok || ip.IsLinkLocalUnicast() {
+					continue
+				}
+				ip = ip.Unmap()
+				if ip.Is4() && !host.IPv4.IsValid() {
+					host.IPv4 = ip
+				} else if ip.Is6() && !host.IPv6.IsValid() {
+					host.IPv6 = ip
+				}
+			}
+			qs, err := h.QdiscList(link)
+			if err != nil {
+				return fmt.Errorf("qdiscs of %s in %s: %w", host.Dev, host.Netns, err)
+			}
+			for _, q := range qs {
+				if tbf, ok := q.(*netlink.Tbf); ok && q.Attrs().Parent == netlink.HANDLE_ROOT {
+					l.RateBitsPerSecond = tbf.Rate * 8
+				}
+			}
+			return nil
+		}()
+		if err != nil {
+			return nil, err
+		}
+		if s == A {
+			l.A = host
+		} else {
+			l.B = host
+		}
+	}
+	return l, nil
+}
+
+// List returns the names of the labs that exist, sorted, including broken
+// ones with only one namespace left (Remove clears those).
+func List() ([]string, error) {
+	entries, err := os.ReadDir(netnsDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list labs: %w", err)
+	}
+	seen := map[string]bool{}
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		if !strings.HasPrefix(n, "wst-") || !(strings.HasSuffix(n, "-a") || strings.HasSuffix(n, "-b")) {
+			continue
+		}
+		name := n[len("wst-") : len(n)-2]
+		if CheckName(name) == nil && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Down removes the lab; see Remove.
+func (l *Lab) Down() error { return Remove(l.Name) }
+
+// Remove removes the lab called name: its veth pair and both namespaces.
+// It is idempotent, and removes what is left of a lab that was only partly
+// made. A process still running inside a namespace keeps that namespace
+// alive (without its link) until it exits.
+func Remove(name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	var errs []error
+	// Delete the link first: it goes at once, even if some process keeps
+	// a namespace alive. Deleting one end removes both.
+	for _, s := range []Side{A, B} {
+		if err := deleteLink(Namespace(name, s), Device(s)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range []Side{A, B} {
+		if err := deleteNamed(Namespace(name, s)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func deleteLink(nsName, dev string) error {
+	ns, err := netns.GetFromName(nsName)
+	if err != nil {
+		return nil // no namespace, no link
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return nil // a namespace file that is not mounted: deleteNamed removes it
+	}
+	defer h.Close()
+	link, err := h.LinkByName(dev)
+	if err != nil {
+		return nil // gone already
+	}
+	if err := h.LinkDel(link); err != nil && !errors.Is(err, unix.ENODEV) {
+		return fmt.Errorf("delete %s in %s: %w", dev, nsName, err)
+	}
+	return nil
+}
+
+// deleteNamed unmounts and removes a named namespace, tolerating one that
+// is missing or was never mounted.
+func deleteNamed(name string) error {
+	path := filepath.Join(netnsDir, name)
+	if err := unix.Unmount(path, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("unmount %s: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	return nil
+}
+
+// Do runs fn on an OS thread inside the namespace of side s and returns
+// its error. A panic in fn is raised again in the caller's goroutine.
+// Sockets fn opens belong to the namespace and can be used from any
+// goroutine afterwards; goroutines fn starts do not run in the namespace.
+// fn must not call t.FailNow (t.Fatal): it runs on another goroutine.
+// The thread is never handed back to the Go runtime: it ends with fn.
+func (l *Lab) Do(s Side, fn func() error) error {
+	name := Namespace(l.Name, s)
+	ns, err := netns.GetFromName(name)
+	if err != nil {
+		return fmt.Errorf("open namespace %s: %w", name, err)
+	}
+	defer ns.Close()
+	type result struct {
+		err      error
+		finished bool
+		panicked bool
+		p        any
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r.panicked, r.p = true, p
+			} else if !r.finished {
+				r.err = fmt.Errorf("the function run in %s ended its goroutine (runtime.Goexit, t.FailNow?)", name)
+			}
+			done <- r
+		}()
+		if err := netns.Set(ns); err != nil {
+			r.err, r.finished = fmt.Errorf("enter namespace %s: %w", name, err), true
+			return
+		}
+		r.err = fn()
+		r.finished = true
+	}()
+	r := <-done
+	if r.panicked {
+		panic(r.p)
+	}
+	return r.err
+}
+
+// Start starts cmd inside the namespace of side s: the child process is
+// forked from a thread in the namespace and stays there. Wait for it as
+// usual. The child sees the host's /sys, unlike `ip netns exec`, which
+// also remounts /sys; it reads interfaces through netlink instead.
+func (l *Lab) Start(s Side, cmd *exec.Cmd) error {
+	return l.Do(s, cmd.Start)
+}

@@ -1,0 +1,310 @@
+package netconf_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"wirespeed/internal/lab"
+	"wirespeed/internal/netconf"
+	"wirespeed/internal/netdev"
+	"wirespeed/internal/nstest"
+)
+
+// state is what a device looks like through readers independent of the
+// session under test.
+type state struct {
+	mtu      int
+	features map[string]bool // kernel name -> active
+}
+
+func readState(t *testing.T, l *lab.Lab, s lab.Side) state {
+	t.Helper()
+	host := l.Host(s)
+	ns, err := netns.GetFromName(host.Netns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	link, err := h.LinkByName(host.Dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd, err := netdev.Open(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nd.Close()
+	fs, err := nd.Features(host.Dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := state{mtu: link.Attrs().MTU, features: map[string]bool{}}
+	for _, f := range fs {
+		st.features[f.Name] = f.Active
+	}
+	return st
+}
+
+func (s state) diff(o state) string {
+	var d []string
+	if s.mtu != o.mtu {
+		d = append(d, fmt.Sprintf("mtu %d != %d", s.mtu, o.mtu))
+	}
+	for n, on := range s.features {
+		if o.features[n] != on {
+			d = append(d, fmt.Sprintf("%s %v != %v", n, on, o.features[n]))
+		}
+	}
+	return strings.Join(d, ", ")
+}
+
+func open(t *testing.T, l *lab.Lab, s lab.Side, keep bool) *netconf.Session {
+	t.Helper()
+	host := l.Host(s)
+	ns, err := netns.GetFromName(host.Netns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Close() })
+	sess, err := netconf.Open(netconf.Options{Dev: host.Dev, Netns: ns, NetnsName: host.Netns, Keep: keep,
+		Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+var tsoFeatures = []string{"tx-tcp-segmentation", "tx-tcp6-segmentation", "tx-tcp-ecn-segmentation", "tx-tcp-mangleid-segmentation"}
+
+func TestSetAndRestoreOnVeth(t *testing.T) {
+	l := nstest.NewNamespacePair(t)
+	origA, origB := readState(t, l, lab.A), readState(t, l, lab.B)
+	if !origA.features["tx-tcp-segmentation"] || origA.mtu != 1500 {
+		t.Fatalf("veth starts with tso %v mtu %d; the test expects on and 1500", origA.features["tx-tcp-segmentation"], origA.mtu)
+	}
+	s := open(t, l, lab.A, false)
+	if err := s.Set(netconf.Feature("tso", false), netconf.MTU(9000)); err != nil {
+		t.Fatal(err)
+	}
+	now := readState(t, l, lab.A)
+	for _, n := range tsoFeatures {
+		if on, ok := now.features[n]; ok && on {
+			t.Errorf("%s still on after tso=off", n)
+		}
+	}
+	if now.mtu != 9000 {
+		t.Errorf("mtu %d after setting 9000", now.mtu)
+	}
+	if d := origB.diff(readState(t, l, lab.B)); d != "" {
+		t.Errorf("the other end changed: %s", d)
+	}
+	ch := s.Changes()
+	if len(ch) != 2 || ch[0].Setting != "tso" || ch[0].Before != "on" || ch[0].After != "off" ||
+		ch[1].Setting != "mtu" || ch[1].Before != "1500" || ch[1].After != "9000" || ch[0].Namespace != l.A.Netns {
+		t.Errorf("changes = %+v", ch)
+	}
+	if len(ch) > 0 && len(ch[0].Features) < 2 {
+		t.Errorf("tso=off recorded %d kernel features, want every TSO one: %+v", len(ch[0].Features), ch[0].Features)
+	}
+	if err := s.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if d := origA.diff(readState(t, l, lab.A)); d != "" {
+		t.Errorf("not restored: %s", d)
+	}
+	if err := s.Restore(); err != nil {
+		t.Errorf("second Restore: %v", err)
+	}
+}
+
+// TestTxChecksumOff turns tx checksumming off, which makes the kernel turn
+// TSO off too; restoring tx must bring TSO back.
+func TestTxChecksumOff(t *testing.T) {
+	l := nstest.NewNamespacePair(t)
+	orig := readState(t, l, lab.A)
+	s := open(t, l, lab.A, false)
+	if err := s.Set(netconf.Feature("tx-checksumming", false)); err != nil {
+		t.Fatal(err)
+	}
+	now := readState(t, l, lab.A)
+	if now.features["tx-checksum-ip-generic"] || now.features["tx-tcp-segmentation"] {
+		t.Errorf("after tx off: csum %v tso %v, want both off", now.features["tx-checksum-ip-generic"], now.features["tx-tcp-segmentation"])
+	}
+	found := false
+	for _, f := range s.Changes()[0].Features {
+		found = found || f.Name == "tx-tcp-segmentation" && f.Before && !f.After
+	}
+	if !found {
+		t.Errorf("the consequence on TSO is not recorded: %+v", s.Changes())
+	}
+	if err := s.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if d := orig.diff(readState(t, l, lab.A)); d != "" {
+		t.Errorf("not restored: %s", d)
+	}
+}
+
+func TestFixedOnVeth(t *testing.T) {
+	l := nstest.NewNamespacePair(t)
+	s := open(t, l, lab.A, false)
+	defer s.Restore()
+	err := s.Set(netconf.Feature("lro", true)) // veth has no LRO to turn on
+	if !errors.Is(err, netdev.ErrFixed) || !strings.Contains(err.Error(), "large-receive-offload") {
+		t.Errorf("error = %v, want ErrFixed naming large-receive-offload", err)
+	}
+}
+
+func TestKeepOnVeth(t *testing.T) {
+	l := nstest.NewNamespacePair(t)
+	s := open(t, l, lab.A, true)
+	if err := s.Set(netconf.Feature("gso", false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if readState(t, l, lab.A).features["tx-generic-segmentation"] {
+		t.Error("Keep: gso was restored")
+	}
+}
+
+func TestRestoreAfterPanic(t *testing.T) {
+	l := nstest.NewNamespacePair(t)
+	orig := readState(t, l, lab.A)
+	s := open(t, l, lab.A, false)
+	func() {
+		defer func() {
+			if r := recover(); r != "mid-run" {
+				t.Errorf("recovered %v", r)
+			}
+		}()
+		defer s.RestoreOnPanic()
+		if err := s.Set(netconf.Feature("tso", false), netconf.MTU(9000)); err != nil {
+			t.Fatal(err)
+		}
+		if readState(t, l, lab.A).mtu != 9000 {
+			t.Fatal("mtu not set")
+		}
+		panic("mid-run")
+	}()
+	if d := orig.diff(readState(t, l, lab.A)); d != "" {
+		t.Errorf("not restored after panic: %s", d)
+	}
+}
+
+// TestRestoreOnSignal runs a child process (this test binary, in
+// TestSignalHelper) that keeps changing settings until it gets a signal,
+// and checks that the settings are back and that the child ended as the
+// signal ends a process.
+func TestRestoreOnSignal(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			l := nstest.NewNamespacePair(t)
+			orig := readState(t, l, lab.A)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSignalHelper$", "-test.v")
+			cmd.Env = append(os.Environ(), "WST_NETCONF_HELPER="+l.A.Netns)
+			cmd.Stderr = os.Stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) // before the lab goes
+			sc := bufio.NewScanner(out)
+			ready := false
+			for sc.Scan() {
+				if sc.Text() == "changing" {
+					ready = true
+					break
+				}
+			}
+			if !ready {
+				t.Fatal("the helper never started changing settings")
+			}
+			go io.Copy(io.Discard, out)
+			if d := orig.diff(readState(t, l, lab.A)); d == "" {
+				t.Fatal("the helper said it changed settings, but nothing changed")
+			}
+			time.Sleep(30 * time.Millisecond) // let it go round the loop a few times
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if !ws.Signaled() || ws.Signal() != sig {
+				t.Errorf("helper ended with %v (%v), want death by %v", cmd.ProcessState, err, sig)
+			}
+			if ctx.Err() != nil {
+				t.Fatal("the helper had to be killed at the deadline")
+			}
+			if d := orig.diff(readState(t, l, lab.A)); d != "" {
+				t.Errorf("not restored after %v: %s", sig, d)
+			}
+		})
+	}
+}
+
+// TestSignalHelper is the child of TestRestoreOnSignal; it does nothing
+// unless WST_NETCONF_HELPER names the namespace to work in.
+func TestSignalHelper(t *testing.T) {
+	nsName := os.Getenv("WST_NETCONF_HELPER")
+	if nsName == "" {
+		t.Skip("helper process for TestRestoreOnSignal")
+	}
+	ns, err := netns.GetFromName(nsName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := netconf.Open(netconf.Options{Dev: lab.Device(lab.A), Netns: ns, NetnsName: nsName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := s.RestoreOnSignal()
+	defer stop()
+	deadline := time.Now().Add(15 * time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
+		on := i%2 == 1
+		mtu := 9000
+		if on {
+			mtu = 4000
+		}
+		err := s.Set(netconf.Feature("tso", on), netconf.Feature("gso", on), netconf.MTU(mtu))
+		if errors.Is(err, netconf.ErrEnded) {
+			// Restored by the handler; the signal it raised again ends
+			// the process any moment now.
+			time.Sleep(10 * time.Second)
+			t.Fatal("still alive 10s after the restore")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			fmt.Println("changing")
+		}
+	}
+	t.Fatal("no signal came")
+}

@@ -1,0 +1,85 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"wirespeed/internal/run"
+	"wirespeed/internal/units"
+)
+
+// LabStatus is what `wirespeed lab status` shows of one lab; the CLI fills
+// it from package lab, so report does not depend on it.
+type LabStatus struct {
+	Name              string
+	MTU               int
+	RateBitsPerSecond uint64 // 0 when there is no limit
+	Hosts             []LabHost
+	// Error says why the lab could not be read (a half-removed lab).
+	Error string
+}
+
+// LabHost is one side of a lab.
+type LabHost struct {
+	Side, Netns, Dev string
+	IPv4, IPv6       string
+	// Offloads are the veth end's offload groups; nil when not read.
+	Offloads []run.Feature
+}
+
+// Lab writes the status of one lab.
+func Lab(w io.Writer, st LabStatus) {
+	if st.Error != "" {
+		fmt.Fprintf(w, "lab %s: broken: %s\n", st.Name, st.Error)
+		return
+	}
+	rate := "no rate limit"
+	if st.RateBitsPerSecond > 0 {
+		rate = "rate " + units.FormatBits(float64(st.RateBitsPerSecond))
+	}
+	fmt.Fprintf(w, "lab %s: mtu %d, %s\n", st.Name, st.MTU, rate)
+	for _, h := range st.Hosts {
+		fmt.Fprintf(w, "  %s  %-16s %-6s %-15s %s\n", h.Side, h.Netns, h.Dev, h.IPv4, h.IPv6)
+		if len(h.Offloads) > 0 {
+			var parts []string
+			for _, f := range h.Offloads {
+				if !f.Fixed {
+					parts = append(parts, f.Name+" "+onOff(f.On))
+				}
+			}
+			for i, line := range wrap(parts, ", ", 64) {
+				label := "offloads:"
+				if i > 0 {
+					label = ""
+				}
+				fmt.Fprintf(w, "     %-9s %s\n", label, line)
+			}
+		}
+	}
+}
+
+// wrap joins words with sep into lines of at most width characters (a
+// longer word gets a line of its own).
+func wrap(words []string, sep string, width int) []string {
+	var lines []string
+	cur := ""
+	for i, w := range words {
+		if i < len(words)-1 {
+			w += strings.TrimRight(sep, " ")
+		}
+		switch {
+		case cur == "":
+			cur = w
+		case len(cur)+1+len(w) <= width:
+			cur += " " + w
+		default:
+			lines = append(lines, cur)
+			cur = w
+		}
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
+}

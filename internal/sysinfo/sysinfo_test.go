@@ -1,0 +1,90 @@
+package sysinfo
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"wirespeed/internal/run"
+)
+
+func TestCollectFixture(t *testing.T) {
+	env, warnings, err := Collect(context.Background(), Options{ProcRoot: "testdata/proc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) > 0 {
+		t.Errorf("warnings on a complete fixture: %q", warnings)
+	}
+	want := run.Env{
+		Hostname:      "fixture-host",
+		KernelRelease: "6.1.0-fixture-amd64",
+		CPU:           run.CPUInfo{Model: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", Count: 4},
+		CongestionControl: run.CongestionControl{
+			Default:   "cubic",
+			Available: []string{"reno", "cubic", "bbr"},
+		},
+		Sysctls: map[string][]int64{
+			"net.ipv4.tcp_rmem":        {4096, 131072, 6291456},
+			"net.ipv4.tcp_wmem":        {4096, 16384, 4194304},
+			"net.core.rmem_max":        {212992},
+			"net.core.wmem_max":        {212992},
+			"net.core.rmem_default":    {212992},
+			"net.core.wmem_default":    {212992},
+			"net.ipv4.tcp_mtu_probing": {1},
+			"net.core.busy_poll":       {50},
+			"net.core.busy_read":       {0},
+		},
+	}
+	if diff := cmp.Diff(want, env); diff != "" {
+		t.Errorf("Collect (-want +got):\n%s", diff)
+	}
+}
+
+// TestCollectPartial reads a tree where pieces are missing or malformed:
+// each becomes a warning, none an error.
+func TestCollectPartial(t *testing.T) {
+	env, warnings, err := Collect(context.Background(), Options{ProcRoot: "testdata/proc-arm64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(run.CPUInfo{Model: "0xd0c", Count: 2}, env.CPU); diff != "" {
+		t.Errorf("CPU (-want +got):\n%s", diff)
+	}
+	if env.KernelRelease != "6.6.0-arm" || env.Hostname != "" {
+		t.Errorf("kernel %q hostname %q, want 6.6.0-arm and empty", env.KernelRelease, env.Hostname)
+	}
+	if len(env.Sysctls) != 0 {
+		t.Errorf("sysctls = %v, want none", env.Sysctls)
+	}
+	all := strings.Join(warnings, "\n")
+	for _, want := range []string{
+		"hostname: testdata/proc-arm64/sys/kernel/hostname does not exist",
+		`sysctl net.ipv4.tcp_rmem: "notanumber" is not a number`,
+		"sysctl net.core.busy_read: not in this kernel or not visible in this network namespace",
+		"congestion control:",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+}
+
+func TestCollectNoProc(t *testing.T) {
+	env, warnings, err := Collect(context.Background(), Options{ProcRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.CPU.Count != 0 || len(warnings) < 5 {
+		t.Errorf("empty proc root: cpu %+v, %d warnings; want nothing read and a warning each", env.CPU, len(warnings))
+	}
+}
+
+func TestReadCPUNotCpuinfo(t *testing.T) {
+	_, err := readCPU("testdata/proc/sys/kernel/hostname")
+	if err == nil || !strings.Contains(err.Error(), "no processor") {
+		t.Errorf("error = %v, want a clear one", err)
+	}
+}
