@@ -3,6 +3,7 @@ module wirespeed
 go 1.26.8
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/google/go-cmp v0.7.0
 	github.com/mdlayher/ethtool v0.7.0
 	github.com/spf13/cobra v1.10.2

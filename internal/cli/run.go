@@ -33,11 +33,15 @@ type runFlags struct {
 	payload  string
 	ipv4     bool
 	ipv6     bool
+	// changed reports whether the user set a flag, for defaults that
+	// depend on the test (UDP_STREAM's datagram size).
+	changed func(name string) bool
 }
 
 func newRunCmd(e *env) *cobra.Command {
 	f := &runFlags{spec: spec.Default()}
-	cmd := &cobra.Command{
+	var cmd *cobra.Command
+	cmd = &cobra.Command{
 		Use:   "run [HOST[:PORT]]",
 		Short: "Run a test against a wirespeed server (an embedded one on loopback when no HOST is given)",
 		Long: `Run a test against a wirespeed server and show the result as a netperf-style
@@ -64,19 +68,23 @@ over the measurement window; the sender's count is shown beside it.`,
 			if len(args) == 1 {
 				target = args[0]
 			}
+			f.changed = cmd.Flags().Changed
 			return runRun(cmd.Context(), e, f, target, cmd.Flags().Changed("port"))
 		},
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVarP(&f.test, "test", "t", string(spec.TCPStream), "test to run: "+kindList())
-	fl.BoolVarP(&f.reverse, "reverse", "R", false, "server sends (TCP_MAERTS)")
+	fl.BoolVarP(&f.reverse, "reverse", "R", false, "server sends (TCP_MAERTS; UDP_STREAM from the server)")
 	fl.VarP(durationValue{&f.spec.Duration}, "length", "l", "measurement window: seconds (60) or a duration (2s, 500ms, 1m)")
-	fl.VarP(bytesValue{&f.spec.SendSize}, "send-size", "m", "bytes per send call (131072, 128K)")
+	fl.VarP(bytesValue{&f.spec.SendSize}, "send-size", "m", "bytes per send call (131072, 128K); UDP_STREAM: datagram payload, default 1472")
 	fl.VarP(bytesValue{&f.spec.RecvSize}, "recv-size", "M", "bytes per receive call")
 	fl.VarP(bytesValue{&f.spec.LocalSockBuf}, "local-sockbuf", "s", "SO_SNDBUF/SO_RCVBUF to ask for on the client's data sockets (0: system default)")
 	fl.VarP(bytesValue{&f.spec.RemoteSockBuf}, "remote-sockbuf", "S", "SO_SNDBUF/SO_RCVBUF to ask for on the server's data sockets (0: system default)")
-	fl.IntVarP(&f.spec.Parallel, "parallel", "P", 1, "streams per direction")
+	fl.IntVarP(&f.spec.Parallel, "parallel", "P", 1, "streams per direction (connections for request/response tests)")
+	fl.VarP(rateValue{&f.spec.RateBitsPerSecond}, "bandwidth", "b", "UDP_STREAM: payload bits/s per stream (500M, 2G); 0 sends as fast as possible")
+	fl.VarP(rrSizesValue{&f.spec.RequestSize, &f.spec.ResponseSize}, "rr-sizes", "r", "request/response tests: REQ,RESP bytes (1,1), or one size for both")
+	fl.IntVar(&f.spec.Burst, "burst", 1, "request/response tests: transactions in flight per connection")
 	fl.Var(durationValue{&f.spec.Omit}, "omit", "warm-up before the window, left out of the result")
 	fl.VarP(durationValue{&f.spec.Interval}, "interval", "i", "interval report period (0: none)")
 	fl.StringVar(&f.spec.CongestionControl, "cc", "", "TCP congestion control on both sides' data sockets, e.g. cubic (default: the system's)")
@@ -111,9 +119,14 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 		switch kind {
 		case spec.TCPStream, spec.TCPMaerts:
 			t.Kind = spec.TCPMaerts
+		case spec.UDPStream:
+			t.Reverse = true
 		default:
-			return t, usagef("-R reverses TCP_STREAM; it does not apply to %s", kind)
+			return t, usagef("-R reverses TCP_STREAM and UDP_STREAM; it does not apply to %s", kind)
 		}
+	}
+	if t.Kind == spec.UDPStream && (f.changed == nil || !f.changed("send-size")) {
+		t.SendSize = spec.DefaultUDPSize
 	}
 	if f.tradeoff && t.Kind != spec.TCPStream {
 		return t, usagef("--tradeoff runs TCP_STREAM and TCP_MAERTS itself; drop -t %s and -R", t.Kind)

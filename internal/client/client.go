@@ -194,11 +194,11 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (run.Result, error) {
 		c.broken = true
 		return run.Result{}, c.explain(err)
 	}
-	return c.measure(ctx, t, conns, content)
+	return c.measure(ctx, t, acc, conns, content)
 }
 
 func dirsInclude(t spec.Test, d spec.Direction) bool {
-	for _, x := range t.Kind.Directions() {
+	for _, x := range t.Directions() {
 		if x == d {
 			return true
 		}
@@ -245,8 +245,37 @@ func (c *Client) explain(err error) error {
 	return fmt.Errorf("server %s: %w", c.cfg.Addr, err)
 }
 
+// serverIP is the address the control connection reached: data goes to
+// the same one, whatever else the server's name resolves to, since the
+// server accepts data only from the control connection's peer.
+func (c *Client) serverIP() string {
+	return addrIP(c.cc.NetConn().RemoteAddr())
+}
+
+func addrIP(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		if ip4 := ta.IP.To4(); ip4 != nil {
+			return ip4.String()
+		}
+		return ta.IP.String()
+	}
+	h, _, _ := net.SplitHostPort(a.String())
+	return h
+}
+
 func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accepted) ([]side.Conn, error) {
-	addr := net.JoinHostPort(c.host, strconv.Itoa(acc.DataPort))
+	switch {
+	case t.Kind.UDP():
+		return c.dialUDP(ctx, t, acc)
+	case t.Kind == spec.TCPCRR:
+		// A connection per transaction: the loops dial as they go.
+		var conns []side.Conn
+		for _, st := range t.Streams() {
+			conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir})
+		}
+		return conns, nil
+	}
+	addr := net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.DataPort))
 	opts := engine.Options{SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay}
 	var conns []side.Conn
 	for _, st := range t.Streams() {
@@ -269,12 +298,14 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 
 func closeConns(cs []side.Conn) {
 	for _, c := range cs {
-		c.Conn.Close()
+		if c.Conn != nil {
+			c.Conn.Close()
+		}
 	}
 }
 
 // measure starts the run on both sides and collects both results.
-func (c *Client) measure(ctx context.Context, t spec.Test, conns []side.Conn, content []byte) (run.Result, error) {
+func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted, conns []side.Conn, content []byte) (run.Result, error) {
 	started := time.Now()
 	if err := c.cc.Send(control.TypeStart, struct{}{}); err != nil {
 		closeConns(conns)
@@ -353,6 +384,9 @@ func (c *Client) measure(ctx context.Context, t spec.Test, conns []side.Conn, co
 			Conns:      conns,
 			Payload:    content,
 			OnInterval: ticks.add,
+			CRRNetwork: c.network,
+			CRRAddr:    net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.CRRPort)),
+			CRROptions: engine.Options{SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay},
 		})
 		localCh <- remote{res: r, err: err}
 	}()

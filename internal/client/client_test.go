@@ -80,9 +80,12 @@ func shortSpec(kind spec.Kind, parallel int) spec.Test {
 	return sp
 }
 
+// tcpKinds are the TCP stream tests.
+var tcpKinds = []spec.Kind{spec.TCPStream, spec.TCPMaerts, spec.TCPBidir}
+
 func TestStreamKinds(t *testing.T) {
 	addr, _ := startServer(t, server.Config{})
-	for _, kind := range spec.Kinds {
+	for _, kind := range tcpKinds {
 		for _, parallel := range []int{1, 4} {
 			t.Run(string(kind)+"/P"+string(rune('0'+parallel)), func(t *testing.T) {
 				var mu sync.Mutex
@@ -101,7 +104,7 @@ func TestStreamKinds(t *testing.T) {
 				mu.Lock()
 				defer mu.Unlock()
 				// 600ms in 200ms intervals: 3 ticks per direction.
-				if want := 3 * len(sp.Kind.Directions()); len(ticks) != want {
+				if want := 3 * len(sp.Directions()); len(ticks) != want {
 					t.Errorf("got %d live ticks, want %d", len(ticks), want)
 				}
 				for _, tk := range ticks {
@@ -123,7 +126,7 @@ func checkResult(t *testing.T, sp spec.Test, res run.Result) {
 	if len(res.Warnings) > 0 {
 		t.Errorf("warnings: %v", res.Warnings)
 	}
-	dirs := sp.Kind.Directions()
+	dirs := sp.Directions()
 	if len(res.Directions) != len(dirs) {
 		t.Fatalf("got %d directions, want %d", len(res.Directions), len(dirs))
 	}
@@ -286,7 +289,7 @@ func TestIterationsOnOneConnection(t *testing.T) {
 	addr, _ := startServer(t, server.Config{})
 	c := dial(t, client.Config{Addr: addr})
 	for i := 0; i < 3; i++ {
-		sp := shortSpec(spec.Kinds[i%len(spec.Kinds)], 1)
+		sp := shortSpec(tcpKinds[i], 1)
 		sp.Duration = 200 * time.Millisecond
 		res, err := c.Run(context.Background(), sp)
 		if err != nil {
@@ -298,7 +301,7 @@ func TestIterationsOnOneConnection(t *testing.T) {
 
 func TestInterrupt(t *testing.T) {
 	addr, _ := startServer(t, server.Config{})
-	for _, kind := range spec.Kinds {
+	for _, kind := range tcpKinds {
 		t.Run(string(kind), func(t *testing.T) {
 			c := dial(t, client.Config{Addr: addr})
 			sp := shortSpec(kind, 2)

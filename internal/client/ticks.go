@@ -23,7 +23,7 @@ type dirTicks struct {
 
 func newTicker(t spec.Test, emit func(run.Tick)) *ticker {
 	tk := &ticker{emit: emit, dirs: map[spec.Direction]*dirTicks{}}
-	for _, d := range t.Kind.Directions() {
+	for _, d := range t.Directions() {
 		tk.dirs[d] = &dirTicks{rcv: map[int]run.IntervalReport{}, snd: map[int]run.IntervalReport{}}
 	}
 	return tk
@@ -36,6 +36,14 @@ func (tk *ticker) add(r run.IntervalReport) {
 	}
 	tk.mu.Lock()
 	defer tk.mu.Unlock()
+	switch r.Role {
+	case run.Requester:
+		// The requester measures a request/response test on its own.
+		tk.emit(run.JoinTick(r, nil))
+		return
+	case run.Responder:
+		return
+	}
 	d := tk.dirs[r.Direction]
 	if d == nil {
 		return

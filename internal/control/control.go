@@ -10,6 +10,7 @@ package control
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -40,6 +41,8 @@ const ProtocolName = "wirespeed"
 var (
 	ControlMagic = [4]byte{'W', 'S', 'P', 'D'}
 	DataMagic    = [4]byte{'W', 'S', 'D', 'T'}
+	// DataAckMagic starts the server's answer to a UDP data header.
+	DataAckMagic = [4]byte{'W', 'S', 'D', 'A'}
 )
 
 // Defaults for a Conn.
@@ -150,7 +153,13 @@ type TestRequest struct {
 // Accepted answers a test request.
 type Accepted struct {
 	Token    Token `json:"token"`
-	DataPort int   `json:"data_port"`
+	DataPort int   `json:"data_port"` // TCP data connections
+	// UDPPorts are the server's UDP data sockets, one per stream in the
+	// order of spec.Test.Streams, for UDP tests.
+	UDPPorts []int `json:"udp_ports,omitempty"`
+	// CRRPort is the listener a TCP_CRR test connects to for every
+	// transaction.
+	CRRPort int `json:"crr_port,omitempty"`
 }
 
 // Abort asks the peer to end the running test now and send what it has.
@@ -193,6 +202,36 @@ func WriteDataHeader(w io.Writer, tok Token, streamID int) error {
 	binary.BigEndian.PutUint32(b[20:], uint32(streamID))
 	_, err := w.Write(b[:])
 	return err
+}
+
+// DataHeader returns a data header: what a UDP stream's socket sends,
+// in one datagram, until the server acknowledges it.
+func DataHeader(tok Token, streamID int) []byte {
+	var b bytes.Buffer
+	WriteDataHeader(&b, tok, streamID)
+	return b.Bytes()
+}
+
+// ParseDataHeader parses a datagram holding a data header.
+func ParseDataHeader(b []byte) (Token, int, error) {
+	if len(b) != DataHeaderLen || [4]byte(b[:4]) != DataMagic {
+		return Token{}, 0, fmt.Errorf("%w: not a data header (%d bytes)", ErrProtocol, len(b))
+	}
+	return ReadDataHeader(bytes.NewReader(b[4:]))
+}
+
+// DataAck is the server's answer to a UDP data header, no longer than it,
+// so the exchange cannot amplify a spoofed request.
+func DataAck(tok Token, streamID int) []byte {
+	b := DataHeader(tok, streamID)
+	copy(b[:4], DataAckMagic[:])
+	return b
+}
+
+// IsDataAck reports whether b acknowledges stream streamID of tok.
+func IsDataAck(b []byte, tok Token, streamID int) bool {
+	want := DataAck(tok, streamID)
+	return bytes.Equal(b, want)
 }
 
 // ReadDataHeader reads the rest of a data header after its magic.

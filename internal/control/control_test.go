@@ -217,3 +217,24 @@ func TestTokenJSON(t *testing.T) {
 		t.Errorf("two tokens are equal")
 	}
 }
+
+func TestUDPDataHeader(t *testing.T) {
+	tok := NewToken()
+	b := DataHeader(tok, 3)
+	got, id, err := ParseDataHeader(b)
+	if err != nil || got != tok || id != 3 {
+		t.Fatalf("got %v %d %v", got, id, err)
+	}
+	ack := DataAck(tok, 3)
+	if len(ack) > len(b) {
+		t.Errorf("ack of %d bytes is longer than the %d-byte request: amplification", len(ack), len(b))
+	}
+	if !IsDataAck(ack, tok, 3) || IsDataAck(ack, tok, 4) || IsDataAck(b, tok, 3) {
+		t.Error("ack recognition wrong")
+	}
+	for _, bad := range [][]byte{nil, b[:10], append(append([]byte{}, b...), 0), ack} {
+		if _, _, err := ParseDataHeader(bad); err == nil {
+			t.Errorf("ParseDataHeader accepted %q", bad)
+		}
+	}
+}

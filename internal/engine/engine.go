@@ -1,17 +1,23 @@
 // Package engine owns the data path: it opens and configures data sockets
 // and runs the hot loops that move payload and count it. It does not
-// print, format, allocate per message or read the clock per call; the
-// caller samples the counters and decides when to stop.
+// print, format or allocate per message; the caller samples the counters
+// and decides when to stop.
 //
-// The Linux loops (stream_linux.go) issue one write(2) or read(2) per
-// message straight on the socket through syscall.RawConn, keeping the
-// descriptor's poller lock for the whole loop and going back to the Go
-// poller only when the socket would block. Other platforms use net.Conn.
+// Every loop implements Loop. The Linux loops are written by hand because
+// no library offers loops this lean: TCP streams issue one write(2) or
+// read(2) per message straight on the socket through syscall.RawConn,
+// keeping the descriptor's poller lock for the whole loop and going back
+// to the Go poller only when the socket would block (tcp_linux.go); UDP
+// streams move batches with sendmmsg(2)/recvmmsg(2) (udp_linux.go);
+// request/response loops make a blocking exchange on a locked OS thread,
+// as netperf does (rr_linux.go). Other platforms use net.Conn.
 package engine
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"sync"
@@ -22,106 +28,137 @@ import (
 	"wirespeed/internal/spec"
 )
 
-// Stream runs one data connection's loop and counts what it moved.
-// Its counters may be read from any goroutine while the loop runs.
-type Stream struct {
-	conn *net.TCPConn
-	rc   syscall.RawConn
+// ErrUnsupported is returned for a loop the platform cannot run.
+var ErrUnsupported = errors.New("not supported on this platform")
 
-	// The loop's own counters, written only by the loop goroutine. Padding
-	// keeps them off the cache line of the fields other goroutines write.
-	_     [64]byte
-	bytes atomic.Int64
-	calls atomic.Int64
-	_     [48]byte
+// Loop is one data connection's hot loop and its counters.
+type Loop interface {
+	// Run moves data until Stop, the peer's end of stream, or a failure.
+	// It returns nil when stopped or when the peer ended.
+	Run() error
+	// Stop makes Run return promptly, also when it waits for the socket.
+	// Safe to call more than once, from any goroutine.
+	Stop()
+	// Counters reads the counters; safe from any goroutine while Run runs.
+	Counters() Counters
+	// FirstByte is closed when a receiving loop gets its first data.
+	FirstByte() <-chan struct{}
+	// FirstByteAt is when that happened (monotonic); valid once FirstByte
+	// is closed.
+	FirstByteAt() time.Time
+	// Ended reports whether the loop saw the peer's end of stream.
+	Ended() bool
+	// Finish tells the peer this side is done sending, after Run returned.
+	Finish() error
+	// Conn is the loop's socket (nil for loops that open one per
+	// transaction).
+	Conn() net.Conn
+	// Close closes the loop's sockets.
+	Close() error
+}
 
+// Counters is a snapshot of a loop's counters. Each loop fills the ones
+// that apply to it.
+type Counters struct {
+	Bytes int64 // payload bytes moved
+	Calls int64 // system calls that moved data
+	// Packets is datagrams sent or received (unique) for UDP streams, and
+	// completed transactions for request/response loops.
+	Packets    int64
+	SendErrors int64 // sends refused by the kernel (EAGAIN, ENOBUFS, ECONNREFUSED), counted, then retried
+	Lost       int64 // datagrams missing from the sequence so far (late ones are given back)
+	OutOfOrder int64 // datagrams that arrived after a later one
+	Duplicates int64 // datagrams seen twice
+	Timeouts   int64 // request/response transactions given up after no answer
+	// JitterNanos is the RFC 3550 interarrival jitter estimate.
+	JitterNanos float64
+}
+
+// counters are a loop's atomic counters. Padding keeps them off the cache
+// lines of fields other goroutines write.
+type counters struct {
+	_          [64]byte
+	bytes      atomic.Int64
+	calls      atomic.Int64
+	packets    atomic.Int64
+	sendErrors atomic.Int64
+	lost       atomic.Int64
+	ooo        atomic.Int64
+	dup        atomic.Int64
+	timeouts   atomic.Int64
+	jitter     atomic.Uint64 // float64 bits
+	_          [64]byte
+}
+
+func (c *counters) snapshot() Counters {
+	return Counters{
+		Bytes:       c.bytes.Load(),
+		Calls:       c.calls.Load(),
+		Packets:     c.packets.Load(),
+		SendErrors:  c.sendErrors.Load(),
+		Lost:        c.lost.Load(),
+		OutOfOrder:  c.ooo.Load(),
+		Duplicates:  c.dup.Load(),
+		Timeouts:    c.timeouts.Load(),
+		JitterNanos: math.Float64frombits(c.jitter.Load()),
+	}
+}
+
+// base is what every loop shares: counters, the stop flag and the first
+// byte.
+type base struct {
+	ctr       counters
 	stop      atomic.Bool
-	eof       atomic.Bool
+	stopOnce  sync.Once
+	stopCh    chan struct{}
+	ended     atomic.Bool
 	firstOnce sync.Once
 	first     chan struct{}
 	firstAt   time.Time // written once before first is closed
+	wake      func()    // wakes a loop parked in the poller
 }
 
-// NewStream wraps an established TCP data connection.
-func NewStream(c *net.TCPConn) (*Stream, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("data connection: %w", err)
-	}
-	return &Stream{conn: c, rc: rc, first: make(chan struct{})}, nil
+func newBase(wake func()) base {
+	return base{stopCh: make(chan struct{}), first: make(chan struct{}), wake: wake}
 }
 
-// Bytes returns the payload bytes the loop has moved so far.
-func (s *Stream) Bytes() int64 { return s.bytes.Load() }
+func (b *base) Counters() Counters               { return b.ctr.snapshot() }
+func (b *base) FirstByte() <-chan struct{}       { return b.first }
+func (b *base) FirstByteAt() time.Time           { return b.firstAt }
+func (b *base) Ended() bool                      { return b.ended.Load() }
+func (b *base) stopped() bool                    { return b.stop.Load() }
+func (b *base) markFirst()                       { b.firstOnce.Do(b.setFirst) }
+func (b *base) setFirst()                        { b.firstAt = time.Now(); close(b.first) }
+func (b *base) sleepUntil(t time.Time) (ok bool) { return sleepUntil(t, b.stopCh) }
 
-// Calls returns the send or receive system calls that moved data so far.
-func (s *Stream) Calls() int64 { return s.calls.Load() }
-
-// RawConn gives samplers access to the socket (TCP_INFO).
-func (s *Stream) RawConn() syscall.RawConn { return s.rc }
-
-// Conn returns the connection the stream runs on.
-func (s *Stream) Conn() *net.TCPConn { return s.conn }
-
-// FirstByte is closed when a receiving loop reads its first byte.
-func (s *Stream) FirstByte() <-chan struct{} { return s.first }
-
-// FirstByteAt is the monotonic time of the first byte received; valid once
-// FirstByte is closed.
-func (s *Stream) FirstByteAt() time.Time { return s.firstAt }
-
-// EOF reports whether a receiving loop read up to the sender's end of
-// stream.
-func (s *Stream) EOF() bool { return s.eof.Load() }
-
-// Stop makes the loop return promptly, also when it is waiting for the
-// socket. It is safe to call more than once and from any goroutine.
-func (s *Stream) Stop() {
-	s.stop.Store(true)
-	// A deadline in the past wakes a loop parked in the poller.
-	s.conn.SetDeadline(time.Unix(1, 0))
+func (b *base) Stop() {
+	b.stop.Store(true)
+	b.stopOnce.Do(func() { close(b.stopCh) })
+	if b.wake != nil {
+		b.wake()
+	}
 }
 
-// CloseWrite sends the end of stream after a sending loop has returned.
-func (s *Stream) CloseWrite() error { return s.conn.CloseWrite() }
-
-// Close closes the connection.
-func (s *Stream) Close() error { return s.conn.Close() }
-
-// Send writes size-byte messages from p until Stop is called or the
-// connection fails. It returns nil when stopped.
-func (s *Stream) Send(p *Payload, size int) error {
-	if size < 1 || size > p.max {
-		return fmt.Errorf("send size %d outside the payload's 1..%d", size, p.max)
+// sleepUntil waits until t or until stop is closed; false when stopped.
+func sleepUntil(t time.Time, stop <-chan struct{}) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
 	}
-	err := s.send(p, size)
-	if s.stop.Load() {
-		return nil
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-stop:
+		return false
 	}
-	return err
 }
 
-// Receive reads into a buffer of size bytes until the sender's end of
-// stream (nil, and EOF reports true), Stop (nil) or a failure.
-func (s *Stream) Receive(size int) error {
-	if size < 1 {
-		return fmt.Errorf("receive size %d must be at least 1", size)
-	}
-	buf := make([]byte, size)
-	err := s.receive(buf)
-	if s.stop.Load() && !s.eof.Load() {
-		return nil
-	}
-	return err
-}
-
-// markFirst records the first received byte; called once per stream from
-// the receive loop.
-func (s *Stream) markFirst() {
-	s.firstOnce.Do(func() {
-		s.firstAt = time.Now()
-		close(s.first)
-	})
+// wakeConn returns a function that wakes a loop parked on c: a deadline in
+// the past.
+func wakeConn(c net.Conn) func() {
+	return func() { c.SetDeadline(time.Unix(1, 0)) }
 }
 
 // isTimeout reports whether err is the deadline Stop set.
@@ -169,11 +206,14 @@ func NewPayload(kind string, content []byte, max int) (*Payload, error) {
 	return &Payload{buf: buf, ring: len(src), max: max}, nil
 }
 
+// at returns size bytes of payload starting at offset off of the ring.
+func (p *Payload) at(off, size int) []byte { return p.buf[off : off+size] }
+
 // Options are the socket settings of data connections.
 type Options struct {
 	SockBuf           int    // SO_SNDBUF and SO_RCVBUF; 0 leaves the system default
-	CongestionControl string // TCP_CONGESTION; "" leaves the system default
-	NoDelay           bool   // TCP_NODELAY
+	CongestionControl string // TCP_CONGESTION; "" leaves the system default (TCP only)
+	NoDelay           bool   // TCP_NODELAY (TCP only)
 }
 
 // SocketInfo is what the kernel granted a data socket.
@@ -181,4 +221,10 @@ type SocketInfo struct {
 	SndBuf            int
 	RcvBuf            int
 	CongestionControl string
+}
+
+// rawConn is the part of net.Conn the loops need.
+type rawConn interface {
+	net.Conn
+	SyscallConn() (syscall.RawConn, error)
 }

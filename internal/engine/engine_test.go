@@ -80,14 +80,14 @@ func pair(t *testing.T) (*net.TCPConn, *net.TCPConn) {
 
 func TestSendReceiveTotals(t *testing.T) {
 	a, b := pair(t)
-	snd, _ := NewStream(a)
-	rcv, _ := NewStream(b)
 	p, _ := NewPayload(spec.PayloadRandom, nil, 1000)
+	snd, _ := NewTCPSender(a, p, 1000)
+	rcv, _ := NewTCPReceiver(b, 4096)
 
 	rerr := make(chan error, 1)
-	go func() { rerr <- rcv.Receive(4096) }()
+	go func() { rerr <- rcv.Run() }()
 	serr := make(chan error, 1)
-	go func() { serr <- snd.Send(p, 1000) }()
+	go func() { serr <- snd.Run() }()
 
 	select {
 	case <-rcv.FirstByte():
@@ -102,20 +102,20 @@ func TestSendReceiveTotals(t *testing.T) {
 	if err := <-serr; err != nil {
 		t.Fatalf("send: %v", err)
 	}
-	snd.CloseWrite()
+	snd.Finish()
 	if err := <-rerr; err != nil {
 		t.Fatalf("receive: %v", err)
 	}
-	if !rcv.EOF() {
+	if !rcv.Ended() {
 		t.Error("receiver did not see end of stream")
 	}
-	if snd.Bytes() == 0 || snd.Bytes() != rcv.Bytes() {
-		t.Errorf("sent %d bytes, received %d", snd.Bytes(), rcv.Bytes())
+	if snd.Counters().Bytes == 0 || snd.Counters().Bytes != rcv.Counters().Bytes {
+		t.Errorf("sent %d bytes, received %d", snd.Counters().Bytes, rcv.Counters().Bytes)
 	}
 	// One call per message, and a few more where the socket took only part
 	// of one.
-	if msgs := snd.Bytes() / 1000; snd.Calls() < msgs || snd.Calls() > 2*msgs+1 {
-		t.Errorf("%d send calls for %d bytes of 1000-byte messages", snd.Calls(), snd.Bytes())
+	if msgs := snd.Counters().Bytes / 1000; snd.Counters().Calls < msgs || snd.Counters().Calls > 2*msgs+1 {
+		t.Errorf("%d send calls for %d bytes of 1000-byte messages", snd.Counters().Calls, snd.Counters().Bytes)
 	}
 }
 
@@ -123,14 +123,14 @@ func TestSendReceiveTotals(t *testing.T) {
 // buffers and parks in the poller; Stop must still end it at once.
 func TestStopWhileBlocked(t *testing.T) {
 	a, _ := pair(t)
-	snd, _ := NewStream(a)
 	p, _ := NewPayload(spec.PayloadZeros, nil, 64<<10)
+	snd, _ := NewTCPSender(a, p, 64<<10)
 	done := make(chan error, 1)
-	go func() { done <- snd.Send(p, 64<<10) }()
+	go func() { done <- snd.Run() }()
 	// Wait until the buffers are full: the count stops moving.
 	var last int64 = -1
-	for i := 0; i < 100 && snd.Bytes() != last; i++ {
-		last = snd.Bytes()
+	for i := 0; i < 100 && snd.Counters().Bytes != last; i++ {
+		last = snd.Counters().Bytes
 		time.Sleep(20 * time.Millisecond)
 	}
 	start := time.Now()
@@ -150,12 +150,12 @@ func TestStopWhileBlocked(t *testing.T) {
 
 func TestSendToClosedPeer(t *testing.T) {
 	a, b := pair(t)
-	snd, _ := NewStream(a)
 	p, _ := NewPayload(spec.PayloadZeros, nil, 1<<10)
+	snd, _ := NewTCPSender(a, p, 1<<10)
 	b.SetLinger(0)
 	b.Close()
 	done := make(chan error, 1)
-	go func() { done <- snd.Send(p, 1<<10) }()
+	go func() { done <- snd.Run() }()
 	select {
 	case err := <-done:
 		if err == nil {
@@ -171,23 +171,23 @@ func TestSendToClosedPeer(t *testing.T) {
 // however many messages they move.
 func TestNoAllocationPerMessage(t *testing.T) {
 	a, b := pair(t)
-	snd, _ := NewStream(a)
-	rcv, _ := NewStream(b)
 	p, _ := NewPayload(spec.PayloadRandom, nil, 256)
+	snd, _ := NewTCPSender(a, p, 256)
+	rcv, _ := NewTCPReceiver(b, 256)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	rdone := make(chan error, 1)
-	go func() { rdone <- rcv.Receive(256) }()
+	go func() { rdone <- rcv.Run() }()
 	sdone := make(chan error, 1)
-	go func() { sdone <- snd.Send(p, 256) }()
+	go func() { sdone <- snd.Run() }()
 	time.Sleep(200 * time.Millisecond)
 	snd.Stop()
 	<-sdone
-	snd.CloseWrite()
+	snd.Finish()
 	<-rdone
 	runtime.ReadMemStats(&after)
-	msgs := snd.Calls() + rcv.Calls()
+	msgs := snd.Counters().Calls + rcv.Counters().Calls
 	allocs := after.Mallocs - before.Mallocs
 	if msgs < 1000 {
 		t.Skipf("only %d calls in 200ms: machine too loaded to tell", msgs)
@@ -225,21 +225,21 @@ func TestOptionsAndInfo(t *testing.T) {
 // times within one message.
 func TestShortFileRing(t *testing.T) {
 	a, b := pair(t)
-	snd, _ := NewStream(a)
-	rcv, _ := NewStream(b)
 	p, _ := NewPayload(spec.PayloadFile, []byte("0123456789"), 100000)
+	snd, _ := NewTCPSender(a, p, 100000)
+	rcv, _ := NewTCPReceiver(b, 1<<16)
 	rdone := make(chan error, 1)
-	go func() { rdone <- rcv.Receive(1 << 16) }()
+	go func() { rdone <- rcv.Run() }()
 	sdone := make(chan error, 1)
-	go func() { sdone <- snd.Send(p, 100000) }()
+	go func() { sdone <- snd.Run() }()
 	time.Sleep(50 * time.Millisecond)
 	snd.Stop()
 	if err := <-sdone; err != nil {
 		t.Fatal(err)
 	}
-	snd.CloseWrite()
+	snd.Finish()
 	<-rdone
-	if snd.Bytes() == 0 || snd.Bytes() != rcv.Bytes() {
-		t.Errorf("sent %d, received %d", snd.Bytes(), rcv.Bytes())
+	if snd.Counters().Bytes == 0 || snd.Counters().Bytes != rcv.Counters().Bytes {
+		t.Errorf("sent %d, received %d", snd.Counters().Bytes, rcv.Counters().Bytes)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"net/netip"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,4 +37,31 @@ func sockInfo(fd uintptr) (SocketInfo, error) {
 		return si, fmt.Errorf("get TCP_CONGESTION: %w", err)
 	}
 	return si, nil
+}
+
+func bufInfo(fd uintptr) (SocketInfo, error) {
+	var si SocketInfo
+	var err error
+	if si.SndBuf, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF); err != nil {
+		return si, fmt.Errorf("get SO_SNDBUF: %w", err)
+	}
+	if si.RcvBuf, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF); err != nil {
+		return si, fmt.Errorf("get SO_RCVBUF: %w", err)
+	}
+	return si, nil
+}
+
+func connectFD(fd uintptr, peer netip.AddrPort) error {
+	a := peer.Addr()
+	var sa unix.Sockaddr
+	dom, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		return err
+	}
+	if dom == unix.AF_INET6 {
+		sa = &unix.SockaddrInet6{Port: int(peer.Port()), Addr: a.As16()}
+	} else {
+		sa = &unix.SockaddrInet4{Port: int(peer.Port()), Addr: a.Unmap().As4()}
+	}
+	return unix.Connect(int(fd), sa)
 }

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"fmt"
+	"net/netip"
 	"syscall"
 )
 
@@ -33,3 +34,7 @@ func sockInfo(fd uintptr) (SocketInfo, error) {
 	}
 	return si, nil
 }
+
+func bufInfo(fd uintptr) (SocketInfo, error) { return sockInfo(fd) }
+
+func connectFD(fd uintptr, peer netip.AddrPort) error { return connectPeer(fd, peer) }

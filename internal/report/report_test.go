@@ -30,7 +30,7 @@ func load(t *testing.T, name string) run.Document {
 }
 
 func TestText(t *testing.T) {
-	for _, name := range []string{"stream", "bidir"} {
+	for _, name := range []string{"stream", "bidir", "udp", "rr"} {
 		t.Run(name, func(t *testing.T) {
 			doc := load(t, name+".json")
 			var buf bytes.Buffer
@@ -65,7 +65,7 @@ func TestTradeoff(t *testing.T) {
 func TestTicks(t *testing.T) {
 	var buf bytes.Buffer
 	IntervalHeader(&buf)
-	for _, name := range []string{"stream", "bidir"} {
+	for _, name := range []string{"stream", "bidir", "udp", "rr"} {
 		doc := load(t, name+".json")
 		for _, d := range doc.Directions {
 			for i, iv := range d.Intervals {

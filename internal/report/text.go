@@ -21,6 +21,8 @@ func dirLabel(d spec.Direction) string {
 		return "client->server"
 	case spec.ServerToClient:
 		return "server->client"
+	case spec.RequestResponse:
+		return "request/resp"
 	}
 	return string(d)
 }
@@ -39,7 +41,18 @@ func Heading(w io.Writer, t spec.Test, server string) {
 	if t.Omit > 0 {
 		fmt.Fprintf(w, " after %v warm-up", t.Omit)
 	}
-	fmt.Fprintf(w, ", congestion control %s, payload %s\n", cc, t.Payload.Kind)
+	switch {
+	case t.Kind == spec.UDPStream:
+		rate := "as fast as possible"
+		if t.RateBitsPerSecond > 0 {
+			rate = units.FormatBits(t.RateBitsPerSecond) + " per stream"
+		}
+		fmt.Fprintf(w, ", %d-byte datagrams %s, %s\n", t.SendSize, dirLabel(t.Directions()[0]), rate)
+	case t.Kind.RR():
+		fmt.Fprintf(w, ", request %d bytes, response %d bytes, burst %d\n", t.RequestSize, t.ResponseSize, t.Burst)
+	default:
+		fmt.Fprintf(w, ", congestion control %s, payload %s\n", cc, t.Payload.Kind)
+	}
 }
 
 // IntervalHeader is the line above interval lines.
@@ -65,10 +78,21 @@ func Tick(w io.Writer, tk run.Tick) {
 }
 
 // intervalLine writes one iperf-style line; cwnd is shown for a stream,
-// not for a sum of several.
+// not for a sum of several. UDP lines show the jitter and lost/total
+// datagrams as iperf's do; request/response lines the transaction rate.
 func intervalLine(w io.Writer, id string, d spec.Direction, iv run.Interval, cwnd bool) {
-	fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %12s  %15s  retr %d",
-		id, dirLabel(d), iv.StartS, iv.EndS, units.FormatBytes(float64(iv.Bytes)), units.FormatBits(iv.BitsPerSecond), iv.Retransmits)
+	if d == spec.RequestResponse {
+		fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %12d trans  %12.0f trans/s\n",
+			id, dirLabel(d), iv.StartS, iv.EndS, iv.Packets, iv.TransactionsPerSecond)
+		return
+	}
+	fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %12s  %15s",
+		id, dirLabel(d), iv.StartS, iv.EndS, units.FormatBytes(float64(iv.Bytes)), units.FormatBits(iv.BitsPerSecond))
+	if iv.Packets > 0 || iv.JitterMs > 0 {
+		fmt.Fprintf(w, "  %.3f ms  %d/%d (%.2g%%)\n", iv.JitterMs, iv.Lost, iv.Packets+iv.Lost, 100*run.Ratio(float64(iv.Lost), float64(iv.Packets+iv.Lost)))
+		return
+	}
+	fmt.Fprintf(w, "  retr %d", iv.Retransmits)
 	if cwnd && iv.CwndBytes > 0 {
 		fmt.Fprintf(w, "  cwnd %s", units.FormatBytes(float64(iv.CwndBytes)))
 	}
@@ -81,10 +105,98 @@ func Text(w io.Writer, res run.Result) {
 	if res.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: the run was stopped early; the figures cover only what was measured before.")
 	}
-	Table(w, res)
-	fmt.Fprintln(w)
-	Sides(w, res)
+	switch {
+	case res.Spec.Kind == spec.UDPStream:
+		UDPTable(w, res)
+	case res.Spec.Kind.RR():
+		RRTable(w, res)
+	default:
+		Table(w, res)
+		fmt.Fprintln(w)
+		Sides(w, res)
+	}
 	Warnings(w, res.Warnings)
+}
+
+// UDPTable writes netperf's UDP_STREAM table: the sender's line, then the
+// receiver's, then what became of the datagrams.
+func UDPTable(w io.Writer, res run.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "Socket\tMessage\tElapsed\tMessages\t\t\t\t\t")
+	fmt.Fprintln(tw, "Size\tSize\tTime\tOkay\tErrors\tThroughput\t\t\t")
+	fmt.Fprintln(tw, "bytes\tbytes\tsecs\t#\t#\t10^6bits/sec\t\t\t")
+	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t")
+	for _, d := range res.Directions {
+		u := d.Summary.UDPSummary
+		if u == nil {
+			u = &run.UDPSummary{}
+		}
+		sndBuf, rcvBuf := 0, 0
+		if len(d.Streams) > 0 {
+			sndBuf, rcvBuf = d.Streams[0].Sender.SndBuf, d.Streams[0].Receiver.RcvBuf
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%d\t%d\t%.2f\t\t%s sends\t\n", sndBuf, res.Spec.SendSize, d.Summary.SenderElapsedS,
+			u.PacketsSent, u.SendErrors, units.Mega(d.Summary.SenderBitsPerSecond), d.Sender)
+		fmt.Fprintf(tw, "%d\t\t%.2f\t%d\t\t%.2f\t\t%s receives\t\n", rcvBuf, d.Summary.ElapsedS,
+			u.PacketsReceived, units.Mega(d.Summary.BitsPerSecond), d.Receiver)
+	}
+	tw.Flush()
+	for _, d := range res.Directions {
+		u := d.Summary.UDPSummary
+		if u == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s datagrams: %d sent, %d received, %d lost (%.3g%%), %d out of order, %d duplicate; jitter %.3f ms; %d send errors\n",
+			dirLabel(d.Direction), u.PacketsSent, u.PacketsReceived, u.Lost, u.LossPct, u.OutOfOrder, u.Duplicates, u.JitterMs, u.SendErrors)
+		snd, rcv := res.Local.Counters, res.Remote.Counters
+		if d.Sender == run.Remote {
+			snd, rcv = rcv, snd
+		}
+		if rcv != nil {
+			fmt.Fprintf(w, "  receiver's kernel (%s): Udp RcvbufErrors %d, InErrors %d over the window (dropped at its socket buffer, not on the wire)\n",
+				d.Receiver, rcv.UDP.RcvbufErrors, rcv.UDP.InErrors)
+		}
+		if snd != nil {
+			fmt.Fprintf(w, "  sender's kernel (%s): Udp SndbufErrors %d over the window (dropped before leaving the host)\n", d.Sender, snd.UDP.SndbufErrors)
+		}
+	}
+}
+
+// RRTable writes netperf's request/response table, then the latency of
+// the transactions.
+func RRTable(w io.Writer, res run.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "Socket Size\t\tRequest\tResp.\tElapsed\tTrans.\t\t")
+	fmt.Fprintln(tw, "Send\tRecv\tSize\tSize\tTime\tRate\t\t")
+	fmt.Fprintln(tw, "bytes\tbytes\tbytes\tbytes\tsecs.\tper sec\t\t")
+	fmt.Fprintln(tw, "\t\t\t\t\t\t\t")
+	for _, d := range res.Directions {
+		rr := d.Summary.RRSummary
+		if rr == nil {
+			rr = &run.RRSummary{}
+		}
+		sndBuf, rcvBuf := 0, 0
+		if len(d.Streams) > 0 {
+			sndBuf, rcvBuf = d.Streams[0].Sender.SndBuf, d.Streams[0].Sender.RcvBuf
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.2f\t%.2f\t\t\n", sndBuf, rcvBuf, res.Spec.RequestSize, res.Spec.ResponseSize,
+			d.Summary.ElapsedS, rr.TransactionsPerSecond)
+	}
+	tw.Flush()
+	for _, d := range res.Directions {
+		rr := d.Summary.RRSummary
+		if rr == nil {
+			continue
+		}
+		l := rr.Latency
+		fmt.Fprintf(w, "\nlatency us: min %.2f  mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f  stddev %.2f  (%d transactions)\n",
+			l.Min, l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max, l.StdDev, l.Count)
+		fmt.Fprintf(w, "transactions over the whole run: client %d, server %d", rr.ClientTransactions, rr.ServerTransactions)
+		if rr.Timeouts > 0 {
+			fmt.Fprintf(w, "; %d timed out", rr.Timeouts)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // Table writes netperf's TCP_STREAM table: one row per direction, with the

@@ -14,12 +14,14 @@ func Join(t spec.Test, local, remote SideResult) Result {
 	res := Result{
 		Spec:        t,
 		Interrupted: local.Interrupted || remote.Interrupted,
-		Local:       SideInfo{Hostname: local.Hostname},
-		Remote:      SideInfo{Hostname: remote.Hostname},
+		Local:       SideInfo{Hostname: local.Hostname, Counters: local.Counters},
+		Remote:      SideInfo{Hostname: remote.Hostname, Counters: remote.Counters},
 		Intervals:   []Interval{},
 		Streams:     []Stream{},
 	}
-	for _, dir := range t.Kind.Directions() {
+	for _, dir := range t.Directions() {
+		// The active role's side is "snd": the sender, or the requester
+		// (always the client) of a request/response test.
 		snd, rcv := local, remote
 		if dir == spec.ServerToClient {
 			snd, rcv = remote, local
@@ -32,13 +34,29 @@ func Join(t spec.Test, local, remote SideResult) Result {
 		if !okR {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: no receiver figures from the %s side", dir, rcv.Side))
 		}
-		d := joinDirection(dir, snd.Side, rcv.Side, sf, rf)
+		var d DirectionResult
+		switch {
+		case t.Kind.RR():
+			d = joinRR(dir, snd.Side, rcv.Side, sf, rf)
+		default:
+			d = joinDirection(dir, snd.Side, rcv.Side, sf, rf)
+			if t.Kind.UDP() {
+				addUDP(&d, sf, rf)
+			}
+		}
 		res.Directions = append(res.Directions, d)
 		res.Streams = append(res.Streams, d.Streams...)
 	}
 	for _, s := range []SideResult{local, remote} {
 		if s.Error != "" {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: %s", s.Side, s.Error))
+		}
+		for _, w := range s.Warnings {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: %s", s.Side, w))
+		}
+		if s.Counters != nil && s.Counters.ChecksumErrors() > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: the kernel counted %d segments or datagrams with a bad checksum (InCsumErrors) during the run: a NIC computing wrong checksums, often with offload and jumbo frames, shows up this way",
+				s.Side, s.Counters.ChecksumErrors()))
 		}
 	}
 	res.Summary, res.Intervals = sumDirections(res.Directions)
@@ -162,4 +180,102 @@ func Ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// PerSecond is n per second, 0 for an empty window.
+func PerSecond(n int64, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return float64(n) / seconds
+}
+
+// addUDP adds the datagram accounting of a UDP_STREAM direction to its
+// summary and to each stream's. For every stream the datagrams counted are
+// those the sender numbered from the receiver's first of the window to its
+// last: the receiver says how many of them arrived, so the loss is exact.
+func addUDP(d *DirectionResult, sf, rf Flow) {
+	byID := map[int]StreamSide{}
+	for _, s := range rf.Streams {
+		byID[s.ID] = s
+	}
+	sum := &UDPSummary{}
+	var jitter float64
+	for i := range d.Streams {
+		st := &d.Streams[i]
+		snd, rcv := st.Sender, st.Receiver
+		u := &UDPSummary{SendErrors: snd.SendErrors, OutOfOrder: rcv.OutOfOrder, Duplicates: rcv.Duplicates, JitterMs: rcv.JitterMs}
+		if _, ok := byID[st.ID]; ok && (rcv.SeqFirst > 0 || rcv.SeqUnique > 0 || rf.ElapsedS > 0) {
+			u.PacketsSent = snd.TotalPackets - int64(rcv.SeqFirst)
+			u.PacketsReceived = rcv.SeqUnique
+		} else {
+			u.PacketsSent = snd.Packets // the receiver measured nothing
+		}
+		u.Lost = u.PacketsSent - u.PacketsReceived
+		u.LossPct = 100 * Ratio(float64(u.Lost), float64(u.PacketsSent))
+		st.Summary.UDPSummary = u
+		sum.PacketsSent += u.PacketsSent
+		sum.PacketsReceived += u.PacketsReceived
+		sum.SendErrors += u.SendErrors
+		sum.OutOfOrder += u.OutOfOrder
+		sum.Duplicates += u.Duplicates
+		jitter += u.JitterMs
+	}
+	sum.Lost = sum.PacketsSent - sum.PacketsReceived
+	sum.LossPct = 100 * Ratio(float64(sum.Lost), float64(sum.PacketsSent))
+	if len(d.Streams) > 0 {
+		sum.JitterMs = jitter / float64(len(d.Streams))
+	}
+	d.Summary.UDPSummary = sum
+}
+
+// joinRR joins a request/response test: the requester's (client's)
+// figures are the result; the responder's count of answered requests is
+// kept beside it.
+func joinRR(dir spec.Direction, reqSide, respSide Side, req, resp Flow) DirectionResult {
+	d := joinDirection(dir, reqSide, respSide, req, resp)
+	// joinDirection takes the passive side's figures as the result; for a
+	// request/response test the requester measures.
+	d.Summary = Summary{
+		Bytes:               req.Bytes,
+		ElapsedS:            req.ElapsedS,
+		BitsPerSecond:       Rate(req.Bytes, req.ElapsedS),
+		SenderBytes:         resp.Bytes,
+		SenderElapsedS:      resp.ElapsedS,
+		SenderBitsPerSecond: Rate(resp.Bytes, resp.ElapsedS),
+		RRSummary:           rrSummary(req.Streams, resp.Streams, req.ElapsedS, req.Latency),
+	}
+	d.Intervals = append([]Interval{}, req.Intervals...)
+	for i := range d.Streams {
+		st := &d.Streams[i]
+		var lat *Latency
+		if st.Sender.Latency != nil {
+			lat = st.Sender.Latency
+		}
+		st.Summary = Summary{
+			Bytes:         st.Sender.Bytes,
+			ElapsedS:      req.ElapsedS,
+			BitsPerSecond: Rate(st.Sender.Bytes, req.ElapsedS),
+			SenderBytes:   st.Receiver.Bytes,
+			RRSummary:     rrSummary([]StreamSide{st.Sender}, []StreamSide{st.Receiver}, req.ElapsedS, lat),
+		}
+	}
+	return d
+}
+
+func rrSummary(req, resp []StreamSide, elapsed float64, lat *Latency) *RRSummary {
+	r := &RRSummary{}
+	for _, s := range req {
+		r.Transactions += s.Packets
+		r.Timeouts += s.Timeouts
+		r.ClientTransactions += s.TotalPackets
+	}
+	for _, s := range resp {
+		r.ServerTransactions += s.TotalPackets
+	}
+	r.TransactionsPerSecond = PerSecond(r.Transactions, elapsed)
+	if lat != nil {
+		r.Latency = *lat
+	}
+	return r
 }

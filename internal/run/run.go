@@ -23,10 +23,13 @@ const (
 // Role is what a side does on a stream.
 type Role string
 
-// The two roles.
+// The roles: stream tests have a sender and a receiver; request/response
+// tests a requester (the client) and a responder (the server).
 const (
-	Sender   Role = "sender"
-	Receiver Role = "receiver"
+	Sender    Role = "sender"
+	Receiver  Role = "receiver"
+	Requester Role = "requester"
+	Responder Role = "responder"
 )
 
 // TCPInfo is the part of the kernel's TCP_INFO a result keeps. Zero where
@@ -52,6 +55,16 @@ type Interval struct {
 	Retransmits   int64   `json:"retransmits"`      // sender's TCP retransmitted segments
 	CwndBytes     int64   `json:"cwnd_bytes"`       // sender's congestion window at the end
 	RTTMicros     float64 `json:"rtt_us,omitempty"` // sender's smoothed RTT at the end
+	// Packets is datagrams received (UDP_STREAM) or transactions completed
+	// (request/response tests) in the interval.
+	Packets int64 `json:"packets,omitempty"`
+	// Lost is datagrams missing from the sequence in the interval, as the
+	// receiver saw it then (a late datagram gives its loss back later).
+	Lost int64 `json:"lost,omitempty"`
+	// JitterMs is the receiver's RFC 3550 jitter at the interval's end.
+	JitterMs float64 `json:"jitter_ms,omitempty"`
+	// TransactionsPerSecond is Packets per second for request/response tests.
+	TransactionsPerSecond float64 `json:"transactions_per_s,omitempty"`
 }
 
 // StreamSide is what one side measured on one stream.
@@ -73,6 +86,37 @@ type StreamSide struct {
 	Retransmits       int64      `json:"retransmits"` // over the window
 	TCPInfo           *TCPInfo   `json:"tcp_info,omitempty"`
 	Intervals         []Interval `json:"intervals,omitempty"`
+
+	// UDP and request/response figures, over the window.
+	Packets      int64    `json:"packets,omitempty"`       // datagrams sent or received (distinct), or transactions
+	TotalPackets int64    `json:"total_packets,omitempty"` // the same over the connection's life
+	SendErrors   int64    `json:"send_errors,omitempty"`   // sends the kernel refused (EAGAIN, ENOBUFS), retried
+	Lost         int64    `json:"lost,omitempty"`          // sequence gaps seen by the receiver in the window
+	OutOfOrder   int64    `json:"out_of_order,omitempty"`
+	Duplicates   int64    `json:"duplicates,omitempty"`
+	JitterMs     float64  `json:"jitter_ms,omitempty"`
+	Timeouts     int64    `json:"timeouts,omitempty"` // transactions given up without an answer
+	Latency      *Latency `json:"latency_us,omitempty"`
+	// UDP sequence accounting. A sender's SeqFirst is its next sequence
+	// number when its window opened; a receiver's is the first it counted
+	// as the window's, and SeqUnique how many distinct datagrams numbered
+	// SeqFirst or later arrived, late ones included.
+	SeqFirst  uint64 `json:"seq_first,omitempty"`
+	SeqUnique int64  `json:"seq_unique,omitempty"`
+}
+
+// Latency summarises the latency of transactions, in microseconds, from a
+// histogram whose values are within 0.1% of the true ones.
+type Latency struct {
+	Count  int64   `json:"count"`
+	Min    float64 `json:"min"`
+	Mean   float64 `json:"mean"`
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P99    float64 `json:"p99"`
+	P999   float64 `json:"p999"`
+	Max    float64 `json:"max"`
+	StdDev float64 `json:"stddev"`
 }
 
 // Flow is what one side measured for one direction: the streams it sent
@@ -91,6 +135,8 @@ type Flow struct {
 	Truncated bool         `json:"truncated,omitempty"`
 	Intervals []Interval   `json:"intervals"`
 	Streams   []StreamSide `json:"streams"`
+	// Latency merges the streams' latencies (requester only).
+	Latency *Latency `json:"latency_us,omitempty"`
 }
 
 // SideResult is everything one side measured in one run.
@@ -100,6 +146,10 @@ type SideResult struct {
 	Flows       []Flow `json:"flows"`
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Error       string `json:"error,omitempty"`
+	// Counters is how the host's protocol counters changed from the first
+	// window's opening to the last one's closing.
+	Counters *Counters `json:"counters,omitempty"`
+	Warnings []string  `json:"warnings,omitempty"`
 }
 
 // IntervalReport is one side's sample of one direction, sent as it
@@ -130,6 +180,36 @@ type Summary struct {
 	ElapsedS            float64 `json:"elapsed_s"` // receiver's window
 	SenderElapsedS      float64 `json:"sender_elapsed_s"`
 	Retransmits         int64   `json:"retransmits"`
+	// Present for UDP_STREAM and for request/response tests only.
+	*UDPSummary
+	*RRSummary
+}
+
+// UDPSummary is what a UDP_STREAM's two sides counted. The datagrams
+// counted are the sender's from the first one of the receiver's window
+// to its last: PacketsSent of them were sent and PacketsReceived arrived
+// (late ones included), so Lost = PacketsSent - PacketsReceived exactly.
+type UDPSummary struct {
+	PacketsSent     int64   `json:"packets_sent"`
+	SendErrors      int64   `json:"send_errors"`
+	PacketsReceived int64   `json:"packets_received"`
+	Lost            int64   `json:"lost"`
+	LossPct         float64 `json:"loss_pct"`
+	OutOfOrder      int64   `json:"out_of_order"`
+	Duplicates      int64   `json:"duplicates"`
+	JitterMs        float64 `json:"jitter_ms"`
+}
+
+// RRSummary is what a request/response test's client measured.
+type RRSummary struct {
+	Transactions          int64   `json:"transactions"`
+	TransactionsPerSecond float64 `json:"transactions_per_s"`
+	Timeouts              int64   `json:"timeouts"`
+	Latency               Latency `json:"latency_us"`
+	// ServerTransactions is how many requests the server answered over
+	// the whole run, for comparison with the client's count.
+	ServerTransactions int64 `json:"server_transactions"`
+	ClientTransactions int64 `json:"client_transactions"` // over the whole run
 }
 
 // Stream joins both sides' view of one data connection.
@@ -169,6 +249,10 @@ type Result struct {
 type SideInfo struct {
 	Hostname string `json:"hostname,omitempty"`
 	Address  string `json:"address,omitempty"`
+	// Counters is how the side's kernel protocol counters (/proc/net/snmp,
+	// /proc/net/netstat) changed over its window; they count all traffic
+	// of its network namespace, not only the test's.
+	Counters *Counters `json:"counters,omitempty"`
 }
 
 // Tick is one interval of one direction, joined from its receiver's report

@@ -316,9 +316,20 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 	t := req.Spec
 	peer := addrOf(cc.NetConn().RemoteAddr())
 	pt := &pendingTest{peer: peer, want: map[int]spec.Direction{}, got: map[int]*net.TCPConn{}, arrived: make(chan struct{})}
-	for _, st := range t.Streams() {
-		pt.want[st.ID] = st.Dir
+	if tcpStreams(t) {
+		for _, st := range t.Streams() {
+			pt.want[st.ID] = st.Dir
+		}
+	} else {
+		close(pt.arrived) // its data path is UDP, or a connection per transaction
 	}
+	local := addrOf(cc.NetConn().LocalAddr())
+	dp, err := openDataPath(t, local, peer)
+	if err != nil {
+		cc.SendError(control.CodeInternal, fmt.Sprintf("server data sockets: %v", err))
+		return err
+	}
+	defer dp.close()
 	tok := control.NewToken()
 	s.mu.Lock()
 	s.pending[tok] = pt
@@ -334,7 +345,8 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 	if la, ok := cc.NetConn().LocalAddr().(*net.TCPAddr); ok {
 		port = la.Port
 	}
-	if err := cc.Send(control.TypeAccepted, control.Accepted{Token: tok, DataPort: port}); err != nil {
+	acc := control.Accepted{Token: tok, DataPort: port, UDPPorts: dp.udpPorts(), CRRPort: dp.crrPort()}
+	if err := cc.Send(control.TypeAccepted, acc); err != nil {
 		unregister()
 		return err
 	}
@@ -362,14 +374,26 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 		return ctx.Err()
 	}
 
-	conns := make([]side.Conn, 0, len(pt.got))
+	if err := dp.proveUDP(ctx, tok, s.cfg.StreamsTimeout, log); err != nil {
+		cc.SendError(control.CodeProtocol, err.Error())
+		return err
+	}
+	conns := make([]side.Conn, 0, len(t.Streams()))
 	opts := engine.Options{SockBuf: t.RemoteSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay}
-	for _, st := range t.Streams() {
-		c := pt.got[st.ID]
-		if err := engine.Configure(c, opts); err != nil {
-			closeAll()
-			cc.SendError(control.CodeInvalid, fmt.Sprintf("server data socket: %v", err))
-			return nil
+	for i, st := range t.Streams() {
+		var c net.Conn
+		switch {
+		case t.Kind.UDP():
+			c = dp.udp[i]
+		case t.Kind == spec.TCPCRR:
+		default:
+			tc := pt.got[st.ID]
+			if err := engine.Configure(tc, opts); err != nil {
+				closeAll()
+				cc.SendError(control.CodeInvalid, fmt.Sprintf("server data socket: %v", err))
+				return nil
+			}
+			c = tc
 		}
 		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
 	}
@@ -426,6 +450,7 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 		Sends:   spec.ServerToClient,
 		Conns:   conns,
 		Payload: payload,
+		CRR:     dp.crrShared,
 		OnInterval: func(r run.IntervalReport) {
 			cc.Send(control.TypeInterval, r)
 		},

@@ -1,16 +1,18 @@
 // Package side runs one side of a test: it starts the engine loops on this
 // side's data connections, samples their counters and TCP_INFO on the
-// agreed schedule with the monotonic clock, stops the senders when the
-// window ends, drains the receivers, and returns a run.SideResult. The
+// agreed schedule with the monotonic clock, stops the active loops when the
+// window ends, drains the passive ones, and returns a run.SideResult. The
 // client and the server both run exactly this code for their side.
 //
-// The schedule of a direction starts at its origin: for the sender, when
-// Run is called (the moment it starts sending); for the receiver, when the
-// first byte of that direction arrives. Anchoring the receiver on its first
-// byte keeps the two windows one one-way delay apart, whatever the round
-// trip of the control connection. The window opens Omit after the origin and
-// closes Duration later; intervals are scheduled against absolute times, so
-// they do not drift.
+// Each direction of a test is a flow with an active role (a sender, or the
+// requester of a request/response test) and a passive one (a receiver, or
+// the responder). The schedule of a flow starts at its origin: for the
+// active role, when Run is called (the moment it starts); for the passive
+// role, when its first data arrives. Anchoring the passive side on its
+// first byte keeps the two windows one one-way delay apart, whatever the
+// round trip of the control connection. The window opens Omit after the
+// origin and closes Duration later; intervals are scheduled against
+// absolute times, so they do not drift.
 package side
 
 import (
@@ -20,24 +22,31 @@ import (
 	"sync"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"wirespeed/internal/engine"
 	"wirespeed/internal/measure"
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
 )
 
 // Conn is one established data connection of this side.
 type Conn struct {
-	ID   int
-	Dir  spec.Direction
-	Conn *net.TCPConn
+	ID  int
+	Dir spec.Direction
+	// Conn is a *net.TCPConn or a connected *net.UDPConn; nil for TCP_CRR,
+	// which opens a connection per transaction.
+	Conn net.Conn
 }
 
 // Config is what Run needs.
 type Config struct {
-	Spec  spec.Test
+	Spec spec.Test
+	// Side is who runs this: the client (Local) or the server (Remote). In
+	// a request/response test the client makes the requests.
 	Side  run.Side
-	Sends spec.Direction // the direction this side sends in
+	Sends spec.Direction // the direction this side sends in, for stream tests
 	Conns []Conn
 	// Payload is the file's content when Spec.Payload.Kind is "file".
 	Payload []byte
@@ -45,12 +54,23 @@ type Config struct {
 	// ends. It may be called from several goroutines at once and must not
 	// block for long.
 	OnInterval func(run.IntervalReport)
-	// DrainTimeout bounds how long a receiver keeps reading after its
-	// window to reach the sender's end of stream. Default 5s.
+	// DrainTimeout bounds how long a passive loop keeps going after its
+	// window to reach the peer's end of stream. Default 5s.
 	DrainTimeout time.Duration
-	// FirstByteGrace is how long past the planned end a receiver waits for
-	// its first byte before giving up on an empty window. Default 5s.
+	// FirstByteGrace is how long past the planned end a passive loop waits
+	// for its first data before giving up on an empty window. Default 5s.
 	FirstByteGrace time.Duration
+
+	// TCP_CRR: the client connects to CRRAddr over CRRNetwork with
+	// CRROptions for every transaction; the server's loops share CRR.
+	CRRNetwork string
+	CRRAddr    string
+	CRROptions engine.Options
+	CRR        *engine.CRRShared
+
+	// ProcRoot is where the kernel's counters are read: "/proc" (the
+	// default) for this process's network namespace.
+	ProcRoot string
 }
 
 // abortDrain bounds the drain after an interrupt.
@@ -59,10 +79,10 @@ const abortDrain = time.Second
 // Run runs this side of one test and returns what it measured. It returns
 // within Omit+Duration+FirstByteGrace+DrainTimeout of its call, and within
 // about a second after ctx is cancelled, with what was measured so far
-// marked as interrupted. It closes every connection in cfg.Conns. A stream
-// that fails ends the run for all streams of this side: a run with a
-// broken stream is not a measurement to keep going; the error is returned
-// beside the partial result.
+// marked as interrupted. It closes every connection in cfg.Conns. A loop
+// that fails ends the run for all loops of this side: a run with a broken
+// stream is not a measurement to keep going; the error is returned beside
+// the partial result.
 func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = 5 * time.Second
@@ -71,37 +91,23 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 		cfg.FirstByteGrace = 5 * time.Second
 	}
 	res := run.SideResult{Side: cfg.Side}
-	defer func() {
-		for _, c := range cfg.Conns {
-			c.Conn.Close()
-		}
-	}()
-
-	var payload *engine.Payload
 	flows := map[spec.Direction]*flow{}
 	var order []*flow
+	defer func() {
+		for _, c := range cfg.Conns {
+			if c.Conn != nil {
+				c.Conn.Close()
+			}
+		}
+	}()
+	var payload *engine.Payload
 	for _, c := range cfg.Conns {
 		f := flows[c.Dir]
 		if f == nil {
-			role := run.Receiver
-			if c.Dir == cfg.Sends {
-				role = run.Sender
-			}
-			f = &flow{cfg: &cfg, dir: c.Dir, role: role}
+			f = &flow{cfg: &cfg, dir: c.Dir, role: cfg.role(c.Dir)}
 			flows[c.Dir] = f
 			order = append(order, f)
 		}
-		st, err := engine.NewStream(c.Conn)
-		if err != nil {
-			return res, err
-		}
-		si, err := engine.Info(c.Conn)
-		if err != nil {
-			return res, fmt.Errorf("stream %d: %w", c.ID, err)
-		}
-		f.streams = append(f.streams, st)
-		f.ids = append(f.ids, c.ID)
-		f.info = append(f.info, si)
 		if f.role == run.Sender && payload == nil {
 			p, err := engine.NewPayload(cfg.Spec.Payload.Kind, cfg.Payload, cfg.Spec.SendSize)
 			if err != nil {
@@ -109,31 +115,40 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 			}
 			payload = p
 		}
+		l, err := cfg.newLoop(c, f.role, payload)
+		if err != nil {
+			return res, fmt.Errorf("stream %d: %w", c.ID, err)
+		}
+		si, err := socketInfo(c.Conn)
+		if err != nil {
+			return res, fmt.Errorf("stream %d: %w", c.ID, err)
+		}
+		f.loops = append(f.loops, l)
+		f.ids = append(f.ids, c.ID)
+		f.info = append(f.info, si)
 	}
 
+	host := newHostWindow(cfg.ProcRoot, len(order))
+	for _, f := range order {
+		f.host = host
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		errOnce   sync.Once
-		streamErr error // the first stream failure; it ends the run
+		errOnce sync.Once
+		loopErr error // the first loop failure; it ends the run
 	)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for _, f := range order {
 		f.loopsDone = make(chan struct{})
 		var loops sync.WaitGroup
-		for _, st := range f.streams {
+		for _, l := range f.loops {
 			loops.Add(1)
 			go func() {
 				defer loops.Done()
-				var err error
-				if f.role == run.Sender {
-					err = st.Send(payload, cfg.Spec.SendSize)
-				} else {
-					err = st.Receive(cfg.Spec.RecvSize)
-				}
-				if err != nil {
-					errOnce.Do(func() { streamErr = fmt.Errorf("%s stream: %w", f.role, err) })
+				if err := l.Run(); err != nil {
+					errOnce.Do(func() { loopErr = fmt.Errorf("%s stream: %w", f.role, err) })
 					cancel()
 				}
 			}()
@@ -147,29 +162,100 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 	}
 	wg.Wait()
 
-	interrupted := false
 	for _, f := range order {
 		res.Flows = append(res.Flows, f.result)
-		interrupted = interrupted || f.aborted
+		res.Interrupted = res.Interrupted || f.aborted
 	}
-	res.Interrupted = interrupted
-	if streamErr != nil {
-		res.Error = streamErr.Error()
-		return res, streamErr
+	res.Counters = host.counters
+	res.Warnings = host.warnings
+	if loopErr != nil {
+		res.Error = loopErr.Error()
+		return res, loopErr
 	}
 	return res, nil
 }
 
-// flow is one direction on this side: its streams, their loops and the
-// sampler that measures them.
-type flow struct {
-	cfg     *Config
-	dir     spec.Direction
-	role    run.Role
-	streams []*engine.Stream
-	ids     []int
-	info    []engine.SocketInfo
+// role is what this side does on a flow of direction dir.
+func (cfg *Config) role(dir spec.Direction) run.Role {
+	switch {
+	case cfg.Spec.Kind.RR() && cfg.Side == run.Local:
+		return run.Requester
+	case cfg.Spec.Kind.RR():
+		return run.Responder
+	case dir == cfg.Sends:
+		return run.Sender
+	}
+	return run.Receiver
+}
 
+// active reports whether a role drives its flow: it starts at once and
+// stops when the window ends; the passive role follows it.
+func active(r run.Role) bool { return r == run.Sender || r == run.Requester }
+
+// newLoop builds the engine loop for one connection.
+func (cfg *Config) newLoop(c Conn, role run.Role, p *engine.Payload) (engine.Loop, error) {
+	t := cfg.Spec
+	tcp, _ := c.Conn.(*net.TCPConn)
+	udp, _ := c.Conn.(*net.UDPConn)
+	switch {
+	case t.Kind == spec.TCPCRR && role == run.Requester:
+		return engine.NewCRRClient(cfg.CRRNetwork, cfg.CRRAddr, cfg.CRROptions, t.RequestSize, t.ResponseSize)
+	case t.Kind == spec.TCPCRR:
+		if cfg.CRR == nil {
+			return nil, fmt.Errorf("TCP_CRR server without a listener")
+		}
+		return engine.NewCRRServer(cfg.CRR, t.RequestSize, t.ResponseSize), nil
+	case t.Kind.RR() && c.Conn == nil:
+		return nil, fmt.Errorf("%s needs a connection", t.Kind)
+	case t.Kind.RR() && role == run.Requester:
+		return engine.NewRRClient(c.Conn, t.RequestSize, t.ResponseSize, t.Burst)
+	case t.Kind.RR():
+		return engine.NewRRServer(c.Conn, t.RequestSize, t.ResponseSize)
+	case t.Kind == spec.UDPStream && udp == nil:
+		return nil, fmt.Errorf("UDP_STREAM needs a UDP socket, got %T", c.Conn)
+	case t.Kind == spec.UDPStream && role == run.Sender:
+		return engine.NewUDPSender(udp, p, t.SendSize, t.RateBitsPerSecond)
+	case t.Kind == spec.UDPStream:
+		return engine.NewUDPReceiver(udp, t.SendSize)
+	case tcp == nil:
+		return nil, fmt.Errorf("%s needs a TCP connection, got %T", t.Kind, c.Conn)
+	case role == run.Sender:
+		return engine.NewTCPSender(tcp, p, t.SendSize)
+	}
+	return engine.NewTCPReceiver(tcp, t.RecvSize)
+}
+
+func socketInfo(c net.Conn) (engine.SocketInfo, error) {
+	switch c := c.(type) {
+	case *net.TCPConn:
+		return engine.Info(c)
+	case *net.UDPConn:
+		return engine.UDPInfo(c)
+	}
+	return engine.SocketInfo{}, nil
+}
+
+// Optional loop abilities.
+type (
+	windowMarker interface{ MarkWindow() }
+	windowEnder  interface{ EndWindow() }
+	latencyLoop  interface {
+		Latency() *hdrhistogram.Histogram
+	}
+	udpWindowLoop interface{ Window() engine.UDPWindow }
+)
+
+// flow is one direction on this side: its loops and the sampler that
+// measures them.
+type flow struct {
+	cfg   *Config
+	dir   spec.Direction
+	role  run.Role
+	loops []engine.Loop
+	ids   []int
+	info  []engine.SocketInfo
+
+	host      *hostWindow
 	loopsDone chan struct{} // closed when every loop of the flow returned
 	aborted   bool
 	perStream [][]run.Interval
@@ -179,31 +265,29 @@ type flow struct {
 // sample is the flow's counters at one moment.
 type sample struct {
 	at     time.Time
-	bytes  []int64
-	calls  []int64
+	ctr    []engine.Counters
 	tcp    []run.TCPInfo
-	hasTCP bool
+	hasTCP []bool
 }
 
 func (f *flow) take() sample {
 	s := sample{
-		at:    time.Now(),
-		bytes: make([]int64, len(f.streams)),
-		calls: make([]int64, len(f.streams)),
-		tcp:   make([]run.TCPInfo, len(f.streams)),
+		at:     time.Now(),
+		ctr:    make([]engine.Counters, len(f.loops)),
+		tcp:    make([]run.TCPInfo, len(f.loops)),
+		hasTCP: make([]bool, len(f.loops)),
 	}
-	for i, st := range f.streams {
-		s.bytes[i] = st.Bytes()
-		s.calls[i] = st.Calls()
+	for i, l := range f.loops {
+		s.ctr[i] = l.Counters()
 	}
-	s.hasTCP = true
-	for i, st := range f.streams {
-		ti, err := measure.TCPInfo(st.RawConn())
-		if err != nil {
-			s.hasTCP = false
-			continue
+	for i, l := range f.loops {
+		if tc, ok := l.Conn().(*net.TCPConn); ok {
+			if rc, err := tc.SyscallConn(); err == nil {
+				if ti, err := measure.TCPInfo(rc); err == nil {
+					s.tcp[i], s.hasTCP[i] = ti, true
+				}
+			}
 		}
-		s.tcp[i] = ti
 	}
 	return s
 }
@@ -217,17 +301,28 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 
 	origin, ok := f.origin(ctx, start)
 	if !ok {
+		f.host.close()
 		f.finish(ctx, nil, nil, true)
 		return
 	}
 	winStart := origin.Add(sp.Omit)
 	if !f.wait(ctx, winStart) {
+		f.host.close()
 		f.finish(ctx, nil, nil, true)
 		return
+	}
+	f.host.open()
+	for _, l := range f.loops {
+		if m, ok := l.(windowMarker); ok {
+			m.MarkWindow()
+		}
 	}
 	s0 := f.take()
 	f.result.StartOffsetS = s0.at.Sub(start).Seconds()
 	end := winStart.Add(sp.Duration)
+	// A passive flow whose peer ends a hair before the planned end (its
+	// clock started a little later) was not cut short.
+	tolerance := max(sp.Duration/100, 20*time.Millisecond)
 	prev := s0
 	var last sample
 	truncated := false
@@ -245,7 +340,7 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		}
 		prev = cur
 		if !reached {
-			truncated = true
+			truncated = f.aborted || end.Sub(cur.at) > tolerance
 			last = cur
 			break
 		}
@@ -254,23 +349,29 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 			break
 		}
 	}
+	for _, l := range f.loops {
+		if e, ok := l.(windowEnder); ok {
+			e.EndWindow()
+		}
+	}
+	f.host.close()
 	f.finish(ctx, &s0, &last, truncated)
 }
 
 // origin returns when this flow's schedule starts, or false when it never
-// does (interrupted, or a receiver that got no byte in time).
+// does (interrupted, or a passive flow that got no data in time).
 func (f *flow) origin(ctx context.Context, start time.Time) (time.Time, bool) {
-	if f.role == run.Sender {
+	if active(f.role) {
 		return start, true
 	}
-	first := make(chan time.Time, len(f.streams))
+	first := make(chan time.Time, len(f.loops))
 	stop := make(chan struct{})
 	defer close(stop)
-	for _, st := range f.streams {
+	for _, l := range f.loops {
 		go func() {
 			select {
-			case <-st.FirstByte():
-				first <- st.FirstByteAt()
+			case <-l.FirstByte():
+				first <- l.FirstByteAt()
 			case <-stop:
 			}
 		}()
@@ -282,17 +383,18 @@ func (f *flow) origin(ctx context.Context, start time.Time) (time.Time, bool) {
 	case t := <-first:
 		return t, true
 	case <-f.loopsDone:
-		// Every stream ended before its first byte: nothing to measure.
+		// Every loop ended before its first data: nothing to measure.
 		return time.Time{}, false
 	case <-giveUp.C:
 		return time.Time{}, false
 	case <-ctx.Done():
+		f.aborted = true
 		return time.Time{}, false
 	}
 }
 
 // wait sleeps until t. It returns false when the run must end early: ctx
-// was cancelled or, for a receiver, every stream reached end of stream.
+// was cancelled or, for a passive flow, every loop reached its end.
 func (f *flow) wait(ctx context.Context, t time.Time) bool {
 	d := time.Until(t)
 	if d <= 0 {
@@ -301,7 +403,7 @@ func (f *flow) wait(ctx context.Context, t time.Time) bool {
 	tm := time.NewTimer(d)
 	defer tm.Stop()
 	var done <-chan struct{}
-	if f.role == run.Receiver {
+	if !active(f.role) {
 		done = f.loopsDone
 	}
 	select {
@@ -315,28 +417,51 @@ func (f *flow) wait(ctx context.Context, t time.Time) bool {
 	}
 }
 
+// delta is what stream i moved between two samples.
+func (f *flow) delta(i int, a, b sample) run.Interval {
+	ca, cb := a.ctr[i], b.ctr[i]
+	iv := run.Interval{
+		Bytes:    cb.Bytes - ca.Bytes,
+		Packets:  cb.Packets - ca.Packets,
+		Lost:     cb.Lost - ca.Lost,
+		JitterMs: cb.JitterNanos / 1e6,
+	}
+	if f.role == run.Sender && a.hasTCP[i] && b.hasTCP[i] {
+		iv.Retransmits = b.tcp[i].TotalRetrans - a.tcp[i].TotalRetrans
+		iv.CwndBytes = b.tcp[i].CwndBytes
+		iv.RTTMicros = b.tcp[i].RTTMicros
+	}
+	return iv
+}
+
 // interval reports the interval between prev and cur.
 func (f *flow) interval(index int, s0, prev, cur sample) {
 	sum := run.Interval{StartS: prev.at.Sub(s0.at).Seconds(), EndS: cur.at.Sub(s0.at).Seconds()}
-	streams := make([]run.StreamInterval, len(f.streams))
-	for i := range f.streams {
-		iv := run.Interval{StartS: sum.StartS, EndS: sum.EndS, Bytes: cur.bytes[i] - prev.bytes[i]}
-		if f.role == run.Sender && cur.hasTCP && prev.hasTCP {
-			iv.Retransmits = cur.tcp[i].TotalRetrans - prev.tcp[i].TotalRetrans
-			iv.CwndBytes = cur.tcp[i].CwndBytes
-			iv.RTTMicros = cur.tcp[i].RTTMicros
+	dt := sum.EndS - sum.StartS
+	streams := make([]run.StreamInterval, len(f.loops))
+	for i := range f.loops {
+		iv := f.delta(i, prev, cur)
+		iv.StartS, iv.EndS = sum.StartS, sum.EndS
+		iv.BitsPerSecond = run.Rate(iv.Bytes, dt)
+		if f.cfg.Spec.Kind.RR() {
+			iv.TransactionsPerSecond = run.PerSecond(iv.Packets, dt)
 		}
-		iv.BitsPerSecond = run.Rate(iv.Bytes, iv.EndS-iv.StartS)
 		streams[i] = run.StreamInterval{ID: f.ids[i], Interval: iv}
 		sum.Bytes += iv.Bytes
+		sum.Packets += iv.Packets
+		sum.Lost += iv.Lost
 		sum.Retransmits += iv.Retransmits
 		sum.CwndBytes += iv.CwndBytes
 		sum.RTTMicros = max(sum.RTTMicros, iv.RTTMicros)
+		sum.JitterMs = max(sum.JitterMs, iv.JitterMs)
 	}
-	sum.BitsPerSecond = run.Rate(sum.Bytes, sum.EndS-sum.StartS)
+	sum.BitsPerSecond = run.Rate(sum.Bytes, dt)
+	if f.cfg.Spec.Kind.RR() {
+		sum.TransactionsPerSecond = run.PerSecond(sum.Packets, dt)
+	}
 	f.result.Intervals = append(f.result.Intervals, sum)
 	if f.perStream == nil {
-		f.perStream = make([][]run.Interval, len(f.streams))
+		f.perStream = make([][]run.Interval, len(f.loops))
 	}
 	for i, si := range streams {
 		f.perStream[i] = append(f.perStream[i], si.Interval)
@@ -347,17 +472,17 @@ func (f *flow) interval(index int, s0, prev, cur sample) {
 }
 
 // finish ends the flow's loops and fills f.result from the window's first
-// and last samples (nil when the window never opened). A sender stops and
-// sends its end of stream; a receiver drains up to the sender's end of
-// stream so that both sides' totals can be compared exactly.
+// and last samples (nil when the window never opened). An active loop
+// stops and tells its peer it is done; a passive one keeps going until
+// that end of stream, so that both sides' totals can be compared exactly.
 func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
-	if f.role == run.Sender {
-		for _, st := range f.streams {
-			st.Stop()
+	if active(f.role) {
+		for _, l := range f.loops {
+			l.Stop()
 		}
 		<-f.loopsDone
-		for _, st := range f.streams {
-			st.CloseWrite()
+		for _, l := range f.loops {
+			l.Finish()
 		}
 	} else {
 		drain := f.cfg.DrainTimeout
@@ -376,8 +501,8 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 			}
 		}
 		tm.Stop()
-		for _, st := range f.streams {
-			st.Stop()
+		for _, l := range f.loops {
+			l.Stop()
 		}
 		<-f.loopsDone
 	}
@@ -387,13 +512,16 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 	if r.Intervals == nil {
 		r.Intervals = []run.Interval{}
 	}
-	for i, st := range f.streams {
+	var hists []*hdrhistogram.Histogram
+	for i, l := range f.loops {
+		end := l.Counters()
 		ss := run.StreamSide{
 			ID:                f.ids[i],
 			Side:              f.cfg.Side,
 			Role:              f.role,
-			TotalBytes:        st.Bytes(),
-			Complete:          f.role == run.Sender || st.EOF(),
+			TotalBytes:        end.Bytes,
+			TotalPackets:      end.Packets,
+			Complete:          active(f.role) || l.Ended(),
 			SndBuf:            f.info[i].SndBuf,
 			RcvBuf:            f.info[i].RcvBuf,
 			CongestionControl: f.info[i].CongestionControl,
@@ -401,22 +529,51 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 		if f.perStream != nil {
 			ss.Intervals = f.perStream[i]
 		}
-		if end, err := engine.Info(st.Conn()); err == nil {
-			ss.SndBufEnd, ss.RcvBufEnd = end.SndBuf, end.RcvBuf
+		if si, err := socketInfo(l.Conn()); err == nil {
+			ss.SndBufEnd, ss.RcvBufEnd = si.SndBuf, si.RcvBuf
 		}
 		if s0 != nil && last != nil {
-			ss.Bytes = last.bytes[i] - s0.bytes[i]
-			ss.Calls = last.calls[i] - s0.calls[i]
-			if last.hasTCP {
+			a, b := s0.ctr[i], last.ctr[i]
+			ss.Bytes = b.Bytes - a.Bytes
+			ss.Calls = b.Calls - a.Calls
+			ss.Packets = b.Packets - a.Packets
+			ss.SendErrors = b.SendErrors - a.SendErrors
+			ss.Lost = b.Lost - a.Lost
+			ss.OutOfOrder = b.OutOfOrder - a.OutOfOrder
+			ss.Duplicates = b.Duplicates - a.Duplicates
+			ss.Timeouts = b.Timeouts - a.Timeouts
+			ss.JitterMs = b.JitterNanos / 1e6
+			if last.hasTCP[i] {
 				ti := last.tcp[i]
 				ss.TCPInfo = &ti
-				if s0.hasTCP {
+				if s0.hasTCP[i] {
 					ss.Retransmits = last.tcp[i].TotalRetrans - s0.tcp[i].TotalRetrans
 				}
 			}
+			if f.role == run.Sender && f.cfg.Spec.Kind.UDP() {
+				ss.SeqFirst = uint64(a.Packets)
+			}
+		}
+		if w, ok := l.(udpWindowLoop); ok && s0 != nil {
+			uw := w.Window()
+			ss.SeqFirst, ss.SeqUnique = uw.First, uw.Unique
+		}
+		if ll, ok := l.(latencyLoop); ok && s0 != nil {
+			h := ll.Latency()
+			lat := stats.Latency(h)
+			ss.Latency = &lat
+			hists = append(hists, h)
 		}
 		r.Bytes += ss.Bytes
 		r.Streams = append(r.Streams, ss)
+	}
+	if len(hists) > 0 {
+		all := engine.NewLatencyHistogram()
+		for _, h := range hists {
+			all.Merge(h)
+		}
+		lat := stats.Latency(all)
+		r.Latency = &lat
 	}
 	if s0 != nil && last != nil {
 		r.ElapsedS = last.at.Sub(s0.at).Seconds()

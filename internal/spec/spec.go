@@ -20,10 +20,20 @@ const (
 	TCPStream Kind = "TCP_STREAM" // client sends, server receives
 	TCPMaerts Kind = "TCP_MAERTS" // server sends, client receives
 	TCPBidir  Kind = "TCP_BIDIR"  // both at once
+	UDPStream Kind = "UDP_STREAM" // datagrams, client to server (server to client with Reverse)
+	TCPRR     Kind = "TCP_RR"     // request/response transactions on one connection
+	UDPRR     Kind = "UDP_RR"     // request/response datagrams
+	TCPCRR    Kind = "TCP_CRR"    // a new connection for every transaction
 )
 
 // Kinds lists every kind this version runs, in the order help shows them.
-var Kinds = []Kind{TCPStream, TCPMaerts, TCPBidir}
+var Kinds = []Kind{TCPStream, TCPMaerts, TCPBidir, UDPStream, TCPRR, UDPRR, TCPCRR}
+
+// UDP reports whether the kind moves datagrams.
+func (k Kind) UDP() bool { return k == UDPStream || k == UDPRR }
+
+// RR reports whether the kind is a request/response test.
+func (k Kind) RR() bool { return k == TCPRR || k == UDPRR || k == TCPCRR }
 
 // ParseKind matches s against the known kinds, ignoring case.
 func ParseKind(s string) (Kind, error) {
@@ -42,22 +52,32 @@ func ParseKind(s string) (Kind, error) {
 // Direction is the way payload flows on a stream.
 type Direction string
 
-// The two directions, named from the client's point of view.
+// The directions, named from the client's point of view. A
+// request/response test has one "direction" of its own: the client asks,
+// the server answers.
 const (
-	ClientToServer Direction = "client_to_server"
-	ServerToClient Direction = "server_to_client"
+	ClientToServer  Direction = "client_to_server"
+	ServerToClient  Direction = "server_to_client"
+	RequestResponse Direction = "request_response"
 )
 
-// Directions returns the directions a kind moves data in, client to server
+// Directions returns the directions t moves data in, client to server
 // first.
-func (k Kind) Directions() []Direction {
-	switch k {
+func (t Test) Directions() []Direction {
+	switch t.Kind {
 	case TCPStream:
 		return []Direction{ClientToServer}
 	case TCPMaerts:
 		return []Direction{ServerToClient}
 	case TCPBidir:
 		return []Direction{ClientToServer, ServerToClient}
+	case UDPStream:
+		if t.Reverse {
+			return []Direction{ServerToClient}
+		}
+		return []Direction{ClientToServer}
+	case TCPRR, UDPRR, TCPCRR:
+		return []Direction{RequestResponse}
 	}
 	return nil
 }
@@ -90,6 +110,17 @@ type Test struct {
 	LocalSockBuf  int // SO_SNDBUF and SO_RCVBUF asked for on the client's data sockets (-s)
 	RemoteSockBuf int // the same on the server's data sockets (-S)
 
+	// Reverse makes the server send, for the kinds whose name does not say
+	// the direction (UDP_STREAM).
+	Reverse bool
+
+	// RateBitsPerSecond paces each UDP_STREAM sender to this many bits of
+	// payload per second (-b); 0 sends as fast as possible.
+	RateBitsPerSecond float64
+	RequestSize       int // request/response tests: bytes per request (-r)
+	ResponseSize      int // and per response
+	Burst             int // request/response transactions in flight per connection (--burst)
+
 	Parallel          int    // streams per direction (-P)
 	CongestionControl string // TCP_CONGESTION on every data socket; "" for the system default
 	NoDelay           bool   // TCP_NODELAY on every data socket
@@ -104,6 +135,9 @@ const (
 	DefaultInterval = time.Second
 	DefaultSendSize = 128 << 10
 	DefaultRecvSize = 128 << 10
+	// DefaultUDPSize is the UDP_STREAM datagram payload: 1500-byte Ethernet
+	// MTU less 20 bytes of IPv4 and 8 of UDP header, as netperf and iperf.
+	DefaultUDPSize = 1472
 )
 
 // Limits on what Validate accepts.
@@ -113,18 +147,27 @@ const (
 	MaxParallel    = 128
 	MaxDuration    = 24 * time.Hour
 	MinInterval    = 10 * time.Millisecond
+	// MinDatagram is the smallest UDP_STREAM datagram: it carries a
+	// sequence number and a send time.
+	MinDatagram = 16
+	// MaxDatagram is the largest UDP payload over IPv4.
+	MaxDatagram = 65507
+	MaxBurst    = 1024
 )
 
 // Default returns a TCP_STREAM test with every default filled in.
 func Default() Test {
 	return Test{
-		Kind:     TCPStream,
-		Duration: DefaultDuration,
-		Interval: DefaultInterval,
-		SendSize: DefaultSendSize,
-		RecvSize: DefaultRecvSize,
-		Parallel: 1,
-		Payload:  Payload{Kind: PayloadRandom},
+		Kind:         TCPStream,
+		Duration:     DefaultDuration,
+		Interval:     DefaultInterval,
+		SendSize:     DefaultSendSize,
+		RecvSize:     DefaultRecvSize,
+		RequestSize:  1,
+		ResponseSize: 1,
+		Burst:        1,
+		Parallel:     1,
+		Payload:      Payload{Kind: PayloadRandom},
 	}
 }
 
@@ -159,6 +202,30 @@ func (t Test) Validate() error {
 		return fmt.Errorf("congestion control %q is not a kernel algorithm name like cubic or bbr", t.CongestionControl)
 	case t.IPVersion != 0 && t.IPVersion != 4 && t.IPVersion != 6:
 		return fmt.Errorf("IP version %d must be 4 or 6", t.IPVersion)
+	case t.RateBitsPerSecond < 0 || t.RateBitsPerSecond != t.RateBitsPerSecond || t.RateBitsPerSecond > 1e13:
+		return fmt.Errorf("rate %g bits/s must be between 0 (as fast as possible) and 10T", t.RateBitsPerSecond)
+	case t.RateBitsPerSecond > 0 && t.Kind != UDPStream:
+		return fmt.Errorf("a rate (-b) paces UDP_STREAM; %s is not paced", t.Kind)
+	case t.Reverse && t.Kind != UDPStream:
+		return fmt.Errorf("reverse applies to UDP_STREAM; %s names its direction", t.Kind)
+	case t.Kind == UDPStream && (t.SendSize < MinDatagram || t.SendSize > MaxDatagram):
+		return fmt.Errorf("UDP datagram size %d must be between %d (sequence number and time) and %d bytes", t.SendSize, MinDatagram, MaxDatagram)
+	}
+	if t.Kind.RR() {
+		maxSize := MaxMessageSize
+		if t.Kind.UDP() {
+			maxSize = MaxDatagram
+		}
+		switch {
+		case t.RequestSize < 1 || t.RequestSize > maxSize:
+			return fmt.Errorf("request size %d must be between 1 and %d bytes", t.RequestSize, maxSize)
+		case t.ResponseSize < 1 || t.ResponseSize > maxSize:
+			return fmt.Errorf("response size %d must be between 1 and %d bytes", t.ResponseSize, maxSize)
+		case t.Burst < 1 || t.Burst > MaxBurst:
+			return fmt.Errorf("burst %d must be between 1 and %d transactions in flight", t.Burst, MaxBurst)
+		case t.Burst > 1 && t.Kind == TCPCRR:
+			return fmt.Errorf("TCP_CRR opens a connection per transaction: it has no burst")
+		}
 	}
 	switch t.Payload.Kind {
 	case PayloadRandom, PayloadZeros:
@@ -183,7 +250,7 @@ type Stream struct {
 // first, numbered from 1.
 func (t Test) Streams() []Stream {
 	var out []Stream
-	for _, d := range t.Kind.Directions() {
+	for _, d := range t.Directions() {
 		for i := 0; i < t.Parallel; i++ {
 			out = append(out, Stream{ID: len(out) + 1, Dir: d})
 		}
@@ -207,6 +274,11 @@ type wire struct {
 	NoDelay           bool    `json:"nodelay"`
 	IPVersion         int     `json:"ip_version"`
 	Payload           Payload `json:"payload"`
+	Reverse           bool    `json:"reverse,omitempty"`
+	RateBPS           float64 `json:"rate_bps,omitempty"`
+	RequestSize       int     `json:"request_size,omitempty"`
+	ResponseSize      int     `json:"response_size,omitempty"`
+	Burst             int     `json:"burst,omitempty"`
 }
 
 // MarshalJSON writes t with durations in seconds.
@@ -225,6 +297,11 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		NoDelay:           t.NoDelay,
 		IPVersion:         t.IPVersion,
 		Payload:           t.Payload,
+		Reverse:           t.Reverse,
+		RateBPS:           t.RateBitsPerSecond,
+		RequestSize:       t.RequestSize,
+		ResponseSize:      t.ResponseSize,
+		Burst:             t.Burst,
 	})
 }
 
@@ -248,6 +325,11 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		NoDelay:           w.NoDelay,
 		IPVersion:         w.IPVersion,
 		Payload:           w.Payload,
+		Reverse:           w.Reverse,
+		RateBitsPerSecond: w.RateBPS,
+		RequestSize:       w.RequestSize,
+		ResponseSize:      w.ResponseSize,
+		Burst:             w.Burst,
 	}
 	return nil
 }

@@ -8,18 +8,18 @@ import (
 )
 
 // send is the portable loop through net.Conn.
-func (s *Stream) send(p *Payload, size int) error {
-	buf, ring := p.buf, p.ring
+func (s *TCPSender) send() error {
+	buf, ring, size := s.payload.buf, s.payload.ring, s.size
 	off := 0
 	for !s.stop.Load() {
 		n, err := s.conn.Write(buf[off : off+size])
 		if n > 0 {
-			s.bytes.Add(int64(n))
-			s.calls.Add(1)
-			off = (off + n) % ring // a message may be longer than the ring
+			s.ctr.bytes.Add(int64(n))
+			s.ctr.calls.Add(1)
+			off = (off + n) % ring
 		}
 		if err != nil {
-			if isTimeout(err) && s.stop.Load() {
+			if isTimeout(err) && s.stopped() {
 				return nil
 			}
 			return err
@@ -29,24 +29,24 @@ func (s *Stream) send(p *Payload, size int) error {
 }
 
 // receive is the portable receive loop through net.Conn.
-func (s *Stream) receive(buf []byte) error {
+func (r *TCPReceiver) receive(buf []byte) error {
 	seen := false
-	for !s.stop.Load() {
-		n, err := s.conn.Read(buf)
+	for !r.stop.Load() {
+		n, err := r.conn.Read(buf)
 		if n > 0 {
-			s.bytes.Add(int64(n))
-			s.calls.Add(1)
+			r.ctr.bytes.Add(int64(n))
+			r.ctr.calls.Add(1)
 			if !seen {
 				seen = true
-				s.markFirst()
+				r.markFirst()
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			s.eof.Store(true)
+			r.ended.Store(true)
 			return nil
 		}
 		if err != nil {
-			if isTimeout(err) && s.stop.Load() {
+			if isTimeout(err) && r.stopped() {
 				return nil
 			}
 			return err

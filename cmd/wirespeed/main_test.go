@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"wirespeed/internal/lab"
+	"wirespeed/internal/nstest"
+	"wirespeed/internal/run"
+)
+
+// The test binary doubles as the wirespeed program: started with
+// WIRESPEED_MAIN=1 in its environment, it runs main with its arguments.
+// The end-to-end tests below start it as a server and as a client inside
+// the namespaces of a lab.
+func TestMain(m *testing.M) {
+	if os.Getenv("WIRESPEED_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// wirespeed returns a command running this binary as wirespeed.
+func wirespeed(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "WIRESPEED_MAIN=1")
+	return cmd
+}
+
+// labServer starts `wirespeed serve` in side a of l and waits until it
+// accepts connections from side b. It is stopped when the test ends.
+func labServer(t *testing.T, l *lab.Lab, port int) string {
+	t.Helper()
+	addr := netip.AddrPortFrom(l.A.IPv4, uint16(port)).String()
+	srv := wirespeed("serve", "--listen", addr, "--log-level", "warn")
+	var logs bytes.Buffer
+	srv.Stderr = &logs
+	if err := l.Start(lab.A, srv); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- srv.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			srv.Process.Kill()
+			<-done
+			t.Errorf("server did not stop on SIGTERM within 10s")
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := l.Do(lab.B, func() error {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		})
+		if err == nil {
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server in the lab never accepted: %v\n%s", err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// labRun runs `wirespeed run ... --json` in side b and returns the document.
+func labRun(t *testing.T, l *lab.Lab, args ...string) run.Document {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := wirespeed(append([]string{"run"}, append(args, "--json")...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := l.Start(lab.B, cmd); err != nil {
+		t.Fatal(err)
+	}
+	stop := context.AfterFunc(ctx, func() { cmd.Process.Kill() })
+	defer stop()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("wirespeed run %v: %v\n%s", args, err, stderr.String())
+	}
+	var doc run.Document
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("not a results document: %v\n%s", err, stdout.String())
+	}
+	return doc
+}
+
+// TestUDPOverShapedLink sends UDP twice as fast as a tbf-limited veth
+// carries: the loss is reported, it is the difference between what the
+// sender sent and what the receiver got, the sender's kernel counted the
+// drops in its queue, and the receiver got the link's rate.
+func TestUDPOverShapedLink(t *testing.T) {
+	const rate = 20e6
+	l := nstest.NewLab(t, lab.Config{RateBitsPerSecond: rate})
+	addr := labServer(t, l, 7575)
+	doc := labRun(t, l, addr, "-t", "UDP_STREAM", "-b", strconv.Itoa(2*rate), "-l", "3", "-i", "0")
+
+	u := doc.Summary.UDPSummary
+	if u == nil {
+		t.Fatal("no UDP summary")
+	}
+	if u.Lost <= 0 || u.Lost != u.PacketsSent-u.PacketsReceived {
+		t.Errorf("sent %d, received %d, lost %d: want loss equal to the difference", u.PacketsSent, u.PacketsReceived, u.Lost)
+	}
+	// Twice the link's rate: about half is lost.
+	if u.LossPct < 40 || u.LossPct > 60 {
+		t.Errorf("loss %.1f%%, want about 50%%", u.LossPct)
+	}
+	// The drops happened in the sender's queue (tbf): its kernel says so.
+	if snd := doc.Local.Counters; snd == nil {
+		t.Error("no kernel counters from the sender")
+	} else if d := float64(snd.UDP.SndbufErrors - u.Lost); math.Abs(d) > 0.02*float64(u.Lost)+20 {
+		t.Errorf("sender's kernel dropped %d datagrams (Udp SndbufErrors), the receiver counted %d lost", snd.UDP.SndbufErrors, u.Lost)
+	}
+	// What arrives is the link's rate less the headers: tbf counts the
+	// Ethernet frame, 14+20+8 bytes around each 1472-byte payload.
+	want := rate * 1472 / (1472 + 14 + 20 + 8)
+	if got := doc.Summary.BitsPerSecond; math.Abs(got-want) > 0.03*want {
+		t.Errorf("receiver got %.4g bit/s, the link carries %.4g bit/s of payload", got, want)
+	}
+	t.Logf("sent %d, received %d, lost %d (%.1f%%), receiver %.3f Mbit/s (link payload %.3f)", u.PacketsSent, u.PacketsReceived, u.Lost, u.LossPct, doc.Summary.BitsPerSecond/1e6, want/1e6)
+}

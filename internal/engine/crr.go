@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// crrConnectTimeout bounds one TCP_CRR connect.
+const crrConnectTimeout = time.Second
+
+// CRRClient makes TCP_CRR transactions: for each, a new connection, a
+// request, the response, the server's close, and the client's close. It
+// records the latency of the whole transaction, connect included.
+type CRRClient struct {
+	base
+	network, addr string
+	opts          Options
+	req, resp     int
+	hist          *hdrhistogram.Histogram
+	recording     atomic.Bool
+}
+
+// NewCRRClient returns the TCP_CRR client loop toward addr.
+func NewCRRClient(network, addr string, opts Options, req, resp int) (*CRRClient, error) {
+	if req < 1 || resp < 1 {
+		return nil, fmt.Errorf("request %d and response %d must be at least 1", req, resp)
+	}
+	return &CRRClient{base: newBase(nil), network: network, addr: addr, opts: opts, req: req, resp: resp, hist: NewLatencyHistogram()}, nil
+}
+
+// Run makes transactions until Stop or a failure. Counters.Packets counts
+// completed transactions, Counters.Timeouts connects that timed out.
+func (c *CRRClient) Run() error {
+	err := c.loop()
+	if c.stopped() {
+		return nil
+	}
+	return err
+}
+
+// MarkWindow starts recording latencies.
+func (c *CRRClient) MarkWindow() { c.recording.Store(true) }
+
+// EndWindow stops recording latencies.
+func (c *CRRClient) EndWindow() { c.recording.Store(false) }
+
+// Latency returns the latencies recorded inside the window; call after
+// Run returned.
+func (c *CRRClient) Latency() *hdrhistogram.Histogram { return c.hist }
+
+func (c *CRRClient) done(start, end int64) {
+	c.ctr.packets.Add(1)
+	c.ctr.bytes.Add(int64(c.req + c.resp))
+	if c.recording.Load() {
+		c.hist.RecordValue(max(end-start, 1))
+	}
+}
+
+// Finish tells the server the test is over: a connection closed before
+// any request.
+func (c *CRRClient) Finish() error {
+	d := net.Dialer{Timeout: crrConnectTimeout}
+	conn, err := d.Dial(c.network, c.addr)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// Conn is nil: a TCP_CRR client has no lasting connection.
+func (c *CRRClient) Conn() net.Conn { return nil }
+
+// Close does nothing: every connection is closed by its transaction.
+func (c *CRRClient) Close() error { return nil }
+
+// CRRShared is what the server loops of one TCP_CRR test share: the
+// listener, the only peer address they serve, and the end of the test.
+type CRRShared struct {
+	ln    *net.TCPListener
+	rc    syscall.RawConn
+	peer  netip.Addr
+	ended atomic.Bool
+}
+
+// NewCRRShared wraps the test's listener; connections from any address
+// but peer are closed unanswered.
+func NewCRRShared(ln *net.TCPListener, peer netip.Addr) (*CRRShared, error) {
+	rc, err := ln.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return &CRRShared{ln: ln, rc: rc, peer: peer.Unmap()}, nil
+}
+
+// CRRServer accepts TCP_CRR connections on the shared listener and answers
+// each with one response, then closes it.
+type CRRServer struct {
+	base
+	sh        *CRRShared
+	req, resp int
+}
+
+// NewCRRServer returns one server loop on sh.
+func NewCRRServer(sh *CRRShared, req, resp int) *CRRServer {
+	return &CRRServer{base: newBase(nil), sh: sh, req: req, resp: resp}
+}
+
+// Run answers connections until the client's end, Stop or a failure.
+// Counters.Packets counts answered connections; Counters.SendErrors those
+// refused because they came from another address.
+func (s *CRRServer) Run() error {
+	err := s.loop()
+	if s.stopped() || s.Ended() {
+		return nil
+	}
+	return err
+}
+
+// Ended reports the client's end, seen by any of the test's loops.
+func (s *CRRServer) Ended() bool { return s.sh.ended.Load() }
+
+// Finish does nothing: the client ends a TCP_CRR test.
+func (s *CRRServer) Finish() error { return nil }
+
+// Conn is nil: the server loop has no lasting connection.
+func (s *CRRServer) Conn() net.Conn { return nil }
+
+// Close does nothing; the listener's owner closes it.
+func (s *CRRServer) Close() error { return nil }
+
+// ListenCRR opens a TCP_CRR test's listener on an ephemeral port of host,
+// with opts set on the listener so that every accepted connection
+// inherits them.
+func ListenCRR(network, host string, opts Options) (*net.TCPListener, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) { serr = setSockOpts(fd, opts) }); err != nil {
+			return err
+		}
+		return serr
+	}}
+	ln, err := lc.Listen(context.Background(), network, net.JoinHostPort(host, "0"))
+	if err != nil {
+		return nil, err
+	}
+	return ln.(*net.TCPListener), nil
+}

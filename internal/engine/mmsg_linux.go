@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// mmsghdr is struct mmsghdr of sendmmsg(2)/recvmmsg(2), which x/sys/unix
+// does not wrap: a msghdr and the byte count the kernel fills in, padded
+// to the alignment of a pointer.
+type mmsghdr struct {
+	hdr unix.Msghdr
+	len uint32
+	_   [unsafe.Sizeof(uintptr(0)) - 4]byte
+}
+
+// mmsgBatch is a reusable set of n datagram buffers of size bytes with
+// their headers, so that a loop allocates nothing per batch.
+type mmsgBatch struct {
+	hdrs []mmsghdr
+	iovs []unix.Iovec
+	bufs [][]byte
+}
+
+func newMmsgBatch(n, size int) *mmsgBatch {
+	b := &mmsgBatch{hdrs: make([]mmsghdr, n), iovs: make([]unix.Iovec, n), bufs: make([][]byte, n)}
+	mem := make([]byte, n*size)
+	for i := range n {
+		b.bufs[i] = mem[i*size : (i+1)*size : (i+1)*size]
+		b.iovs[i].Base = &b.bufs[i][0]
+		b.iovs[i].SetLen(size)
+		b.hdrs[i].hdr.Iov = &b.iovs[i]
+		b.hdrs[i].hdr.SetIovlen(1)
+	}
+	return b
+}
+
+// sendmmsg sends the first n datagrams of b on fd; it returns how many the
+// kernel took.
+func (b *mmsgBatch) sendmmsg(fd uintptr, n int) (int, unix.Errno) {
+	r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(n), 0, 0, 0)
+	return int(r), e
+}
+
+// recvmmsg receives up to len(b.bufs) datagrams on fd without waiting.
+func (b *mmsgBatch) recvmmsg(fd uintptr) (int, unix.Errno) {
+	for i := range b.hdrs {
+		b.iovs[i].SetLen(len(b.bufs[i]))
+		b.hdrs[i].hdr.Flags = 0
+	}
+	r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(len(b.hdrs)), unix.MSG_DONTWAIT, 0, 0)
+	return int(r), e
+}

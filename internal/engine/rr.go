@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Latency histograms record nanoseconds from 1 ns to an hour with three
+// significant digits: any recorded value is within 0.1% of the true one.
+const (
+	latencyMax     = int64(time.Hour)
+	latencySigFigs = 3
+)
+
+// NewLatencyHistogram returns an empty histogram of the kind the
+// request/response loops record into.
+func NewLatencyHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, latencyMax, latencySigFigs)
+}
+
+// udpRRTimeout is how long a UDP request/response client waits for an
+// answer before it counts the transaction as timed out and sends the next
+// request; pollInterval is how often a blocked exchange wakes up to look at
+// the stop flag.
+const (
+	udpRRTimeout = time.Second
+	pollInterval = 50 * time.Millisecond
+)
+
+// The first bytes of a UDP request carry its sequence number (as many of
+// its 8 big-endian bytes as the request holds) and the response echoes
+// them, so a late answer is never taken for the current one.
+func echoLen(req, resp int) int { return min(req, resp, 8) }
+
+func putSeq(b []byte, seq uint64, n int) {
+	var s [8]byte
+	binary.BigEndian.PutUint64(s[:], seq)
+	copy(b[:n], s[8-n:])
+}
+
+func getSeq(b []byte, n int) uint64 {
+	var s [8]byte
+	copy(s[8-n:], b[:n])
+	return binary.BigEndian.Uint64(s[:])
+}
+
+// RRClient makes request/response transactions on one connection (TCP or
+// connected UDP), with burst transactions in flight, and records the
+// latency of each.
+type RRClient struct {
+	base
+	conn      net.Conn
+	rc        syscall.RawConn
+	udp       bool
+	req, resp int
+	burst     int
+	hist      *hdrhistogram.Histogram
+	recording atomic.Bool
+}
+
+// NewRRClient returns the client loop for c (a *net.TCPConn or a
+// connected *net.UDPConn).
+func NewRRClient(c net.Conn, req, resp, burst int) (*RRClient, error) {
+	rcc, ok := c.(rawConn)
+	if !ok {
+		return nil, fmt.Errorf("data connection %T has no raw socket", c)
+	}
+	rc, err := rcc.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("data connection: %w", err)
+	}
+	if req < 1 || resp < 1 || burst < 1 {
+		return nil, fmt.Errorf("request %d, response %d and burst %d must be at least 1", req, resp, burst)
+	}
+	_, udp := c.(*net.UDPConn)
+	return &RRClient{base: newBase(wakeConn(c)), conn: c, rc: rc, udp: udp, req: req, resp: resp, burst: burst, hist: NewLatencyHistogram()}, nil
+}
+
+// Run makes transactions until Stop or a failure. Counters.Packets counts
+// completed transactions.
+func (r *RRClient) Run() error {
+	err := r.exchange()
+	if r.stopped() {
+		return nil
+	}
+	return err
+}
+
+// MarkWindow starts recording latencies; EndWindow stops.
+func (r *RRClient) MarkWindow() { r.recording.Store(true) }
+
+// EndWindow stops recording latencies.
+func (r *RRClient) EndWindow() { r.recording.Store(false) }
+
+// Latency returns the latencies recorded inside the window; call after
+// Run returned.
+func (r *RRClient) Latency() *hdrhistogram.Histogram { return r.hist }
+
+// Finish tells the server the client is done: end of stream on TCP, empty
+// datagrams on UDP.
+func (r *RRClient) Finish() error {
+	if !r.udp {
+		return r.conn.(*net.TCPConn).CloseWrite()
+	}
+	r.conn.SetWriteDeadline(time.Time{})
+	for range 3 {
+		r.conn.Write(nil)
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+// Conn returns the connection.
+func (r *RRClient) Conn() net.Conn { return r.conn }
+
+// Close closes the connection.
+func (r *RRClient) Close() error { return r.conn.Close() }
+
+// RawConn gives samplers the socket (TCP_INFO on TCP).
+func (r *RRClient) RawConn() syscall.RawConn { return r.rc }
+
+// done records one completed transaction that started at start (ns on
+// the loop's clock) and ended at end.
+func (r *RRClient) done(start, end int64) {
+	r.ctr.packets.Add(1)
+	r.ctr.bytes.Add(int64(r.req + r.resp))
+	if r.recording.Load() {
+		r.hist.RecordValue(max(end-start, 1))
+	}
+}
+
+// inflight is the ring of outstanding requests of a burst: sequence
+// number and send time, oldest first.
+type inflight struct {
+	seq  []uint64
+	at   []int64
+	head int
+	n    int
+}
+
+func newInflight(n int) *inflight { return &inflight{seq: make([]uint64, n), at: make([]int64, n)} }
+
+func (f *inflight) push(seq uint64, at int64) {
+	i := (f.head + f.n) % len(f.seq)
+	f.seq[i], f.at[i] = seq, at
+	f.n++
+}
+
+func (f *inflight) pop() (uint64, int64) {
+	s, a := f.seq[f.head], f.at[f.head]
+	f.head = (f.head + 1) % len(f.seq)
+	f.n--
+	return s, a
+}
+
+// take removes the request whose echoed sequence bits equal echo and
+// returns its send time; false when none is outstanding (a late answer to
+// a request already given up).
+func (f *inflight) take(echo uint64, n int) (int64, bool) {
+	mask := ^uint64(0)
+	if n < 8 {
+		mask = 1<<(8*n) - 1
+	}
+	for k := 0; k < f.n; k++ {
+		i := (f.head + k) % len(f.seq)
+		if f.seq[i]&mask != echo {
+			continue
+		}
+		at := f.at[i]
+		// Everything sent before it is overtaken: keep FIFO order by
+		// moving the matched entry to the head, then popping it.
+		f.seq[i], f.seq[f.head] = f.seq[f.head], f.seq[i]
+		f.at[i], f.at[f.head] = f.at[f.head], f.at[i]
+		f.pop()
+		return at, true
+	}
+	return 0, false
+}
+
+// RRServer answers requests on one connection: a response of resp bytes
+// for every request of req bytes (TCP) or every datagram (UDP), until the
+// client's end of stream.
+type RRServer struct {
+	base
+	conn      net.Conn
+	rc        syscall.RawConn
+	udp       bool
+	req, resp int
+}
+
+// NewRRServer returns the server loop for c.
+func NewRRServer(c net.Conn, req, resp int) (*RRServer, error) {
+	rcc, ok := c.(rawConn)
+	if !ok {
+		return nil, fmt.Errorf("data connection %T has no raw socket", c)
+	}
+	rc, err := rcc.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("data connection: %w", err)
+	}
+	_, udp := c.(*net.UDPConn)
+	return &RRServer{base: newBase(wakeConn(c)), conn: c, rc: rc, udp: udp, req: req, resp: resp}, nil
+}
+
+// Run answers until the client's end of stream, Stop or a failure.
+// Counters.Packets counts answered requests.
+func (r *RRServer) Run() error {
+	err := r.answer()
+	if r.stopped() || r.Ended() {
+		return nil
+	}
+	return err
+}
+
+// answered counts one transaction.
+func (r *RRServer) answered() {
+	r.ctr.packets.Add(1)
+	r.ctr.bytes.Add(int64(r.req + r.resp))
+}
+
+// Finish does nothing: the client ends a request/response test.
+func (r *RRServer) Finish() error { return nil }
+
+// Conn returns the connection.
+func (r *RRServer) Conn() net.Conn { return r.conn }
+
+// Close closes the connection.
+func (r *RRServer) Close() error { return r.conn.Close() }
+
+// RawConn gives samplers the socket (TCP_INFO on TCP).
+func (r *RRServer) RawConn() syscall.RawConn { return r.rc }

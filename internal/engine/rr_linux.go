@@ -1,0 +1,291 @@
+package engine
+
+import (
+	"crypto/rand"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// blockingFD pins the calling goroutine to its OS thread and switches the
+// socket behind rc to blocking mode with a receive and send timeout of
+// pollInterval, so that the exchange is a plain blocking read and write
+// like netperf's, waking up now and then to look at the stop flag. The
+// returned function undoes it. The descriptor stays valid until the
+// connection is closed, which its owner does only after the loop returned.
+func blockingFD(rc syscall.RawConn) (int, func(), error) {
+	runtime.LockOSThread()
+	var fd int
+	var serr error
+	err := rc.Control(func(f uintptr) {
+		fd = int(f)
+		tv := unix.NsecToTimeval(int64(pollInterval))
+		if serr = unix.SetNonblock(fd, false); serr != nil {
+			return
+		}
+		if serr = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); serr != nil {
+			return
+		}
+		serr = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+	})
+	if err == nil {
+		err = serr
+	}
+	undo := func() {
+		rc.Control(func(f uintptr) {
+			var zero unix.Timeval
+			unix.SetsockoptTimeval(int(f), unix.SOL_SOCKET, unix.SO_RCVTIMEO, &zero)
+			unix.SetsockoptTimeval(int(f), unix.SOL_SOCKET, unix.SO_SNDTIMEO, &zero)
+			unix.SetNonblock(int(f), true)
+		})
+		runtime.UnlockOSThread()
+	}
+	if err != nil {
+		undo()
+		return 0, nil, err
+	}
+	return fd, undo, nil
+}
+
+// writeAll writes b on a blocking fd, riding out the poll timeouts; false
+// with a nil error when stopped.
+func (b *base) writeAll(fd int, p []byte) (bool, error) {
+	for len(p) > 0 {
+		n, err := unix.Write(fd, p)
+		if n > 0 {
+			p = p[n:]
+		}
+		switch err {
+		case nil:
+		case unix.EINTR:
+		case unix.EAGAIN:
+			if b.stopped() {
+				return false, nil
+			}
+		default:
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// readFull reads len(p) bytes from a blocking fd; it reports false with a
+// nil error when stopped, and end of stream through ended.
+func (b *base) readFull(fd int, p []byte) (bool, error) {
+	for len(p) > 0 {
+		n, err := unix.Read(fd, p)
+		switch {
+		case n > 0:
+			p = p[n:]
+		case err == nil:
+			b.ended.Store(true)
+			return false, nil
+		case err == unix.EINTR:
+		case err == unix.EAGAIN:
+			if b.stopped() {
+				return false, nil
+			}
+		default:
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// exchange is the client's loop: send a request, wait for its response,
+// record the time between, with burst requests in flight.
+func (r *RRClient) exchange() error {
+	fd, undo, err := blockingFD(r.rc)
+	if err != nil {
+		return err
+	}
+	defer undo()
+	epoch := time.Now()
+	reqBuf := make([]byte, r.req)
+	rand.Read(reqBuf)
+	respBuf := make([]byte, max(r.resp, 65536))
+	elen := echoLen(r.req, r.resp)
+	fl := newInflight(r.burst)
+	var seq uint64
+
+	send := func() (bool, error) {
+		if r.udp {
+			putSeq(reqBuf, seq, min(r.req, 8))
+			fl.push(seq, int64(time.Since(epoch)))
+			seq++
+			_, err := unix.Write(fd, reqBuf)
+			switch err {
+			case nil, unix.EINTR, unix.EAGAIN, unix.ENOBUFS, unix.ECONNREFUSED:
+				if err != nil {
+					r.ctr.sendErrors.Add(1)
+				}
+				return !r.stopped(), nil
+			}
+			return false, err
+		}
+		fl.push(seq, int64(time.Since(epoch)))
+		seq++
+		return r.writeAll(fd, reqBuf)
+	}
+	for range r.burst {
+		if ok, err := send(); !ok {
+			return err
+		}
+	}
+	for !r.stopped() {
+		if !r.udp {
+			ok, err := r.readFull(fd, respBuf[:r.resp])
+			if !ok {
+				return err
+			}
+			_, at := fl.pop()
+			r.done(at, int64(time.Since(epoch)))
+			r.ctr.calls.Add(1)
+		} else {
+			n, err := unix.Read(fd, respBuf)
+			now := int64(time.Since(epoch))
+			switch err {
+			case nil:
+			case unix.EINTR, unix.ECONNREFUSED:
+				continue
+			case unix.EAGAIN:
+				// No answer within the poll interval: give up on the
+				// oldest request if it is overdue, and send another.
+				if fl.n > 0 && now-fl.at[fl.head] > int64(udpRRTimeout) {
+					fl.pop()
+					r.ctr.timeouts.Add(1)
+					if ok, err := send(); !ok {
+						return err
+					}
+				}
+				continue
+			default:
+				return err
+			}
+			r.ctr.calls.Add(1)
+			if n < elen {
+				continue
+			}
+			at, ok := fl.take(getSeq(respBuf, elen), elen)
+			if !ok {
+				continue // the answer to a request given up on
+			}
+			r.done(at, now)
+		}
+		if ok, err := send(); !ok {
+			if err == nil && r.stopped() {
+				r.drain(fd, fl, respBuf, elen)
+			}
+			return err
+		}
+	}
+	r.drain(fd, fl, respBuf, elen)
+	return nil
+}
+
+// drain reads the answers to the requests still in flight when the loop
+// was stopped, for at most drainPolls poll intervals, so that the client's
+// count of completed transactions over the run matches the server's. They
+// are outside the window: the latency is not recorded.
+func (r *RRClient) drain(fd int, fl *inflight, respBuf []byte, elen int) {
+	const drainPolls = 20
+	for polls := 0; fl.n > 0 && polls < drainPolls; {
+		var n int
+		var err error
+		if r.udp {
+			n, err = unix.Read(fd, respBuf)
+		} else {
+			n, err = unix.Read(fd, respBuf[:r.resp])
+			for err == nil && n > 0 && n < r.resp {
+				var m int
+				m, err = unix.Read(fd, respBuf[n:r.resp])
+				if err == unix.EAGAIN {
+					polls++
+					err = nil
+					if polls >= drainPolls {
+						return
+					}
+				}
+				if m > 0 {
+					n += m
+				}
+			}
+		}
+		switch {
+		case err == unix.EAGAIN:
+			polls++
+			continue
+		case err == unix.EINTR:
+			continue
+		case err != nil || n == 0:
+			return
+		}
+		if r.udp {
+			if n < elen {
+				continue
+			}
+			if _, ok := fl.take(getSeq(respBuf, elen), elen); !ok {
+				continue
+			}
+		} else {
+			fl.pop()
+		}
+		r.ctr.packets.Add(1)
+		r.ctr.bytes.Add(int64(r.req + r.resp))
+	}
+}
+
+// answer is the server's loop: read a request, write its response.
+func (r *RRServer) answer() error {
+	fd, undo, err := blockingFD(r.rc)
+	if err != nil {
+		return err
+	}
+	defer undo()
+	reqBuf := make([]byte, max(r.req, 65536))
+	respBuf := make([]byte, r.resp)
+	rand.Read(respBuf)
+	elen := echoLen(r.req, r.resp)
+	first := true
+	for !r.stopped() {
+		if r.udp {
+			n, err := unix.Read(fd, reqBuf)
+			switch err {
+			case nil:
+			case unix.EINTR, unix.EAGAIN, unix.ECONNREFUSED:
+				continue
+			default:
+				return err
+			}
+			if n == 0 {
+				r.ended.Store(true) // the client's end of stream
+				return nil
+			}
+			if first {
+				first = false
+				r.markFirst()
+			}
+			copy(respBuf[:elen], reqBuf[:min(elen, n)])
+			if _, err := unix.Write(fd, respBuf); err != nil && err != unix.EAGAIN && err != unix.ENOBUFS && err != unix.ECONNREFUSED {
+				return err
+			}
+		} else {
+			ok, err := r.readFull(fd, reqBuf[:r.req])
+			if !ok {
+				return err
+			}
+			if first {
+				first = false
+				r.markFirst()
+			}
+			if ok, err := r.writeAll(fd, respBuf); !ok {
+				return err
+			}
+		}
+		r.ctr.calls.Add(1)
+		r.answered()
+	}
+	return nil
+}

@@ -1,0 +1,289 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// A UDP_STREAM datagram starts with a header of its own: the sequence
+// number (big-endian uint64, from 0) and the sender's send time in
+// nanoseconds on its own monotonic clock (big-endian uint64), which the
+// receiver needs for the RFC 3550 jitter. The rest is payload. When the
+// sender is done it sends a few end-of-stream datagrams whose sequence
+// field is finSeq and whose time field carries how many datagrams it sent.
+const (
+	udpHeaderLen = 16
+	finSeq       = math.MaxUint64
+	maxSeq       = 1 << 62 // sequence numbers stay below; larger ones are not data
+)
+
+// finSchedule is when the end-of-stream datagram is sent, after the last
+// data datagram: repeated because datagrams get lost, most of all on the
+// congested link a sender has just been flooding.
+var finSchedule = []time.Duration{0, 5 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond}
+
+// udpBatch is how many datagrams one sendmmsg/recvmmsg moves at most.
+const udpBatch = 64
+
+// UDPSender sends datagrams of a fixed size on a connected UDP socket,
+// paced to a rate or as fast as the socket takes them.
+type UDPSender struct {
+	base
+	conn    *net.UDPConn
+	rc      syscall.RawConn
+	payload *Payload
+	size    int
+	rate    float64 // payload bits per second; 0 for as fast as possible
+	epoch   time.Time
+}
+
+// NewUDPSender returns the sending loop for the connected socket c.
+// rateBPS is payload bits per second, 0 for unpaced.
+func NewUDPSender(c *net.UDPConn, p *Payload, size int, rateBPS float64) (*UDPSender, error) {
+	if size < udpHeaderLen || size > p.max {
+		return nil, fmt.Errorf("datagram size %d outside %d..%d", size, udpHeaderLen, p.max)
+	}
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("data socket: %w", err)
+	}
+	return &UDPSender{base: newBase(wakeConn(c)), conn: c, rc: rc, payload: p, size: size, rate: rateBPS, epoch: time.Now()}, nil
+}
+
+// Run sends until Stop or a failure. Counters.Packets is the number of
+// datagrams sent, which is also the next sequence number.
+func (s *UDPSender) Run() error {
+	err := s.send()
+	if s.stopped() {
+		return nil
+	}
+	return err
+}
+
+// due returns how many datagrams the pace allows now, given sent so far,
+// and when the next one is due if none is.
+func (s *UDPSender) due(start time.Time, sent uint64) (int, time.Time) {
+	if s.rate <= 0 {
+		return udpBatch, time.Time{}
+	}
+	perNs := s.rate / float64(s.size*8) / 1e9 // datagrams per nanosecond
+	allowed := uint64(float64(time.Since(start))*perNs) + 1
+	if allowed <= sent {
+		return 0, start.Add(time.Duration(float64(sent) / perNs))
+	}
+	return int(min(allowed-sent, udpBatch)), time.Time{}
+}
+
+// Finish sends the end-of-stream datagrams, telling the receiver how many
+// datagrams were sent.
+func (s *UDPSender) Finish() error {
+	var b [udpHeaderLen]byte
+	binary.BigEndian.PutUint64(b[:8], finSeq)
+	binary.BigEndian.PutUint64(b[8:], uint64(s.ctr.packets.Load()))
+	s.conn.SetWriteDeadline(time.Time{})
+	start := time.Now()
+	var first error
+	for _, at := range finSchedule {
+		sleepUntil(start.Add(at), nil)
+		if _, err := s.conn.Write(b[:]); err != nil && first == nil {
+			first = err
+		}
+	}
+	return nil
+}
+
+// Conn returns the socket.
+func (s *UDPSender) Conn() net.Conn { return s.conn }
+
+// Close closes the socket.
+func (s *UDPSender) Close() error { return s.conn.Close() }
+
+// UDPReceiver receives datagrams on a connected UDP socket, tracking their
+// sequence numbers (loss, reordering, duplicates) and the jitter, until
+// the sender's end-of-stream datagram.
+type UDPReceiver struct {
+	base
+	conn  *net.UDPConn
+	rc    syscall.RawConn
+	size  int
+	epoch time.Time
+	mark  atomic.Bool // MarkWindow asked the loop to note the window's first sequence number
+	tr    seqTracker
+	fin   int64 // datagrams the sender says it sent; -1 until its end of stream
+}
+
+// NewUDPReceiver returns the receiving loop for the connected socket c,
+// for datagrams of up to size bytes.
+func NewUDPReceiver(c *net.UDPConn, size int) (*UDPReceiver, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("data socket: %w", err)
+	}
+	return &UDPReceiver{base: newBase(wakeConn(c)), conn: c, rc: rc, size: max(size, udpHeaderLen), epoch: time.Now(), tr: newSeqTracker(), fin: -1}, nil
+}
+
+// Run receives until the sender's end of stream, Stop or a failure.
+func (r *UDPReceiver) Run() error {
+	err := r.receive()
+	if r.stopped() || r.Ended() {
+		return nil
+	}
+	return err
+}
+
+// MarkWindow makes the loop note, at its next datagram, the sequence
+// number the measurement window starts from. Datagrams with a lower one
+// that arrive later are not counted as the window's.
+func (r *UDPReceiver) MarkWindow() { r.mark.Store(true) }
+
+// UDPWindow is what a receiver counted against the sequence numbers of the
+// window, valid after Run returned.
+type UDPWindow struct {
+	// First is the first sequence number of the window: the next one
+	// expected when it opened.
+	First uint64
+	// Unique is how many distinct datagrams numbered First or later
+	// arrived, up to the end of stream: late ones included.
+	Unique int64
+	// SenderTotal is how many datagrams the sender said it sent; -1 when
+	// its end of stream never arrived.
+	SenderTotal int64
+}
+
+// Window returns the window's sequence accounting; call after Run.
+func (r *UDPReceiver) Window() UDPWindow {
+	return UDPWindow{First: r.tr.winFirst, Unique: r.tr.winUnique, SenderTotal: r.fin}
+}
+
+// handle processes one received datagram at arrival time now (ns on this
+// side's clock). It returns false at the end-of-stream datagram.
+func (r *UDPReceiver) handle(b []byte, now int64) bool {
+	if len(b) < udpHeaderLen {
+		return true // not ours: the socket is connected, so only a broken sender sends these
+	}
+	seq := binary.BigEndian.Uint64(b[:8])
+	sent := binary.BigEndian.Uint64(b[8:16])
+	if seq == finSeq {
+		r.fin = int64(sent)
+		return false
+	}
+	if seq >= maxSeq {
+		// Not a data datagram: a late copy of the stream's data header,
+		// whose first bytes read as an enormous sequence number.
+		return true
+	}
+	r.ctr.bytes.Add(int64(len(b)))
+	r.tr.add(seq, now-int64(sent))
+	return true
+}
+
+// publish copies the tracker's counts to the atomic counters.
+func (r *UDPReceiver) publish() {
+	t := &r.tr
+	r.ctr.packets.Store(t.unique)
+	r.ctr.lost.Store(t.lost)
+	r.ctr.ooo.Store(t.ooo)
+	r.ctr.dup.Store(t.dup)
+	r.ctr.jitter.Store(math.Float64bits(t.jitter))
+}
+
+// Finish does nothing: a receiver sends nothing.
+func (r *UDPReceiver) Finish() error { return nil }
+
+// Conn returns the socket.
+func (r *UDPReceiver) Conn() net.Conn { return r.conn }
+
+// Close closes the socket.
+func (r *UDPReceiver) Close() error { return r.conn.Close() }
+
+// seqWindow is how many sequence numbers behind the highest seen a
+// receiver still tells a late datagram from a duplicate.
+const seqWindow = 1 << 20
+
+// seqTracker counts datagrams by sequence number: missing ones (a gap
+// counts as lost until the late datagram fills it), out-of-order and
+// duplicate ones, and the RFC 3550 jitter of their transit times.
+type seqTracker struct {
+	next   uint64   // the next sequence number expected
+	seen   []uint64 // bit per sequence number in [next-seqWindow, next), as a ring
+	unique int64
+	lost   int64
+	ooo    int64
+	dup    int64
+
+	jitter      float64 // nanoseconds
+	lastTransit int64
+	haveTransit bool
+
+	marked    bool
+	winFirst  uint64
+	winUnique int64
+}
+
+func newSeqTracker() seqTracker { return seqTracker{seen: make([]uint64, seqWindow/64)} }
+
+func (t *seqTracker) bit(seq uint64) (int, uint64) {
+	i := seq % seqWindow
+	return int(i / 64), 1 << (i % 64)
+}
+
+// markWindow opens the window at the next expected sequence number.
+func (t *seqTracker) markWindow() {
+	t.marked = true
+	t.winFirst = t.next
+	t.winUnique = 0
+}
+
+// add counts datagram seq whose transit time (arrival minus send, on two
+// unrelated clocks) was transit nanoseconds.
+func (t *seqTracker) add(seq uint64, transit int64) {
+	switch {
+	case seq >= t.next:
+		// Forget what the ring held for the numbers now skipped over.
+		if gap := seq - t.next; gap >= seqWindow {
+			clear(t.seen)
+		} else {
+			for s := t.next; s < seq; s++ {
+				w, m := t.bit(s)
+				t.seen[w] &^= m
+			}
+		}
+		t.lost += int64(seq - t.next)
+		t.next = seq + 1
+	case t.next-seq > seqWindow:
+		// Too old to tell from a duplicate: take it as a late arrival.
+		t.ooo++
+		t.lost--
+		t.count(seq)
+		return
+	default:
+		w, m := t.bit(seq)
+		if t.seen[w]&m != 0 {
+			t.dup++
+			return
+		}
+		t.ooo++
+		t.lost--
+	}
+	w, m := t.bit(seq)
+	t.seen[w] |= m
+	t.count(seq)
+	// RFC 3550 section 6.4.1: J += (|D| - J) / 16, D the change in transit.
+	if t.haveTransit {
+		d := float64(transit - t.lastTransit)
+		t.jitter += (math.Abs(d) - t.jitter) / 16
+	}
+	t.lastTransit, t.haveTransit = transit, true
+}
+
+func (t *seqTracker) count(seq uint64) {
+	t.unique++
+	if t.marked && seq >= t.winFirst {
+		t.winUnique++
+	}
+}

@@ -1,0 +1,62 @@
+package side
+
+import (
+	"sync"
+
+	"wirespeed/internal/measure"
+	"wirespeed/internal/run"
+)
+
+// hostWindow samples what is host-wide rather than per stream (the
+// kernel's protocol counters) over the span from the first flow's window
+// opening to the last flow's window closing.
+type hostWindow struct {
+	procRoot string
+	mu       sync.Mutex
+	pending  int // flows whose window has not closed yet
+	opened   bool
+	before   measure.NetCounters
+	counters *run.Counters
+	warnings []string
+}
+
+func newHostWindow(procRoot string, flows int) *hostWindow {
+	if procRoot == "" {
+		procRoot = "/proc"
+	}
+	return &hostWindow{procRoot: procRoot, pending: flows}
+}
+
+// open is called by each flow as its window opens; the first takes the
+// starting sample.
+func (w *hostWindow) open() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.opened {
+		return
+	}
+	w.opened = true
+	c, err := measure.ReadNetCounters(w.procRoot)
+	if err != nil {
+		w.warnings = append(w.warnings, "kernel counters: "+err.Error())
+		return
+	}
+	w.before = c
+}
+
+// close is called once by each flow when its window closed, or when it
+// never opened; the last takes the ending sample.
+func (w *hostWindow) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pending--; w.pending > 0 || !w.opened || w.before == nil {
+		return
+	}
+	after, err := measure.ReadNetCounters(w.procRoot)
+	if err != nil {
+		w.warnings = append(w.warnings, "kernel counters: "+err.Error())
+		return
+	}
+	d := after.Delta(w.before)
+	w.counters = &d
+}
