@@ -11,18 +11,14 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"wirespeed/bench/internal/benchutil"
 )
 
 func main() {
@@ -42,19 +38,17 @@ func run() error {
 	sameRecv := flag.Bool("same-recv-size", false, "make wirespeed read in -m sized calls as iperf3 does (-M = -m)")
 	flag.Parse()
 
-	wsPort, ipPort := freePort(), freePort()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ws := exec.CommandContext(ctx, *wsBin, "serve", "--listen", "127.0.0.1:"+wsPort, "--log-level", "warn")
-	ip := exec.CommandContext(ctx, *ipBin, "-s", "-B", "127.0.0.1", "-p", ipPort)
-	for _, c := range []*exec.Cmd{ws, ip} {
-		if err := c.Start(); err != nil {
-			return err
-		}
+	wsPort, ipPort := benchutil.FreePort(), benchutil.FreePort()
+	ws, err := benchutil.Start(*wsBin, "serve", "--listen", "127.0.0.1:"+wsPort, "--log-level", "warn")
+	if err != nil {
+		return err
 	}
-	defer ws.Wait()
-	defer ip.Wait()
-	time.Sleep(500 * time.Millisecond)
+	defer ws.Stop()
+	ip, err := benchutil.Start(*ipBin, "-s", "-B", "127.0.0.1", "-p", ipPort)
+	if err != nil {
+		return err
+	}
+	defer ip.Stop()
 
 	secs := strconv.FormatFloat(length.Seconds(), 'f', -1, 64)
 	fmt.Printf("# TCP_STREAM on loopback, %s per run, %d alternating pairs, congestion control %s, wirespeed -M %s\n",
@@ -85,41 +79,27 @@ func run() error {
 			ratios = append(ratios, w/i)
 			fmt.Printf("%-6s %-5d %9.0f Mb/s %9.0f Mb/s %8.3f\n", size, p, w/1e6, i/1e6, w/i)
 		}
-		rows = append(rows, row{size, median(ratios), wss, ips})
+		rows = append(rows, row{size, benchutil.Median(ratios), wss, ips})
 	}
 	fmt.Println()
 	fmt.Printf("%-6s %16s %16s %14s\n", "size", "wirespeed median", "iperf3 median", "median ratio")
 	for _, r := range rows {
-		fmt.Printf("%-6s %11.0f Mb/s %11.0f Mb/s %14.3f\n", r.size, median(r.ws)/1e6, median(r.ip)/1e6, r.median)
+		fmt.Printf("%-6s %11.0f Mb/s %11.0f Mb/s %14.3f\n", r.size, benchutil.Median(r.ws)/1e6, benchutil.Median(r.ip)/1e6, r.median)
 	}
-	cancel()
 	return nil
 }
 
 func wirespeed(bin string, args []string) (float64, error) {
-	out, err := exec.Command(bin, args...).Output()
-	if err != nil {
-		return 0, fmt.Errorf("wirespeed %v: %w", args, err)
-	}
 	var doc struct {
 		Summary struct {
 			BPS float64 `json:"throughput_bps"`
 		}
 	}
-	if err := json.Unmarshal(out, &doc); err != nil {
-		return 0, err
-	}
-	return doc.Summary.BPS, nil
+	err := benchutil.JSON(&doc, bin, args...)
+	return doc.Summary.BPS, err
 }
 
 func iperf3(bin string, args []string) (float64, error) {
-	var stderr bytes.Buffer
-	cmd := exec.Command(bin, args...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return 0, fmt.Errorf("iperf3 %v: %w: %s %s", args, err, stderr.String(), out)
-	}
 	var doc struct {
 		End struct {
 			SumReceived struct {
@@ -127,28 +107,6 @@ func iperf3(bin string, args []string) (float64, error) {
 			} `json:"sum_received"`
 		}
 	}
-	if err := json.Unmarshal(out, &doc); err != nil {
-		return 0, err
-	}
-	return doc.End.SumReceived.BPS, nil
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else if n > 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return 0
-}
-
-func freePort() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	err := benchutil.JSON(&doc, bin, args...)
+	return doc.End.SumReceived.BPS, err
 }

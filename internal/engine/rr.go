@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -235,3 +237,19 @@ func (r *RRServer) Close() error { return r.conn.Close() }
 
 // RawConn gives samplers the socket (TCP_INFO on TCP).
 func (r *RRServer) RawConn() syscall.RawConn { return r.rc }
+
+var procsMu sync.Mutex
+
+// AddProcs raises GOMAXPROCS by n for loops that hold a P for their whole
+// run, and returns the function that lowers it again. Safe to call from
+// several runs at once (the client and the server in one process).
+func AddProcs(n int) func() {
+	procsMu.Lock()
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + n)
+	procsMu.Unlock()
+	return func() {
+		procsMu.Lock()
+		runtime.GOMAXPROCS(max(1, runtime.GOMAXPROCS(0)-n))
+		procsMu.Unlock()
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,7 +54,7 @@ func blockingFD(rc syscall.RawConn) (int, func(), error) {
 // with a nil error when stopped.
 func (b *base) writeAll(fd int, p []byte) (bool, error) {
 	for len(p) > 0 {
-		n, err := unix.Write(fd, p)
+		n, err := rawWrite(fd, p)
 		if n > 0 {
 			p = p[n:]
 		}
@@ -75,7 +76,7 @@ func (b *base) writeAll(fd int, p []byte) (bool, error) {
 // nil error when stopped, and end of stream through ended.
 func (b *base) readFull(fd int, p []byte) (bool, error) {
 	for len(p) > 0 {
-		n, err := unix.Read(fd, p)
+		n, err := rawRead(fd, p)
 		switch {
 		case n > 0:
 			p = p[n:]
@@ -115,7 +116,7 @@ func (r *RRClient) exchange() error {
 			putSeq(reqBuf, seq, min(r.req, 8))
 			fl.push(seq, int64(time.Since(epoch)))
 			seq++
-			_, err := unix.Write(fd, reqBuf)
+			_, err := rawWrite(fd, reqBuf)
 			switch err {
 			case nil, unix.EINTR, unix.EAGAIN, unix.ENOBUFS, unix.ECONNREFUSED:
 				if err != nil {
@@ -144,7 +145,7 @@ func (r *RRClient) exchange() error {
 			r.done(at, int64(time.Since(epoch)))
 			r.ctr.calls.Add(1)
 		} else {
-			n, err := unix.Read(fd, respBuf)
+			n, err := rawRead(fd, respBuf)
 			now := int64(time.Since(epoch))
 			switch err {
 			case nil:
@@ -195,12 +196,12 @@ func (r *RRClient) drain(fd int, fl *inflight, respBuf []byte, elen int) {
 		var n int
 		var err error
 		if r.udp {
-			n, err = unix.Read(fd, respBuf)
+			n, err = rawRead(fd, respBuf)
 		} else {
-			n, err = unix.Read(fd, respBuf[:r.resp])
+			n, err = rawRead(fd, respBuf[:r.resp])
 			for err == nil && n > 0 && n < r.resp {
 				var m int
-				m, err = unix.Read(fd, respBuf[n:r.resp])
+				m, err = rawRead(fd, respBuf[n:r.resp])
 				if err == unix.EAGAIN {
 					polls++
 					err = nil
@@ -251,7 +252,7 @@ func (r *RRServer) answer() error {
 	first := true
 	for !r.stopped() {
 		if r.udp {
-			n, err := unix.Read(fd, reqBuf)
+			n, err := rawRead(fd, reqBuf)
 			switch err {
 			case nil:
 			case unix.EINTR, unix.EAGAIN, unix.ECONNREFUSED:
@@ -268,7 +269,7 @@ func (r *RRServer) answer() error {
 				r.markFirst()
 			}
 			copy(respBuf[:elen], reqBuf[:min(elen, n)])
-			if _, err := unix.Write(fd, respBuf); err != nil && err != unix.EAGAIN && err != unix.ENOBUFS && err != unix.ECONNREFUSED {
+			if _, err := rawWrite(fd, respBuf); err != nil && err != unix.EAGAIN && err != unix.ENOBUFS && err != unix.ECONNREFUSED {
 				return err
 			}
 		} else {
@@ -288,4 +289,36 @@ func (r *RRServer) answer() error {
 		r.answered()
 	}
 	return nil
+}
+
+// rawRead and rawWrite are read(2) and write(2) without telling the Go
+// scheduler: the locked thread blocks in the kernel holding its P, as a C
+// program's thread would. Through the scheduler (unix.Read), every blocking
+// exchange handed the P off and back and woke other threads, and the
+// context switches halved the transaction rate on two cores. The caller
+// owns a P of its own for the loop (see RequestResponseProcs), and its
+// socket has a receive timeout, so the thread comes back to Go code at
+// least every pollInterval.
+func rawRead(fd int, p []byte) (int, error) {
+	var ptr unsafe.Pointer
+	if len(p) > 0 {
+		ptr = unsafe.Pointer(&p[0])
+	}
+	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(ptr), uintptr(len(p)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
+
+func rawWrite(fd int, p []byte) (int, error) {
+	var ptr unsafe.Pointer
+	if len(p) > 0 {
+		ptr = unsafe.Pointer(&p[0])
+	}
+	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(ptr), uintptr(len(p)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
 }

@@ -128,6 +128,13 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 		f.info = append(f.info, si)
 	}
 
+	// Request/response loops each keep an OS thread and its P for the whole
+	// run (engine.RRClient): give them Ps of their own so that the rest of
+	// the process (samplers, the control connection, the other side when
+	// both run in one process) keeps the ones it had.
+	if n := lockedLoops(cfg); n > 0 {
+		defer engine.AddProcs(n)()
+	}
 	host := newHostWindow(cfg.ProcRoot, len(order))
 	for _, f := range order {
 		f.host = host
@@ -186,6 +193,14 @@ func (cfg *Config) role(dir spec.Direction) run.Role {
 		return run.Sender
 	}
 	return run.Receiver
+}
+
+// lockedLoops is how many loops of this side hold an OS thread and a P.
+func lockedLoops(cfg Config) int {
+	if cfg.Spec.Kind == spec.TCPRR || cfg.Spec.Kind == spec.UDPRR {
+		return len(cfg.Conns)
+	}
+	return 0
 }
 
 // active reports whether a role drives its flow: it starts at once and
