@@ -56,6 +56,7 @@ type env struct {
 	stdout, stderr io.Writer
 	log            *slog.Logger
 	hostname       string
+	procRoot       string // for an embedded server; "" for the default
 }
 
 // Main runs the command line args (without the program name) and returns

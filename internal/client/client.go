@@ -42,6 +42,9 @@ type Config struct {
 	Logger     *slog.Logger
 	// HandshakeTimeout bounds the connect and the hello; default 5s.
 	HandshakeTimeout time.Duration
+	// ProcRoot is where /proc is mounted, for the CPU figures a spec may
+	// ask for; default measure.DefaultProcRoot.
+	ProcRoot string
 }
 
 // Client is a control connection to one server.
@@ -353,6 +356,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, conns []side.Conn, co
 			Conns:      conns,
 			Payload:    content,
 			OnInterval: ticks.add,
+			ProcRoot:   c.cfg.ProcRoot,
 		})
 		localCh <- remote{res: r, err: err}
 	}()

@@ -179,3 +179,17 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("directory holds %d files, want 3 (no temporary files left)", len(ents))
 	}
 }
+
+// TestTextCPU: the netperf CPU columns and the top-like line per side,
+// for one direction (CPU on the direction's row) and for two (CPU on the
+// total row).
+func TestTextCPU(t *testing.T) {
+	for _, name := range []string{"cpu", "bidir_cpu"} {
+		t.Run(name, func(t *testing.T) {
+			doc := load(t, name+".json")
+			var buf bytes.Buffer
+			Text(&buf, doc.Result)
+			golden(t, name+".txt", buf.Bytes())
+		})
+	}
+}

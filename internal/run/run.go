@@ -100,6 +100,11 @@ type SideResult struct {
 	Flows       []Flow `json:"flows"`
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Error       string `json:"error,omitempty"`
+	// CPU is this side's CPU over its measurement window when the spec
+	// asks for it; CPUError says why it is missing when sampling failed.
+	// Its service demand is filled in by Join, from the test's bytes.
+	CPU      *CPU   `json:"cpu,omitempty"`
+	CPUError string `json:"cpu_error,omitempty"`
 }
 
 // IntervalReport is one side's sample of one direction, sent as it
@@ -130,6 +135,11 @@ type Summary struct {
 	ElapsedS            float64 `json:"elapsed_s"` // receiver's window
 	SenderElapsedS      float64 `json:"sender_elapsed_s"`
 	Retransmits         int64   `json:"retransmits"`
+	// LocalCPU and RemoteCPU are each side's CPU over its window, in the
+	// summary of a run (not of a direction or a stream) when the spec
+	// asks for CPU.
+	LocalCPU  *CPU `json:"local_cpu,omitempty"`
+	RemoteCPU *CPU `json:"remote_cpu,omitempty"`
 }
 
 // Stream joins both sides' view of one data connection.

@@ -51,6 +51,11 @@ type Config struct {
 	// FirstByteGrace is how long past the planned end a receiver waits for
 	// its first byte before giving up on an empty window. Default 5s.
 	FirstByteGrace time.Duration
+	// ProcRoot is where /proc is mounted, for the CPU figures the spec
+	// may ask for; default measure.DefaultProcRoot. See cpu.go.
+	ProcRoot string
+
+	cpu *cpuMeter // set by Run
 }
 
 // abortDrain bounds the drain after an interrupt.
@@ -71,6 +76,7 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 		cfg.FirstByteGrace = 5 * time.Second
 	}
 	res := run.SideResult{Side: cfg.Side}
+	cfg.cpu = newCPUMeter(&cfg)
 	defer func() {
 		for _, c := range cfg.Conns {
 			c.Conn.Close()
@@ -153,6 +159,7 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 		interrupted = interrupted || f.aborted
 	}
 	res.Interrupted = interrupted
+	cfg.cpu.result(&res)
 	if streamErr != nil {
 		res.Error = streamErr.Error()
 		return res, streamErr
@@ -226,6 +233,7 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		return
 	}
 	s0 := f.take()
+	f.cfg.cpu.open()
 	f.result.StartOffsetS = s0.at.Sub(start).Seconds()
 	end := winStart.Add(sp.Duration)
 	prev := s0
@@ -254,6 +262,7 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 			break
 		}
 	}
+	f.cfg.cpu.close()
 	f.finish(ctx, &s0, &last, truncated)
 }
 

@@ -96,6 +96,10 @@ type Test struct {
 	IPVersion         int    // 0 for either, 4 or 6
 
 	Payload Payload
+
+	// CPU asks both sides to measure CPU utilization over their window
+	// (--cpu).
+	CPU bool
 }
 
 // Defaults for a Test, documented in the flag help.
@@ -207,6 +211,7 @@ type wire struct {
 	NoDelay           bool    `json:"nodelay"`
 	IPVersion         int     `json:"ip_version"`
 	Payload           Payload `json:"payload"`
+	CPU               bool    `json:"cpu"`
 }
 
 // MarshalJSON writes t with durations in seconds.
@@ -225,6 +230,7 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		NoDelay:           t.NoDelay,
 		IPVersion:         t.IPVersion,
 		Payload:           t.Payload,
+		CPU:               t.CPU,
 	})
 }
 
@@ -248,6 +254,7 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		NoDelay:           w.NoDelay,
 		IPVersion:         w.IPVersion,
 		Payload:           w.Payload,
+		CPU:               w.CPU,
 	}
 	return nil
 }
