@@ -164,6 +164,10 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if err != nil {
 		return err
 	}
+	rep, err := f.measure.repeat()
+	if err != nil {
+		return err
+	}
 	host, port, err := parseTarget(target, f.port, portSet)
 	if err != nil {
 		return err
@@ -209,6 +213,9 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		kinds = []spec.Kind{spec.TCPStream, spec.TCPMaerts}
 	}
 	doc := run.Document{Schema: run.Schema, Tool: run.Tool{Name: "wirespeed", Version: version()}, Command: "run"}
+	if rep.Repeats() {
+		doc.Repeat = &rep
+	}
 	var results []run.Result
 	var runErr error
 	for i, k := range kinds {
@@ -223,7 +230,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 			headerShown = false
 			mu.Unlock()
 		}
-		res, err := c.Run(ctx, tk)
+		res, err := c.Iterate(ctx, tk, rep, iterationLines(e.stdout, text && rep.Repeats(), &mu, func() { headerShown = false }))
 		if err != nil && len(res.Directions) == 0 {
 			runErr = err
 			break

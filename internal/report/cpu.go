@@ -103,10 +103,15 @@ func cpuLine(c run.CPU) string {
 }
 
 // measurement writes what Text shows after each side's figures: the CPU
-// lines, after a blank line.
+// lines and the confidence interval of a repeated measurement, after a
+// blank line.
 func measurement(w io.Writer, res run.Result) {
 	if hasCPU(res.Summary) {
 		fmt.Fprintln(w)
 		CPU(w, res.Summary)
+	}
+	if res.Summary.Confidence != nil {
+		fmt.Fprintln(w)
+		Confidence(w, res.Summary)
 	}
 }

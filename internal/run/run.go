@@ -140,6 +140,9 @@ type Summary struct {
 	// asks for CPU.
 	LocalCPU  *CPU `json:"local_cpu,omitempty"`
 	RemoteCPU *CPU `json:"remote_cpu,omitempty"`
+	// Confidence is the confidence interval over iterations, when the
+	// result is the mean of several (see points.go).
+	Confidence *Confidence `json:"confidence,omitempty"`
 }
 
 // Stream joins both sides' view of one data connection.
@@ -173,6 +176,9 @@ type Result struct {
 	Local       SideInfo          `json:"local"`
 	Remote      SideInfo          `json:"remote"`
 	Warnings    []string          `json:"warnings,omitempty"`
+	// Iterations holds every iteration's own figures when the result is
+	// the mean of several runs (see points.go).
+	Iterations []Iteration `json:"iterations,omitempty"`
 }
 
 // SideInfo describes a side of a result.
@@ -235,4 +241,9 @@ type Document struct {
 	Command string `json:"command"`
 	Result
 	Runs []Result `json:"runs,omitempty"`
+	// Repeat is the iterations and confidence asked, when the command
+	// repeated its runs; Sizes and Points are a sweep's (see points.go).
+	Repeat *spec.Repeat `json:"repeat,omitempty"`
+	Sizes  []int        `json:"sizes,omitempty"`
+	Points []Point      `json:"points,omitempty"`
 }
