@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
@@ -163,7 +164,10 @@ func decide(rep spec.Repeat, rs []run.Result) (*run.Confidence, bool, []string, 
 		}
 	}
 	stop := true
-	var warnings []string
+	var (
+		warnings []string                // in order of first appearance
+		names    = map[string][]string{} // the figures that gave each
+	)
 	figure := func(name string, values []float64) (*run.FigureConfidence, error) {
 		d, err := rule.Decide(values)
 		if err != nil {
@@ -176,7 +180,10 @@ func decide(rep spec.Repeat, rs []run.Result) (*run.Confidence, bool, []string, 
 		if d.Stop {
 			// Caveats are worth saying once, with the final figures.
 			for _, w := range d.Summary.Warnings {
-				warnings = append(warnings, name+": "+w)
+				if names[w] == nil {
+					warnings = append(warnings, w)
+				}
+				names[w] = append(names[w], name)
 			}
 		}
 		return figureConfidence(d.Summary, rep.ConfidenceWidthPct), nil
@@ -199,9 +206,25 @@ func decide(rep spec.Repeat, rs []run.Result) (*run.Confidence, bool, []string, 
 	}
 	if !stop {
 		conf.Stop = ""
-		warnings = nil
+		return conf, false, nil, nil
 	}
-	return conf, stop, warnings, nil
+	// A caveat every figure shares ("only 2 iterations") is said once.
+	figures := 1
+	if conf.LocalCPU != nil {
+		figures++
+	}
+	if conf.RemoteCPU != nil {
+		figures++
+	}
+	out := make([]string, 0, len(warnings))
+	for _, w := range warnings {
+		if len(names[w]) == figures && figures > 1 {
+			out = append(out, w)
+			continue
+		}
+		out = append(out, strings.Join(names[w], ", ")+": "+w)
+	}
+	return conf, true, out, nil
 }
 
 // figureConfidence turns a stats.Summary into what the document keeps,
