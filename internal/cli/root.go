@@ -102,7 +102,7 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
 	root.AddCommand(newRunCmd(e), newServeCmd(e), newVersionCmd(e))
-	root.AddCommand(newSweepCmd(e))
+	root.AddCommand(newSweepCmd(e), newPlotCmd(e))
 	return root
 }
 
