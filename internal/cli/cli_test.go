@@ -31,9 +31,10 @@ func TestRunEmbeddedText(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	// Two interval lines, the first from the window's start.
-	if n := len(regexp.MustCompile(`(?m)^\[  1\] client->server +0\.00-0\.[12]\d +sec`).FindAllString(out, -1)); n != 1 {
-		t.Errorf("no first interval line:\n%s", out)
+	// The first interval line; its end is as sampled, a few ms late on a
+	// loaded machine.
+	if !regexp.MustCompile(`0\.00-0\.2\d   sec`).MatchString(out) {
+		t.Errorf("output lacks the first 0.2 s interval line:\n%s", out)
 	}
 }
 

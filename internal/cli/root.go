@@ -56,6 +56,7 @@ type env struct {
 	stdout, stderr io.Writer
 	log            *slog.Logger
 	hostname       string
+	procRoot       string // for an embedded server; "" for the default
 }
 
 // Main runs the command line args (without the program name) and returns
@@ -102,6 +103,7 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 	})
 	root.AddCommand(newRunCmd(e), newServeCmd(e), newVersionCmd(e))
 	root.AddCommand(newEnvCmd(e), newLabCmd(e))
+	root.AddCommand(newSweepCmd(e), newPlotCmd(e))
 	return root
 }
 

@@ -33,6 +33,7 @@ type runFlags struct {
 	payload  string
 	ipv4     bool
 	ipv6     bool
+	measure  measureFlags
 	// changed reports whether the user set a flag, for defaults that
 	// depend on the test (UDP_STREAM's datagram size).
 	changed func(name string) bool
@@ -72,30 +73,7 @@ over the measurement window; the sender's count is shown beside it.`,
 			return runRun(cmd.Context(), e, f, target, cmd.Flags().Changed("port"))
 		},
 	}
-	fl := cmd.Flags()
-	fl.SortFlags = false
-	fl.StringVarP(&f.test, "test", "t", string(spec.TCPStream), "test to run: "+kindList())
-	fl.BoolVarP(&f.reverse, "reverse", "R", false, "server sends (TCP_MAERTS; UDP_STREAM from the server)")
-	fl.VarP(durationValue{&f.spec.Duration}, "length", "l", "measurement window: seconds (60) or a duration (2s, 500ms, 1m)")
-	fl.VarP(bytesValue{&f.spec.SendSize}, "send-size", "m", "bytes per send call (131072, 128K); UDP_STREAM: datagram payload, default 1472")
-	fl.VarP(bytesValue{&f.spec.RecvSize}, "recv-size", "M", "bytes per receive call")
-	fl.VarP(bytesValue{&f.spec.LocalSockBuf}, "local-sockbuf", "s", "SO_SNDBUF/SO_RCVBUF to ask for on the client's data sockets (0: system default)")
-	fl.VarP(bytesValue{&f.spec.RemoteSockBuf}, "remote-sockbuf", "S", "SO_SNDBUF/SO_RCVBUF to ask for on the server's data sockets (0: system default)")
-	fl.IntVarP(&f.spec.Parallel, "parallel", "P", 1, "streams per direction (connections for request/response tests)")
-	fl.VarP(rateValue{&f.spec.RateBitsPerSecond}, "bandwidth", "b", "UDP_STREAM: payload bits/s per stream (500M, 2G); 0 sends as fast as possible")
-	fl.VarP(rrSizesValue{&f.spec.RequestSize, &f.spec.ResponseSize}, "rr-sizes", "r", "request/response tests: REQ,RESP bytes (1,1), or one size for both")
-	fl.IntVar(&f.spec.Burst, "burst", 1, "request/response tests: transactions in flight per connection")
-	fl.Var(durationValue{&f.spec.Omit}, "omit", "warm-up before the window, left out of the result")
-	fl.VarP(durationValue{&f.spec.Interval}, "interval", "i", "interval report period (0: none)")
-	fl.StringVar(&f.spec.CongestionControl, "cc", "", "TCP congestion control on both sides' data sockets, e.g. cubic (default: the system's)")
-	fl.BoolVar(&f.spec.NoDelay, "nodelay", false, "set TCP_NODELAY (disable Nagle) on data sockets")
-	fl.StringVar(&f.payload, "payload", spec.PayloadRandom, "what to send: random (incompressible), zeros, or a FILE's contents (up to 1 MiB, repeated)")
-	fl.BoolVar(&f.tradeoff, "tradeoff", false, "run TCP_STREAM, then TCP_MAERTS, and show both directions side by side")
-	fl.IntVarP(&f.port, "port", "p", server.DefaultPort, "server port, when HOST does not give one")
-	fl.BoolVarP(&f.ipv4, "ipv4", "4", false, "use IPv4 only")
-	fl.BoolVarP(&f.ipv6, "ipv6", "6", false, "use IPv6 only")
-	fl.BoolVar(&f.json, "json", false, "print the JSON results document instead of text")
-	fl.StringVarP(&f.output, "output", "o", "", "also write the result to FILE: .json, .csv or .txt")
+	addRunFlags(cmd, f)
 	return cmd
 }
 
@@ -196,6 +174,10 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if err != nil {
 		return err
 	}
+	rep, err := f.measure.repeat()
+	if err != nil {
+		return err
+	}
 	host, port, err := parseTarget(target, f.port, portSet)
 	if err != nil {
 		return err
@@ -203,6 +185,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	label := addr
+	e.procRoot = f.measure.procRoot
 	if host == "" {
 		a, stop, err := embeddedServer(ctx, e, t.IPVersion)
 		if err != nil {
@@ -228,6 +211,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if text && t.Interval > 0 {
 		cfg.OnInterval = onTick
 	}
+	cfg.ProcRoot = f.measure.procRoot
 	c, err := client.Dial(ctx, cfg)
 	if err != nil {
 		return err
@@ -239,6 +223,9 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		kinds = []spec.Kind{spec.TCPStream, spec.TCPMaerts}
 	}
 	doc := run.Document{Schema: run.Schema, Tool: run.Tool{Name: "wirespeed", Version: version()}, Command: "run"}
+	if rep.Repeats() {
+		doc.Repeat = &rep
+	}
 	var results []run.Result
 	var runErr error
 	for i, k := range kinds {
@@ -253,7 +240,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 			headerShown = false
 			mu.Unlock()
 		}
-		res, err := c.Run(ctx, tk)
+		res, err := c.Iterate(ctx, tk, rep, iterationLines(e.stdout, text && rep.Repeats(), &mu, func() { headerShown = false }))
 		if err != nil && len(res.Directions) == 0 {
 			runErr = err
 			break
@@ -330,7 +317,7 @@ func embeddedServer(ctx context.Context, e *env, ipVersion int) (string, func(),
 		return "", nil, fmt.Errorf("embedded server: %w", err)
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	srv := server.New(server.Config{Tool: version(), Hostname: e.hostname, Logger: e.log})
+	srv := server.New(server.Config{Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: e.procRoot})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx, ln) }()
 	return ln.Addr().String(), func() {

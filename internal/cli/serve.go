@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/server"
 )
 
@@ -17,6 +18,7 @@ type serveFlags struct {
 	maxTests  int
 	logFormat string
 	logLevel  string
+	procRoot  string
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -57,6 +59,7 @@ running tests are cut short and their clients still get what was measured.`, ser
 				Tool:     version(),
 				Hostname: e.hostname,
 				Logger:   log,
+				ProcRoot: f.procRoot,
 			})
 			err = srv.Serve(cmd.Context(), ln)
 			log.Info("stopped")
@@ -69,6 +72,7 @@ running tests are cut short and their clients still get what was measured.`, ser
 	fl.IntVar(&f.maxTests, "max-tests", 1, "tests to run at once; further clients are told the server is busy")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.StringVar(&f.procRoot, "proc-root", measure.DefaultProcRoot, "where procfs is mounted, for the CPU figures clients ask for")
 	return cmd
 }
 

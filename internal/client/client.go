@@ -42,6 +42,9 @@ type Config struct {
 	Logger     *slog.Logger
 	// HandshakeTimeout bounds the connect and the hello; default 5s.
 	HandshakeTimeout time.Duration
+	// ProcRoot is where /proc is mounted, for the CPU figures a spec may
+	// ask for; default measure.DefaultProcRoot.
+	ProcRoot string
 }
 
 // Client is a control connection to one server.
@@ -387,6 +390,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			CRRNetwork: c.network,
 			CRRAddr:    net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.CRRPort)),
 			CRROptions: engine.Options{SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay},
+			ProcRoot:   c.cfg.ProcRoot,
 		})
 		localCh <- remote{res: r, err: err}
 	}()

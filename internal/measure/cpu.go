@@ -56,6 +56,10 @@ type CPUSample struct {
 	PerCPU []CPUTimes
 }
 
+// DefaultProcRoot is where procfs is mounted on a live Linux system: the
+// default of every proc root setting, which callers pass down to ReadCPU.
+const DefaultProcRoot = "/proc"
+
 // ReadCPU reads the CPU times from <procRoot>/stat; procRoot is "/proc" on
 // a live system and a fixture tree in tests. It stops reading at the end of
 // the cpu lines. On platforms without /proc/stat the error wraps both
@@ -302,6 +306,7 @@ func CPUResult(u CPUUsage, proc ProcessCPU, elapsedS float64, bytes int64) run.C
 		PerCPUIDs:      make([]int, 0, len(u.PerCPU)),
 		ProcessUserS:   proc.User.Seconds(),
 		ProcessSystemS: proc.System.Seconds(),
+		ElapsedS:       elapsedS,
 	}
 	for _, p := range u.PerCPU {
 		c.PerCPUUtilPct = append(c.PerCPUUtilPct, p.UtilPct)

@@ -380,11 +380,18 @@ func TestProcessCPUSub(t *testing.T) {
 var sink uint64
 
 // burn spins the calling thread for d.
-func burn(d time.Duration) {
+// burn spins until this process has used d more of user CPU time, or
+// for at most limit of wall time: on a shared machine the thread may get
+// only part of a CPU, and it is the CPU time the sampler must see.
+func burn(d, limit time.Duration) {
 	x := uint64(1)
-	for end := time.Now().Add(d); time.Now().Before(end); {
-		for range 10000 {
+	p0, _ := ReadProcessCPU()
+	for end := time.Now().Add(limit); time.Now().Before(end); {
+		for range 100000 {
 			x = x*6364136223846793005 + 1442695040888963407
+		}
+		if p, err := ReadProcessCPU(); err != nil || p.Sub(p0).User >= d {
+			break
 		}
 	}
 	sink = x
@@ -410,7 +417,7 @@ func TestCPULive(t *testing.T) {
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		burn(spin)
+		burn(spin, 20*spin)
 		close(done)
 	}()
 	<-done

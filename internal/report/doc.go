@@ -29,8 +29,12 @@ var csvHeader = []string{
 }
 
 // CSV writes one row per direction of each run, and a "both" row for runs
-// with two directions.
+// with two directions. A sweep's document has one row per point instead
+// (PointsCSV).
 func CSV(w io.Writer, doc run.Document) error {
+	if len(doc.Points) > 0 {
+		return PointsCSV(w, []Series{{Points: doc.Points}})
+	}
 	cw := csv.NewWriter(w)
 	cw.Write(csvHeader)
 	runs := doc.Runs

@@ -155,3 +155,35 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("directory holds %d files, want 3 (no temporary files left)", len(ents))
 	}
 }
+
+// TestTextCPU: the netperf CPU columns and the top-like line per side,
+// for one direction (CPU on the direction's row) and for two (CPU on the
+// total row).
+func TestTextCPU(t *testing.T) {
+	for _, name := range []string{"cpu", "bidir_cpu"} {
+		t.Run(name, func(t *testing.T) {
+			doc := load(t, name+".json")
+			var buf bytes.Buffer
+			Text(&buf, doc.Result)
+			golden(t, name+".txt", buf.String())
+		})
+	}
+}
+
+func f64(v float64) *float64 { return &v }
+
+// TestTextConfidence: a mean over iterations says how many, what was asked
+// and, per figure, what was reached.
+func TestTextConfidence(t *testing.T) {
+	doc := load(t, "cpu.json")
+	doc.Summary.Confidence = &run.Confidence{
+		Level: 0.99, WidthPct: 5, Iterations: 10, Stop: "max_hit",
+		FigureConfidence: run.FigureConfidence{AchievedPct: f64(2.4), Reached: true, Lo: f64(5.1e10), Hi: f64(5.2e10)},
+		LocalCPU:         &run.FigureConfidence{AchievedPct: f64(7.25), Reached: false},
+		RemoteCPU:        &run.FigureConfidence{},
+	}
+	doc.Warnings = []string{"local CPU utilization: confidence interval not reached in 10 iterations: it is 7.25% wide, asked 5% at 99% confidence"}
+	var buf bytes.Buffer
+	Text(&buf, doc.Result)
+	golden(t, "confidence.txt", buf.String())
+}

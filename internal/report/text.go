@@ -115,6 +115,7 @@ func Text(w io.Writer, res run.Result) {
 		fmt.Fprintln(w)
 		Sides(w, res)
 	}
+	measurement(w, res)
 	Warnings(w, res.Warnings)
 }
 
@@ -202,6 +203,10 @@ func RRTable(w io.Writer, res run.Result) {
 // Table writes netperf's TCP_STREAM table: one row per direction, with the
 // socket sizes the kernel granted, and a total row for two directions.
 func Table(w io.Writer, res run.Result) {
+	if hasCPU(res.Summary) {
+		cpuTable(w, res)
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "Recv\tSend\tSend\t\t\t\t")
 	fmt.Fprintln(tw, "Socket\tSocket\tMessage\tElapsed\t\t\t")

@@ -44,6 +44,11 @@ type CPU struct {
 	ProcessUserS   float64 `json:"process_user_s"`
 	ProcessSystemS float64 `json:"process_system_s"`
 
+	// ElapsedS is the length of the window the figures cover, by the
+	// monotonic clock: from the first of this side's windows opening to
+	// the last one closing when it has two (TCP_BIDIR).
+	ElapsedS float64 `json:"elapsed_s"`
+
 	// ServiceDemandMicrosPerKB is netperf's service demand: microseconds
 	// of CPU time, system-wide, per KB (1024 bytes) of payload moved over
 	// the window. See ServiceDemand.

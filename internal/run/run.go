@@ -150,6 +150,11 @@ type SideResult struct {
 	// window's opening to the last one's closing.
 	Counters *Counters `json:"counters,omitempty"`
 	Warnings []string  `json:"warnings,omitempty"`
+	// CPU is this side's CPU over its measurement window when the spec
+	// asks for it; CPUError says why it is missing when sampling failed.
+	// Its service demand is filled in by Join, from the test's bytes.
+	CPU      *CPU   `json:"cpu,omitempty"`
+	CPUError string `json:"cpu_error,omitempty"`
 }
 
 // IntervalReport is one side's sample of one direction, sent as it
@@ -180,6 +185,14 @@ type Summary struct {
 	ElapsedS            float64 `json:"elapsed_s"` // receiver's window
 	SenderElapsedS      float64 `json:"sender_elapsed_s"`
 	Retransmits         int64   `json:"retransmits"`
+	// LocalCPU and RemoteCPU are each side's CPU over its window, in the
+	// summary of a run (not of a direction or a stream) when the spec
+	// asks for CPU.
+	LocalCPU  *CPU `json:"local_cpu,omitempty"`
+	RemoteCPU *CPU `json:"remote_cpu,omitempty"`
+	// Confidence is the confidence interval over iterations, when the
+	// result is the mean of several (see points.go).
+	Confidence *Confidence `json:"confidence,omitempty"`
 	// Present for UDP_STREAM and for request/response tests only.
 	*UDPSummary
 	*RRSummary
@@ -243,6 +256,9 @@ type Result struct {
 	Local       SideInfo          `json:"local"`
 	Remote      SideInfo          `json:"remote"`
 	Warnings    []string          `json:"warnings,omitempty"`
+	// Iterations holds every iteration's own figures when the result is
+	// the mean of several runs (see points.go).
+	Iterations []Iteration `json:"iterations,omitempty"`
 }
 
 // SideInfo describes a side of a result.
@@ -309,4 +325,9 @@ type Document struct {
 	Command string `json:"command"`
 	Result
 	Runs []Result `json:"runs,omitempty"`
+	// Repeat is the iterations and confidence asked, when the command
+	// repeated its runs; Sizes and Points are a sweep's (see points.go).
+	Repeat *spec.Repeat `json:"repeat,omitempty"`
+	Sizes  []int        `json:"sizes,omitempty"`
+	Points []Point      `json:"points,omitempty"`
 }

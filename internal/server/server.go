@@ -38,6 +38,7 @@ type Config struct {
 	Tool             string        // version string for the hello
 	Hostname         string
 	Logger           *slog.Logger
+	ProcRoot         string // where /proc is mounted, for CPU figures; default measure.DefaultProcRoot
 }
 
 // Server serves tests. Create it with New, run it with Serve.
@@ -454,6 +455,7 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 		OnInterval: func(r run.IntervalReport) {
 			cc.Send(control.TypeInterval, r)
 		},
+		ProcRoot: s.cfg.ProcRoot,
 	})
 	close(done)
 	abortErr := <-watched

@@ -68,9 +68,12 @@ type Config struct {
 	CRROptions engine.Options
 	CRR        *engine.CRRShared
 
-	// ProcRoot is where the kernel's counters are read: "/proc" (the
-	// default) for this process's network namespace.
+	// ProcRoot is where /proc is mounted, for the kernel's counters and
+	// the CPU figures the spec may ask for; default
+	// measure.DefaultProcRoot, this process's network namespace.
 	ProcRoot string
+
+	cpu *cpuMeter // set by Run
 }
 
 // abortDrain bounds the drain after an interrupt.
@@ -91,6 +94,7 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 		cfg.FirstByteGrace = 5 * time.Second
 	}
 	res := run.SideResult{Side: cfg.Side}
+	cfg.cpu = newCPUMeter(&cfg)
 	flows := map[spec.Direction]*flow{}
 	var order []*flow
 	defer func() {
@@ -175,6 +179,7 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 	}
 	res.Counters = host.counters
 	res.Warnings = host.warnings
+	cfg.cpu.result(&res)
 	if loopErr != nil {
 		res.Error = loopErr.Error()
 		return res, loopErr
@@ -333,6 +338,7 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		}
 	}
 	s0 := f.take()
+	f.cfg.cpu.open()
 	f.result.StartOffsetS = s0.at.Sub(start).Seconds()
 	end := winStart.Add(sp.Duration)
 	// A passive flow whose peer ends a hair before the planned end (its
@@ -370,6 +376,7 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		}
 	}
 	f.host.close()
+	f.cfg.cpu.close()
 	f.finish(ctx, &s0, &last, truncated)
 }
 

@@ -127,6 +127,10 @@ type Test struct {
 	IPVersion         int    // 0 for either, 4 or 6
 
 	Payload Payload
+
+	// CPU asks both sides to measure CPU utilization over their window
+	// (--cpu).
+	CPU bool
 }
 
 // Defaults for a Test, documented in the flag help.
@@ -279,6 +283,7 @@ type wire struct {
 	RequestSize       int     `json:"request_size,omitempty"`
 	ResponseSize      int     `json:"response_size,omitempty"`
 	Burst             int     `json:"burst,omitempty"`
+	CPU               bool    `json:"cpu"`
 }
 
 // MarshalJSON writes t with durations in seconds.
@@ -302,6 +307,7 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		RequestSize:       t.RequestSize,
 		ResponseSize:      t.ResponseSize,
 		Burst:             t.Burst,
+		CPU:               t.CPU,
 	})
 }
 
@@ -330,6 +336,7 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		RequestSize:       w.RequestSize,
 		ResponseSize:      w.ResponseSize,
 		Burst:             w.Burst,
+		CPU:               w.CPU,
 	}
 	return nil
 }

@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"wirespeed/internal/client"
+	"wirespeed/internal/report"
+	"wirespeed/internal/run"
+	"wirespeed/internal/spec"
+)
+
+// writeSweep writes the document of a sweep measured by fakeIterate,
+// with three iterations per point so that every point has an interval.
+func writeSweep(t *testing.T, path string, cc string, sizes []int) {
+	t.Helper()
+	base := sweepSpec()
+	base.CongestionControl = cc
+	rep := spec.Repeat{MaxIterations: 3, MinIterations: 3, ConfidenceLevel: 0.99, ConfidenceWidthPct: 5}
+	n := 0
+	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
+		return client.IterateFunc(ctx, rep, func(ctx context.Context) (run.Result, error) {
+			n++
+			r, err := fakeIterate(ctx, t, rep, nil)
+			r.Summary.BitsPerSecond *= 1 + 0.01*float64(n%3)
+			return r, err
+		}, p)
+	}
+	sw := &sweeper{base: base, rep: rep, sizes: sizes, doc: newSweepDoc(base, rep, sizes), iterate: iterate,
+		save: func(d *run.Document) error {
+			return report.WriteFile(path, *d, func(w io.Writer) { report.SweepTable(w, *d) })
+		}}
+	if err := sw.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPlot: the SVG parses and has one line per input file, through every
+// point, labelled with what differs between the files; CSV has a row per
+// point; PNG is a PNG.
+func TestPlot(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	sizes := []int{64, 1024, 16384, 65536}
+	writeSweep(t, a, "cubic", sizes)
+	writeSweep(t, b, "bbr", sizes)
+
+	svg := filepath.Join(dir, "p.svg")
+	if code, _, errOut := execute(t, context.Background(), "plot", a, b, "-o", svg); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f, err := os.Open(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dec := xml.NewDecoder(f)
+	lines := map[string]int{} // stroke colour -> vertices of the series line
+	var texts []string
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the SVG does not parse: %v", err)
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			if el.Name.Local == "text" {
+				if cd, ok := nextText(dec); ok {
+					texts = append(texts, cd)
+				}
+			}
+			if el.Name.Local != "path" {
+				continue
+			}
+			var d, style string
+			for _, at := range el.Attr {
+				switch at.Name.Local {
+				case "d":
+					d = at.Value
+				case "style":
+					style = at.Value
+				}
+			}
+			// Series lines are the only 1.5 pt strokes with more than
+			// two vertices (the legend's samples have two).
+			if !strings.Contains(style, "stroke-width:1.5") {
+				continue
+			}
+			if v := strings.Count(d, "L") + 1; v > 2 {
+				lines[style] = v
+			}
+		}
+	}
+	if len(lines) != 2 {
+		t.Errorf("%d series lines, want one per file: %v", len(lines), lines)
+	}
+	for style, v := range lines {
+		if v != len(sizes) {
+			t.Errorf("line %s has %d vertices, want one per point (%d)", style, v, len(sizes))
+		}
+	}
+	all := strings.Join(texts, "|")
+	for _, want := range []string{"congestion_control=cubic", "congestion_control=bbr", "TCP_STREAM", "64K"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("SVG text lacks %q: %s", want, all)
+		}
+	}
+
+	csvPath := filepath.Join(dir, "p.csv")
+	if code, _, errOut := execute(t, context.Background(), "plot", a, b, "-o", csvPath); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	csvb, _ := os.ReadFile(csvPath)
+	if n := strings.Count(string(csvb), "\n"); n != 1+2*len(sizes) {
+		t.Errorf("csv has %d lines, want a header and %d points:\n%s", n, 2*len(sizes), csvb)
+	}
+	png := filepath.Join(dir, "p.png")
+	if code, _, errOut := execute(t, context.Background(), "plot", a, "-o", png); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if pb, _ := os.ReadFile(png); !bytes.HasPrefix(pb, []byte("\x89PNG")) {
+		t.Errorf("%s is not a PNG", png)
+	}
+
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"plot", a}, ExitUsage, "-o"},
+		{[]string{"plot", a, "-o", "x.gif"}, ExitUsage, ".svg"},
+		{[]string{"plot", "-o", "x.svg"}, ExitUsage, "at least one"},
+		{[]string{"plot", filepath.Join(dir, "none.json"), "-o", svg}, ExitRuntime, "no such file"},
+	} {
+		code, _, errOut := execute(t, context.Background(), tt.args...)
+		if code != tt.code || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", tt.args, code, errOut, tt.code, tt.want)
+		}
+	}
+}
+
+// nextText returns the character data right after a start element.
+func nextText(dec *xml.Decoder) (string, bool) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", false
+	}
+	cd, ok := tok.(xml.CharData)
+	return strings.TrimSpace(string(cd)), ok
+}

@@ -1,0 +1,117 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"wirespeed/internal/run"
+	"wirespeed/internal/units"
+)
+
+// hasCPU reports whether a result carries CPU figures of either side.
+func hasCPU(s run.Summary) bool { return s.LocalCPU != nil || s.RemoteCPU != nil }
+
+// cpuTable is netperf's TCP_STREAM table with its CPU columns (netperf
+// -c -C): utilization in percent of all CPUs and service demand in
+// microseconds of CPU per KB, local and remote. A run with two directions
+// shows the CPU on its total row: CPU is measured per side, not per
+// direction.
+func cpuTable(w io.Writer, res run.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "Recv\tSend\tSend\t\t\tLocal\tRemote\tLocal\tRemote\t\t")
+	fmt.Fprintln(tw, "Socket\tSocket\tMessage\tElapsed\t\tCPU\tCPU\tService\tService\t\t")
+	fmt.Fprintln(tw, "Size\tSize\tSize\tTime\tThroughput\tUtil\tUtil\tDemand\tDemand\t\t")
+	fmt.Fprintln(tw, "bytes\tbytes\tbytes\tsecs.\t10^6bits/sec\t%\t%\tus/KB\tus/KB\t\t")
+	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t")
+	one := len(res.Directions) == 1
+	for _, d := range res.Directions {
+		rcvBuf, sndBuf := 0, 0
+		if len(d.Streams) > 0 {
+			rcvBuf, sndBuf = d.Streams[0].Receiver.RcvBuf, d.Streams[0].Sender.SndBuf
+		}
+		cpu := "\t\t\t"
+		if one {
+			cpu = cpuCells(res.Summary)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.2f\t%.2f\t%s\t\t%s\n", rcvBuf, sndBuf, res.Spec.SendSize,
+			d.Summary.ElapsedS, units.Mega(d.Summary.BitsPerSecond), cpu, dirLabel(d.Direction))
+	}
+	if !one {
+		fmt.Fprintf(tw, "\t\t\t%.2f\t%.2f\t%s\t\t%s\n", res.Summary.ElapsedS, units.Mega(res.Summary.BitsPerSecond),
+			cpuCells(res.Summary), "both directions")
+	}
+	tw.Flush()
+}
+
+// cpuCells is the four CPU cells of a table row, tab-separated: local and
+// remote utilization, local and remote service demand; "-" for a side
+// without figures.
+func cpuCells(s run.Summary) string {
+	util := func(c *run.CPU) string {
+		if c == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", c.UtilPct)
+	}
+	sd := func(c *run.CPU) string {
+		if c == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f", c.ServiceDemandMicrosPerKB)
+	}
+	return strings.Join([]string{util(s.LocalCPU), util(s.RemoteCPU), sd(s.LocalCPU), sd(s.RemoteCPU)}, "\t")
+}
+
+// CPU writes one top-like line per side with CPU figures: the share of
+// all CPU time in each state over the side's window (us user, sy system,
+// hi hardware interrupts, si softirq, id idle; ni nice, wa iowait and st
+// steal when not zero), the busiest single CPU and the wirespeed
+// process's own CPU time.
+func CPU(w io.Writer, s run.Summary) {
+	for _, c := range []struct {
+		name string
+		cpu  *run.CPU
+	}{{"local", s.LocalCPU}, {"remote", s.RemoteCPU}} {
+		if c.cpu != nil {
+			fmt.Fprintf(w, "%-6s %s\n", c.name, cpuLine(*c.cpu))
+		}
+	}
+}
+
+func cpuLine(c run.CPU) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cpu: %.1f%%us %.1f%%sy", c.UserPct, c.SystemPct)
+	if c.NicePct >= 0.05 {
+		fmt.Fprintf(&b, " %.1f%%ni", c.NicePct)
+	}
+	fmt.Fprintf(&b, " %.1f%%hi %.1f%%si", c.IRQPct, c.SoftIRQPct)
+	if c.IOWaitPct >= 0.05 {
+		fmt.Fprintf(&b, " %.1f%%wa", c.IOWaitPct)
+	}
+	if c.StealPct >= 0.05 {
+		fmt.Fprintf(&b, " %.1f%%st", c.StealPct)
+	}
+	fmt.Fprintf(&b, " %.1f%%id", c.IdlePct)
+	fmt.Fprintf(&b, "  (%d cpu%s", c.CPUs, plural(c.CPUs))
+	if c.BusiestCPU >= 0 && c.CPUs > 1 {
+		fmt.Fprintf(&b, ", busiest cpu%d %.1f%%", c.BusiestCPU, c.BusiestCPUPct)
+	}
+	fmt.Fprintf(&b, "; wirespeed %.2fs user %.2fs sys over %.2fs)", c.ProcessUserS, c.ProcessSystemS, c.ElapsedS)
+	return b.String()
+}
+
+// measurement writes what Text shows after each side's figures: the CPU
+// lines and the confidence interval of a repeated measurement, after a
+// blank line.
+func measurement(w io.Writer, res run.Result) {
+	if hasCPU(res.Summary) {
+		fmt.Fprintln(w)
+		CPU(w, res.Summary)
+	}
+	if res.Summary.Confidence != nil {
+		fmt.Fprintln(w)
+		Confidence(w, res.Summary)
+	}
+}

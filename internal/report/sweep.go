@@ -1,0 +1,148 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"wirespeed/internal/run"
+	"wirespeed/internal/units"
+)
+
+// The sweep table has fixed column widths, so that its rows can be
+// printed one at a time as the points finish.
+var sweepCols = []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 9, 9}
+
+// SweepHeader writes the head of netperf's table for a sweep: socket and
+// message sizes, elapsed time, throughput, the +/- of its confidence
+// interval at level (a fraction), iterations, and the CPU columns
+// (utilization and service demand, local and remote).
+func SweepHeader(w io.Writer, level float64) {
+	lines := [][]string{
+		{"Recv", "Send", "Send", "", "", "", "", "Local", "Remote", "Local", "Remote"},
+		{"Socket", "Socket", "Message", "Elapsed", "", "Conf.", "", "CPU", "CPU", "Service", "Service"},
+		{"Size", "Size", "Size", "Time", "Throughput", "+/-%", "Iter", "Util", "Util", "Demand", "Demand"},
+		{"bytes", "bytes", "bytes", "secs.", "10^6bits/sec", "@ " + levelPct(level) + "%", "", "%", "%", "us/KB", "us/KB"},
+	}
+	for _, l := range lines {
+		sweepLine(w, l, "")
+	}
+	fmt.Fprintln(w)
+}
+
+// SweepRow writes one point's row: the mean over its iterations, with a
+// note when its interval was not reached or it was interrupted.
+func SweepRow(w io.Writer, p run.Point) {
+	s := p.Summary
+	rcvBuf, sndBuf := 0, 0
+	if len(p.Directions) > 0 && len(p.Directions[0].Streams) > 0 {
+		st := p.Directions[0].Streams[0]
+		rcvBuf, sndBuf = st.Receiver.RcvBuf, st.Sender.SndBuf
+	}
+	conf, iter, note := "-", "1", ""
+	if c := s.Confidence; c != nil {
+		iter = fmt.Sprint(c.Iterations)
+		if h, ok := c.HalfWidthPct(); ok {
+			conf = fmt.Sprintf("%.1f", h)
+		}
+		if c.Stop == "max_hit" {
+			note = "not reached"
+		}
+	}
+	if p.Interrupted {
+		note = "INTERRUPTED"
+	}
+	cells := []string{
+		fmt.Sprint(rcvBuf), fmt.Sprint(sndBuf), fmt.Sprint(p.MsgSize),
+		fmt.Sprintf("%.2f", s.ElapsedS), fmt.Sprintf("%.2f", units.Mega(s.BitsPerSecond)), conf, iter,
+	}
+	cells = append(cells, strings.Split(cpuCells(s), "\t")...)
+	sweepLine(w, cells, note)
+}
+
+func sweepLine(w io.Writer, cells []string, note string) {
+	var b strings.Builder
+	for i, c := range cells {
+		fmt.Fprintf(&b, "%*s", sweepCols[i], c)
+	}
+	if note != "" {
+		b.WriteString("  " + note)
+	}
+	fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+}
+
+// SweepTable writes a sweep's table: a row per point in the order of the
+// sizes, then what a reader must know about the points: intervals not
+// reached, interruptions and warnings.
+func SweepTable(w io.Writer, doc run.Document) {
+	level := 0.99
+	if doc.Repeat != nil {
+		level = doc.Repeat.ConfidenceLevel
+	}
+	SweepHeader(w, level)
+	for _, p := range doc.Points {
+		SweepRow(w, p)
+	}
+	SweepNotes(w, doc)
+}
+
+// SweepNotes writes what the rows cannot say: sizes not measured yet,
+// and each point's warnings.
+func SweepNotes(w io.Writer, doc run.Document) {
+	done := map[int]bool{}
+	for _, p := range doc.Points {
+		done[p.MsgSize] = p.Complete()
+	}
+	var missing []string
+	for _, n := range doc.Sizes {
+		if !done[n] {
+			missing = append(missing, fmt.Sprint(n))
+		}
+	}
+	first := true
+	para := func() {
+		if first {
+			fmt.Fprintln(w)
+			first = false
+		}
+	}
+	if len(missing) > 0 {
+		para()
+		fmt.Fprintf(w, "not measured yet: %s (continue with --resume)\n", strings.Join(missing, ", "))
+	}
+	for _, p := range doc.Points {
+		if c := p.Summary.Confidence; c != nil && c.Stop == "max_hit" {
+			para()
+			fmt.Fprintf(w, "size %d: interval not reached in %d iterations (asked +/-%.4g%% @ %s%% conf.):%s\n",
+				p.MsgSize, c.Iterations, c.WidthPct/2, levelPct(c.Level), notReached(c))
+		}
+		for _, s := range p.Warnings {
+			// The line above says it once for all the figures.
+			if strings.Contains(s, "confidence interval not reached") {
+				continue
+			}
+			para()
+			fmt.Fprintf(w, "warning: size %d: %s\n", p.MsgSize, s)
+		}
+	}
+}
+
+// notReached lists the +/- of each figure whose interval is wider than
+// asked.
+func notReached(c *run.Confidence) string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		fc   *run.FigureConfidence
+	}{{"throughput", &c.FigureConfidence}, {"local CPU", c.LocalCPU}, {"remote CPU", c.RemoteCPU}} {
+		if f.fc == nil || f.fc.Reached {
+			continue
+		}
+		if h, ok := f.fc.HalfWidthPct(); ok {
+			parts = append(parts, fmt.Sprintf("%s +/-%.1f%%", f.name, h))
+		} else {
+			parts = append(parts, f.name+" no interval")
+		}
+	}
+	return " " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,46 @@
+package run
+
+import (
+	"strings"
+	"testing"
+
+	"wirespeed/internal/spec"
+)
+
+// TestJoinCPU: each side's service demand is its CPU time over its window
+// per KB the receiver counted, for both sides, as netperf computes it.
+func TestJoinCPU(t *testing.T) {
+	sp := spec.Default()
+	sp.CPU = true
+	local := SideResult{Side: Local, Flows: []Flow{flow(spec.ClientToServer, Local, Sender, 2, map[int]int64{1: 2_000_000})},
+		CPU: &CPU{UtilPct: 50, CPUs: 4, ElapsedS: 2.5, PerCPUUtilPct: []float64{50}, PerCPUIDs: []int{0}}}
+	remote := SideResult{Side: Remote, Flows: []Flow{flow(spec.ClientToServer, Remote, Receiver, 2, map[int]int64{1: 1_024_000})},
+		CPU: &CPU{UtilPct: 10, CPUs: 2, ElapsedS: 2}}
+	res := Join(sp, local, remote)
+	// local: 0.5 * 4 CPUs * 2.5 s = 5 s of CPU = 5e6 us over 1000 KB.
+	if got := res.Summary.LocalCPU.ServiceDemandMicrosPerKB; got != 5000 {
+		t.Errorf("local service demand %v, want 5000", got)
+	}
+	// remote: 0.1 * 2 * 2 s = 0.4 s = 4e5 us over 1000 KB.
+	if got := res.Summary.RemoteCPU.ServiceDemandMicrosPerKB; got != 400 {
+		t.Errorf("remote service demand %v, want 400", got)
+	}
+	if local.CPU.ServiceDemandMicrosPerKB != 0 {
+		t.Errorf("Join changed the side's own figures")
+	}
+	if len(res.Warnings) != 0 {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+
+	remote.CPU = nil
+	remote.CPUError = "read cpu times: open /x/stat: no such file"
+	res = Join(sp, local, remote)
+	if res.Summary.RemoteCPU != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "/x/stat") {
+		t.Errorf("remote without CPU: %v, warnings %q", res.Summary.RemoteCPU, res.Warnings)
+	}
+	sp.CPU = false
+	local.CPU = nil
+	if res := Join(sp, local, remote); len(res.Warnings) != 0 {
+		t.Errorf("CPU not asked, yet warnings %q", res.Warnings)
+	}
+}
