@@ -38,6 +38,33 @@ func TestRunEmbeddedText(t *testing.T) {
 	}
 }
 
+func TestRunUDPAndRR(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-t", "udp_stream", "-b", "50M"}, []string{"Messages", "local sends", "remote receives", "datagrams:", "RcvbufErrors"}},
+		{[]string{"-t", "udp_stream", "-R", "-m", "64"}, []string{"remote sends", "local receives", "server->client datagrams"}},
+		{[]string{"-t", "tcp_rr", "-r", "32,256", "--burst", "2"}, []string{"Trans.", "latency us:", "transactions over the whole run"}},
+		{[]string{"-t", "udp_rr"}, []string{"Trans.", "latency us:"}},
+		{[]string{"-t", "tcp_crr", "-P", "2"}, []string{"Trans.", "latency us:"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			args := append([]string{"run", "-l", "0.3", "-i", "0.15"}, tt.args...)
+			code, out, errOut := execute(t, context.Background(), args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
 func TestRunJSONAndFiles(t *testing.T) {
 	dir := t.TempDir()
 	for _, ext := range []string{"json", "csv", "txt"} {
@@ -132,6 +159,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--tradeoff", "-R"}, "--tradeoff"},
 		{[]string{"run", "--payload", "/no/such/file"}, "--payload"},
 		{[]string{"run", "-o", "result.xml"}, ".json"},
+		{[]string{"run", "-b", "10M"}, "UDP_STREAM"},
+		{[]string{"run", "-t", "udp_stream", "-m", "8"}, "datagram size"},
+		{[]string{"run", "-t", "udp_stream", "-m", "70000"}, "datagram size"},
+		{[]string{"run", "-t", "tcp_rr", "-r", "1,2,3"}, "REQ,RESP"},
+		{[]string{"run", "-t", "tcp_rr", "-r", "0"}, "request size"},
+		{[]string{"run", "-t", "tcp_crr", "--burst", "2"}, "burst"},
+		{[]string{"run", "-t", "tcp_rr", "-R"}, "-R"},
 		{[]string{"run", "a", "b"}, "at most one"},
 		{[]string{"run", "host:99999"}, "port"},
 		{[]string{"run", "host:1", "-p", "2"}, "-p says 2"},

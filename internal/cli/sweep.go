@@ -167,7 +167,7 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 	if text {
 		report.Heading(e.stdout, atSize(base, sizes[0]), label)
 		fmt.Fprintf(e.stdout, "sweep of message sizes %s\n\n", joinInts(sizes))
-		report.SweepHeader(e.stdout, rep.ConfidenceLevel)
+		report.SweepHeader(e.stdout, rep.ConfidenceLevel, base.Kind)
 		sw.onPoint = func(p run.Point) {
 			prog.above(func() { report.SweepRow(e.stdout, p) })
 		}

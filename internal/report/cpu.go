@@ -56,8 +56,11 @@ func cpuCells(s run.Summary) string {
 		return fmt.Sprintf("%.2f", c.UtilPct)
 	}
 	sd := func(c *run.CPU) string {
-		if c == nil {
+		switch {
+		case c == nil:
 			return "-"
+		case s.RRSummary != nil:
+			return fmt.Sprintf("%.3f", c.ServiceDemandMicrosPerTransaction)
 		}
 		return fmt.Sprintf("%.3f", c.ServiceDemandMicrosPerKB)
 	}

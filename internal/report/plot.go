@@ -35,14 +35,100 @@ type plotKind struct {
 
 var plotKinds = []plotKind{
 	{name: "throughput", applies: isStream, build: throughputPlot},
+	{name: "latency", applies: spec.Kind.RR, build: latencyPlot},
 }
 
 func isStream(k spec.Kind) bool {
 	switch k {
-	case spec.TCPStream, spec.TCPMaerts, spec.TCPBidir:
+	case spec.TCPStream, spec.TCPMaerts, spec.TCPBidir, spec.UDPStream:
 		return true
 	}
 	return false
+}
+
+// latencyPlot is the latency of request/response transactions against
+// the request size, on log-2 x and log-10 y axes: for each series a line
+// for the median, one dashed for the 99th percentile and one dotted for
+// the 99.9th, in the series' colour.
+func latencyPlot(series []Series) (*plot.Plot, error) {
+	p := plot.New()
+	kinds := map[spec.Kind]bool{}
+	minX, maxX := math.Inf(1), math.Inf(-1)
+	minY, maxY := math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for _, pt := range s.Points {
+			kinds[pt.Spec.Kind] = true
+			rr := pt.Summary.RRSummary
+			if rr == nil || rr.Latency.Count == 0 {
+				return nil, fmt.Errorf("%s: a point of %d bytes has no latency figures", s.Label, pt.MsgSize)
+			}
+			minX, maxX = min(minX, float64(pt.MsgSize)), max(maxX, float64(pt.MsgSize))
+			minY, maxY = min(minY, rr.Latency.P50), max(maxY, rr.Latency.P999)
+		}
+	}
+	title := "Transaction latency by request size"
+	if len(kinds) == 1 {
+		for k := range kinds {
+			title = string(k) + ": latency by request size"
+		}
+	}
+	p.Title.Text = title + "\np50 solid, p99 dashed, p99.9 dotted"
+	p.Title.TextStyle.Font.Size = 12
+	p.Title.Padding = 6
+	p.X.Label.Text = "request size (bytes)"
+	p.Y.Label.Text = "round-trip latency (us)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = sizeTicks{}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Min, p.X.Max = minX/1.3, maxX*1.3
+	if minX == maxX {
+		p.X.Min, p.X.Max = minX/2, maxX*2
+	}
+	p.Y.Min, p.Y.Max = max(minY/1.5, 0.1), maxY*4 // room for the legend
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.Label.TextStyle.Font.Size = 10
+		ax.Tick.Label.Font.Size = 9
+	}
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 225}
+	grid.Horizontal.Color = color.Gray{Y: 225}
+	p.Add(grid)
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = 6
+	p.Legend.YOffs = -4
+	p.Legend.TextStyle.Font.Size = 9
+	dashes := [][]vg.Length{nil, {vg.Points(5), vg.Points(3)}, {vg.Points(1), vg.Points(2)}}
+	for i, s := range series {
+		col := plotutil.DarkColors[i%len(plotutil.DarkColors)]
+		pcts := []func(run.Latency) float64{
+			func(l run.Latency) float64 { return l.P50 },
+			func(l run.Latency) float64 { return l.P99 },
+			func(l run.Latency) float64 { return l.P999 },
+		}
+		for k, pct := range pcts {
+			xys := make(plotter.XYs, len(s.Points))
+			for j, pt := range s.Points {
+				xys[j] = plotter.XY{X: float64(pt.MsgSize), Y: pct(pt.Summary.RRSummary.Latency)}
+			}
+			line, points, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.Label, err)
+			}
+			line.Color = col
+			line.Width = vg.Points(1.5)
+			line.Dashes = dashes[k]
+			points.Color = col
+			points.Shape = plotutil.Shape(i)
+			points.Radius = vg.Points(2.5)
+			p.Add(line, points)
+			if k == 0 {
+				p.Legend.Add(s.Label, line, points)
+			}
+		}
+	}
+	return p, nil
 }
 
 // PlotFormats are the file extensions SavePlot writes.
@@ -74,7 +160,7 @@ func Plot(series []Series) (*plot.Plot, error) {
 			return pk.build(series)
 		}
 	}
-	return nil, fmt.Errorf("no plot of %v results in this version (throughput plots take TCP_STREAM, TCP_MAERTS and TCP_BIDIR results; give results of one kind)", kinds)
+	return nil, fmt.Errorf("no plot of %v results together: throughput plots take TCP_STREAM, TCP_MAERTS, TCP_BIDIR and UDP_STREAM results, latency plots TCP_RR, UDP_RR and TCP_CRR; give results of one kind", kinds)
 }
 
 // SavePlot writes p to path as SVG, PNG or PDF, by its extension, at the

@@ -46,10 +46,39 @@ func TestLabels(t *testing.T) {
 	}
 }
 
-func TestPlotRefusesOtherKinds(t *testing.T) {
-	p := run.Point{MsgSize: 1}
-	p.Spec.Kind = "TCP_RR"
-	if _, err := Plot([]Series{{Label: "rr", Points: []run.Point{p}}}); err == nil {
-		t.Errorf("a TCP_RR result drew a throughput plot")
+func TestPlotRefusesMixedKinds(t *testing.T) {
+	rr := run.Point{MsgSize: 1}
+	rr.Spec.Kind = spec.TCPRR
+	rr.Summary.RRSummary = &run.RRSummary{Latency: run.Latency{Count: 1, P50: 10, P99: 20, P999: 30}}
+	st := run.Point{MsgSize: 1}
+	st.Spec.Kind = spec.TCPStream
+	if _, err := Plot([]Series{{Label: "rr", Points: []run.Point{rr}}, {Label: "stream", Points: []run.Point{st}}}); err == nil {
+		t.Errorf("TCP_RR and TCP_STREAM results drew one plot")
+	}
+	noLatency := rr
+	noLatency.Summary.RRSummary = nil
+	if _, err := Plot([]Series{{Label: "rr", Points: []run.Point{noLatency}}}); err == nil {
+		t.Errorf("a TCP_RR result without latency figures drew a latency plot")
+	}
+}
+
+// TestLatencyPlot: a request/response result draws three lines per
+// series (p50, p99, p99.9) through the recorded percentiles.
+func TestLatencyPlot(t *testing.T) {
+	doc := load(t, "rr.json")
+	pts := PointsOf(doc)
+	if len(pts) != 1 || pts[0].MsgSize != doc.Spec.RequestSize {
+		t.Fatalf("points %+v", pts)
+	}
+	p, err := Plot([]Series{{Label: "a", Points: pts}, {Label: "b", Points: pts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Title.Text == "" || p.Y.Label.Text != "round-trip latency (us)" {
+		t.Errorf("title %q, y label %q", p.Title.Text, p.Y.Label.Text)
+	}
+	l := doc.Summary.RRSummary.Latency
+	if p.Y.Min > l.P50 || p.Y.Max < l.P999 {
+		t.Errorf("y axis %g..%g does not hold p50 %g .. p99.9 %g", p.Y.Min, p.Y.Max, l.P50, l.P999)
 	}
 }

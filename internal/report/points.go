@@ -24,7 +24,11 @@ func PointsOf(doc run.Document) []run.Point {
 	if len(doc.Directions) == 0 {
 		return nil
 	}
-	return []run.Point{{MsgSize: doc.Spec.SendSize, Result: doc.Result}}
+	size := doc.Spec.SendSize
+	if doc.Spec.Kind.RR() {
+		size = doc.Spec.RequestSize
+	}
+	return []run.Point{{MsgSize: size, Result: doc.Result}}
 }
 
 var pointsCSVHeader = []string{

@@ -6,23 +6,31 @@ import (
 	"strings"
 
 	"wirespeed/internal/run"
+	"wirespeed/internal/spec"
 	"wirespeed/internal/units"
 )
 
 // The sweep table has fixed column widths, so that its rows can be
 // printed one at a time as the points finish.
-var sweepCols = []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 9, 9}
+var sweepCols = []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 10, 10}
 
 // SweepHeader writes the head of netperf's table for a sweep: socket and
 // message sizes, elapsed time, throughput, the +/- of its confidence
 // interval at level (a fraction), iterations, and the CPU columns
-// (utilization and service demand, local and remote).
-func SweepHeader(w io.Writer, level float64) {
+// (utilization and service demand, local and remote). A sweep of a
+// request/response test shows the request size and the transaction rate
+// instead, as netperf's TCP_RR table does.
+func SweepHeader(w io.Writer, level float64, kind spec.Kind) {
 	lines := [][]string{
 		{"Recv", "Send", "Send", "", "", "", "", "Local", "Remote", "Local", "Remote"},
 		{"Socket", "Socket", "Message", "Elapsed", "", "Conf.", "", "CPU", "CPU", "Service", "Service"},
 		{"Size", "Size", "Size", "Time", "Throughput", "+/-%", "Iter", "Util", "Util", "Demand", "Demand"},
 		{"bytes", "bytes", "bytes", "secs.", "10^6bits/sec", "@ " + levelPct(level) + "%", "", "%", "%", "us/KB", "us/KB"},
+	}
+	if kind.RR() {
+		lines[0][2], lines[1][2], lines[2][2] = "Request", "Resp.", "Size"
+		lines[1][4], lines[2][4], lines[3][4] = "Trans.", "Rate", "per sec"
+		lines[3][9], lines[3][10] = "us/Tr", "us/Tr"
 	}
 	for _, l := range lines {
 		sweepLine(w, l, "")
@@ -52,9 +60,13 @@ func SweepRow(w io.Writer, p run.Point) {
 	if p.Interrupted {
 		note = "INTERRUPTED"
 	}
+	rate := fmt.Sprintf("%.2f", units.Mega(s.BitsPerSecond))
+	if s.RRSummary != nil {
+		rate = fmt.Sprintf("%.2f", s.TransactionsPerSecond)
+	}
 	cells := []string{
 		fmt.Sprint(rcvBuf), fmt.Sprint(sndBuf), fmt.Sprint(p.MsgSize),
-		fmt.Sprintf("%.2f", s.ElapsedS), fmt.Sprintf("%.2f", units.Mega(s.BitsPerSecond)), conf, iter,
+		fmt.Sprintf("%.2f", s.ElapsedS), rate, conf, iter,
 	}
 	cells = append(cells, strings.Split(cpuCells(s), "\t")...)
 	sweepLine(w, cells, note)
@@ -79,7 +91,7 @@ func SweepTable(w io.Writer, doc run.Document) {
 	if doc.Repeat != nil {
 		level = doc.Repeat.ConfidenceLevel
 	}
-	SweepHeader(w, level)
+	SweepHeader(w, level, doc.Spec.Kind)
 	for _, p := range doc.Points {
 		SweepRow(w, p)
 	}

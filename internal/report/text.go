@@ -7,6 +7,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"wirespeed/internal/run"
@@ -167,10 +168,21 @@ func UDPTable(w io.Writer, res run.Result) {
 // the transactions.
 func RRTable(w io.Writer, res run.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "Socket Size\t\tRequest\tResp.\tElapsed\tTrans.\t\t")
-	fmt.Fprintln(tw, "Send\tRecv\tSize\tSize\tTime\tRate\t\t")
-	fmt.Fprintln(tw, "bytes\tbytes\tbytes\tbytes\tsecs.\tper sec\t\t")
-	fmt.Fprintln(tw, "\t\t\t\t\t\t\t")
+	cpu := hasCPU(res.Summary)
+	head := [][]string{
+		{"Socket Size", "", "Request", "Resp.", "Elapsed", "Trans."},
+		{"Send", "Recv", "Size", "Size", "Time", "Rate"},
+		{"bytes", "bytes", "bytes", "bytes", "secs.", "per sec"},
+	}
+	if cpu {
+		head[0] = append(head[0], "CPU", "CPU", "S.dem", "S.dem")
+		head[1] = append(head[1], "local", "remote", "local", "remote")
+		head[2] = append(head[2], "%", "%", "us/Tr", "us/Tr")
+	}
+	for _, h := range head {
+		fmt.Fprintln(tw, strings.Join(h, "\t")+"\t\t")
+	}
+	fmt.Fprintln(tw, strings.Repeat("\t", len(head[0])+1))
 	for _, d := range res.Directions {
 		rr := d.Summary.RRSummary
 		if rr == nil {
@@ -180,8 +192,12 @@ func RRTable(w io.Writer, res run.Result) {
 		if len(d.Streams) > 0 {
 			sndBuf, rcvBuf = d.Streams[0].Sender.SndBuf, d.Streams[0].Sender.RcvBuf
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.2f\t%.2f\t\t\n", sndBuf, rcvBuf, res.Spec.RequestSize, res.Spec.ResponseSize,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.2f\t%.2f\t", sndBuf, rcvBuf, res.Spec.RequestSize, res.Spec.ResponseSize,
 			d.Summary.ElapsedS, rr.TransactionsPerSecond)
+		if cpu {
+			fmt.Fprint(tw, cpuCells(res.Summary)+"\t")
+		}
+		fmt.Fprintln(tw, "\t")
 	}
 	tw.Flush()
 	for _, d := range res.Directions {

@@ -53,6 +53,9 @@ type CPU struct {
 	// of CPU time, system-wide, per KB (1024 bytes) of payload moved over
 	// the window. See ServiceDemand.
 	ServiceDemandMicrosPerKB float64 `json:"service_demand_us_per_kb"`
+	// ServiceDemandMicrosPerTransaction is netperf's service demand of a
+	// request/response test: microseconds of CPU time per transaction.
+	ServiceDemandMicrosPerTransaction float64 `json:"service_demand_us_per_tr,omitempty"`
 }
 
 // ServiceDemand is netperf's service demand: the CPU time spent, in
@@ -70,4 +73,17 @@ func ServiceDemand(utilPct float64, cpus int, elapsedS float64, bytes int64) flo
 	}
 	cpuMicros := utilPct / 100 * float64(cpus) * elapsedS * 1e6
 	return cpuMicros / (float64(bytes) / 1024)
+}
+
+// ServiceDemandPerTransaction is netperf's service demand of a
+// request/response test, in microseconds of CPU time per transaction:
+//
+//	SD = utilPct/100 * cpus * elapsedS * 1e6 / transactions
+//
+// It is 0 when no transaction completed or an argument is not positive.
+func ServiceDemandPerTransaction(utilPct float64, cpus int, elapsedS float64, transactions int64) float64 {
+	if transactions <= 0 || cpus <= 0 || elapsedS <= 0 || utilPct <= 0 {
+		return 0
+	}
+	return utilPct / 100 * float64(cpus) * elapsedS * 1e6 / float64(transactions)
 }

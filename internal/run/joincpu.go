@@ -27,6 +27,9 @@ func joinCPU(res *Result, local, remote SideResult) {
 		c.PerCPUUtilPct = append([]float64(nil), c.PerCPUUtilPct...)
 		c.PerCPUIDs = append([]int(nil), c.PerCPUIDs...)
 		c.ServiceDemandMicrosPerKB = ServiceDemand(c.UtilPct, c.CPUs, c.ElapsedS, res.Summary.Bytes)
+		if rr := res.Summary.RRSummary; rr != nil {
+			c.ServiceDemandMicrosPerTransaction = ServiceDemandPerTransaction(c.UtilPct, c.CPUs, c.ElapsedS, rr.Transactions)
+		}
 		if s.Side == Remote {
 			res.Summary.RemoteCPU = &c
 		} else {

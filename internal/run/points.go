@@ -140,7 +140,87 @@ func MeanSummary(ss []Summary) Summary {
 	m.Retransmits = int64(math.Round(retr))
 	m.LocalCPU = MeanCPU(local)
 	m.RemoteCPU = MeanCPU(remote)
+	m.UDPSummary = meanUDP(ss)
+	m.RRSummary = meanRR(ss)
 	return m
+}
+
+// meanUDP is the mean of the summaries' datagram accounting, nil when none
+// has it: counts averaged and rounded, the loss percentage recomputed from
+// the mean counts.
+func meanUDP(ss []Summary) *UDPSummary {
+	var us []*UDPSummary
+	for _, s := range ss {
+		if s.UDPSummary != nil {
+			us = append(us, s.UDPSummary)
+		}
+	}
+	if len(us) == 0 {
+		return nil
+	}
+	n := float64(len(us))
+	var sent, errs, rcvd, ooo, dup, jitter float64
+	for _, u := range us {
+		sent += float64(u.PacketsSent) / n
+		errs += float64(u.SendErrors) / n
+		rcvd += float64(u.PacketsReceived) / n
+		ooo += float64(u.OutOfOrder) / n
+		dup += float64(u.Duplicates) / n
+		jitter += u.JitterMs / n
+	}
+	m := &UDPSummary{
+		PacketsSent:     int64(math.Round(sent)),
+		SendErrors:      int64(math.Round(errs)),
+		PacketsReceived: int64(math.Round(rcvd)),
+		OutOfOrder:      int64(math.Round(ooo)),
+		Duplicates:      int64(math.Round(dup)),
+		JitterMs:        jitter,
+	}
+	m.Lost = m.PacketsSent - m.PacketsReceived
+	m.LossPct = 100 * Ratio(float64(m.Lost), float64(m.PacketsSent))
+	return m
+}
+
+// meanRR is the mean of the summaries' transaction figures, nil when none
+// has them. Each latency figure is the mean of the iterations' (the
+// histograms themselves are not kept); Count is their sum.
+func meanRR(ss []Summary) *RRSummary {
+	var rs []*RRSummary
+	for _, s := range ss {
+		if s.RRSummary != nil {
+			rs = append(rs, s.RRSummary)
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	n := float64(len(rs))
+	var tr, tps, to, ct, st float64
+	var l Latency
+	for _, r := range rs {
+		tr += float64(r.Transactions) / n
+		tps += r.TransactionsPerSecond / n
+		to += float64(r.Timeouts) / n
+		ct += float64(r.ClientTransactions) / n
+		st += float64(r.ServerTransactions) / n
+		l.Count += r.Latency.Count
+		l.Min += r.Latency.Min / n
+		l.Mean += r.Latency.Mean / n
+		l.P50 += r.Latency.P50 / n
+		l.P90 += r.Latency.P90 / n
+		l.P99 += r.Latency.P99 / n
+		l.P999 += r.Latency.P999 / n
+		l.Max += r.Latency.Max / n
+		l.StdDev += r.Latency.StdDev / n
+	}
+	return &RRSummary{
+		Transactions:          int64(math.Round(tr)),
+		TransactionsPerSecond: tps,
+		Timeouts:              int64(math.Round(to)),
+		Latency:               l,
+		ClientTransactions:    int64(math.Round(ct)),
+		ServerTransactions:    int64(math.Round(st)),
+	}
 }
 
 // MeanCPU is the field-by-field mean of CPU figures, nil for none. The
@@ -170,6 +250,7 @@ func MeanCPU(cs []CPU) *CPU {
 		m.ProcessSystemS += c.ProcessSystemS / n
 		m.ElapsedS += c.ElapsedS / n
 		m.ServiceDemandMicrosPerKB += c.ServiceDemandMicrosPerKB / n
+		m.ServiceDemandMicrosPerTransaction += c.ServiceDemandMicrosPerTransaction / n
 		sameCPUs = sameCPUs && slices.Equal(c.PerCPUIDs, last.PerCPUIDs) && len(c.PerCPUUtilPct) == len(last.PerCPUUtilPct)
 	}
 	m.PerCPUIDs = append([]int{}, last.PerCPUIDs...)
