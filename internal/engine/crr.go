@@ -80,6 +80,12 @@ func (c *CRRClient) Conn() net.Conn { return nil }
 // Close does nothing: every connection is closed by its transaction.
 func (c *CRRClient) Close() error { return nil }
 
+// Info is zero: the client has no lasting socket.
+func (c *CRRClient) Info() (SocketInfo, error) { return SocketInfo{}, nil }
+
+// TCPRawConn is nil: the client has no lasting socket.
+func (c *CRRClient) TCPRawConn() syscall.RawConn { return nil }
+
 // CRRShared is what the server loops of one TCP_CRR test share: the
 // listener, the only peer address they serve, and the end of the test.
 type CRRShared struct {
@@ -134,6 +140,12 @@ func (s *CRRServer) Conn() net.Conn { return nil }
 
 // Close does nothing; the listener's owner closes it.
 func (s *CRRServer) Close() error { return nil }
+
+// Info is zero: the server loop has no lasting socket.
+func (s *CRRServer) Info() (SocketInfo, error) { return SocketInfo{}, nil }
+
+// TCPRawConn is nil: the server loop has no lasting socket.
+func (s *CRRServer) TCPRawConn() syscall.RawConn { return nil }
 
 // ListenCRR opens a TCP_CRR test's listener on an ephemeral port of host,
 // with opts set on the listener so that every accepted connection

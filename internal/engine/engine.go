@@ -53,6 +53,12 @@ type Loop interface {
 	// Conn is the loop's socket (nil for loops that open one per
 	// transaction).
 	Conn() net.Conn
+	// Info reads what the kernel granted the loop's socket now; zero for
+	// loops without a lasting socket.
+	Info() (SocketInfo, error)
+	// TCPRawConn gives samplers the loop's TCP socket (TCP_INFO); nil for
+	// loops without one.
+	TCPRawConn() syscall.RawConn
 	// Close closes the loop's sockets.
 	Close() error
 }
@@ -227,4 +233,22 @@ type SocketInfo struct {
 type rawConn interface {
 	net.Conn
 	SyscallConn() (syscall.RawConn, error)
+}
+
+// rawInfo reads socket buffer sizes, and for TCP the congestion control,
+// through rc.
+func rawInfo(rc syscall.RawConn, tcp bool) (SocketInfo, error) {
+	var si SocketInfo
+	var gerr error
+	err := rc.Control(func(fd uintptr) {
+		if tcp {
+			si, gerr = sockInfo(fd)
+		} else {
+			si, gerr = bufInfo(fd)
+		}
+	})
+	if err != nil {
+		return SocketInfo{}, err
+	}
+	return si, gerr
 }

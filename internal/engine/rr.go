@@ -57,7 +57,8 @@ func getSeq(b []byte, n int) uint64 {
 // latency of each.
 type RRClient struct {
 	base
-	conn      net.Conn
+	conn      net.Conn // nil once the socket is detached from the poller
+	file      closer   // the detached socket
 	rc        syscall.RawConn
 	udp       bool
 	req, resp int
@@ -81,7 +82,19 @@ func NewRRClient(c net.Conn, req, resp, burst int) (*RRClient, error) {
 		return nil, fmt.Errorf("request %d, response %d and burst %d must be at least 1", req, resp, burst)
 	}
 	_, udp := c.(*net.UDPConn)
-	return &RRClient{base: newBase(wakeConn(c)), conn: c, rc: rc, udp: udp, req: req, resp: resp, burst: burst, hist: NewLatencyHistogram()}, nil
+	r := &RRClient{base: newBase(nil), conn: c, rc: rc, udp: udp, req: req, resp: resp, burst: burst, hist: NewLatencyHistogram()}
+	f, frc, err := detach(c, rc)
+	if err != nil {
+		return nil, err
+	}
+	r.rc = frc
+	if f != nil {
+		r.file = f
+		r.conn = nil
+	} else {
+		r.wake = wakeConn(c)
+	}
+	return r, nil
 }
 
 // Run makes transactions until Stop or a failure. Counters.Packets counts
@@ -106,26 +119,25 @@ func (r *RRClient) Latency() *hdrhistogram.Histogram { return r.hist }
 
 // Finish tells the server the client is done: end of stream on TCP, empty
 // datagrams on UDP.
-func (r *RRClient) Finish() error {
-	if !r.udp {
-		return r.conn.(*net.TCPConn).CloseWrite()
-	}
-	r.conn.SetWriteDeadline(time.Time{})
-	for range 3 {
-		r.conn.Write(nil)
-		time.Sleep(time.Millisecond)
-	}
-	return nil
-}
+func (r *RRClient) Finish() error { return finishRR(r.rc, r.udp) }
 
-// Conn returns the connection.
+// Conn returns the connection; nil once it is detached from the poller
+// (Linux), where the loop owns the socket.
 func (r *RRClient) Conn() net.Conn { return r.conn }
 
-// Close closes the connection.
-func (r *RRClient) Close() error { return r.conn.Close() }
+// Close closes the socket.
+func (r *RRClient) Close() error { return closeRR(r.conn, r.file) }
 
-// RawConn gives samplers the socket (TCP_INFO on TCP).
-func (r *RRClient) RawConn() syscall.RawConn { return r.rc }
+// Info reads the socket's buffer sizes (and congestion control on TCP).
+func (r *RRClient) Info() (SocketInfo, error) { return rawInfo(r.rc, !r.udp) }
+
+// TCPRawConn gives samplers the socket (TCP_INFO); nil on UDP.
+func (r *RRClient) TCPRawConn() syscall.RawConn {
+	if r.udp {
+		return nil
+	}
+	return r.rc
+}
 
 // done records one completed transaction that started at start (ns on
 // the loop's clock) and ended at end.
@@ -190,7 +202,8 @@ func (f *inflight) take(echo uint64, n int) (int64, bool) {
 // client's end of stream.
 type RRServer struct {
 	base
-	conn      net.Conn
+	conn      net.Conn // nil once the socket is detached from the poller
+	file      closer   // the detached socket
 	rc        syscall.RawConn
 	udp       bool
 	req, resp int
@@ -207,7 +220,19 @@ func NewRRServer(c net.Conn, req, resp int) (*RRServer, error) {
 		return nil, fmt.Errorf("data connection: %w", err)
 	}
 	_, udp := c.(*net.UDPConn)
-	return &RRServer{base: newBase(wakeConn(c)), conn: c, rc: rc, udp: udp, req: req, resp: resp}, nil
+	r := &RRServer{base: newBase(nil), conn: c, rc: rc, udp: udp, req: req, resp: resp}
+	f, frc, err := detach(c, rc)
+	if err != nil {
+		return nil, err
+	}
+	r.rc = frc
+	if f != nil {
+		r.file = f
+		r.conn = nil
+	} else {
+		r.wake = wakeConn(c)
+	}
+	return r, nil
 }
 
 // Run answers until the client's end of stream, Stop or a failure.
@@ -229,14 +254,32 @@ func (r *RRServer) answered() {
 // Finish does nothing: the client ends a request/response test.
 func (r *RRServer) Finish() error { return nil }
 
-// Conn returns the connection.
+// Conn returns the connection; nil once it is detached from the poller.
 func (r *RRServer) Conn() net.Conn { return r.conn }
 
-// Close closes the connection.
-func (r *RRServer) Close() error { return r.conn.Close() }
+// Close closes the socket.
+func (r *RRServer) Close() error { return closeRR(r.conn, r.file) }
 
-// RawConn gives samplers the socket (TCP_INFO on TCP).
-func (r *RRServer) RawConn() syscall.RawConn { return r.rc }
+// Info reads the socket's buffer sizes (and congestion control on TCP).
+func (r *RRServer) Info() (SocketInfo, error) { return rawInfo(r.rc, !r.udp) }
+
+// TCPRawConn gives samplers the socket (TCP_INFO); nil on UDP.
+func (r *RRServer) TCPRawConn() syscall.RawConn {
+	if r.udp {
+		return nil
+	}
+	return r.rc
+}
+
+// closer is what a detached socket needs at the end.
+type closer interface{ Close() error }
+
+func closeRR(c net.Conn, f closer) error {
+	if f != nil {
+		return f.Close()
+	}
+	return c.Close()
+}
 
 var procsMu sync.Mutex
 

@@ -2,6 +2,9 @@ package engine
 
 import (
 	"crypto/rand"
+	"fmt"
+	"net"
+	"sync"
 	"runtime"
 	"syscall"
 	"time"
@@ -9,6 +12,66 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// detach takes the socket out of Go's poller: it keeps a duplicate of the
+// descriptor, made with dup(2) rather than through os.File (which would
+// register the duplicate with the poller again), and closes the
+// connection, which removes the original from the poller's epoll set.
+// Left registered, every answer that made the socket readable woke a
+// thread parked in the poller for nothing: a context switch per
+// transaction, which cost a third of the transaction rate on two cores.
+func detach(c net.Conn, rc syscall.RawConn) (*fdFile, syscall.RawConn, error) {
+	var nfd int
+	var derr error
+	if err := rc.Control(func(fd uintptr) { nfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return nil, nil, fmt.Errorf("detach socket: %w", err)
+	}
+	if derr != nil {
+		return nil, nil, fmt.Errorf("detach socket: %w", derr)
+	}
+	c.Close()
+	f := &fdFile{fd: nfd}
+	return f, f, nil
+}
+
+// fdFile is a socket descriptor the loop owns outright, outside Go's
+// poller. It is its own syscall.RawConn for Control (TCP_INFO, socket
+// options); Read and Write are not used.
+type fdFile struct {
+	fd   int
+	once sync.Once
+}
+
+func (f *fdFile) Control(fn func(fd uintptr)) error { fn(uintptr(f.fd)); return nil }
+func (f *fdFile) Read(func(fd uintptr) bool) error  { return ErrUnsupported }
+func (f *fdFile) Write(func(fd uintptr) bool) error { return ErrUnsupported }
+
+// Close closes the descriptor once.
+func (f *fdFile) Close() error {
+	var err error
+	f.once.Do(func() { err = unix.Close(f.fd) })
+	return err
+}
+
+// finishRR tells the peer a request/response client is done: a write
+// shutdown on TCP, empty datagrams on UDP.
+func finishRR(rc syscall.RawConn, udp bool) error {
+	var ferr error
+	err := rc.Control(func(fd uintptr) {
+		if !udp {
+			ferr = unix.Shutdown(int(fd), unix.SHUT_WR)
+			return
+		}
+		for range 3 {
+			unix.Write(int(fd), nil)
+			time.Sleep(time.Millisecond)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return ferr
+}
 
 // blockingFD pins the calling goroutine to its OS thread and switches the
 // socket behind rc to blocking mode with a receive and send timeout of

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"syscall"
 	"time"
 )
 
@@ -156,3 +157,12 @@ func (b *base) readFull(c net.Conn, p []byte) (bool, error) {
 	}
 	return true, nil
 }
+
+// detach keeps the connection in Go's poller: the portable loops use it.
+func detach(_ net.Conn, rc syscall.RawConn) (closer, syscall.RawConn, error) {
+	return nil, rc, nil
+}
+
+// finishRR is done through the connection on other platforms; see
+// RRClient.Finish.
+func finishRR(syscall.RawConn, bool) error { return nil }

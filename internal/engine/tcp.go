@@ -45,8 +45,11 @@ func (s *TCPSender) Conn() net.Conn { return s.conn }
 // Close closes the connection.
 func (s *TCPSender) Close() error { return s.conn.Close() }
 
-// RawConn gives samplers the socket (TCP_INFO).
-func (s *TCPSender) RawConn() syscall.RawConn { return s.rc }
+// TCPRawConn gives samplers the socket (TCP_INFO).
+func (s *TCPSender) TCPRawConn() syscall.RawConn { return s.rc }
+
+// Info reads the socket's buffer sizes and congestion control.
+func (s *TCPSender) Info() (SocketInfo, error) { return rawInfo(s.rc, true) }
 
 // TCPReceiver reads a TCP connection to its end, size bytes per call.
 type TCPReceiver struct {
@@ -87,5 +90,8 @@ func (r *TCPReceiver) Conn() net.Conn { return r.conn }
 // Close closes the connection.
 func (r *TCPReceiver) Close() error { return r.conn.Close() }
 
-// RawConn gives samplers the socket (TCP_INFO).
-func (r *TCPReceiver) RawConn() syscall.RawConn { return r.rc }
+// TCPRawConn gives samplers the socket (TCP_INFO).
+func (r *TCPReceiver) TCPRawConn() syscall.RawConn { return r.rc }
+
+// Info reads the socket's buffer sizes and congestion control.
+func (r *TCPReceiver) Info() (SocketInfo, error) { return rawInfo(r.rc, true) }

@@ -100,6 +100,12 @@ func (s *UDPSender) Finish() error {
 // Conn returns the socket.
 func (s *UDPSender) Conn() net.Conn { return s.conn }
 
+// Info reads the socket's buffer sizes.
+func (s *UDPSender) Info() (SocketInfo, error) { return rawInfo(s.rc, false) }
+
+// TCPRawConn is nil: the socket is UDP.
+func (s *UDPSender) TCPRawConn() syscall.RawConn { return nil }
+
 // Close closes the socket.
 func (s *UDPSender) Close() error { return s.conn.Close() }
 
@@ -197,6 +203,12 @@ func (r *UDPReceiver) Finish() error { return nil }
 
 // Conn returns the socket.
 func (r *UDPReceiver) Conn() net.Conn { return r.conn }
+
+// Info reads the socket's buffer sizes.
+func (r *UDPReceiver) Info() (SocketInfo, error) { return rawInfo(r.rc, false) }
+
+// TCPRawConn is nil: the socket is UDP.
+func (r *UDPReceiver) TCPRawConn() syscall.RawConn { return nil }
 
 // Close closes the socket.
 func (r *UDPReceiver) Close() error { return r.conn.Close() }

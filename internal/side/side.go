@@ -123,7 +123,7 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("stream %d: %w", c.ID, err)
 		}
-		si, err := socketInfo(c.Conn)
+		si, err := l.Info()
 		if err != nil {
 			return res, fmt.Errorf("stream %d: %w", c.ID, err)
 		}
@@ -245,16 +245,6 @@ func (cfg *Config) newLoop(c Conn, role run.Role, p *engine.Payload) (engine.Loo
 	return engine.NewTCPReceiver(tcp, t.RecvSize)
 }
 
-func socketInfo(c net.Conn) (engine.SocketInfo, error) {
-	switch c := c.(type) {
-	case *net.TCPConn:
-		return engine.Info(c)
-	case *net.UDPConn:
-		return engine.UDPInfo(c)
-	}
-	return engine.SocketInfo{}, nil
-}
-
 // Optional loop abilities.
 type (
 	windowMarker interface{ MarkWindow() }
@@ -301,11 +291,9 @@ func (f *flow) take() sample {
 		s.ctr[i] = l.Counters()
 	}
 	for i, l := range f.loops {
-		if tc, ok := l.Conn().(*net.TCPConn); ok {
-			if rc, err := tc.SyscallConn(); err == nil {
-				if ti, err := measure.TCPInfo(rc); err == nil {
-					s.tcp[i], s.hasTCP[i] = ti, true
-				}
+		if rc := l.TCPRawConn(); rc != nil {
+			if ti, err := measure.TCPInfo(rc); err == nil {
+				s.tcp[i], s.hasTCP[i] = ti, true
 			}
 		}
 	}
@@ -551,7 +539,7 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 		if f.perStream != nil {
 			ss.Intervals = f.perStream[i]
 		}
-		if si, err := socketInfo(l.Conn()); err == nil {
+		if si, err := l.Info(); err == nil {
 			ss.SndBufEnd, ss.RcvBufEnd = si.SndBuf, si.RcvBuf
 		}
 		if s0 != nil && last != nil {
