@@ -106,6 +106,10 @@ func (e *RemoteError) Is(target error) bool {
 		return target == ErrProtocol
 	case CodeAborted:
 		return target == ErrAborted
+	case CodeAuth:
+		return target == ErrAuth
+	case CodeLimit:
+		return target == ErrLimit
 	}
 	return false
 }
@@ -118,6 +122,9 @@ type Hello struct {
 	Tool         string   `json:"tool"` // tool version, for the results document
 	Hostname     string   `json:"hostname,omitempty"`
 	Capabilities []string `json:"capabilities,omitempty"`
+	// Auth is present when the side authenticates with a pre-shared key
+	// (see auth.go).
+	Auth *AuthHello `json:"auth,omitempty"`
 }
 
 // NewHello returns this build's hello.
