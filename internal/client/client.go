@@ -42,6 +42,9 @@ type Config struct {
 	Logger     *slog.Logger
 	// HandshakeTimeout bounds the connect and the hello; default 5s.
 	HandshakeTimeout time.Duration
+
+	// Authentication and TLS: see auth.go and tls.go.
+	Security
 }
 
 // Client is a control connection to one server.
@@ -86,9 +89,13 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w%s", cfg.Addr, err, dialHint(err))
 	}
+	if c, err = cfg.startTLS(ctx, c, host); err != nil {
+		return nil, err
+	}
 	cc := control.NewConn(c, 0)
 	cl := &Client{cfg: cfg, log: log, cc: cc, host: host, network: network}
 	mine := control.NewHello(cfg.Tool, cfg.Hostname)
+	nonce := cl.offerAuth(&mine)
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	werr := cc.WriteMagic()
@@ -113,7 +120,12 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		cc.Close()
 		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
 	}
-	if _, err := control.Negotiate(mine, cl.server); err != nil {
+	version, err := control.Negotiate(mine, cl.server)
+	if err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
+	}
+	if err := cl.authenticate(version, nonce); err != nil {
 		cc.Close()
 		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
 	}
@@ -242,7 +254,7 @@ func (c *Client) explain(err error) error {
 	case errors.Is(err, control.ErrInvalid):
 		return fmt.Errorf("server %s refused the test: %w", c.cfg.Addr, err)
 	}
-	return fmt.Errorf("server %s: %w", c.cfg.Addr, err)
+	return fmt.Errorf("server %s: %w", c.cfg.Addr, explainLost(err))
 }
 
 func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accepted) ([]side.Conn, error) {
@@ -410,7 +422,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, conns []side.Conn, co
 	}
 	switch {
 	case rem.err != nil && ctx.Err() == nil:
-		return res, fmt.Errorf("server %s: %w", c.cfg.Addr, rem.err)
+		return res, fmt.Errorf("server %s: %w", c.cfg.Addr, explainLost(rem.err))
 	case rem.err != nil:
 		res.Warnings = append(res.Warnings, "server: "+rem.err.Error())
 	case local.err != nil && ctx.Err() == nil:
