@@ -33,6 +33,7 @@ type runFlags struct {
 	payload  string
 	ipv4     bool
 	ipv6     bool
+	sec      runSecurityFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -88,6 +89,7 @@ over the measurement window; the sender's count is shown beside it.`,
 	fl.BoolVarP(&f.ipv6, "ipv6", "6", false, "use IPv6 only")
 	fl.BoolVar(&f.json, "json", false, "print the JSON results document instead of text")
 	fl.StringVarP(&f.output, "output", "o", "", "also write the result to FILE: .json, .csv or .txt")
+	f.sec.register(fl)
 	return cmd
 }
 
@@ -187,6 +189,10 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if err != nil {
 		return err
 	}
+	sec, err := f.sec.security(host == "")
+	if err != nil {
+		return err
+	}
 
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	label := addr
@@ -212,6 +218,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		report.Tick(e.stdout, tk)
 	}
 	cfg := client.Config{Addr: addr, IPVersion: t.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log}
+	cfg.Security = sec
 	if text && t.Interval > 0 {
 		cfg.OnInterval = onTick
 	}

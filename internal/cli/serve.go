@@ -17,6 +17,7 @@ type serveFlags struct {
 	maxTests  int
 	logFormat string
 	logLevel  string
+	sec       serveSecurityFlags
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -30,10 +31,18 @@ address, and serves one test at a time unless --max-tests allows more; a
 client that asks while the server is full is told it is busy.
 
 Logs go to stderr, one line per test. SIGINT or SIGTERM stops the server:
-running tests are cut short and their clients still get what was measured.`, server.DefaultPort),
+it accepts nothing new, lets running tests go on for up to --shutdown-timeout,
+then cuts them short (their clients still get what was measured) and exits 0.
+A second signal ends it at once.
+
+Left running on a reachable host, require a key (--psk-file), TLS for the
+control connection (--tls-cert, --tls-key) or both, and keep the limits
+(--max-duration, --max-parallel, --max-conns-per-addr, ...) to what the host
+can give; docs/security.md says what each protects against.`, server.DefaultPort),
 		Example: `  wirespeed serve
   wirespeed serve --listen 192.0.2.10:7575 --max-tests 4
-  wirespeed serve --listen [::1] --log-format json`,
+  wirespeed serve --listen [::1] --log-format json
+  wirespeed serve --psk-file /etc/wirespeed/key --metrics-listen 127.0.0.1:9575`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := newLogger(e, f.logFormat, f.logLevel)
@@ -47,17 +56,29 @@ running tests are cut short and their clients still get what was measured.`, ser
 			if f.maxTests < 1 {
 				return usagef("--max-tests %d must be at least 1", f.maxTests)
 			}
+			sec, err := f.sec.security()
+			if err != nil {
+				return err
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
 			log.Info("listening", "addr", ln.Addr().String(), "max_tests", f.maxTests, "version", version())
-			srv := server.New(server.Config{
+			stopMetrics, err := f.sec.start(cmd.Context(), sec, log)
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			defer stopMetrics()
+			cfg := server.Config{
 				MaxTests: f.maxTests,
 				Tool:     version(),
 				Hostname: e.hostname,
 				Logger:   log,
-			})
+			}
+			f.sec.configure(&cfg, sec)
+			srv := server.New(cfg)
 			err = srv.Serve(cmd.Context(), ln)
 			log.Info("stopped")
 			return err
@@ -69,6 +90,7 @@ running tests are cut short and their clients still get what was measured.`, ser
 	fl.IntVar(&f.maxTests, "max-tests", 1, "tests to run at once; further clients are told the server is busy")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.sec.register(fl)
 	return cmd
 }
 
