@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"wirespeed/internal/spec"
@@ -285,7 +286,9 @@ func (c *Conn) ReadMagic(timeout time.Duration) error {
 		switch {
 		case n > 0:
 			return fmt.Errorf("%w: %s", ErrNotWirespeed, describe(b[:n]))
-		case errors.Is(err, io.EOF):
+		case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
+			// A reset: it closed before our hello arrived, so our hello
+			// reset the connection; the same answer as a plain close.
 			return fmt.Errorf("%w: it closed the connection without a reply", ErrNotWirespeed)
 		case isTimeout(err):
 			return fmt.Errorf("%w: no reply within %v", ErrNotWirespeed, timeout)
