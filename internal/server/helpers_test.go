@@ -97,6 +97,15 @@ func startServer(t *testing.T, cfg server.Config) *testServer {
 		})
 	}
 	t.Cleanup(ts.stop)
+	// Wait until Serve accepts: a connection that ends at once is closed
+	// by the server only once its accept loop runs.
+	probe, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.(*net.TCPConn).CloseWrite()
+	closedByServer(probe, 5*time.Second)
+	probe.Close()
 	return ts
 }
 
