@@ -39,7 +39,7 @@ func NewMetrics() *Metrics {
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "tests_refused_total",
 			Help: "Test requests refused before they ran, by reason (busy, invalid_spec, max_duration, max_parallel, max_udp_rate, max_frame, shutting_down)."}, []string{"reason"}),
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "tests_failed_total",
-			Help: "Admitted tests that failed, by reason (setup: data connections or start missing; control_lost; stream; shutdown)."}, []string{"reason"}),
+			Help: "Admitted tests that failed, by reason (setup: data connections or start missing; control_lost; stream; truncated: the peer stopped sending early; shutdown)."}, []string{"reason"}),
 		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "bytes_total",
 			Help: "Payload bytes the server moved inside measurement windows, by direction (sent, received)."}, []string{"direction"}),
 		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "auth_failures_total",
@@ -60,7 +60,7 @@ func NewMetrics() *Metrics {
 	for _, r := range []string{refusedBusy, refusedInvalid, refusedDuration, refusedParallel, refusedUDPRate, refusedFrame, refusedShutdown} {
 		m.refused.WithLabelValues(r)
 	}
-	for _, r := range []string{"setup", "control_lost", "stream", "shutdown"} {
+	for _, r := range []string{"setup", "control_lost", "stream", "truncated", "shutdown"} {
 		m.failed.WithLabelValues(r)
 	}
 	for _, r := range []string{"sent", "received"} {

@@ -106,6 +106,12 @@ func TestMetrics(t *testing.T) {
 	srv.logs.waitLog(t, "authentication failed", "reason=bad_proof")
 	srv.logs.waitLog(t, "authentication failed", "peer=127.0.0.3")
 
+	// One that speaks another protocol.
+	if junk, err := net.Dial("tcp", srv.addr); err == nil {
+		junk.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+		closedByServer(junk, 5*time.Second)
+		junk.Close()
+	}
 	c.Close() // free the test slot
 	c2 := rawAuthed(t, srv.addr)
 	c2.Send(control.TypeTest, control.TestRequest{Spec: shortSpec(spec.TCPStream, 1)})
@@ -122,7 +128,7 @@ func TestMetrics(t *testing.T) {
 		`wirespeed_auth_failures_total{reason="no_key"}`:                 2,
 		`wirespeed_auth_failures_total{reason="bad_proof"}`:              1,
 		`wirespeed_tests_active`:                                         0,
-		`wirespeed_connections_refused_total{reason="unknown_protocol"}`: 0,
+		`wirespeed_connections_refused_total{reason="unknown_protocol"}`: 1,
 	}
 	for k, v := range want {
 		if got[k] != v {

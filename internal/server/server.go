@@ -137,6 +137,7 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 	case control.DataMagic:
 		s.data(c)
 	default:
+		s.metrics().connRefused("unknown_protocol")
 		s.log.Info("unknown protocol, connection closed", "peer", peer, "first_bytes", fmt.Sprintf("%q", magic[:]))
 		c.Close()
 	}

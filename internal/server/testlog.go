@@ -82,6 +82,11 @@ func (s *Server) testDone(ctx context.Context, log *slog.Logger, t spec.Test, by
 	case err != nil:
 		m.testFailed("stream")
 		attrs = append(attrs, "result", "failed", "reason", "stream", "err", err)
+	case !res.Interrupted && cutShort(t, res):
+		// The peer's end of stream came well before the window's end: a
+		// client killed mid-test looks like this to a receiver.
+		m.testFailed("truncated")
+		attrs = append(attrs, "result", "failed", "reason", "truncated")
 	case res.Interrupted:
 		m.testServed("interrupted")
 		attrs = append(attrs, "result", "interrupted")
@@ -90,4 +95,17 @@ func (s *Server) testDone(ctx context.Context, log *slog.Logger, t spec.Test, by
 		attrs = append(attrs, "result", "ok")
 	}
 	log.Info("test done", attrs...)
+}
+
+// cutShort reports whether a flow's window closed well before its planned
+// end without an interrupt. A few milliseconds short is normal: a
+// receiver's window is anchored on its first byte and may end just after
+// the sender's end of stream arrives.
+func cutShort(t spec.Test, res run.SideResult) bool {
+	for _, f := range res.Flows {
+		if f.Truncated && f.ElapsedS < 0.9*t.Duration.Seconds() {
+			return true
+		}
+	}
+	return false
 }
