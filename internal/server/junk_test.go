@@ -20,6 +20,11 @@ import (
 	"wirespeed/internal/spec"
 )
 
+// junkHold is how long a bad client keeps its connection unless the
+// server closes it first: longer than the server may take to drop it, so
+// that only the server's deadlines can end it in time.
+const junkHold = 12 * time.Second
+
 // junk is one kind of bad client. It gets a fresh connection to the server
 // and may keep it for at most a few seconds.
 type junk struct {
@@ -76,12 +81,12 @@ func junkKinds(tlsAddr bool) []junk {
 		{"random bytes, then close", func(c *net.TCPConn, r *rand.Rand) { c.Write(randBytes(r, 1+r.IntN(2000))) }},
 		{"random bytes, then wait", func(c *net.TCPConn, r *rand.Rand) {
 			c.Write(randBytes(r, 1+r.IntN(100)))
-			hold(c, 4*time.Second)
+			hold(c, junkHold)
 		}},
-		{"silent", func(c *net.TCPConn, r *rand.Rand) { hold(c, 4*time.Second) }},
+		{"silent", func(c *net.TCPConn, r *rand.Rand) { hold(c, junkHold) }},
 		{"half-closed at once", func(c *net.TCPConn, r *rand.Rand) {
 			c.CloseWrite()
-			hold(c, 4*time.Second)
+			hold(c, junkHold)
 		}},
 		{"reset at once", func(c *net.TCPConn, r *rand.Rand) { c.SetLinger(0) }},
 		{"reset after half a preamble", func(c *net.TCPConn, r *rand.Rand) {
@@ -97,43 +102,43 @@ func junkKinds(tlsAddr bool) []junk {
 		}},
 		{"preamble, then garbage", func(c *net.TCPConn, r *rand.Rand) {
 			c.Write(append([]byte("WSPD"), randBytes(r, 1+r.IntN(500))...))
-			hold(c, 4*time.Second)
+			hold(c, junkHold)
 		}},
 		{"preamble, huge frame", func(c *net.TCPConn, r *rand.Rand) {
 			c.Write([]byte("WSPD\xff\xff\xff\xff{"))
-			hold(c, 4*time.Second)
+			hold(c, junkHold)
 		}},
 		{"preamble, frame of junk JSON", func(c *net.TCPConn, r *rand.Rand) {
 			body := []byte(`{"type":"hello","body":{"protocol":` + fmt.Sprint(r.Int64()) + `,"auth":{"nonce":[1,2]}}}`)
 			c.Write(append(append([]byte("WSPD"), binary.BigEndian.AppendUint32(nil, uint32(len(body)))...), body...))
-			hold(c, 4*time.Second)
+			hold(c, junkHold)
 		}},
 		{"hello, then garbage instead of a proof", func(c *net.TCPConn, r *rand.Rand) {
 			c.Write(authOffer())
 			time.Sleep(100 * time.Millisecond)
 			c.Write(randBytes(r, 1+r.IntN(300)))
-			hold(c, 4*time.Second)
+			hold(c, junkHold)
 		}},
 		{"hello, then a test instead of a proof", func(c *net.TCPConn, r *rand.Rand) {
 			c.Write(authOffer())
 			c.Write(frameOf(control.TypeTest, control.TestRequest{Spec: spec.Default()}))
-			hold(c, 4*time.Second)
+			hold(c, junkHold)
 		}},
 		{"hello, then silence", func(c *net.TCPConn, r *rand.Rand) {
 			c.Write(authOffer())
-			hold(c, 4*time.Second)
+			hold(c, junkHold)
 		}},
 		{"data header with a random token", func(c *net.TCPConn, r *rand.Rand) {
 			control.WriteDataHeader(c, control.NewToken(), 1+r.IntN(4))
-			hold(c, 4*time.Second)
+			hold(c, junkHold)
 		}},
 		{"half a data header", func(c *net.TCPConn, r *rand.Rand) {
 			c.Write(append([]byte("WSDT"), randBytes(r, r.IntN(19))...))
-			hold(c, 4*time.Second)
+			hold(c, junkHold)
 		}},
 		{"TLS record of garbage", func(c *net.TCPConn, r *rand.Rand) {
 			c.Write(append([]byte{0x16, 0x03, 0x01}, randBytes(r, 1+r.IntN(300))...))
-			hold(c, 4*time.Second)
+			hold(c, junkHold)
 		}},
 	}
 	if tlsAddr {
@@ -144,13 +149,13 @@ func junkKinds(tlsAddr bool) []junk {
 				if tc.Handshake() == nil {
 					tc.Write(randBytes(r, 1+r.IntN(300)))
 				}
-				hold(tc, 4*time.Second)
+				hold(tc, junkHold)
 			}},
 			junk{"TLS handshake, then silence", func(c *net.TCPConn, r *rand.Rand) {
 				tc := tls.Client(c, &tls.Config{InsecureSkipVerify: true})
 				tc.SetDeadline(time.Now().Add(3 * time.Second))
 				tc.Handshake()
-				hold(tc, 4*time.Second)
+				hold(tc, junkHold)
 			}},
 			junk{"TLS, then a plain data header", func(c *net.TCPConn, r *rand.Rand) {
 				tc := tls.Client(c, &tls.Config{InsecureSkipVerify: true})
@@ -158,7 +163,7 @@ func junkKinds(tlsAddr bool) []junk {
 				if tc.Handshake() == nil {
 					control.WriteDataHeader(tc, control.NewToken(), 1)
 				}
-				hold(tc, 4*time.Second)
+				hold(tc, junkHold)
 			}},
 		)
 	}
@@ -194,6 +199,7 @@ func TestJunkConnections(t *testing.T) {
 
 			kinds := junkKinds(withTLS)
 			const n = 400
+			started := time.Now()
 			var wg sync.WaitGroup
 			for i := range n {
 				wg.Add(1)
@@ -223,15 +229,17 @@ func TestJunkConnections(t *testing.T) {
 				t.Errorf("real test: interrupted %v, %d bytes", res.Interrupted, res.Summary.Bytes)
 			}
 			c.Close()
-			wg.Wait()
 
-			// Everything the junk started on the server has ended.
-			deadline := time.Now().Add(15 * time.Second)
+			// The server drops every bad connection by its deadlines, well
+			// before the bad clients would give up (junkHold): everything
+			// the junk started, on both ends, has ended.
+			deadline := started.Add(junkHold - 2*time.Second)
 			for goleak.Find(base) != nil && time.Now().Before(deadline) {
 				time.Sleep(100 * time.Millisecond)
 			}
 			goleak.VerifyNone(t, base)
 			waitFDs(t, fds)
+			wg.Wait()
 		})
 	}
 }
