@@ -40,17 +40,17 @@ func (f *serveSecurityFlags) register(fl *pflag.FlagSet) {
 	f.handshakeTimeout = 5 * time.Second
 	f.maxFrame = control.DefaultMaxFrame
 	f.shutdownTimeout = 10 * time.Second
-	fl.StringVar(&f.pskFile, "psk-file", "", "require clients to prove knowledge of the pre-shared key in FILE (at least 16 bytes; make one with `openssl rand -hex 32`)")
-	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate FILE: control connections must use TLS (data connections stay plain TCP)")
-	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key FILE of --tls-cert")
+	fl.StringVar(&f.pskFile, "psk-file", "", "require clients to prove knowledge of the pre-shared key in `FILE` (at least 16 bytes; make one with openssl rand -hex 32)")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate `FILE`: control connections must use TLS (data connections stay plain TCP)")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	fl.Var(durationValue{&f.maxDuration}, "max-duration", "longest test a client may ask for, warm-up included")
 	fl.IntVar(&f.maxParallel, "max-parallel", server.DefaultMaxParallel, "most parallel streams per direction a client may ask for (-P)")
-	fl.StringVar(&f.maxUDPRate, "max-udp-rate", "1G", "highest rate in bits/s a UDP test may ask for (500M, 10G)")
+	fl.StringVar(&f.maxUDPRate, "max-udp-rate", "1G", "highest `rate` in bits/s a UDP test may ask for (500M, 10G)")
 	fl.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "control connections one IP address may hold at once")
 	fl.Var(durationValue{&f.handshakeTimeout}, "handshake-timeout", "time a new connection has to identify itself and authenticate")
 	fl.Var(bytesValue{&f.maxFrame}, "max-frame", "largest control message accepted (a --payload file travels in one)")
 	fl.Var(durationValue{&f.shutdownTimeout}, "shutdown-timeout", "on SIGTERM or SIGINT, how long running tests may go on before they are cut short")
-	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9575)")
+	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9575)")
 }
 
 // security checks the flags and loads the key and certificate. Every
@@ -146,9 +146,9 @@ type runSecurityFlags struct {
 }
 
 func (f *runSecurityFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.pskFile, "psk-file", "", "prove knowledge of the pre-shared key in FILE, and require the server to prove it too")
-	fl.StringVar(&f.tlsCA, "tls-ca", "", "use TLS on the control connection and verify the server's certificate with the PEM CA certificates in FILE")
-	fl.StringVar(&f.tlsFingerprint, "tls-fingerprint", "", "use TLS on the control connection and accept only the server certificate with this SHA-256 fingerprint (hex, as serve logs it)")
+	fl.StringVar(&f.pskFile, "psk-file", "", "prove knowledge of the pre-shared key in `FILE`, and require the server to prove it too")
+	fl.StringVar(&f.tlsCA, "tls-ca", "", "use TLS on the control connection and verify the server's certificate with the PEM CA certificates in `FILE`")
+	fl.StringVar(&f.tlsFingerprint, "tls-fingerprint", "", "use TLS on the control connection and accept only the server certificate with this SHA-256 `fingerprint` (hex, as serve logs it)")
 }
 
 // security checks the flags and loads the key and CA. embedded says the
