@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -37,6 +38,7 @@ type runFlags struct {
 	// changed reports whether the user set a flag, for defaults that
 	// depend on the test (UDP_STREAM's datagram size).
 	changed func(name string) bool
+	sec     runSecurityFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -182,6 +184,10 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if err != nil {
 		return err
 	}
+	sec, err := f.sec.security(host == "")
+	if err != nil {
+		return err
+	}
 
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	label := addr
@@ -208,6 +214,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		report.Tick(e.stdout, tk)
 	}
 	cfg := client.Config{Addr: addr, IPVersion: t.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log}
+	cfg.Security = sec
 	if text && t.Interval > 0 {
 		cfg.OnInterval = onTick
 	}
@@ -317,7 +324,10 @@ func embeddedServer(ctx context.Context, e *env, ipVersion int) (string, func(),
 		return "", nil, fmt.Errorf("embedded server: %w", err)
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	srv := server.New(server.Config{Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: e.procRoot})
+	// The embedded server serves this process alone: the limits that keep
+	// a server safe to leave running would only get in the user's way.
+	srv := server.New(server.Config{Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: e.procRoot,
+		Security: server.Security{MaxDuration: spec.MaxDuration, MaxParallel: spec.MaxParallel, MaxUDPRateBitsPerSecond: math.Inf(1)}})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx, ln) }()
 	return ln.Addr().String(), func() {

@@ -53,6 +53,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVarP(&f.ipv6, "ipv6", "6", false, "use IPv6 only")
 	fl.BoolVar(&f.json, "json", false, "print the JSON results document instead of text")
 	fl.StringVarP(&f.output, "output", "o", "", "also write the result to FILE: .json, .csv or .txt")
+	f.sec.register(fl)
 }
 
 // repeat returns the iterations and confidence the flags ask for: one run

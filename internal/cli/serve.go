@@ -19,6 +19,7 @@ type serveFlags struct {
 	logFormat string
 	logLevel  string
 	procRoot  string
+	sec       serveSecurityFlags
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -32,10 +33,18 @@ address, and serves one test at a time unless --max-tests allows more; a
 client that asks while the server is full is told it is busy.
 
 Logs go to stderr, one line per test. SIGINT or SIGTERM stops the server:
-running tests are cut short and their clients still get what was measured.`, server.DefaultPort),
+it accepts nothing new, lets running tests go on for up to --shutdown-timeout,
+then cuts them short (their clients still get what was measured) and exits 0.
+A second signal ends it at once.
+
+Left running on a reachable host, require a key (--psk-file), TLS for the
+control connection (--tls-cert, --tls-key) or both, and keep the limits
+(--max-duration, --max-parallel, --max-conns-per-addr, ...) to what the host
+can give; docs/security.md says what each protects against.`, server.DefaultPort),
 		Example: `  wirespeed serve
   wirespeed serve --listen 192.0.2.10:7575 --max-tests 4
-  wirespeed serve --listen [::1] --log-format json`,
+  wirespeed serve --listen [::1] --log-format json
+  wirespeed serve --psk-file /etc/wirespeed/key --metrics-listen 127.0.0.1:9575`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := newLogger(e, f.logFormat, f.logLevel)
@@ -49,18 +58,30 @@ running tests are cut short and their clients still get what was measured.`, ser
 			if f.maxTests < 1 {
 				return usagef("--max-tests %d must be at least 1", f.maxTests)
 			}
+			sec, err := f.sec.security()
+			if err != nil {
+				return err
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
 			log.Info("listening", "addr", ln.Addr().String(), "max_tests", f.maxTests, "version", version())
-			srv := server.New(server.Config{
+			stopMetrics, err := f.sec.start(cmd.Context(), sec, log)
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			defer stopMetrics()
+			cfg := server.Config{
 				MaxTests: f.maxTests,
 				Tool:     version(),
 				Hostname: e.hostname,
 				Logger:   log,
 				ProcRoot: f.procRoot,
-			})
+			}
+			f.sec.configure(&cfg, sec)
+			srv := server.New(cfg)
 			err = srv.Serve(cmd.Context(), ln)
 			log.Info("stopped")
 			return err
@@ -73,6 +94,7 @@ running tests are cut short and their clients still get what was measured.`, ser
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.procRoot, "proc-root", measure.DefaultProcRoot, "where procfs is mounted, for the CPU figures clients ask for")
+	f.sec.register(fl)
 	return cmd
 }
 

@@ -45,6 +45,9 @@ type Config struct {
 	// ProcRoot is where /proc is mounted, for the CPU figures a spec may
 	// ask for; default measure.DefaultProcRoot.
 	ProcRoot string
+
+	// Authentication and TLS: see auth.go and tls.go.
+	Security
 }
 
 // Client is a control connection to one server.
@@ -89,9 +92,13 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w%s", cfg.Addr, err, dialHint(err))
 	}
+	if c, err = cfg.startTLS(ctx, c, host); err != nil {
+		return nil, err
+	}
 	cc := control.NewConn(c, 0)
 	cl := &Client{cfg: cfg, log: log, cc: cc, host: host, network: network}
 	mine := control.NewHello(cfg.Tool, cfg.Hostname)
+	nonce := cl.offerAuth(&mine)
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	werr := cc.WriteMagic()
@@ -116,7 +123,12 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		cc.Close()
 		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
 	}
-	if _, err := control.Negotiate(mine, cl.server); err != nil {
+	version, err := control.Negotiate(mine, cl.server)
+	if err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
+	}
+	if err := cl.authenticate(version, nonce); err != nil {
 		cc.Close()
 		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
 	}
@@ -245,7 +257,7 @@ func (c *Client) explain(err error) error {
 	case errors.Is(err, control.ErrInvalid):
 		return fmt.Errorf("server %s refused the test: %w", c.cfg.Addr, err)
 	}
-	return fmt.Errorf("server %s: %w", c.cfg.Addr, err)
+	return fmt.Errorf("server %s: %w", c.cfg.Addr, explainLost(err))
 }
 
 // serverIP is the address the control connection reached: data goes to
@@ -448,7 +460,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	}
 	switch {
 	case rem.err != nil && ctx.Err() == nil:
-		return res, fmt.Errorf("server %s: %w", c.cfg.Addr, rem.err)
+		return res, fmt.Errorf("server %s: %w", c.cfg.Addr, explainLost(rem.err))
 	case rem.err != nil:
 		res.Warnings = append(res.Warnings, "server: "+rem.err.Error())
 	case local.err != nil && ctx.Err() == nil:

@@ -20,6 +20,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"wirespeed/internal/spec"
@@ -109,6 +110,10 @@ func (e *RemoteError) Is(target error) bool {
 		return target == ErrProtocol
 	case CodeAborted:
 		return target == ErrAborted
+	case CodeAuth:
+		return target == ErrAuth
+	case CodeLimit:
+		return target == ErrLimit
 	}
 	return false
 }
@@ -121,6 +126,9 @@ type Hello struct {
 	Tool         string   `json:"tool"` // tool version, for the results document
 	Hostname     string   `json:"hostname,omitempty"`
 	Capabilities []string `json:"capabilities,omitempty"`
+	// Auth is present when the side authenticates with a pre-shared key
+	// (see auth.go).
+	Auth *AuthHello `json:"auth,omitempty"`
 }
 
 // NewHello returns this build's hello.
@@ -317,7 +325,9 @@ func (c *Conn) ReadMagic(timeout time.Duration) error {
 		switch {
 		case n > 0:
 			return fmt.Errorf("%w: %s", ErrNotWirespeed, describe(b[:n]))
-		case errors.Is(err, io.EOF):
+		case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
+			// A reset: it closed before our hello arrived, so our hello
+			// reset the connection; the same answer as a plain close.
 			return fmt.Errorf("%w: it closed the connection without a reply", ErrNotWirespeed)
 		case isTimeout(err):
 			return fmt.Errorf("%w: no reply within %v", ErrNotWirespeed, timeout)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -89,10 +90,18 @@ func (c *CRRClient) TCPRawConn() syscall.RawConn { return nil }
 // CRRShared is what the server loops of one TCP_CRR test share: the
 // listener, the only peer address they serve, and the end of the test.
 type CRRShared struct {
-	ln    *net.TCPListener
-	rc    syscall.RawConn
-	peer  netip.Addr
-	ended atomic.Bool
+	ln       *net.TCPListener
+	rc       syscall.RawConn
+	peer     netip.Addr
+	ended    atomic.Bool
+	shutOnce sync.Once
+}
+
+// shut wakes every loop blocked in accept on the listener: accept(2)
+// does not honour a receive timeout, but returns at once on a listener
+// that was shut down.
+func (sh *CRRShared) shut() {
+	sh.shutOnce.Do(func() { shutListener(sh.rc) })
 }
 
 // NewCRRShared wraps the test's listener; connections from any address
@@ -115,7 +124,7 @@ type CRRServer struct {
 
 // NewCRRServer returns one server loop on sh.
 func NewCRRServer(sh *CRRShared, req, resp int) *CRRServer {
-	return &CRRServer{base: newBase(nil), sh: sh, req: req, resp: resp}
+	return &CRRServer{base: newBase(sh.shut), sh: sh, req: req, resp: resp}
 }
 
 // Run answers connections until the client's end, Stop or a failure.

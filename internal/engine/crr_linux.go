@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -68,13 +69,20 @@ func (c *CRRClient) transaction(fd int, sa unix.Sockaddr, tv *unix.Timeval, req,
 	}
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, tv)
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, tv)
-	for {
+	for interrupted := false; ; {
 		err := unix.Connect(fd, sa)
-		if err == nil {
+		if err == nil || (interrupted && err == unix.EISCONN) {
 			break
 		}
 		switch err {
-		case unix.EINTR:
+		case unix.EINTR, unix.EALREADY:
+			// A signal interrupted the connect; the handshake goes on in
+			// the kernel: ask again until it is done.
+			interrupted = true
+			if c.stopped() {
+				return false, nil
+			}
+			runtime.Gosched()
 			continue
 		case unix.EINPROGRESS, unix.EAGAIN, unix.ETIMEDOUT:
 			c.ctr.timeouts.Add(1)
@@ -82,14 +90,43 @@ func (c *CRRClient) transaction(fd int, sa unix.Sockaddr, tv *unix.Timeval, req,
 		}
 		return false, fmt.Errorf("TCP_CRR connect: %w", err)
 	}
-	if ok, err := c.writeAll(fd, req); !ok {
-		return false, err
-	}
-	if ok, err := c.readFull(fd, resp[:c.resp]); !ok {
-		if c.Ended() {
-			return false, fmt.Errorf("TCP_CRR: the server closed before its response")
+	// Once connected, finish the transaction even when the loop is being
+	// stopped: a connection closed before its request is how the client
+	// tells the server the test is over, and every transaction the server
+	// answers is one the client must count. The socket's timeouts bound
+	// the wait.
+	deadline := time.Now().Add(crrConnectTimeout)
+	for p := req; len(p) > 0; {
+		n, err := unix.Write(fd, p)
+		switch {
+		case n > 0:
+			p = p[n:]
+		case err == unix.EINTR && time.Now().Before(deadline):
+		case err == unix.EAGAIN || err == unix.EINTR:
+			c.ctr.timeouts.Add(1)
+			return false, nil
+		default:
+			return false, fmt.Errorf("TCP_CRR: %w", err)
 		}
-		return false, err
+	}
+	for got := 0; got < c.resp; {
+		n, err := unix.Read(fd, resp[got:c.resp])
+		switch {
+		case n > 0:
+			got += n
+		case err == nil:
+			return false, fmt.Errorf("TCP_CRR: the server closed before its response")
+		case err == unix.EINTR:
+			if time.Now().After(deadline) {
+				c.ctr.timeouts.Add(1)
+				return false, nil
+			}
+		case err == unix.EAGAIN:
+			c.ctr.timeouts.Add(1)
+			return false, nil
+		default:
+			return false, fmt.Errorf("TCP_CRR: %w", err)
+		}
 	}
 	// Wait for the server's close, so the server holds the TIME_WAIT and
 	// this side's ports are free for the next connections.
@@ -113,10 +150,7 @@ func (s *CRRServer) loop() error {
 	var serr error
 	s.sh.rc.Control(func(f uintptr) {
 		lfd = int(f)
-		tv := unix.NsecToTimeval(int64(pollInterval))
-		if serr = unix.SetNonblock(lfd, false); serr == nil {
-			serr = unix.SetsockoptTimeval(lfd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-		}
+		serr = unix.SetNonblock(lfd, false)
 	})
 	if serr != nil {
 		return serr
@@ -127,9 +161,12 @@ func (s *CRRServer) loop() error {
 	first := true
 	for !s.stopped() && !s.sh.ended.Load() {
 		nfd, sa, err := unix.Accept4(lfd, unix.SOCK_CLOEXEC)
-		switch err {
-		case nil:
-		case unix.EAGAIN, unix.EINTR, unix.ECONNABORTED:
+		switch {
+		case err == nil:
+		case s.stopped() || s.sh.ended.Load():
+			// Stop or the client's end shut the listener down.
+			return nil
+		case err == unix.EAGAIN || err == unix.EINTR || err == unix.ECONNABORTED:
 			continue
 		default:
 			return fmt.Errorf("TCP_CRR accept: %w", err)
@@ -146,6 +183,7 @@ func (s *CRRServer) loop() error {
 		if n == 0 && err == nil {
 			// A connection closed before any request: the client's end.
 			s.sh.ended.Store(true)
+			s.sh.shut()
 			unix.Close(nfd)
 			return nil
 		}
@@ -178,4 +216,10 @@ func (s *CRRServer) allowed(sa unix.Sockaddr) bool {
 		a = netip.AddrFrom16(sa.Addr)
 	}
 	return a.Unmap() == s.sh.peer
+}
+
+// shutListener shuts the listener down, which wakes every accept(2)
+// blocked on it.
+func shutListener(rc syscall.RawConn) {
+	rc.Control(func(fd uintptr) { unix.Shutdown(int(fd), unix.SHUT_RDWR) })
 }

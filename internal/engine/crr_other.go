@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"syscall"
 	"time"
 )
 
@@ -94,3 +95,7 @@ func (s *CRRServer) loop() error {
 	}
 	return nil
 }
+
+// shutListener does nothing: the portable loop polls its listener with a
+// deadline.
+func shutListener(syscall.RawConn) {}

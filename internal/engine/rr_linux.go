@@ -4,8 +4,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net"
-	"sync"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -123,10 +123,45 @@ func (b *base) writeAll(fd int, p []byte) (bool, error) {
 		}
 		switch err {
 		case nil:
-		case unix.EINTR:
-		case unix.EAGAIN:
+		case unix.EAGAIN, unix.EINTR:
+			// A poll timeout, or a signal (the Go runtime's preemption
+			// signal interrupts a raw blocking call every 10ms): look at
+			// the stop flag before blocking again.
 			if b.stopped() {
 				return false, nil
+			}
+		default:
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// exchangeIO reads or writes all of p on a blocking fd. Stopped before
+// any byte moved, it gives up (false, nil) unless started is set; once a
+// byte moved it finishes, stop or not, for at most a second, so that a
+// request is never half sent nor a response half read.
+func (r *RRClient) exchangeIO(fd int, p []byte, io func(int, []byte) (int, error), started bool) (bool, error) {
+	var deadline time.Time
+	for len(p) > 0 {
+		n, err := io(fd, p)
+		switch {
+		case n > 0:
+			p, started = p[n:], true
+		case err == nil:
+			r.ended.Store(true)
+			return false, nil
+		case err == unix.EAGAIN || err == unix.EINTR:
+			if !r.stopped() {
+				continue
+			}
+			if !started {
+				return false, nil
+			}
+			if deadline.IsZero() {
+				deadline = time.Now().Add(time.Second)
+			} else if time.Now().After(deadline) {
+				return false, fmt.Errorf("a transaction stalled for a second after the stop")
 			}
 		default:
 			return false, err
@@ -146,8 +181,7 @@ func (b *base) readFull(fd int, p []byte) (bool, error) {
 		case err == nil:
 			b.ended.Store(true)
 			return false, nil
-		case err == unix.EINTR:
-		case err == unix.EAGAIN:
+		case err == unix.EAGAIN || err == unix.EINTR:
 			if b.stopped() {
 				return false, nil
 			}
@@ -191,7 +225,9 @@ func (r *RRClient) exchange() error {
 		}
 		fl.push(seq, int64(time.Since(epoch)))
 		seq++
-		return r.writeAll(fd, reqBuf)
+		// A request once begun is written whole, stop or not: half a
+		// request would leave the server waiting for the rest.
+		return r.exchangeIO(fd, reqBuf, rawWrite, true)
 	}
 	for range r.burst {
 		if ok, err := send(); !ok {
@@ -200,8 +236,11 @@ func (r *RRClient) exchange() error {
 	}
 	for !r.stopped() {
 		if !r.udp {
-			ok, err := r.readFull(fd, respBuf[:r.resp])
+			ok, err := r.exchangeIO(fd, respBuf[:r.resp], rawRead, false)
 			if !ok {
+				if err == nil && r.stopped() {
+					r.drain(fd, fl, respBuf, elen)
+				}
 				return err
 			}
 			_, at := fl.pop()
@@ -212,10 +251,12 @@ func (r *RRClient) exchange() error {
 			now := int64(time.Since(epoch))
 			switch err {
 			case nil:
-			case unix.EINTR, unix.ECONNREFUSED:
+			case unix.ECONNREFUSED:
 				continue
-			case unix.EAGAIN:
-				// No answer within the poll interval: give up on the
+			case unix.EAGAIN, unix.EINTR:
+				// No answer within the poll interval, or a signal (the
+				// runtime's preemption signal comes every 10ms and would
+				// keep the poll timeout from ever expiring): give up on the
 				// oldest request if it is overdue, and send another.
 				if fl.n > 0 && now-fl.at[fl.head] > int64(udpRRTimeout) {
 					fl.pop()
@@ -265,7 +306,7 @@ func (r *RRClient) drain(fd int, fl *inflight, respBuf []byte, elen int) {
 			for err == nil && n > 0 && n < r.resp {
 				var m int
 				m, err = rawRead(fd, respBuf[n:r.resp])
-				if err == unix.EAGAIN {
+				if err == unix.EAGAIN || err == unix.EINTR {
 					polls++
 					err = nil
 					if polls >= drainPolls {
@@ -278,10 +319,10 @@ func (r *RRClient) drain(fd int, fl *inflight, respBuf []byte, elen int) {
 			}
 		}
 		switch {
-		case err == unix.EAGAIN:
+		case err == unix.EAGAIN || err == unix.EINTR:
+			// A signal every 10ms would otherwise restart the wait
+			// forever: count it as a poll too.
 			polls++
-			continue
-		case err == unix.EINTR:
 			continue
 		case err != nil || n == 0:
 			return

@@ -39,6 +39,10 @@ type Config struct {
 	Hostname         string
 	Logger           *slog.Logger
 	ProcRoot         string // where /proc is mounted, for CPU figures; default measure.DefaultProcRoot
+
+	// Authentication, TLS, limits and operations: see limits.go,
+	// tlsconn.go, shutdown.go, metrics.go and testlog.go.
+	Security
 }
 
 // Server serves tests. Create it with New, run it with Serve.
@@ -49,6 +53,8 @@ type Server struct {
 
 	mu      sync.Mutex
 	pending map[control.Token]*pendingTest
+
+	safety safety // state of the protections; its zero value is ready
 }
 
 // New returns a server with cfg's defaults filled in.
@@ -85,6 +91,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	sessCtx, drained := s.drainContext(ctx)
+	defer drained()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -95,12 +103,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
+			if s.acceptBackoff(ctx, err) {
+				continue
+			}
 			return fmt.Errorf("accept: %w", err)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.handle(ctx, c)
+			s.handle(sessCtx, c)
 		}()
 	}
 }
@@ -117,12 +128,17 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 		c.Close()
 		return
 	}
+	if isTLSRecord(magic) {
+		s.handleTLS(ctx, c, magic)
+		return
+	}
 	switch magic {
 	case control.ControlMagic:
 		s.session(ctx, control.NewConn(c, s.cfg.MaxFrame))
 	case control.DataMagic:
 		s.data(c)
 	default:
+		s.metrics().connRefused("unknown_protocol")
 		s.log.Info("unknown protocol, connection closed", "peer", peer, "first_bytes", fmt.Sprintf("%q", magic[:]))
 		c.Close()
 	}
@@ -205,6 +221,7 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 	defer cc.Close()
 	peer := cc.NetConn().RemoteAddr().String()
 	log := s.log.With("peer", peer)
+	cc.SetMaxFrame(control.HandshakeMaxFrame) // until the client authenticated
 
 	mine := control.NewHello(s.cfg.Tool, s.cfg.Hostname)
 	var theirs control.Hello
@@ -215,12 +232,21 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 	if err := cc.WriteMagic(); err != nil {
 		return
 	}
-	if _, err := control.Negotiate(mine, theirs); err != nil {
+	version, err := control.Negotiate(mine, theirs)
+	if err != nil {
 		log.Info("client refused", "err", err)
 		cc.SendError(control.CodeVersion, err.Error())
 		return
 	}
+	gate, ok := s.admitSession(cc, &mine, theirs, log)
+	if !ok {
+		return
+	}
+	defer gate.release()
 	if err := cc.Send(control.TypeHello, mine); err != nil {
+		return
+	}
+	if !gate.authenticate(cc, version) {
 		return
 	}
 	cc.NetConn().SetDeadline(time.Time{})
@@ -228,10 +254,12 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 	msgs := make(chan recvd, 1)
 	readerCtx, stopReader := context.WithCancel(ctx)
 	defer stopReader()
+	var recvTimeout atomic.Int64 // the idle timeout, or a running test's length plus grace
+	recvTimeout.Store(int64(s.cfg.IdleTimeout))
 	go func() {
 		defer close(msgs)
 		for {
-			m, err := cc.Recv(s.cfg.IdleTimeout)
+			m, err := cc.Recv(time.Duration(recvTimeout.Load()))
 			select {
 			case msgs <- recvd{m, err}:
 			case <-readerCtx.Done():
@@ -259,6 +287,7 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 			return
 		}
 		if m.err != nil {
+			s.refuseFrame(cc, m.err, log)
 			if !errors.Is(m.err, io.EOF) {
 				log.Info("control connection ended", "err", m.err)
 			}
@@ -288,21 +317,27 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 			return
 		}
 		if err := req.Spec.Validate(); err != nil {
+			s.countRefused(refusedInvalid)
 			cc.SendError(control.CodeInvalid, err.Error())
+			continue
+		}
+		if s.refuseTest(cc, req.Spec, log) {
 			continue
 		}
 		if !admitted {
 			if n := s.active.Add(1); int(n) > s.cfg.MaxTests {
 				s.active.Add(-1)
+				s.countRefused(refusedBusy)
 				log.Info("test refused: busy", "running", n-1)
 				cc.SendError(control.CodeBusy, fmt.Sprintf("server is busy with %d running test(s), its limit is %d; retry later or start it with --max-tests %d", n-1, s.cfg.MaxTests, s.cfg.MaxTests+1))
 				continue
 			}
 			admitted = true
 		}
-		if err := s.test(ctx, cc, msgs, req, log); err != nil {
-			log.Info("test failed", "err", err)
-			return
+		if err := s.observeTest(ctx, cc, &recvTimeout, req.Spec, log, func(ctx context.Context) error {
+			return s.test(ctx, cc, msgs, req, log)
+		}); err != nil {
+			return // observeTest logged it
 		}
 	}
 }
@@ -444,7 +479,7 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 	})
 	defer stopNotice()
 	payload := req.Payload
-	log.Info("test started", "test", t.Kind, "streams", len(conns), "duration", t.Duration)
+	log.Debug("test started", "test", t.Kind, "streams", len(conns), "duration", t.Duration)
 	res, err := side.Run(runCtx, side.Config{
 		Spec:    t,
 		Side:    run.Remote,
@@ -464,7 +499,7 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 	for _, f := range res.Flows {
 		bytes += f.Bytes
 	}
-	log.Info("test done", "test", t.Kind, "bytes", bytes, "interrupted", res.Interrupted, "err", err)
+	s.testDone(ctx, log, t, bytes, res, err, abortErr)
 	if abortErr != nil {
 		return abortErr
 	}

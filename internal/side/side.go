@@ -98,6 +98,13 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 	flows := map[spec.Direction]*flow{}
 	var order []*flow
 	defer func() {
+		// The loops own their sockets (some detach them from the
+		// connection); close both.
+		for _, f := range order {
+			for _, l := range f.loops {
+				l.Close()
+			}
+		}
 		for _, c := range cfg.Conns {
 			if c.Conn != nil {
 				c.Conn.Close()

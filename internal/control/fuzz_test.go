@@ -1,0 +1,239 @@
+package control
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"testing"
+
+	"wirespeed/internal/run"
+	"wirespeed/internal/spec"
+)
+
+// Fuzz targets for everything the server decodes from the network before
+// and after authentication. `go test ./...` runs each target's seeds
+// (f.Add below and testdata/fuzz/<Target>/); CI fuzzes each for a bounded
+// time; see docs/security.md. Each checks that decoding never panics,
+// never reads past its bound, and that what it accepts is well formed.
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+func FuzzReadFrame(f *testing.F) {
+	f.Add(frame(`{"type":"hello","body":{"protocol":"wirespeed","version":1,"min_version":1}}`))
+	f.Add(frame(`{"type":"test","body":{"spec":{"test":"TCP_STREAM"}}}`))
+	f.Add(frame(`{"type":"error","body":{"code":"busy","message":"x"}}`))
+	f.Add(frame(`{"type":""}`))
+	f.Add(frame(`[]`))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0, 0, 0, 0})
+	f.Add([]byte{0, 0, 0, 5, '{', '}'})
+	const max = 4096
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cr := &countingReader{r: bytes.NewReader(data)}
+		m, err := ReadFrame(cr, max)
+		if cr.n > 4+max {
+			t.Fatalf("read %d bytes with a %d-byte bound", cr.n, max)
+		}
+		if err != nil {
+			if errors.Is(err, ErrFrameTooBig) && cr.n > 4 {
+				t.Fatalf("read %d bytes of a frame it refused as too large", cr.n)
+			}
+			return
+		}
+		if m.Type == "" {
+			t.Fatal("accepted a frame without a type")
+		}
+		if n := binary.BigEndian.Uint32(data[:4]); n == 0 || n > max || int(n)+4 != cr.n {
+			t.Fatalf("accepted a frame of announced length %d after reading %d bytes", n, cr.n)
+		}
+	})
+}
+
+// decodeBody decodes body as the body of a message of type typ.
+func decodeBody(typ string, body []byte, v any) error {
+	return Message{Type: typ, Body: json.RawMessage(body)}.Decode(v)
+}
+
+func FuzzDecodeHello(f *testing.F) {
+	h := NewHello("v1.2.3", "host")
+	b, _ := json.Marshal(h)
+	f.Add(b)
+	h.Auth = &AuthHello{Scheme: AuthScheme, Nonce: Nonce{1, 2, 3}}
+	b, _ = json.Marshal(h)
+	f.Add(b)
+	f.Add([]byte(`{"protocol":"wirespeed","version":99,"min_version":98}`))
+	f.Add([]byte(`{"protocol":"wirespeed","version":1,"min_version":1,"auth":{"scheme":"hmac-sha256","nonce":"zz"}}`))
+	f.Add([]byte(`{"version":-1,"min_version":2147483648}`))
+	f.Add([]byte(`null`))
+	mine := NewHello("fuzz", "")
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var theirs Hello
+		if err := decodeBody(TypeHello, body, &theirs); err != nil {
+			if !errors.Is(err, ErrProtocol) {
+				t.Fatalf("decode error %v is not a protocol error", err)
+			}
+			return
+		}
+		if v, err := Negotiate(mine, theirs); err == nil && (v < MinVersion || v > Version) {
+			t.Fatalf("negotiated version %d outside %d-%d", v, MinVersion, Version)
+		}
+		if CheckAuthHello(theirs.Auth) == nil {
+			// An accepted offer has a usable nonce: a proof over it verifies.
+			p := NewAuthProof([]byte("0123456789abcdef"), RoleClient, 1, theirs.Auth.Nonce, Nonce{9})
+			if VerifyAuth([]byte("0123456789abcdef"), RoleClient, 1, theirs.Auth.Nonce, Nonce{9}, p) != nil {
+				t.Fatal("a proof over an accepted nonce does not verify")
+			}
+		}
+	})
+}
+
+func FuzzDecodeTestRequest(f *testing.F) {
+	for _, k := range spec.Kinds {
+		sp := spec.Default()
+		sp.Kind = k
+		sp.Parallel = 4
+		b, _ := json.Marshal(TestRequest{Spec: sp, Payload: []byte("abc")})
+		f.Add(b)
+	}
+	f.Add([]byte(`{"spec":{"test":"TCP_STREAM","duration_s":1e300,"omit_s":-1e300,"interval_s":"NaN","parallel":128}}`))
+	f.Add([]byte(`{"spec":{"test":"tcp_bidir","duration_s":1,"send_size":1,"recv_size":1,"parallel":129,"payload":{"kind":"file"}}}`))
+	f.Add([]byte(`{"spec":null,"payload":"!!"}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req TestRequest
+		if err := decodeBody(TypeTest, body, &req); err != nil {
+			return
+		}
+		sp := req.Spec
+		if sp.Validate() != nil {
+			return
+		}
+		// What validation accepts is bounded and well formed.
+		if sp.Duration <= 0 || sp.Duration > spec.MaxDuration || sp.Omit < 0 || sp.Omit > spec.MaxDuration {
+			t.Fatalf("accepted duration %v, omit %v", sp.Duration, sp.Omit)
+		}
+		streams := sp.Streams()
+		if len(streams) == 0 || len(streams) > 2*spec.MaxParallel {
+			t.Fatalf("accepted a plan of %d streams", len(streams))
+		}
+		for i, st := range streams {
+			if st.ID != i+1 {
+				t.Fatalf("stream %d has id %d", i, st.ID)
+			}
+		}
+		// It survives a trip through the wire form unchanged, within the
+		// precision of float seconds.
+		b, err := json.Marshal(sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back spec.Test
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Validate() != nil || back.Kind != sp.Kind || back.Parallel != sp.Parallel || back.SendSize != sp.SendSize {
+			t.Fatalf("round trip changed %+v into %+v", sp, back)
+		}
+	})
+}
+
+func FuzzDecodeAccepted(f *testing.F) {
+	b, _ := json.Marshal(Accepted{Token: NewToken(), DataPort: 7575})
+	f.Add(b)
+	f.Add([]byte(`{"token":"00","data_port":-1}`))
+	f.Add([]byte(`{"token":12,"data_port":"x"}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var acc Accepted
+		if err := decodeBody(TypeAccepted, body, &acc); err != nil {
+			return
+		}
+		// An accepted token is exactly 16 bytes and writes back the same.
+		txt, _ := acc.Token.MarshalText()
+		var back Token
+		if err := back.UnmarshalText(txt); err != nil || back != acc.Token {
+			t.Fatalf("token %s does not round-trip: %v", txt, err)
+		}
+	})
+}
+
+func FuzzDecodeResult(f *testing.F) {
+	res := run.SideResult{Side: run.Remote, Hostname: "h", Flows: []run.Flow{{
+		Direction: spec.ClientToServer, Side: run.Remote, Role: run.Receiver, ElapsedS: 1, Bytes: 1000,
+		Intervals: []run.Interval{{StartS: 0, EndS: 1, Bytes: 1000, BitsPerSecond: 8000}},
+		Streams:   []run.StreamSide{{ID: 1, Side: run.Remote, Role: run.Receiver, Bytes: 1000, TCPInfo: &run.TCPInfo{SndMSS: 1448}}},
+	}}}
+	b, _ := json.Marshal(res)
+	f.Add(b)
+	f.Add([]byte(`{"flows":[{"streams":[{"id":-1,"tcp_info":null}],"intervals":null}],"error":"x"}`))
+	f.Add([]byte(`{"flows":{}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var r run.SideResult
+		if err := decodeBody(TypeResult, body, &r); err != nil {
+			return
+		}
+		// Whatever decodes can be joined with a local side without a panic.
+		sp := spec.Default()
+		sp.Kind = spec.TCPBidir
+		run.Join(sp, run.SideResult{Side: run.Local}, r)
+	})
+}
+
+func FuzzReadDataHeader(f *testing.F) {
+	var buf bytes.Buffer
+	WriteDataHeader(&buf, NewToken(), 1)
+	f.Add(buf.Bytes()[4:])
+	f.Add(make([]byte, DataHeaderLen-4))
+	f.Add([]byte{1, 2, 3})
+	f.Add(append(make([]byte, 16), 0xff, 0xff, 0xff, 0xff))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cr := &countingReader{r: bytes.NewReader(data)}
+		tok, id, err := ReadDataHeader(cr)
+		if cr.n > DataHeaderLen-4 {
+			t.Fatalf("read %d bytes of a %d-byte header", cr.n, DataHeaderLen-4)
+		}
+		if err != nil {
+			return
+		}
+		if id < 1 || id > 1<<16 {
+			t.Fatalf("accepted stream id %d", id)
+		}
+		if !bytes.Equal(tok[:], data[:16]) {
+			t.Fatal("token differs from the header's bytes")
+		}
+	})
+}
+
+func FuzzVerifyAuth(f *testing.F) {
+	key := []byte("0123456789abcdef")
+	nc, ns := Nonce{1}, Nonce{2}
+	good, _ := json.Marshal(NewAuthProof(key, RoleClient, 1, nc, ns))
+	f.Add(good)
+	f.Add([]byte(`{"mac":""}`))
+	f.Add([]byte(`{"mac":"zz"}`))
+	f.Add([]byte(`{"mac":12}`))
+	want := NewAuthProof(key, RoleClient, 1, nc, ns).MAC
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var p AuthProof
+		if err := decodeBody(TypeAuth, body, &p); err != nil {
+			return
+		}
+		err := VerifyAuth(key, RoleClient, 1, nc, ns, p)
+		if err == nil && !bytes.EqualFold([]byte(p.MAC), []byte(want)) {
+			t.Fatalf("accepted proof %q, the valid one is %q", p.MAC, want)
+		}
+		if err != nil && !errors.Is(err, ErrAuth) {
+			t.Fatalf("error %v is not ErrAuth", err)
+		}
+	})
+}

@@ -1,0 +1,325 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"wirespeed/internal/control"
+	"wirespeed/internal/spec"
+	"wirespeed/internal/units"
+)
+
+// Security is the part of Config that makes a server safe to leave running
+// on a host anyone can reach: who may test, how much one test may ask for,
+// how many connections one address may hold, and how the server stops.
+// docs/security.md lists what each setting promises and the test that
+// proves it. Zero values mean the defaults below.
+type Security struct {
+	// PSK, when set, is the pre-shared key every client must prove it
+	// knows (HMAC-SHA256 challenge-response; docs/protocol.md). The server
+	// proves it too.
+	PSK []byte
+	// TLS, when set, is required on every control connection. Data
+	// connections stay plain TCP: the token that admits them travels only
+	// inside the control connection.
+	TLS *tls.Config
+
+	// MaxDuration bounds one test's warm-up plus measurement window.
+	MaxDuration time.Duration
+	// MaxParallel bounds the streams per direction of one test (-P).
+	MaxParallel int
+	// MaxUDPRateBitsPerSecond bounds the rate at which a UDP_STREAM test
+	// may make the server send (-R): the sum over its streams. A test
+	// where the server would send as fast as it can (-R without -b) is
+	// over any finite limit; +Inf lifts it. What a client sends, the
+	// server cannot limit.
+	MaxUDPRateBitsPerSecond float64
+	// MaxConnsPerAddr bounds the control connections open at once from
+	// one IP address.
+	MaxConnsPerAddr int
+
+	// ShutdownTimeout is how long running tests may go on after Serve's
+	// context is cancelled before they are aborted; 0 aborts them at once.
+	ShutdownTimeout time.Duration
+
+	// Metrics, when set, counts what the server does (see NewMetrics).
+	Metrics *Metrics
+}
+
+// Defaults of the limits.
+const (
+	DefaultMaxDuration             = 10 * time.Minute
+	DefaultMaxParallel             = 32
+	DefaultMaxUDPRateBitsPerSecond = 1e9
+	DefaultMaxConnsPerAddr         = 8
+)
+
+// limits returns the limits with the defaults filled in.
+func (s *Server) limits() Security {
+	l := s.cfg.Security
+	if l.MaxDuration <= 0 {
+		l.MaxDuration = DefaultMaxDuration
+	}
+	if l.MaxParallel <= 0 {
+		l.MaxParallel = DefaultMaxParallel
+	}
+	if l.MaxUDPRateBitsPerSecond <= 0 {
+		l.MaxUDPRateBitsPerSecond = DefaultMaxUDPRateBitsPerSecond
+	}
+	if l.MaxConnsPerAddr <= 0 {
+		l.MaxConnsPerAddr = DefaultMaxConnsPerAddr
+	}
+	return l
+}
+
+// safety is the server's state for the protections. Its zero value is
+// ready to use.
+type safety struct {
+	mu      sync.Mutex
+	perAddr map[netip.Addr]int         // control sessions per client address
+	conns   map[*control.Conn]struct{} // admitted control sessions, for a forced close
+	closing bool                       // forced close done: refuse new sessions
+
+	draining atomic.Bool  // shutting down: no new tests
+	running  atomic.Int32 // tests between request and result
+
+	acceptDelay time.Duration // backoff after accept errors; accept goroutine only
+	acceptLast  time.Time
+}
+
+// Reasons a test or a connection is refused, as logged and counted.
+const (
+	refusedBusy        = "busy"
+	refusedInvalid     = "invalid_spec"
+	refusedDuration    = "max_duration"
+	refusedParallel    = "max_parallel"
+	refusedUDPRate     = "max_udp_rate"
+	refusedFrame       = "max_frame"
+	refusedShutdown    = "shutting_down"
+	refusedConnsPerAdr = "max_conns_per_addr"
+)
+
+// testLimit says why t is over a limit, or returns "" when it is not.
+func (s *Server) testLimit(t spec.Test) (reason, msg string) {
+	l := s.limits()
+	switch {
+	case t.Omit+t.Duration > l.MaxDuration:
+		return refusedDuration, fmt.Sprintf("a test of %v (warm-up included) is over this server's limit of %v (serve --max-duration); ask for less with -l and --omit",
+			t.Omit+t.Duration, l.MaxDuration)
+	case t.Parallel > l.MaxParallel:
+		return refusedParallel, fmt.Sprintf("%d parallel streams per direction is over this server's limit of %d (serve --max-parallel); ask for fewer with -P",
+			t.Parallel, l.MaxParallel)
+	}
+	if rate := udpRate(t); rate > l.MaxUDPRateBitsPerSecond {
+		if math.IsInf(rate, 1) {
+			return refusedUDPRate, fmt.Sprintf("a UDP test where this server sends as fast as it can (-R without -b) is over its limit of %s (serve --max-udp-rate); ask for a rate with -b",
+				units.FormatBits(l.MaxUDPRateBitsPerSecond))
+		}
+		return refusedUDPRate, fmt.Sprintf("a UDP rate of %s from this server (-b times -P) is over its limit of %s (serve --max-udp-rate); ask for less with -b",
+			units.FormatBits(rate), units.FormatBits(l.MaxUDPRateBitsPerSecond))
+	}
+	return "", ""
+}
+
+// udpRate is the rate at which a test would make the server send UDP:
+// UDP_STREAM from the server, each stream paced to the asked rate, +Inf
+// for as fast as possible; 0 when the server does not send UDP at that
+// rate (it only receives, or answers requests one by one).
+func udpRate(t spec.Test) float64 {
+	if t.Kind != spec.UDPStream || !t.Reverse {
+		return 0
+	}
+	if t.RateBitsPerSecond == 0 {
+		return math.Inf(1)
+	}
+	return t.RateBitsPerSecond * float64(t.Parallel)
+}
+
+// refuseTest answers a test request that is over a limit, or that arrives
+// while the server shuts down, and reports whether it did. The session
+// goes on: the client may ask for less.
+func (s *Server) refuseTest(cc *control.Conn, t spec.Test, log *slog.Logger) bool {
+	if s.safety.draining.Load() {
+		s.countRefused(refusedShutdown)
+		log.Info("test refused", "test", t.Kind, "reason", refusedShutdown)
+		cc.SendError(control.CodeBusy, "the server is shutting down; retry in a moment")
+		return true
+	}
+	reason, msg := s.testLimit(t)
+	if reason == "" {
+		return false
+	}
+	s.countRefused(reason)
+	log.Info("test refused", "test", t.Kind, "reason", reason, "limit", msg)
+	cc.SendError(control.CodeLimit, msg)
+	return true
+}
+
+// refuseFrame tells the client that its last message was over the frame
+// bound before the session ends. The rest of that frame is still on its
+// way: read and drop it for a moment, so that closing does not reset the
+// connection before the client reads the error.
+func (s *Server) refuseFrame(cc *control.Conn, err error, log *slog.Logger) {
+	if !errors.Is(err, control.ErrFrameTooBig) {
+		return
+	}
+	s.countRefused(refusedFrame)
+	log.Info("control message refused", "reason", refusedFrame, "err", err)
+	cc.SendError(control.CodeLimit, fmt.Sprintf("%v: a control message is over this server's limit of %d bytes (serve --max-frame)", err, cc.MaxFrame()))
+	lingerClose(cc.NetConn())
+}
+
+// lingerClose ends the write side of c and discards what the peer still
+// sends, for at most a second and 16 MiB.
+func lingerClose(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	io.CopyN(io.Discard, c, 16<<20)
+}
+
+// sessionGate is one admitted control session: its slot in the
+// per-address count and, with a PSK, the nonces of its authentication.
+type sessionGate struct {
+	s      *Server
+	cc     *control.Conn
+	addr   netip.Addr
+	log    *slog.Logger
+	client control.Nonce
+	server control.Nonce
+}
+
+// admitSession decides, after the client's hello, whether the session may
+// go on: TLS when the server requires it, the per-address limit, and an
+// authentication offer when the server has a PSK. It fills mine.Auth with
+// the server's challenge. A refused client gets an error message saying
+// why, and is logged with its address.
+func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs control.Hello, log *slog.Logger) (*sessionGate, bool) {
+	m := s.metrics()
+	if s.cfg.TLS != nil {
+		if _, ok := cc.NetConn().(*tls.Conn); !ok {
+			m.authFailure("tls_required")
+			log.Warn("control connection refused: no TLS", "reason", "tls_required")
+			cc.SendError(control.CodeAuth, "this server accepts control connections only over TLS: run the client with --tls-ca FILE or --tls-fingerprint SHA256")
+			return nil, false
+		}
+	}
+	addr := addrOf(cc.NetConn().RemoteAddr())
+	limit := s.limits().MaxConnsPerAddr
+	s.safety.mu.Lock()
+	if s.safety.perAddr == nil {
+		s.safety.perAddr = map[netip.Addr]int{}
+		s.safety.conns = map[*control.Conn]struct{}{}
+	}
+	n := s.safety.perAddr[addr]
+	closing := s.safety.closing
+	if n < limit && !closing {
+		s.safety.perAddr[addr] = n + 1
+		s.safety.conns[cc] = struct{}{}
+	}
+	s.safety.mu.Unlock()
+	switch {
+	case closing:
+		cc.SendError(control.CodeBusy, "the server is shutting down; retry in a moment")
+		return nil, false
+	case n >= limit:
+		m.connRefused(refusedConnsPerAdr)
+		log.Warn("control connection refused", "reason", refusedConnsPerAdr, "open", n)
+		cc.SendError(control.CodeLimit, fmt.Sprintf("%s already has %d control connections open to this server, its limit per address (serve --max-conns-per-addr); close the others or retry later", addr, n))
+		return nil, false
+	}
+	m.sessionOpened()
+	g := &sessionGate{s: s, cc: cc, addr: addr, log: log}
+	if s.cfg.PSK == nil {
+		return g, true
+	}
+	if err := control.CheckAuthHello(theirs.Auth); err != nil {
+		reason, msg := "bad_offer", fmt.Sprintf("this server authenticates with %s: %v", control.AuthScheme, err)
+		if theirs.Auth == nil {
+			reason, msg = "no_key", "this server requires a pre-shared key: run the client with --psk-file FILE holding the server's key"
+		}
+		m.authFailure(reason)
+		log.Warn("authentication failed", "reason", reason, "err", err)
+		cc.SendError(control.CodeAuth, msg)
+		g.release()
+		return nil, false
+	}
+	g.client = theirs.Auth.Nonce
+	g.server = control.NewNonce()
+	mine.Auth = &control.AuthHello{Scheme: control.AuthScheme, Nonce: g.server}
+	return g, true
+}
+
+// authenticate reads the client's proof, checks it in constant time and
+// answers with the server's own proof. Without a PSK it only lifts the
+// handshake's frame bound. It reports whether the session may go on.
+func (g *sessionGate) authenticate(cc *control.Conn, version int) bool {
+	s := g.s
+	if key := s.cfg.PSK; key != nil {
+		m := s.metrics()
+		var p control.AuthProof
+		if err := cc.Expect(control.TypeAuth, &p, s.cfg.HandshakeTimeout); err != nil {
+			m.authFailure("no_proof")
+			g.log.Warn("authentication failed", "reason", "no_proof", "err", err)
+			if errors.Is(err, control.ErrProtocol) {
+				cc.SendError(control.CodeAuth, "authentication failed: expected an auth message with the client's proof")
+			}
+			return false
+		}
+		if err := control.VerifyAuth(key, control.RoleClient, version, g.client, g.server, p); err != nil {
+			m.authFailure("bad_proof")
+			g.log.Warn("authentication failed", "reason", "bad_proof", "err", err)
+			cc.SendError(control.CodeAuth, "authentication failed: the client's proof does not match this server's pre-shared key; check that both sides use the same --psk-file")
+			return false
+		}
+		if err := cc.Send(control.TypeAuthOK, control.NewAuthProof(key, control.RoleServer, version, g.client, g.server)); err != nil {
+			return false
+		}
+		g.log.Debug("client authenticated")
+	}
+	cc.SetMaxFrame(s.cfg.MaxFrame)
+	return true
+}
+
+// release frees the session's slot in the per-address count.
+func (g *sessionGate) release() {
+	s := g.s
+	s.safety.mu.Lock()
+	if n := s.safety.perAddr[g.addr]; n <= 1 {
+		delete(s.safety.perAddr, g.addr)
+	} else {
+		s.safety.perAddr[g.addr] = n - 1
+	}
+	delete(s.safety.conns, g.cc)
+	s.safety.mu.Unlock()
+	s.metrics().sessionClosed()
+}
+
+// sessions returns the number of admitted control sessions.
+func (s *Server) sessions() int {
+	s.safety.mu.Lock()
+	defer s.safety.mu.Unlock()
+	return len(s.safety.conns)
+}
+
+// closeSessions closes every admitted control connection and refuses new
+// ones: the last step of a shutdown whose sessions did not end by
+// themselves.
+func (s *Server) closeSessions() {
+	s.safety.mu.Lock()
+	defer s.safety.mu.Unlock()
+	s.safety.closing = true
+	for cc := range s.safety.conns {
+		cc.Close()
+	}
+}

@@ -1,0 +1,192 @@
+package server_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"wirespeed/internal/client"
+	"wirespeed/internal/control"
+	"wirespeed/internal/server"
+	"wirespeed/internal/spec"
+)
+
+// TestTestLimits: a test over a limit is refused with a message naming the
+// limit and its flag; the session goes on and a test within the limits
+// runs.
+func TestTestLimits(t *testing.T) {
+	srv := startServer(t, server.Config{Security: server.Security{MaxDuration: time.Second, MaxParallel: 2, MaxUDPRateBitsPerSecond: 100e6}})
+	c := mustDial(t, client.Config{Addr: srv.addr})
+	long := shortSpec(spec.TCPStream, 1)
+	long.Duration = 900 * time.Millisecond
+	long.Omit = 200 * time.Millisecond
+	wide := shortSpec(spec.TCPMaerts, 3)
+	udp := func(rate float64, parallel int) spec.Test {
+		sp := shortSpec(spec.UDPStream, parallel)
+		sp.SendSize, sp.Reverse, sp.RateBitsPerSecond = spec.DefaultUDPSize, true, rate
+		return sp
+	}
+	tests := []struct {
+		name string
+		sp   spec.Test
+		want string
+	}{
+		{name: "duration with warm-up", sp: long, want: "--max-duration"},
+		{name: "parallel", sp: wide, want: "--max-parallel"},
+		{name: "UDP rate over the limit", sp: udp(150e6, 1), want: "--max-udp-rate"},
+		{name: "UDP rate times streams", sp: udp(60e6, 2), want: "--max-udp-rate"},
+		{name: "UDP as fast as possible", sp: udp(0, 1), want: "ask for a rate with -b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := c.Run(context.Background(), tt.sp)
+			if !errors.Is(err, control.ErrLimit) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want ErrLimit naming %s", err, tt.want)
+			}
+		})
+	}
+	if _, err := c.Run(context.Background(), shortSpec(spec.TCPBidir, 2)); err != nil {
+		t.Errorf("test within the limits after refusals: %v", err)
+	}
+	// The limit is on what the server sends: a client may send faster.
+	fromClient := udp(200e6, 1)
+	fromClient.Reverse = false
+	if _, err := c.Run(context.Background(), fromClient); err != nil {
+		t.Errorf("UDP from the client above the server's sending limit: %v", err)
+	}
+	if _, err := c.Run(context.Background(), udp(50e6, 2)); err != nil {
+		t.Errorf("UDP from the server within the limit: %v", err)
+	}
+	srv.logs.waitLog(t, "test refused", "reason=max_duration")
+	srv.logs.waitLog(t, "test refused", "reason=max_parallel")
+	srv.logs.waitLog(t, "test refused", "reason=max_udp_rate")
+}
+
+// TestMaxConnsPerAddr: one address holds at most the limit of control
+// connections; other addresses are not affected, and a closed connection
+// frees its place.
+func TestMaxConnsPerAddr(t *testing.T) {
+	srv := startServer(t, server.Config{Security: server.Security{MaxConnsPerAddr: 2}})
+	a := mustDial(t, client.Config{Addr: srv.addr})
+	mustDial(t, client.Config{Addr: srv.addr})
+	_, err := dial(t, client.Config{Addr: srv.addr})
+	if !errors.Is(err, control.ErrLimit) || !strings.Contains(err.Error(), "--max-conns-per-addr") {
+		t.Fatalf("third connection: got %v, want ErrLimit naming --max-conns-per-addr", err)
+	}
+	srv.logs.waitLog(t, "control connection refused", "reason=max_conns_per_addr", "peer=127.0.0.1:")
+
+	other := rawConn(t, srv.addr, "127.0.0.2", control.NewHello("raw", ""))
+	if _, err := helloBack(t, other); err != nil {
+		t.Errorf("another address: %v", err)
+	}
+
+	a.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := dial(t, client.Config{Addr: srv.addr})
+		if err == nil {
+			if _, err := c.Run(context.Background(), shortSpec(spec.TCPStream, 1)); err != nil {
+				t.Error(err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after closing one connection: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestHandshakeDeadline: a connection that says nothing, or too little, is
+// dropped at the handshake deadline (slowloris).
+func TestHandshakeDeadline(t *testing.T) {
+	srv := startServer(t, server.Config{HandshakeTimeout: 300 * time.Millisecond})
+	tests := []struct {
+		name string
+		send []byte
+	}{
+		{name: "silent"},
+		{name: "half a preamble", send: []byte("WS")},
+		{name: "preamble only", send: []byte("WSPD")},
+		{name: "half a hello", send: append([]byte("WSPD\x00\x00\x00\x40"), `{"type":"hel`...)},
+		{name: "half a data header", send: []byte("WSDT0123")},
+		{name: "half a TLS record", send: []byte{0x16, 0x03, 0x01}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", srv.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.Write(tt.send)
+			start := time.Now()
+			closed, _ := closedByServer(c, 5*time.Second)
+			if !closed {
+				t.Fatalf("connection still open after %v", time.Since(start))
+			}
+		})
+	}
+}
+
+// TestHandshakeFrameBound: before the client authenticated, a frame over
+// control.HandshakeMaxFrame ends the connection at once, without waiting
+// for (or allocating) its body, even though it is within MaxFrame.
+func TestHandshakeFrameBound(t *testing.T) {
+	srv := startServer(t, server.Config{HandshakeTimeout: 10 * time.Second})
+	c, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var hdr [8]byte
+	copy(hdr[:], "WSPD")
+	binary.BigEndian.PutUint32(hdr[4:], control.HandshakeMaxFrame+1)
+	c.Write(hdr[:])
+	start := time.Now()
+	closed, _ := closedByServer(c, 5*time.Second)
+	if !closed {
+		t.Fatalf("a %d-byte hello kept the connection open for %v", control.HandshakeMaxFrame+1, time.Since(start))
+	}
+	srv.logs.waitLog(t, "handshake failed", "frame too large")
+}
+
+// TestMaxFrame: a control message over the server's frame bound is
+// refused with a message naming --max-frame.
+func TestMaxFrame(t *testing.T) {
+	srv := startServer(t, server.Config{MaxFrame: 64 << 10})
+	file := filepath.Join(t.TempDir(), "payload")
+	os.WriteFile(file, make([]byte, 200<<10), 0o644)
+	c := mustDial(t, client.Config{Addr: srv.addr})
+	sp := shortSpec(spec.TCPMaerts, 1)
+	sp.Payload = spec.Payload{Kind: spec.PayloadFile, Path: file}
+	_, err := c.Run(context.Background(), sp)
+	if !errors.Is(err, control.ErrLimit) || !strings.Contains(err.Error(), "--max-frame") {
+		t.Errorf("got %v, want ErrLimit naming --max-frame", err)
+	}
+}
+
+// TestTestOutlivesIdleTimeout: the control connection is quiet while a
+// test runs; the idle timeout between tests must not cut a test that is
+// longer than it.
+func TestTestOutlivesIdleTimeout(t *testing.T) {
+	srv := startServer(t, server.Config{IdleTimeout: 500 * time.Millisecond})
+	c := mustDial(t, client.Config{Addr: srv.addr})
+	sp := shortSpec(spec.TCPStream, 1)
+	sp.Duration = 1500 * time.Millisecond
+	res, err := c.Run(context.Background(), sp)
+	if err != nil || res.Interrupted {
+		t.Fatalf("test longer than the idle timeout: %v, interrupted %v", err, res.Interrupted)
+	}
+	// Between tests the idle timeout still ends a quiet session.
+	time.Sleep(2 * time.Second)
+	if _, err := c.Run(context.Background(), shortSpec(spec.TCPStream, 1)); err == nil {
+		t.Error("a session quiet for longer than the idle timeout was kept")
+	}
+}

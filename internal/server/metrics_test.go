@@ -1,0 +1,160 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"wirespeed/internal/client"
+	"wirespeed/internal/control"
+	"wirespeed/internal/server"
+	"wirespeed/internal/spec"
+)
+
+// scrape fetches the metrics page and returns its samples by name and
+// labels, e.g. `wirespeed_tests_served_total{result="ok"}`.
+func scrape(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%s: %s: %s", url, resp.Status, b)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			t.Fatalf("bad sample %q", line)
+		}
+		out[line[:i]] = v
+	}
+	return out
+}
+
+func TestMetrics(t *testing.T) {
+	m := server.NewMetrics()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- m.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("metrics serve: %v", err)
+		}
+	}()
+	url := "http://" + ln.Addr().String() + "/metrics"
+
+	srv := startServer(t, server.Config{StreamsTimeout: 300 * time.Millisecond,
+		Security: server.Security{PSK: testKey, MaxDuration: 5 * time.Second, Metrics: m}})
+	c := mustDial(t, client.Config{Addr: srv.addr, Security: client.Security{PSK: testKey}})
+
+	// One test served, scraped while it runs and after.
+	sp := shortSpec(spec.TCPMaerts, 2)
+	sp.Duration = time.Second
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Run(context.Background(), sp)
+		done <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	during := scrape(t, url)
+	if got := during["wirespeed_tests_active"]; got != 1 {
+		t.Errorf("tests_active during a test = %v, want 1", got)
+	}
+	if got := during["wirespeed_control_connections_active"]; got != 1 {
+		t.Errorf("control_connections_active during a test = %v, want 1", got)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// One refused over a limit.
+	long := shortSpec(spec.TCPStream, 1)
+	long.Duration = 10 * time.Second
+	c.Run(context.Background(), long)
+	// One authentication failure.
+	dial(t, client.Config{Addr: srv.addr})
+	// One that fails in its setup: its data connection never comes.
+	raw := rawConn(t, srv.addr, "127.0.0.2", authHello(control.NewNonce()))
+	h, err := helloBack(t, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.Send(control.TypeAuth, control.NewAuthProof(testKey, control.RoleClient, control.Version, h.Auth.Nonce, h.Auth.Nonce))
+	// (a wrong proof: the client nonce is not the one offered)
+	raw2 := rawConn(t, srv.addr, "127.0.0.3", control.NewHello("raw", ""))
+	helloBack(t, raw2)
+	srv.logs.waitLog(t, "authentication failed", "reason=bad_proof")
+	srv.logs.waitLog(t, "authentication failed", "peer=127.0.0.3")
+
+	// One that speaks another protocol.
+	if junk, err := net.Dial("tcp", srv.addr); err == nil {
+		junk.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+		closedByServer(junk, 5*time.Second)
+		junk.Close()
+	}
+	c.Close() // free the test slot
+	c2 := rawAuthed(t, srv.addr)
+	c2.Send(control.TypeTest, control.TestRequest{Spec: shortSpec(spec.TCPStream, 1)})
+	if err := c2.Expect(control.TypeAccepted, nil, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	srv.logs.waitLog(t, "test failed", "reason=setup")
+
+	got := scrape(t, url)
+	want := map[string]float64{
+		`wirespeed_tests_served_total{result="ok"}`:                      1,
+		`wirespeed_tests_refused_total{reason="max_duration"}`:           1,
+		`wirespeed_tests_failed_total{reason="setup"}`:                   1,
+		`wirespeed_auth_failures_total{reason="no_key"}`:                 2,
+		`wirespeed_auth_failures_total{reason="bad_proof"}`:              1,
+		`wirespeed_tests_active`:                                         0,
+		`wirespeed_connections_refused_total{reason="unknown_protocol"}`: 1,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+	if got[`wirespeed_bytes_total{direction="sent"}`] <= 0 {
+		t.Errorf("bytes sent = %v, want > 0", got[`wirespeed_bytes_total{direction="sent"}`])
+	}
+	if _, ok := got["go_goroutines"]; !ok {
+		t.Error("no Go runtime metrics")
+	}
+}
+
+// rawAuthed opens an authenticated raw control connection with testKey.
+func rawAuthed(t *testing.T, addr string) *control.Conn {
+	t.Helper()
+	nc := control.NewNonce()
+	cc := rawConn(t, addr, "", authHello(nc))
+	h, err := helloBack(t, cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.Send(control.TypeAuth, control.NewAuthProof(testKey, control.RoleClient, control.Version, nc, h.Auth.Nonce))
+	if err := cc.Expect(control.TypeAuthOK, nil, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return cc
+}
