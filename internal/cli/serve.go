@@ -19,6 +19,7 @@ type serveFlags struct {
 	logFormat string
 	logLevel  string
 	procRoot  string
+	iperf3    iperf3ServeFlags // serve_iperf3.go
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -49,6 +50,10 @@ running tests are cut short and their clients still get what was measured.`, ser
 			if f.maxTests < 1 {
 				return usagef("--max-tests %d must be at least 1", f.maxTests)
 			}
+			speaks, err := f.iperf3.speaks()
+			if err != nil {
+				return err
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
@@ -60,6 +65,7 @@ running tests are cut short and their clients still get what was measured.`, ser
 				Hostname: e.hostname,
 				Logger:   log,
 				ProcRoot: f.procRoot,
+				Speaks:   speaks,
 			})
 			err = srv.Serve(cmd.Context(), ln)
 			log.Info("stopped")
@@ -73,6 +79,7 @@ running tests are cut short and their clients still get what was measured.`, ser
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.procRoot, "proc-root", measure.DefaultProcRoot, "where procfs is mounted, for the CPU figures clients ask for")
+	addIperf3ServeFlags(cmd, &f.iperf3)
 	return cmd
 }
 

@@ -39,6 +39,9 @@ type Config struct {
 	Hostname         string
 	Logger           *slog.Logger
 	ProcRoot         string // where /proc is mounted, for CPU figures; default measure.DefaultProcRoot
+	// Speaks is what the port speaks: wirespeed, iperf3 or both (the
+	// default); see iperf3.go.
+	Speaks Protocols
 }
 
 // Server serves tests. Create it with New, run it with Serve.
@@ -49,6 +52,8 @@ type Server struct {
 
 	mu      sync.Mutex
 	pending map[control.Token]*pendingTest
+
+	ip3 iperf3Hook // iperf3 clients on the same port (iperf3.go)
 }
 
 // New returns a server with cfg's defaults filled in.
@@ -97,6 +102,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return fmt.Errorf("accept: %w", err)
 		}
+		s.ip3.accepted(c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -115,6 +121,9 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 	if _, err := io.ReadFull(c, magic[:]); err != nil {
 		s.log.Debug("connection closed before its preamble", "peer", peer, "err", err)
 		c.Close()
+		return
+	}
+	if s.sniff(ctx, c, magic) {
 		return
 	}
 	switch magic {
