@@ -30,6 +30,9 @@ type ServerConfig struct {
 	HandshakeTimeout time.Duration
 	// StreamsTimeout bounds the arrival of a test's streams; default 10s.
 	StreamsTimeout time.Duration
+	// ReadTimeout bounds every wait for the client's next message
+	// outside the test itself; default ReadTimeout.
+	ReadTimeout time.Duration
 	// MaxTestLength bounds a test without a time (-n, -k); default
 	// spec.MaxDuration.
 	MaxTestLength time.Duration
@@ -70,6 +73,9 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	if cfg.StreamsTimeout <= 0 {
 		cfg.StreamsTimeout = StreamsTimeout
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = ReadTimeout
 	}
 	if cfg.MaxTestLength <= 0 {
 		cfg.MaxTestLength = spec.MaxDuration
@@ -301,7 +307,7 @@ func (s *Server) test(ctx context.Context, cc conn, cookie Cookie, log *slog.Log
 	if err := cc.writeState(ParamExchange); err != nil {
 		return sum, err
 	}
-	b, err := cc.readJSON(MaxParamsLen, ReadTimeout)
+	b, err := cc.readJSON(MaxParamsLen, s.cfg.ReadTimeout)
 	if err != nil {
 		return sum, fail(cc, errRecvParams, errnoInval, fmt.Errorf("parameters: %w", err))
 	}
@@ -662,7 +668,7 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 	if err := cc.writeState(ExchangeResults); err != nil {
 		return sum, err
 	}
-	b, err := cc.readJSON(MaxResultsLen, ReadTimeout)
+	b, err := cc.readJSON(MaxResultsLen, s.cfg.ReadTimeout)
 	if err != nil {
 		return sum, fail(cc, errRecvResults, errnoInval, fmt.Errorf("client's results: %w", err))
 	}
@@ -682,7 +688,7 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 		return sum, err
 	}
 	// The client answers IPERF_DONE, or just closes.
-	if st, err := cc.readState(ReadTimeout); err == nil && st != IperfDone {
+	if st, err := cc.readState(s.cfg.ReadTimeout); err == nil && st != IperfDone {
 		log.Info("iperf3 client ended with an unexpected state", "state", st)
 	}
 	return sum, nil
