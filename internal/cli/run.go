@@ -35,6 +35,7 @@ type runFlags struct {
 	ipv4     bool
 	ipv6     bool
 	measure  measureFlags
+	iperf3   bool // the server is an iperf3 server (run_iperf3.go)
 	// changed reports whether the user set a flag, for defaults that
 	// depend on the test (UDP_STREAM's datagram size).
 	changed func(name string) bool
@@ -76,6 +77,7 @@ over the measurement window; the sender's count is shown beside it.`,
 		},
 	}
 	addRunFlags(cmd, f)
+	addIperf3Flags(cmd, f)
 	return cmd
 }
 
@@ -172,6 +174,9 @@ func parseTarget(target string, port int, portSet bool) (host string, p int, err
 }
 
 func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet bool) error {
+	if f.iperf3 {
+		return runIperf3(ctx, e, f, target, portSet)
+	}
 	t, err := f.buildSpec()
 	if err != nil {
 		return err

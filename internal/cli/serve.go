@@ -20,6 +20,7 @@ type serveFlags struct {
 	logLevel  string
 	procRoot  string
 	sec       serveSecurityFlags
+	iperf3    iperf3ServeFlags // serve_iperf3.go
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -62,6 +63,10 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 			if err != nil {
 				return err
 			}
+			speaks, err := f.iperf3.speaks()
+			if err != nil {
+				return err
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
@@ -79,6 +84,7 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 				Hostname: e.hostname,
 				Logger:   log,
 				ProcRoot: f.procRoot,
+				Speaks:   speaks,
 			}
 			f.sec.configure(&cfg, sec)
 			srv := server.New(cfg)
@@ -95,6 +101,7 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.procRoot, "proc-root", measure.DefaultProcRoot, "where procfs is mounted, for the CPU figures clients ask for")
 	f.sec.register(fl)
+	addIperf3ServeFlags(cmd, &f.iperf3)
 	return cmd
 }
 

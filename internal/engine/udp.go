@@ -40,11 +40,13 @@ type UDPSender struct {
 	size    int
 	rate    float64 // payload bits per second; 0 for as fast as possible
 	epoch   time.Time
+	hdr     udpFormat // datagram header
 }
 
 // NewUDPSender returns the sending loop for the connected socket c.
-// rateBPS is payload bits per second, 0 for unpaced.
-func NewUDPSender(c *net.UDPConn, p *Payload, size int, rateBPS float64) (*UDPSender, error) {
+// rateBPS is payload bits per second, 0 for unpaced. opts choose the
+// datagram header (Iperf3Header); the default is wirespeed's.
+func NewUDPSender(c *net.UDPConn, p *Payload, size int, rateBPS float64, opts ...UDPOption) (*UDPSender, error) {
 	if size < udpHeaderLen || size > p.max {
 		return nil, fmt.Errorf("datagram size %d outside %d..%d", size, udpHeaderLen, p.max)
 	}
@@ -52,7 +54,7 @@ func NewUDPSender(c *net.UDPConn, p *Payload, size int, rateBPS float64) (*UDPSe
 	if err != nil {
 		return nil, fmt.Errorf("data socket: %w", err)
 	}
-	return &UDPSender{base: newBase(wakeConn(c)), conn: c, rc: rc, payload: p, size: size, rate: rateBPS, epoch: time.Now()}, nil
+	return &UDPSender{base: newBase(wakeConn(c)), conn: c, rc: rc, payload: p, size: size, rate: rateBPS, epoch: time.Now(), hdr: udpFormatOf(opts)}, nil
 }
 
 // Run sends until Stop or a failure. Counters.Packets is the number of
@@ -80,8 +82,11 @@ func (s *UDPSender) due(start time.Time, sent uint64) (int, time.Time) {
 }
 
 // Finish sends the end-of-stream datagrams, telling the receiver how many
-// datagrams were sent.
+// datagrams were sent. iperf3's format has none.
 func (s *UDPSender) Finish() error {
+	if s.hdr != formatWirespeed {
+		return nil
+	}
 	var b [udpHeaderLen]byte
 	binary.BigEndian.PutUint64(b[:8], finSeq)
 	binary.BigEndian.PutUint64(b[8:], uint64(s.ctr.packets.Load()))
@@ -121,16 +126,19 @@ type UDPReceiver struct {
 	mark  atomic.Bool // MarkWindow asked the loop to note the window's first sequence number
 	tr    seqTracker
 	fin   int64 // datagrams the sender says it sent; -1 until its end of stream
+	// hdr is the datagram header format.
+	hdr udpFormat
 }
 
 // NewUDPReceiver returns the receiving loop for the connected socket c,
-// for datagrams of up to size bytes.
-func NewUDPReceiver(c *net.UDPConn, size int) (*UDPReceiver, error) {
+// for datagrams of up to size bytes. opts choose the datagram header
+// (Iperf3Header); the default is wirespeed's.
+func NewUDPReceiver(c *net.UDPConn, size int, opts ...UDPOption) (*UDPReceiver, error) {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return nil, fmt.Errorf("data socket: %w", err)
 	}
-	return &UDPReceiver{base: newBase(wakeConn(c)), conn: c, rc: rc, size: max(size, udpHeaderLen), epoch: time.Now(), tr: newSeqTracker(), fin: -1}, nil
+	return &UDPReceiver{base: newBase(wakeConn(c)), conn: c, rc: rc, size: max(size, udpHeaderLen), epoch: time.Now(), tr: newSeqTracker(), fin: -1, hdr: udpFormatOf(opts)}, nil
 }
 
 // Run receives until the sender's end of stream, Stop or a failure.
@@ -169,6 +177,9 @@ func (r *UDPReceiver) Window() UDPWindow {
 // handle processes one received datagram at arrival time now (ns on this
 // side's clock). It returns false at the end-of-stream datagram.
 func (r *UDPReceiver) handle(b []byte, now int64) bool {
+	if r.hdr != formatWirespeed {
+		return r.handleIperf3(b, now)
+	}
 	if len(b) < udpHeaderLen {
 		return true // not ours: the socket is connected, so only a broken sender sends these
 	}

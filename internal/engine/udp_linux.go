@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,8 +28,7 @@ func (s *UDPSender) send() error {
 		}
 		now := uint64(time.Since(s.epoch))
 		for i := range n {
-			binary.BigEndian.PutUint64(b.bufs[i][:8], seq+uint64(i))
-			binary.BigEndian.PutUint64(b.bufs[i][8:16], now)
+			s.hdr.stamp(b.bufs[i], seq+uint64(i), now)
 		}
 		err := s.rc.Write(func(fd uintptr) bool {
 			for {

@@ -3,7 +3,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"time"
 )
 
@@ -23,8 +22,7 @@ func (s *UDPSender) send() error {
 		}
 		now := uint64(time.Since(s.epoch))
 		for range n {
-			binary.BigEndian.PutUint64(buf[:8], seq)
-			binary.BigEndian.PutUint64(buf[8:16], now)
+			s.hdr.stamp(buf, seq, now)
 			if _, err := s.conn.Write(buf); err != nil {
 				if isTimeout(err) && s.stopped() {
 					return nil

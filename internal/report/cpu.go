@@ -50,14 +50,14 @@ func cpuTable(w io.Writer, res run.Result) {
 // without figures.
 func cpuCells(s run.Summary) string {
 	util := func(c *run.CPU) string {
-		if c == nil {
+		if c == nil || c.CPUs == 0 {
 			return "-"
 		}
 		return fmt.Sprintf("%.2f", c.UtilPct)
 	}
 	sd := func(c *run.CPU) string {
 		switch {
-		case c == nil:
+		case c == nil || c.CPUs == 0:
 			return "-"
 		case s.RRSummary != nil:
 			return fmt.Sprintf("%.3f", c.ServiceDemandMicrosPerTransaction)
@@ -84,6 +84,9 @@ func CPU(w io.Writer, s run.Summary) {
 }
 
 func cpuLine(c run.CPU) string {
+	if c.CPUs == 0 {
+		return processOnlyLine(c)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "cpu: %.1f%%us %.1f%%sy", c.UserPct, c.SystemPct)
 	if c.NicePct >= 0.05 {
@@ -117,4 +120,16 @@ func measurement(w io.Writer, res run.Result) {
 		fmt.Fprintln(w)
 		Confidence(w, res.Summary)
 	}
+}
+
+// processOnlyLine is the CPU line of a side that reported only its own
+// process's CPU time, without system-wide figures (CPUs is 0): an iperf3
+// peer.
+func processOnlyLine(c run.CPU) string {
+	pct := 0.0
+	if c.ElapsedS > 0 {
+		pct = 100 * (c.ProcessUserS + c.ProcessSystemS) / c.ElapsedS
+	}
+	return fmt.Sprintf("cpu: process only, %.2fs user %.2fs sys over %.2fs (%.1f%% of one CPU; no system-wide figures)",
+		c.ProcessUserS, c.ProcessSystemS, c.ElapsedS, pct)
 }

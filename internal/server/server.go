@@ -43,6 +43,9 @@ type Config struct {
 	// Authentication, TLS, limits and operations: see limits.go,
 	// tlsconn.go, shutdown.go, metrics.go and testlog.go.
 	Security
+	// Speaks is what the port speaks: wirespeed, iperf3 or both (the
+	// default); see iperf3.go.
+	Speaks Protocols
 }
 
 // Server serves tests. Create it with New, run it with Serve.
@@ -54,7 +57,8 @@ type Server struct {
 	mu      sync.Mutex
 	pending map[control.Token]*pendingTest
 
-	safety safety // state of the protections; its zero value is ready
+	safety safety     // state of the protections; its zero value is ready
+	ip3    iperf3Hook // iperf3 clients on the same port (iperf3.go)
 }
 
 // New returns a server with cfg's defaults filled in.
@@ -108,6 +112,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return fmt.Errorf("accept: %w", err)
 		}
+		s.ip3.accepted(c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -130,6 +135,9 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 	}
 	if isTLSRecord(magic) {
 		s.handleTLS(ctx, c, magic)
+		return
+	}
+	if s.sniff(ctx, c, magic) {
 		return
 	}
 	switch magic {

@@ -73,6 +73,10 @@ type Config struct {
 	// measure.DefaultProcRoot, this process's network namespace.
 	ProcRoot string
 
+	// UDPOptions are passed to the UDP_STREAM loops: iperf3's datagram
+	// header when the peer is iperf3 (engine.Iperf3Header).
+	UDPOptions []engine.UDPOption
+
 	cpu *cpuMeter // set by Run
 }
 
@@ -241,9 +245,9 @@ func (cfg *Config) newLoop(c Conn, role run.Role, p *engine.Payload) (engine.Loo
 	case t.Kind == spec.UDPStream && udp == nil:
 		return nil, fmt.Errorf("UDP_STREAM needs a UDP socket, got %T", c.Conn)
 	case t.Kind == spec.UDPStream && role == run.Sender:
-		return engine.NewUDPSender(udp, p, t.SendSize, t.RateBitsPerSecond)
+		return engine.NewUDPSender(udp, p, t.SendSize, t.RateBitsPerSecond, cfg.UDPOptions...)
 	case t.Kind == spec.UDPStream:
-		return engine.NewUDPReceiver(udp, t.SendSize)
+		return engine.NewUDPReceiver(udp, t.SendSize, cfg.UDPOptions...)
 	case tcp == nil:
 		return nil, fmt.Errorf("%s needs a TCP connection, got %T", t.Kind, c.Conn)
 	case role == run.Sender:

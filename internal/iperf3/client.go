@@ -1,0 +1,470 @@
+package iperf3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"wirespeed/internal/engine"
+	"wirespeed/internal/run"
+	"wirespeed/internal/side"
+	"wirespeed/internal/spec"
+)
+
+// ClientConfig is what Run needs.
+type ClientConfig struct {
+	// Addr is the iperf3 server's host:port.
+	Addr string
+	// IPVersion restricts the address family: 0 for either, 4 or 6.
+	IPVersion int
+	Hostname  string // this host's name, for the result
+	Logger    *slog.Logger
+	// OnInterval, when set, receives this side's samples as they are
+	// taken (the iperf3 server sends none). Called from one goroutine at
+	// a time.
+	OnInterval func(run.Tick)
+	// ProcRoot is where /proc is mounted, for the local CPU figures.
+	ProcRoot string
+	// Payload is the content of a --payload file.
+	Payload []byte
+	// HandshakeTimeout bounds the connect; default 5s.
+	HandshakeTimeout time.Duration
+}
+
+// CheckTest reports whether t can run against an iperf3 peer.
+func CheckTest(t spec.Test) error {
+	switch t.Kind {
+	case spec.TCPStream, spec.TCPMaerts, spec.TCPBidir, spec.UDPStream:
+	default:
+		return fmt.Errorf("%s is %w: iperf3 runs TCP_STREAM, TCP_MAERTS (-R), TCP_BIDIR and UDP_STREAM", t.Kind, ErrUnsupported)
+	}
+	if t.LocalSockBuf != t.RemoteSockBuf && t.RemoteSockBuf != 0 && t.LocalSockBuf != 0 {
+		return fmt.Errorf("iperf3 sets one window (-w) on both sides: give -s and -S the same size, or only one of them")
+	}
+	return nil
+}
+
+// ParamsFor returns the parameters a client sends for t. iperf3 counts
+// time in whole seconds: the duration and the warm-up are rounded up for
+// the server's own timer, while this side still ends the test on t's.
+func ParamsFor(t spec.Test) Params {
+	p := Params{
+		TCP:         !t.Kind.UDP(),
+		UDP:         t.Kind.UDP(),
+		Omit:        int(math.Ceil(t.Omit.Seconds())),
+		Time:        max(1, int(math.Ceil(t.Duration.Seconds()))),
+		Parallel:    t.Parallel,
+		Reverse:     t.Kind == spec.TCPMaerts || t.Kind == spec.UDPStream && t.Reverse,
+		Len:         t.SendSize,
+		NoDelay:     t.NoDelay,
+		Congestion:  t.CongestionControl,
+		PacingTimer: 1000,
+	}
+	p.Bidirectional = t.Kind == spec.TCPBidir
+	p.Window = t.RemoteSockBuf
+	if p.Window == 0 {
+		p.Window = t.LocalSockBuf
+	}
+	if t.Kind.UDP() {
+		p.Bandwidth = int64(t.RateBitsPerSecond)
+	}
+	return p
+}
+
+// Run runs t once against the iperf3 server at cfg.Addr and returns the
+// joined result: this side's figures as wirespeed measures them, the
+// server's from its results exchange. Interrupting ctx ends the test
+// early (TEST_END), still exchanges results, and marks the result
+// interrupted.
+func Run(ctx context.Context, cfg ClientConfig, t spec.Test) (run.Result, error) {
+	if err := t.Validate(); err != nil {
+		return run.Result{}, err
+	}
+	if err := CheckTest(t); err != nil {
+		return run.Result{}, err
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 5 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	network := "tcp"
+	if cfg.IPVersion == 4 || cfg.IPVersion == 6 {
+		network += strconv.Itoa(cfg.IPVersion)
+	}
+	d := net.Dialer{Timeout: cfg.HandshakeTimeout}
+	c, err := d.DialContext(ctx, network, cfg.Addr)
+	if err != nil {
+		return run.Result{}, fmt.Errorf("connect to iperf3 server %s: %w", cfg.Addr, err)
+	}
+	defer c.Close()
+	// Unblock any read or write when ctx ends before the test does.
+	cl := &client{cfg: cfg, log: log, t: t, cc: conn{c}, cookie: NewCookie(), network: network}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	res, err := cl.run(ctx)
+	if err != nil {
+		// Tell the server, if it still listens, that this client is gone.
+		c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		c.Write([]byte{uint8(ClientTerminate)})
+		return res, fmt.Errorf("iperf3 server %s: %w", cfg.Addr, err)
+	}
+	return res, nil
+}
+
+type client struct {
+	cfg     ClientConfig
+	log     *slog.Logger
+	t       spec.Test
+	cc      conn
+	cookie  Cookie
+	network string
+}
+
+func (cl *client) run(ctx context.Context) (run.Result, error) {
+	t := cl.t
+	stop := context.AfterFunc(ctx, func() {
+		// Before the test runs, an interrupt abandons it.
+		cl.cc.c.SetReadDeadline(time.Unix(1, 0))
+	})
+	if _, err := cl.cc.c.Write(cl.cookie[:]); err != nil {
+		stop()
+		return run.Result{}, fmt.Errorf("send cookie: %w", err)
+	}
+	if err := cl.cc.expectState(ParamExchange, ReadTimeout); err != nil {
+		stop()
+		return run.Result{}, cl.explain(ctx, err)
+	}
+	params, err := ParamsFor(t).Marshal()
+	if err != nil {
+		stop()
+		return run.Result{}, err
+	}
+	if err := cl.cc.writeJSON(params); err != nil {
+		stop()
+		return run.Result{}, fmt.Errorf("send parameters: %w", err)
+	}
+	if err := cl.cc.expectState(CreateStreams, ReadTimeout); err != nil {
+		stop()
+		return run.Result{}, cl.explain(ctx, err)
+	}
+	conns, err := cl.openStreams(ctx)
+	if err != nil {
+		stop()
+		return run.Result{}, err
+	}
+	if err := cl.cc.expectState(TestStart, ReadTimeout); err != nil {
+		stop()
+		closeAll(conns)
+		return run.Result{}, cl.explain(ctx, err)
+	}
+	if err := cl.cc.expectState(TestRunning, ReadTimeout); err != nil {
+		stop()
+		closeAll(conns)
+		return run.Result{}, cl.explain(ctx, err)
+	}
+	if !stop() {
+		closeAll(conns)
+		return run.Result{}, ctx.Err()
+	}
+	return cl.measure(ctx, conns)
+}
+
+// explain turns a failed wait into what the user should know.
+func (cl *client) explain(ctx context.Context, err error) error {
+	var ne net.Error
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("%w (is it an iperf3 server? a wirespeed server is reached without --iperf3)", err)
+	}
+	return err
+}
+
+// openStreams opens the test's data streams in iperf3's order (the
+// client's sending streams first for --bidir), as spec.Test.Streams plans
+// them.
+func (cl *client) openStreams(ctx context.Context) ([]side.Conn, error) {
+	t := cl.t
+	host, port, err := net.SplitHostPort(cl.cc.c.RemoteAddr().String())
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort(host, port)
+	var conns []side.Conn
+	for _, st := range t.Streams() {
+		c, err := cl.openStream(ctx, st, addr)
+		if err != nil {
+			closeAll(conns)
+			return nil, fmt.Errorf("data stream %d to %s: %w", st.ID, addr, err)
+		}
+		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
+	}
+	return conns, nil
+}
+
+func (cl *client) openStream(ctx context.Context, st spec.Stream, addr string) (net.Conn, error) {
+	t := cl.t
+	if !t.Kind.UDP() {
+		tc, err := engine.Dial(ctx, cl.network, addr, engine.Options{SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay})
+		if err != nil {
+			return nil, err
+		}
+		tc.SetWriteDeadline(time.Now().Add(ReadTimeout))
+		if _, err := tc.Write(cl.cookie[:]); err != nil {
+			tc.Close()
+			return nil, fmt.Errorf("send cookie: %w", err)
+		}
+		tc.SetWriteDeadline(time.Time{})
+		return tc, nil
+	}
+	opts := engine.Options{SockBuf: t.LocalSockBuf}
+	if opts.SockBuf == 0 && st.Dir == spec.ServerToClient {
+		opts.SockBuf = engine.UDPReceiveBuffer
+	}
+	network := "udp" + cl.network[len("tcp"):]
+	uc, err := engine.DialUDP(ctx, network, addr, opts)
+	if err != nil {
+		return nil, err
+	}
+	// One hello, as iperf3 sends: a second one would reach the server's
+	// connected socket as a datagram of the test.
+	uc.SetDeadline(time.Now().Add(StreamsTimeout))
+	defer uc.SetDeadline(time.Time{})
+	if _, err := uc.Write(udpHello); err != nil {
+		uc.Close()
+		return nil, fmt.Errorf("send UDP stream hello: %w", err)
+	}
+	buf := make([]byte, 64)
+	n, err := uc.Read(buf)
+	if err != nil {
+		uc.Close()
+		return nil, fmt.Errorf("no UDP stream reply from the server within %v (a firewall may drop UDP to its port): %w", StreamsTimeout, err)
+	}
+	if string(buf[:n]) != string(udpReply) {
+		uc.Close()
+		return nil, fmt.Errorf("%w: UDP stream reply %q, want %q", ErrProtocol, buf[:n], udpReply)
+	}
+	return uc, nil
+}
+
+func closeAll(cs []side.Conn) {
+	for _, c := range cs {
+		if c.Conn != nil {
+			c.Conn.Close()
+		}
+	}
+}
+
+// udpDrain bounds how long a UDP receiver reads on after its window: the
+// server stops sending when it reads TEST_END, and there is no end of
+// stream to wait for.
+const udpDrain = 300 * time.Millisecond
+
+// unsentTimeout bounds the wait for a sender's data to reach the server's
+// kernel before TEST_END.
+const unsentTimeout = 2 * time.Second
+
+// measure runs this side's loops, ends the test with TEST_END and
+// exchanges results.
+func (cl *client) measure(ctx context.Context, conns []side.Conn) (run.Result, error) {
+	t := cl.t
+	started := time.Now()
+	var sends, recvs []side.Conn
+	for _, c := range conns {
+		if c.Dir == spec.ClientToServer {
+			sends = append(sends, c)
+		} else {
+			recvs = append(recvs, c)
+		}
+	}
+	// Duplicates of the sending TCP sockets outlive side.Run's close, so
+	// that this side can see its last bytes reach the server's kernel.
+	var dups []*os.File
+	defer func() {
+		for _, f := range dups {
+			f.Close()
+		}
+	}()
+	for _, c := range sends {
+		if tc, ok := c.Conn.(*net.TCPConn); ok {
+			if f, err := tc.File(); err == nil {
+				dups = append(dups, f)
+			}
+		}
+	}
+
+	var mu sync.Mutex
+	onInterval := func(r run.IntervalReport) {
+		if cl.cfg.OnInterval == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		cl.cfg.OnInterval(run.JoinTick(r, nil))
+	}
+	runSide := func(cs []side.Conn, drain time.Duration) <-chan sideResult {
+		ch := make(chan sideResult, 1)
+		if len(cs) == 0 {
+			ch <- sideResult{skip: true}
+			return ch
+		}
+		go func() {
+			r, err := side.Run(ctx, side.Config{
+				Spec:         t,
+				Side:         run.Local,
+				Sends:        spec.ClientToServer,
+				Conns:        cs,
+				Payload:      cl.cfg.Payload,
+				OnInterval:   onInterval,
+				ProcRoot:     cl.cfg.ProcRoot,
+				UDPOptions:   []engine.UDPOption{engine.Iperf3Header(false)},
+				DrainTimeout: drain,
+			})
+			ch <- sideResult{res: r, err: err}
+		}()
+		return ch
+	}
+	recvDrain := time.Duration(0) // side's default: the server closes its streams after TEST_END
+	if t.Kind.UDP() {
+		recvDrain = udpDrain
+	}
+	sendCh := runSide(sends, 0)
+	recvCh := runSide(recvs, recvDrain)
+
+	// TEST_END goes when this side's senders are done and their data
+	// reached the server, and no earlier than the planned end for the
+	// receiving direction; or at once on an interrupt.
+	end := time.NewTimer(t.Omit + t.Duration)
+	defer end.Stop()
+	sent := <-sendCh
+	if len(sends) > 0 && ctx.Err() == nil && sent.err == nil {
+		t0 := time.Now()
+		waitUnsent(dups, unsentTimeout)
+		cl.log.Debug("sent data reached the iperf3 server", "wait", time.Since(t0))
+	}
+	if len(recvs) > 0 {
+		select {
+		case <-end.C:
+		case <-ctx.Done():
+		}
+	}
+	if err := cl.cc.writeState(TestEnd); err != nil {
+		<-recvCh
+		return run.Result{}, err
+	}
+	// The server closes its streams and asks for results; the receiving
+	// loops read to those ends meanwhile.
+	stateCh := make(chan stateResult, 1)
+	go func() {
+		s, err := cl.cc.readState(ReadTimeout + 5*time.Second)
+		stateCh <- stateResult{s, err}
+	}()
+	got := <-recvCh
+	st := <-stateCh
+	local := mergeSides(sent, got)
+	local.Hostname = cl.cfg.Hostname
+	if st.err == nil && st.s != ExchangeResults {
+		st.err = fmt.Errorf("%w: got %v after TEST_END, want EXCHANGE_RESULTS", ErrProtocol, st.s)
+	}
+	if st.err != nil {
+		return run.Result{}, cl.explain(context.Background(), st.err)
+	}
+	mine, err := clientResults(t, local).Marshal()
+	if err != nil {
+		return run.Result{}, err
+	}
+	if err := cl.cc.writeJSON(mine); err != nil {
+		return run.Result{}, fmt.Errorf("send results: %w", err)
+	}
+	b, err := cl.cc.readJSON(MaxResultsLen, ReadTimeout)
+	if err != nil {
+		return run.Result{}, fmt.Errorf("read the server's results: %w", err)
+	}
+	theirs, err := ParseResults(b)
+	if err != nil {
+		return run.Result{}, err
+	}
+	if err := cl.cc.expectState(DisplayResults, ReadTimeout); err != nil {
+		return run.Result{}, err
+	}
+	cl.cc.writeState(IperfDone)
+
+	remote, warnings := remoteSide(t, theirs)
+	res := run.Join(t, local, remote)
+	res.Started = started
+	res.Local.Hostname = cl.cfg.Hostname
+	res.Remote.Address = cl.cfg.Addr
+	res.Warnings = append(res.Warnings, warnings...)
+	if ctx.Err() != nil {
+		res.Interrupted = true
+	}
+	for _, r := range []sideResult{sent, got} {
+		if r.err != nil && ctx.Err() == nil {
+			return res, r.err
+		}
+	}
+	return res, nil
+}
+
+type sideResult struct {
+	res  run.SideResult
+	err  error
+	skip bool
+}
+
+type stateResult struct {
+	s   State
+	err error
+}
+
+// waitUnsent waits until every socket's sent data is acknowledged, at
+// most timeout.
+func waitUnsent(socks []*os.File, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for _, f := range socks {
+		for time.Now().Before(deadline) {
+			n, err := engine.Unsent(f)
+			if err != nil || n == 0 {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+}
+
+// mergeSides joins the sending and the receiving side.Run of a
+// two-direction test into one side's result.
+func mergeSides(a, b sideResult) run.SideResult {
+	switch {
+	case a.skip:
+		return b.res
+	case b.skip:
+		return a.res
+	}
+	r := a.res
+	r.Flows = append(r.Flows, b.res.Flows...)
+	r.Interrupted = r.Interrupted || b.res.Interrupted
+	r.Warnings = append(r.Warnings, b.res.Warnings...)
+	if r.Error == "" {
+		r.Error = b.res.Error
+	}
+	if r.CPU == nil {
+		r.CPU, r.CPUError = b.res.CPU, b.res.CPUError
+	}
+	if r.Counters == nil {
+		r.Counters = b.res.Counters
+	}
+	return r
+}

@@ -1,0 +1,739 @@
+package iperf3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"wirespeed/internal/engine"
+	"wirespeed/internal/measure"
+	"wirespeed/internal/spec"
+)
+
+// ServerConfig is what a Server needs. Zero values mean the defaults.
+type ServerConfig struct {
+	Logger *slog.Logger
+	// Admit takes one of the server's test slots for a new test; it
+	// returns the function that frees it, or false when the server is
+	// busy (the client is then told ACCESS_DENIED, as iperf3 does). Nil
+	// admits every test.
+	Admit func() (release func(), ok bool)
+	// HandshakeTimeout bounds the rest of the cookie; default 5s.
+	HandshakeTimeout time.Duration
+	// StreamsTimeout bounds the arrival of a test's streams; default 10s.
+	StreamsTimeout time.Duration
+	// ReadTimeout bounds every wait for the client's next message
+	// outside the test itself; default ReadTimeout.
+	ReadTimeout time.Duration
+	// MaxTestLength bounds a test without a time (-n, -k); default
+	// spec.MaxDuration.
+	MaxTestLength time.Duration
+	// OnDone, when set, is called with what each test measured.
+	OnDone func(Summary)
+	// Limit, when set, says why a test the client asks for is over the
+	// server's limits ("" when it is not); the client is then told
+	// SERVER_ERROR and the reason is logged.
+	Limit func(Params) string
+}
+
+// Summary is what the server measured in one test, for logs and tests.
+type Summary struct {
+	Peer     string
+	UDP      bool
+	Streams  []StreamResult // this server's figures, by iperf3 stream id
+	Client   []StreamResult // the client's figures
+	Received int64          // bytes this server received, all streams
+	Sent     int64          // bytes it sent
+	Err      error
+}
+
+// Server serves iperf3 clients on connections another accept loop hands
+// it, after sniffing their first bytes (LooksLikeCookie). It is safe for
+// concurrent use.
+type Server struct {
+	cfg ServerConfig
+	log *slog.Logger
+
+	mu    sync.Mutex
+	tests map[Cookie]*serverTest // tests waiting for their TCP streams
+
+	// udpMu serializes the UDP stream setup of tests: it binds the
+	// control port over UDP, one socket at a time.
+	udpMu sync.Mutex
+}
+
+// NewServer returns a server with cfg's defaults filled in.
+func NewServer(cfg ServerConfig) *Server {
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 5 * time.Second
+	}
+	if cfg.StreamsTimeout <= 0 {
+		cfg.StreamsTimeout = StreamsTimeout
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = ReadTimeout
+	}
+	if cfg.MaxTestLength <= 0 {
+		cfg.MaxTestLength = spec.MaxDuration
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{cfg: cfg, log: log, tests: map[Cookie]*serverTest{}}
+}
+
+// Handle serves one connection whose first bytes, already read, are
+// first (at most CookieLen). seq is the connection's place in the accept
+// order: a test's streams are told apart by the order the client opened
+// them. Handle closes c and returns when the connection's part is done:
+// at once for a data stream (the test's control connection takes it
+// over), at the end of the test for a control connection.
+func (s *Server) Handle(ctx context.Context, c net.Conn, first []byte, seq uint64) {
+	peer := c.RemoteAddr().String()
+	buf := make([]byte, CookieLen)
+	n := copy(buf, first)
+	c.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	if _, err := io.ReadFull(c, buf[n:]); err != nil {
+		s.log.Info("iperf3 connection closed before its cookie", "peer", peer, "err", err)
+		c.Close()
+		return
+	}
+	cookie, err := ParseCookie(buf)
+	if err != nil {
+		s.log.Info("bad iperf3 cookie, connection closed", "peer", peer, "err", err)
+		c.Close()
+		return
+	}
+	s.mu.Lock()
+	t := s.tests[cookie]
+	s.mu.Unlock()
+	if t != nil {
+		t.addStream(c, seq, s.log)
+		return
+	}
+	s.control(ctx, c, cookie)
+}
+
+// serverTest is a test whose control connection waits for its streams.
+type serverTest struct {
+	peer    netip.Addr
+	want    int
+	mu      sync.Mutex
+	got     []acceptedStream
+	closed  bool
+	arrived chan struct{}
+}
+
+type acceptedStream struct {
+	c   *net.TCPConn
+	seq uint64
+}
+
+func (t *serverTest) addStream(c net.Conn, seq uint64, log *slog.Logger) {
+	tc, _ := c.(*net.TCPConn)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case tc == nil || t.closed || len(t.got) >= t.want:
+		log.Info("iperf3 stream for no waiting test, closed", "peer", c.RemoteAddr().String())
+		c.Close()
+		return
+	case addrOf(c.RemoteAddr()) != t.peer:
+		log.Warn("iperf3 stream from another address than its test's control connection, closed",
+			"peer", c.RemoteAddr().String(), "control_peer", t.peer.String())
+		c.Close()
+		return
+	}
+	c.SetDeadline(time.Time{})
+	t.got = append(t.got, acceptedStream{tc, seq})
+	if len(t.got) == t.want {
+		close(t.arrived)
+	}
+}
+
+// take returns the streams in the order they were accepted, or closes
+// them all when the test gave up.
+func (t *serverTest) take(ok bool) []*net.TCPConn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	slices.SortFunc(t.got, func(a, b acceptedStream) int {
+		switch {
+		case a.seq < b.seq:
+			return -1
+		case a.seq > b.seq:
+			return 1
+		}
+		return 0
+	})
+	var out []*net.TCPConn
+	for _, a := range t.got {
+		if ok {
+			out = append(out, a.c)
+		} else {
+			a.c.Close()
+		}
+	}
+	return out
+}
+
+func addrOf(a net.Addr) netip.Addr {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		ip, _ := netip.AddrFromSlice(ta.IP)
+		return ip.Unmap()
+	}
+	ap, _ := netip.ParseAddrPort(a.String())
+	return ap.Addr().Unmap()
+}
+
+// errno values sent with SERVER_ERROR, for the client's message.
+const (
+	errnoInval     = int32(syscall.EINVAL)
+	errnoNotSup    = int32(95) // EOPNOTSUPP on Linux, which iperf3 clients print as "Operation not supported"
+	errnoTimedOut  = int32(110)
+	errnoConnReset = int32(104)
+)
+
+// control runs one test for the iperf3 client on c.
+func (s *Server) control(ctx context.Context, c net.Conn, cookie Cookie) {
+	defer c.Close()
+	peer := c.RemoteAddr().String()
+	log := s.log.With("peer", peer, "protocol", "iperf3")
+	cc := conn{c}
+	if s.cfg.Admit != nil {
+		release, ok := s.cfg.Admit()
+		if !ok {
+			log.Info("iperf3 test refused: busy")
+			cc.writeState(AccessDenied)
+			return
+		}
+		defer release()
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	// A server shutting down tells the client, then ends the test.
+	var terminated bool
+	var termMu sync.Mutex
+	stop := context.AfterFunc(ctx, func() {
+		termMu.Lock()
+		terminated = true
+		termMu.Unlock()
+		cc.writeState(ServerTerminate)
+		c.SetDeadline(time.Unix(1, 0))
+	})
+	defer stop()
+
+	sum, err := s.test(ctx, cc, cookie, log)
+	sum.Peer = peer
+	sum.Err = err
+	termMu.Lock()
+	if terminated && err != nil {
+		err = fmt.Errorf("server shutting down: %w", err)
+	}
+	termMu.Unlock()
+	if s.cfg.OnDone != nil {
+		s.cfg.OnDone(sum)
+	}
+	var clientBytes int64
+	for _, st := range sum.Client {
+		clientBytes += st.Bytes
+	}
+	if err != nil {
+		log.Info("iperf3 test failed", "err", err, "received", sum.Received, "sent", sum.Sent)
+		return
+	}
+	log.Info("iperf3 test done", "udp", sum.UDP, "streams", len(sum.Streams), "received", sum.Received, "sent", sum.Sent, "client_bytes", clientBytes)
+}
+
+// fail sends SERVER_ERROR and returns err.
+func fail(cc conn, code, errno int32, err error) error {
+	cc.writeServerError(code, errno)
+	return err
+}
+
+// checkParams refuses what this server does not run, in words for the
+// log; the client sees iperf3's own text for the code sent.
+func checkParams(p Params) error {
+	sends := p.Reverse || p.Bidirectional
+	switch {
+	case p.AuthToken != "":
+		return errors.New("the client sent credentials (--username): this server has no iperf3 authentication")
+	case p.MSS > 0:
+		return errors.New("the client set the MSS (-M), which this server does not")
+	case p.TCP && p.Bandwidth > 0 && sends:
+		return errors.New("the client asked the server to pace TCP (-b with -R or --bidir), which it does not")
+	case (p.Num > 0 || p.BlockCount > 0) && sends:
+		return errors.New("the client asked the server to send a byte or block count (-n, -k with -R or --bidir), which it does not")
+	case p.Time == 0 && p.Num == 0 && p.BlockCount == 0:
+		return errors.New("the client asked for an endless test (-t 0)")
+	case p.UDP && p.Len != 0 && p.Len < spec.MinDatagram:
+		return fmt.Errorf("UDP datagrams of %d bytes are shorter than %d", p.Len, spec.MinDatagram)
+	case p.UDP && p.Len > spec.MaxDatagram:
+		return fmt.Errorf("UDP datagrams of %d bytes are longer than %d", p.Len, spec.MaxDatagram)
+	case p.FQRate > 0:
+		return errors.New("the client asked for fair-queue pacing (--fq-rate), which this server does not")
+	}
+	return nil
+}
+
+// stream is one data stream of a test on the server.
+type stream struct {
+	id    int // iperf3's
+	sends bool
+	conn  net.Conn
+	loop  engine.Loop
+	base  engine.Counters // at the start of the results' window
+	done  chan struct{}   // closed when the loop returned
+	err   error
+}
+
+// drainIdle and drainMax bound how long a receiving stream reads on after
+// TEST_END: until nothing arrived for drainIdle, at most drainMax. The
+// client stopped sending before TEST_END, so this reads what was in
+// flight, and the two sides' byte counts agree.
+const (
+	drainIdle = 100 * time.Millisecond
+	drainMax  = 3 * time.Second
+)
+
+func (s *Server) test(ctx context.Context, cc conn, cookie Cookie, log *slog.Logger) (Summary, error) {
+	var sum Summary
+	if err := cc.writeState(ParamExchange); err != nil {
+		return sum, err
+	}
+	b, err := cc.readJSON(MaxParamsLen, s.cfg.ReadTimeout)
+	if err != nil {
+		return sum, fail(cc, errRecvParams, errnoInval, fmt.Errorf("parameters: %w", err))
+	}
+	p, err := ParseParams(b)
+	if err != nil {
+		return sum, fail(cc, errRecvParams, errnoInval, err)
+	}
+	if err := checkParams(p); err != nil {
+		return sum, fail(cc, errRecvParams, errnoNotSup, err)
+	}
+	if s.cfg.Limit != nil {
+		if why := s.cfg.Limit(p); why != "" {
+			return sum, fail(cc, errRecvParams, errnoInval, errors.New(why))
+		}
+	}
+	sum.UDP = p.UDP
+	if p.Len == 0 {
+		p.Len = spec.DefaultSendSize
+		if p.UDP {
+			p.Len = spec.DefaultUDPSize
+		}
+	}
+	n := p.Streams()
+	peer := addrOf(cc.c.RemoteAddr())
+	log.Info("iperf3 test requested", "udp", p.UDP, "streams", n, "reverse", p.Reverse, "bidir", p.Bidirectional,
+		"time", p.Time, "len", p.Len, "client_version", p.ClientVersion)
+
+	var conns []net.Conn
+	if p.UDP {
+		conns, err = s.udpStreams(ctx, cc, p, peer, log)
+		if err != nil {
+			return sum, err
+		}
+	} else {
+		t := &serverTest{peer: peer, want: n, arrived: make(chan struct{})}
+		s.mu.Lock()
+		s.tests[cookie] = t
+		s.mu.Unlock()
+		unregister := func() {
+			s.mu.Lock()
+			delete(s.tests, cookie)
+			s.mu.Unlock()
+		}
+		if err := cc.writeState(CreateStreams); err != nil {
+			unregister()
+			t.take(false)
+			return sum, err
+		}
+		tm := time.NewTimer(s.cfg.StreamsTimeout)
+		select {
+		case <-t.arrived:
+		case <-tm.C:
+		case <-ctx.Done():
+		}
+		tm.Stop()
+		unregister()
+		select {
+		case <-t.arrived:
+			for _, tc := range t.take(true) {
+				conns = append(conns, tc)
+			}
+		default:
+			t.take(false)
+			return sum, fail(cc, errAcceptStream, errnoTimedOut, fmt.Errorf("only %d of %d streams arrived within %v", len(t.got), n, s.cfg.StreamsTimeout))
+		}
+	}
+	streams, err := s.loops(p, conns)
+	if err != nil {
+		for _, c := range conns {
+			c.Close()
+		}
+		return sum, fail(cc, errInitTest, errnoInval, err)
+	}
+	defer func() {
+		for _, st := range streams {
+			st.conn.Close()
+		}
+	}()
+	return s.run(ctx, cc, p, streams, log)
+}
+
+// udpStreams sets up a UDP test's streams: a socket bound to the control
+// port receives each stream's hello from the control connection's
+// address only, is connected to its sender, and answers from there; the
+// next stream's socket is bound before the answer goes out. Nothing is
+// sent to an address that did not first send the hello.
+func (s *Server) udpStreams(ctx context.Context, cc conn, p Params, peer netip.Addr, log *slog.Logger) ([]net.Conn, error) {
+	s.udpMu.Lock()
+	defer s.udpMu.Unlock()
+	la, ok := cc.c.LocalAddr().(*net.TCPAddr)
+	if !ok {
+		return nil, fail(cc, errInitTest, errnoInval, fmt.Errorf("control connection is not TCP"))
+	}
+	local, _ := netip.AddrFromSlice(la.IP)
+	local = local.Unmap()
+	network := "udp4"
+	if local.Is6() {
+		network = "udp6"
+	}
+	bind := netip.AddrPortFrom(local, uint16(la.Port)).String()
+	n := p.Streams()
+	open := func(k int) (*net.UDPConn, error) {
+		opts := engine.Options{SockBuf: p.Window}
+		if opts.SockBuf == 0 && !serverSends(p, k) {
+			opts.SockBuf = engine.UDPReceiveBuffer
+		}
+		return engine.ListenUDPShared(ctx, network, bind, opts)
+	}
+	var conns []net.Conn
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	ln, err := open(0)
+	if err != nil {
+		return nil, fail(cc, errInitTest, errnoInval, fmt.Errorf("bind UDP %s: %w", bind, err))
+	}
+	if err := cc.writeState(CreateStreams); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	deadline := time.Now().Add(s.cfg.StreamsTimeout)
+	stop := context.AfterFunc(ctx, func() { ln.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	buf := make([]byte, 64)
+	dropped := 0
+	for k := 0; k < n; {
+		ln.SetReadDeadline(deadline)
+		m, from, err := ln.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			ln.Close()
+			closeAll()
+			return nil, fail(cc, errAcceptStream, errnoTimedOut, fmt.Errorf("only %d of %d UDP streams arrived within %v: %w", k, n, s.cfg.StreamsTimeout, err))
+		}
+		if from.Addr().Unmap() != peer || m != len(udpHello) {
+			dropped++
+			continue
+		}
+		ln.SetReadDeadline(time.Time{})
+		if err := engine.ConnectUDP(ln, from); err != nil {
+			ln.Close()
+			closeAll()
+			return nil, fail(cc, errAcceptStream, errnoInval, err)
+		}
+		conns = append(conns, ln)
+		cur := ln
+		k++
+		if k < n {
+			if ln, err = open(k); err != nil {
+				closeAll()
+				return nil, fail(cc, errInitTest, errnoInval, fmt.Errorf("bind UDP %s: %w", bind, err))
+			}
+			stop()
+			stop = context.AfterFunc(ctx, func() { ln.SetReadDeadline(time.Unix(1, 0)) })
+		}
+		if _, err := cur.Write(udpReply); err != nil {
+			if k < n {
+				ln.Close()
+			}
+			closeAll()
+			return nil, fail(cc, errAcceptStream, errnoConnReset, fmt.Errorf("answer UDP stream %d: %w", k, err))
+		}
+	}
+	if dropped > 0 {
+		log.Warn("dropped UDP datagrams on the iperf3 port that were not a stream hello from the client", "count", dropped)
+	}
+	return conns, nil
+}
+
+// serverSends reports whether the server sends on the k-th stream: all
+// of them with -R; the second half with --bidir (the client opens its
+// sending streams first).
+func serverSends(p Params, k int) bool {
+	return p.Reverse || p.Bidirectional && k >= p.Parallel
+}
+
+// loops builds each stream's engine loop.
+func (s *Server) loops(p Params, conns []net.Conn) ([]*stream, error) {
+	var payload *engine.Payload
+	var out []*stream
+	for k, c := range conns {
+		st := &stream{id: streamID(k), sends: serverSends(p, k), conn: c, done: make(chan struct{})}
+		out = append(out, st)
+		if st.sends && payload == nil {
+			pl, err := engine.NewPayload(spec.PayloadRandom, nil, p.Len)
+			if err != nil {
+				return out, err
+			}
+			payload = pl
+		}
+		var err error
+		switch c := c.(type) {
+		case *net.TCPConn:
+			if err = engine.Configure(c, engine.Options{SockBuf: p.Window, CongestionControl: p.Congestion, NoDelay: p.NoDelay}); err != nil {
+				return out, err
+			}
+			if st.sends {
+				st.loop, err = engine.NewTCPSender(c, payload, p.Len)
+			} else {
+				st.loop, err = engine.NewTCPReceiver(c, max(p.Len, spec.DefaultRecvSize))
+			}
+		case *net.UDPConn:
+			hdr := engine.Iperf3Header(p.UDPCounters64)
+			if st.sends {
+				st.loop, err = engine.NewUDPSender(c, payload, p.Len, float64(p.Bandwidth), hdr)
+			} else {
+				st.loop, err = engine.NewUDPReceiver(c, p.Len, hdr)
+			}
+		default:
+			err = fmt.Errorf("stream %d: unexpected socket %T", st.id, c)
+		}
+		if err != nil {
+			return out, fmt.Errorf("stream %d: %w", st.id, err)
+		}
+	}
+	return out, nil
+}
+
+// run starts the test, waits for the client's TEST_END, drains and
+// exchanges results.
+func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, log *slog.Logger) (Summary, error) {
+	sum := Summary{UDP: p.UDP}
+	if err := cc.writeState(TestStart); err != nil {
+		return sum, err
+	}
+	if err := cc.writeState(TestRunning); err != nil {
+		return sum, err
+	}
+	start := time.Now()
+	cpu0, cpuErr := measure.ReadProcessCPU()
+	for _, st := range streams {
+		go func() {
+			defer close(st.done)
+			st.err = st.loop.Run()
+		}()
+	}
+	stopAll := func() {
+		for _, st := range streams {
+			st.loop.Stop()
+		}
+		for _, st := range streams {
+			<-st.done
+		}
+	}
+	// The warm-up (--omit) is left out: the counters restart after it.
+	var baseMu sync.Mutex
+	windowStart := start
+	if p.Omit > 0 {
+		omit := time.AfterFunc(time.Duration(p.Omit)*time.Second, func() {
+			baseMu.Lock()
+			defer baseMu.Unlock()
+			windowStart = time.Now()
+			for _, st := range streams {
+				st.base = st.loop.Counters()
+			}
+		})
+		defer omit.Stop()
+	}
+
+	limit := time.Duration(p.Omit+p.Time)*time.Second + TestGrace
+	if p.Time == 0 {
+		limit = s.cfg.MaxTestLength
+	}
+	stateCh := make(chan stateResult, 1)
+	go func() {
+		st, err := cc.readState(limit)
+		stateCh <- stateResult{st, err}
+	}()
+	var got stateResult
+	select {
+	case got = <-stateCh:
+	case <-ctx.Done():
+		got = <-stateCh // the shutdown notice unblocks the read
+	}
+	end := time.Now()
+	switch {
+	case got.err != nil:
+		stopAll()
+		return sum, fmt.Errorf("waiting for TEST_END: %w", got.err)
+	case got.s == ClientTerminate:
+		stopAll()
+		return sum, errors.New("the client ended the test (CLIENT_TERMINATE)")
+	case got.s != TestEnd:
+		stopAll()
+		return sum, fail(cc, errCtrlMessage, 0, fmt.Errorf("%w: got %v during the test, want TEST_END", ErrProtocol, got.s))
+	}
+	// Senders stop and close now, as iperf3's server does: the client
+	// reads its streams to their end. Receivers read what is still in
+	// flight.
+	for _, st := range streams {
+		if st.sends {
+			st.loop.Stop()
+		}
+	}
+	for _, st := range streams {
+		if st.sends {
+			<-st.done
+			st.conn.Close()
+		}
+	}
+	drain(streams)
+	stopAll()
+
+	baseMu.Lock()
+	elapsed := end.Sub(windowStart).Seconds()
+	baseMu.Unlock()
+	mine := Results{SenderHasRetransmits: -1}
+	if cpuErr == nil {
+		if cpu1, err := measure.ReadProcessCPU(); err == nil && elapsed > 0 {
+			d := cpu1.Sub(cpu0)
+			wall := end.Sub(start).Seconds()
+			mine.CPUUtilUser = 100 * d.User.Seconds() / wall
+			mine.CPUUtilSystem = 100 * d.System.Seconds() / wall
+			mine.CPUUtilTotal = mine.CPUUtilUser + mine.CPUUtilSystem
+		}
+	}
+	for _, st := range streams {
+		ctr := st.loop.Counters()
+		r := StreamResult{ID: st.id, Bytes: ctr.Bytes - st.base.Bytes, Retransmits: -1, EndTime: max(elapsed, 0)}
+		if st.err != nil {
+			log.Info("iperf3 stream ended with an error", "stream", st.id, "err", st.err)
+		}
+		switch c := st.conn.(type) {
+		case *net.TCPConn:
+			if st.sends {
+				mine.SenderHasRetransmits = 1
+				r.Retransmits = 0
+				if rc, err := c.SyscallConn(); err == nil {
+					if ti, err := measure.TCPInfo(rc); err == nil {
+						r.Retransmits = ti.TotalRetrans
+					}
+				}
+				if si, err := engine.Info(c); err == nil {
+					mine.CongestionUsed = si.CongestionControl
+				}
+			} else if mine.CongestionUsed == "" {
+				if si, err := engine.Info(c); err == nil {
+					mine.CongestionUsed = si.CongestionControl
+				}
+			}
+		case *net.UDPConn:
+			if st.sends {
+				if mine.SenderHasRetransmits < 0 {
+					mine.SenderHasRetransmits = 0
+				}
+				r.Packets = ctr.Packets - st.base.Packets
+			} else {
+				r.Errors = ctr.Lost - st.base.Lost
+				r.Packets = ctr.Packets - st.base.Packets + r.Errors
+				r.Jitter = ctr.JitterNanos / 1e9
+			}
+		}
+		if st.sends {
+			sum.Sent += r.Bytes
+		} else {
+			sum.Received += r.Bytes
+		}
+		sum.Streams = append(sum.Streams, r)
+		mine.Streams = append(mine.Streams, r)
+	}
+
+	if err := cc.writeState(ExchangeResults); err != nil {
+		return sum, err
+	}
+	b, err := cc.readJSON(MaxResultsLen, s.cfg.ReadTimeout)
+	if err != nil {
+		return sum, fail(cc, errRecvResults, errnoInval, fmt.Errorf("client's results: %w", err))
+	}
+	theirs, err := ParseResults(b)
+	if err != nil {
+		return sum, fail(cc, errRecvResults, errnoInval, err)
+	}
+	sum.Client = theirs.Streams
+	out, err := mine.Marshal()
+	if err != nil {
+		return sum, err
+	}
+	if err := cc.writeJSON(out); err != nil {
+		return sum, fmt.Errorf("send results: %w", err)
+	}
+	if err := cc.writeState(DisplayResults); err != nil {
+		return sum, err
+	}
+	// The client answers IPERF_DONE, or just closes.
+	if st, err := cc.readState(s.cfg.ReadTimeout); err == nil && st != IperfDone {
+		log.Info("iperf3 client ended with an unexpected state", "state", st)
+	}
+	return sum, nil
+}
+
+// drain lets the receiving streams read on until nothing arrived for
+// drainIdle or their sender's end, at most drainMax.
+func drain(streams []*stream) {
+	deadline := time.Now().Add(drainMax)
+	last := make([]int64, len(streams))
+	idleSince := time.Now()
+	for time.Now().Before(deadline) {
+		moved := false
+		open := false
+		for i, st := range streams {
+			if st.sends {
+				continue
+			}
+			select {
+			case <-st.done:
+				continue
+			default:
+			}
+			open = true
+			if b := st.loop.Counters().Bytes; b != last[i] {
+				last[i], moved = b, true
+			}
+		}
+		if !open {
+			return
+		}
+		if moved {
+			idleSince = time.Now()
+		} else if time.Since(idleSince) >= drainIdle {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
