@@ -57,10 +57,7 @@ func getSeq(b []byte, n int) uint64 {
 // latency of each.
 type RRClient struct {
 	base
-	conn      net.Conn // nil once the socket is detached from the poller
-	file      closer   // the detached socket
-	rc        syscall.RawConn
-	udp       bool
+	rrSocket
 	req, resp int
 	burst     int
 	hist      *hdrhistogram.Histogram
@@ -70,31 +67,14 @@ type RRClient struct {
 // NewRRClient returns the client loop for c (a *net.TCPConn or a
 // connected *net.UDPConn).
 func NewRRClient(c net.Conn, req, resp, burst int) (*RRClient, error) {
-	rcc, ok := c.(rawConn)
-	if !ok {
-		return nil, fmt.Errorf("data connection %T has no raw socket", c)
-	}
-	rc, err := rcc.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("data connection: %w", err)
-	}
 	if req < 1 || resp < 1 || burst < 1 {
 		return nil, fmt.Errorf("request %d, response %d and burst %d must be at least 1", req, resp, burst)
 	}
-	_, udp := c.(*net.UDPConn)
-	r := &RRClient{base: newBase(nil), conn: c, rc: rc, udp: udp, req: req, resp: resp, burst: burst, hist: NewLatencyHistogram()}
-	f, frc, err := detach(c, rc)
+	sock, wake, err := newRRSocket(c)
 	if err != nil {
 		return nil, err
 	}
-	r.rc = frc
-	if f != nil {
-		r.file = f
-		r.conn = nil
-	} else {
-		r.wake = wakeConn(c)
-	}
-	return r, nil
+	return &RRClient{base: newBase(wake), rrSocket: sock, req: req, resp: resp, burst: burst, hist: NewLatencyHistogram()}, nil
 }
 
 // Run makes transactions until Stop or a failure. Counters.Packets counts
@@ -120,24 +100,6 @@ func (r *RRClient) Latency() *hdrhistogram.Histogram { return r.hist }
 // Finish tells the server the client is done: end of stream on TCP, empty
 // datagrams on UDP.
 func (r *RRClient) Finish() error { return finishRR(r.rc, r.udp) }
-
-// Conn returns the connection; nil once it is detached from the poller
-// (Linux), where the loop owns the socket.
-func (r *RRClient) Conn() net.Conn { return r.conn }
-
-// Close closes the socket.
-func (r *RRClient) Close() error { return closeRR(r.conn, r.file) }
-
-// Info reads the socket's buffer sizes (and congestion control on TCP).
-func (r *RRClient) Info() (SocketInfo, error) { return rawInfo(r.rc, !r.udp) }
-
-// TCPRawConn gives samplers the socket (TCP_INFO); nil on UDP.
-func (r *RRClient) TCPRawConn() syscall.RawConn {
-	if r.udp {
-		return nil
-	}
-	return r.rc
-}
 
 // done records one completed transaction that started at start (ns on
 // the loop's clock) and ended at end.
@@ -202,37 +164,17 @@ func (f *inflight) take(echo uint64, n int) (int64, bool) {
 // client's end of stream.
 type RRServer struct {
 	base
-	conn      net.Conn // nil once the socket is detached from the poller
-	file      closer   // the detached socket
-	rc        syscall.RawConn
-	udp       bool
+	rrSocket
 	req, resp int
 }
 
 // NewRRServer returns the server loop for c.
 func NewRRServer(c net.Conn, req, resp int) (*RRServer, error) {
-	rcc, ok := c.(rawConn)
-	if !ok {
-		return nil, fmt.Errorf("data connection %T has no raw socket", c)
-	}
-	rc, err := rcc.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("data connection: %w", err)
-	}
-	_, udp := c.(*net.UDPConn)
-	r := &RRServer{base: newBase(nil), conn: c, rc: rc, udp: udp, req: req, resp: resp}
-	f, frc, err := detach(c, rc)
+	sock, wake, err := newRRSocket(c)
 	if err != nil {
 		return nil, err
 	}
-	r.rc = frc
-	if f != nil {
-		r.file = f
-		r.conn = nil
-	} else {
-		r.wake = wakeConn(c)
-	}
-	return r, nil
+	return &RRServer{base: newBase(wake), rrSocket: sock, req: req, resp: resp}, nil
 }
 
 // Run answers until the client's end of stream, Stop or a failure.
@@ -254,17 +196,54 @@ func (r *RRServer) answered() {
 // Finish does nothing: the client ends a request/response test.
 func (r *RRServer) Finish() error { return nil }
 
+// rrSocket is the socket of a request/response loop. On Linux the loop
+// owns a duplicate of it outside Go's poller (see detach) and conn is nil;
+// elsewhere it is the connection itself.
+type rrSocket struct {
+	conn net.Conn
+	file closer // the detached socket, when there is one
+	rc   syscall.RawConn
+	udp  bool
+}
+
+// newRRSocket takes the socket of c for a loop, and returns the function
+// that wakes a loop parked on it (nil when the loop polls on its own).
+func newRRSocket(c net.Conn) (rrSocket, func(), error) {
+	rcc, ok := c.(rawConn)
+	if !ok {
+		return rrSocket{}, nil, fmt.Errorf("data connection %T has no raw socket", c)
+	}
+	rc, err := rcc.SyscallConn()
+	if err != nil {
+		return rrSocket{}, nil, fmt.Errorf("data connection: %w", err)
+	}
+	_, udp := c.(*net.UDPConn)
+	f, frc, err := detach(c, rc)
+	if err != nil {
+		return rrSocket{}, nil, err
+	}
+	if f != nil {
+		return rrSocket{file: f, rc: frc, udp: udp}, nil, nil
+	}
+	return rrSocket{conn: c, rc: rc, udp: udp}, wakeConn(c), nil
+}
+
 // Conn returns the connection; nil once it is detached from the poller.
-func (r *RRServer) Conn() net.Conn { return r.conn }
+func (r *rrSocket) Conn() net.Conn { return r.conn }
 
 // Close closes the socket.
-func (r *RRServer) Close() error { return closeRR(r.conn, r.file) }
+func (r *rrSocket) Close() error {
+	if r.file != nil {
+		return r.file.Close()
+	}
+	return r.conn.Close()
+}
 
 // Info reads the socket's buffer sizes (and congestion control on TCP).
-func (r *RRServer) Info() (SocketInfo, error) { return rawInfo(r.rc, !r.udp) }
+func (r *rrSocket) Info() (SocketInfo, error) { return rawInfo(r.rc, !r.udp) }
 
 // TCPRawConn gives samplers the socket (TCP_INFO); nil on UDP.
-func (r *RRServer) TCPRawConn() syscall.RawConn {
+func (r *rrSocket) TCPRawConn() syscall.RawConn {
 	if r.udp {
 		return nil
 	}
@@ -273,13 +252,6 @@ func (r *RRServer) TCPRawConn() syscall.RawConn {
 
 // closer is what a detached socket needs at the end.
 type closer interface{ Close() error }
-
-func closeRR(c net.Conn, f closer) error {
-	if f != nil {
-		return f.Close()
-	}
-	return c.Close()
-}
 
 var procsMu sync.Mutex
 

@@ -72,33 +72,10 @@ func latencyPlot(series []Series) (*plot.Plot, error) {
 			title = string(k) + ": latency by request size"
 		}
 	}
-	p.Title.Text = title + "\np50 solid, p99 dashed, p99.9 dotted"
-	p.Title.TextStyle.Font.Size = 12
-	p.Title.Padding = 6
-	p.X.Label.Text = "request size (bytes)"
-	p.Y.Label.Text = "round-trip latency (us)"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = sizeTicks{}
+	style(p, title+"\np50 solid, p99 dashed, p99.9 dotted", "request size (bytes)", "round-trip latency (us)", minX, maxX)
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.X.Min, p.X.Max = minX/1.3, maxX*1.3
-	if minX == maxX {
-		p.X.Min, p.X.Max = minX/2, maxX*2
-	}
 	p.Y.Min, p.Y.Max = max(minY/1.5, 0.1), maxY*4 // room for the legend
-	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
-		ax.Label.TextStyle.Font.Size = 10
-		ax.Tick.Label.Font.Size = 9
-	}
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = color.Gray{Y: 225}
-	grid.Horizontal.Color = color.Gray{Y: 225}
-	p.Add(grid)
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs = 6
-	p.Legend.YOffs = -4
-	p.Legend.TextStyle.Font.Size = 9
 	dashes := [][]vg.Length{nil, {vg.Points(5), vg.Points(3)}, {vg.Points(1), vg.Points(2)}}
 	for i, s := range series {
 		col := plotutil.DarkColors[i%len(plotutil.DarkColors)]
@@ -214,36 +191,14 @@ func throughputPlot(series []Series) (*plot.Plot, error) {
 			title = string(k) + ": throughput by message size"
 		}
 	}
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = 12
-	p.Title.Padding = 6
-	p.X.Label.Text = "message size (bytes per send call)"
-	p.Y.Label.Text = "throughput (" + unit + ")"
+	ylabel := "throughput (" + unit + ")"
 	if level > 0 {
-		p.Y.Label.Text += fmt.Sprintf(", bars: %s%% confidence", levelPct(level))
+		ylabel += fmt.Sprintf(", bars: %s%% confidence", levelPct(level))
 	}
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = sizeTicks{}
+	style(p, title, "message size (bytes per send call)", ylabel, minX, maxX)
 	p.Y.Min = 0
 	p.Y.Max = maxBPS / scale * 1.08
 	p.Y.Tick.Marker = linearTicks{}
-	p.X.Min, p.X.Max = minX/1.3, maxX*1.3
-	if minX == maxX {
-		p.X.Min, p.X.Max = minX/2, maxX*2
-	}
-	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
-		ax.Label.TextStyle.Font.Size = 10
-		ax.Tick.Label.Font.Size = 9
-	}
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = color.Gray{Y: 225}
-	grid.Horizontal.Color = color.Gray{Y: 225}
-	p.Add(grid)
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs = 6
-	p.Legend.YOffs = -4
-	p.Legend.TextStyle.Font.Size = 9
 	for i, s := range series {
 		col := plotutil.DarkColors[i%len(plotutil.DarkColors)]
 		xys := make(plotter.XYs, len(s.Points))
@@ -278,6 +233,36 @@ func throughputPlot(series []Series) (*plot.Plot, error) {
 		p.Legend.Add(s.Label, line, points)
 	}
 	return p, nil
+}
+
+// style sets what every plot shares: the title, a log-2 message size x
+// axis over minX..maxX, the fonts, a light grid and the legend at the top
+// left.
+func style(p *plot.Plot, title, xlabel, ylabel string, minX, maxX float64) {
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = 12
+	p.Title.Padding = 6
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = sizeTicks{}
+	p.X.Min, p.X.Max = minX/1.3, maxX*1.3
+	if minX == maxX {
+		p.X.Min, p.X.Max = minX/2, maxX*2
+	}
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.Label.TextStyle.Font.Size = 10
+		ax.Tick.Label.Font.Size = 9
+	}
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 225}
+	grid.Horizontal.Color = color.Gray{Y: 225}
+	p.Add(grid)
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = 6
+	p.Legend.YOffs = -4
+	p.Legend.TextStyle.Font.Size = 9
 }
 
 type barPoint struct{ x, y, lo, hi float64 }
