@@ -109,6 +109,9 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 	}
 	if t.Kind == spec.UDPStream && (f.changed == nil || !f.changed("send-size")) {
 		t.SendSize = spec.DefaultUDPSize
+		if f.ipv6 {
+			t.SendSize = spec.DefaultUDP6Size
+		}
 	}
 	if f.tradeoff && t.Kind != spec.TCPStream {
 		return t, usagef("--tradeoff runs TCP_STREAM and TCP_MAERTS itself; drop -t %s and -R", t.Kind)

@@ -142,6 +142,8 @@ const (
 	// DefaultUDPSize is the UDP_STREAM datagram payload: 1500-byte Ethernet
 	// MTU less 20 bytes of IPv4 and 8 of UDP header, as netperf and iperf.
 	DefaultUDPSize = 1472
+	// DefaultUDP6Size is the same over IPv6, whose header is 40 bytes.
+	DefaultUDP6Size = 1452
 )
 
 // Limits on what Validate accepts.
