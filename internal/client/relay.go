@@ -90,7 +90,8 @@ func (c *Client) Relay(ctx context.Context, req control.RelayRequest) (run.Resul
 func (c *Client) explainRelay(peer string, err error) error {
 	var re *control.RemoteError
 	if errors.As(err, &re) {
-		return fmt.Errorf("server %s, relaying to %s: %w", c.cfg.Addr, peer, err)
+		// The relaying server's messages name the peer when it matters.
+		return fmt.Errorf("server %s: %w", c.cfg.Addr, err)
 	}
-	return fmt.Errorf("server %s: %w", c.cfg.Addr, explainLost(err))
+	return fmt.Errorf("server %s, relaying to %s: %w", c.cfg.Addr, peer, explainLost(err))
 }
