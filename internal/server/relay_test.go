@@ -164,6 +164,8 @@ func TestRelayRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			metrics := server.NewMetrics()
+			tt.cfg.Metrics = metrics
 			a := startServer(t, tt.cfg)
 			c := mustDial(t, client.Config{Addr: a.addr, Security: client.Security{PSK: tt.key}})
 			peer := tt.peer
@@ -180,6 +182,15 @@ func TestRelayRefused(t *testing.T) {
 				t.Fatalf("got %v, want %v saying %q", err, tt.wantErr, tt.wantMsg)
 			}
 			a.logs.waitLog(t, "refused", tt.wantLog)
+			// Counted: relay reasons apart, a limit with the tests'.
+			reason := strings.TrimPrefix(tt.wantLog, "reason=")
+			name := "wirespeed_relays_refused_total"
+			if !strings.HasPrefix(reason, "relay_") {
+				name = "wirespeed_tests_refused_total"
+			}
+			if v, _ := gauge(t, metrics, name, map[string]string{"reason": reason}); v != 1 {
+				t.Errorf("%s{reason=%q} = %v, want 1", name, reason, v)
+			}
 			// The session goes on after a refusal.
 			if _, err := c.Run(context.Background(), shortSpec(spec.TCPStream, 1)); err != nil {
 				t.Errorf("test after a refused relay: %v", err)
