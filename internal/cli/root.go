@@ -57,6 +57,9 @@ type env struct {
 	log            *slog.Logger
 	hostname       string
 	procRoot       string // for an embedded server; "" for the default
+
+	// resolver looks up mesh --peers-dns; nil means net.DefaultResolver.
+	resolver Resolver
 }
 
 // Main runs the command line args (without the program name) and returns
@@ -104,6 +107,7 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 	root.AddCommand(newRunCmd(e), newServeCmd(e), newVersionCmd(e))
 	root.AddCommand(newEnvCmd(e), newLabCmd(e))
 	root.AddCommand(newSweepCmd(e), newPlotCmd(e))
+	root.AddCommand(newMeshCmd(e))
 	return root
 }
 

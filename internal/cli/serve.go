@@ -21,6 +21,7 @@ type serveFlags struct {
 	procRoot  string
 	sec       serveSecurityFlags
 	iperf3    iperf3ServeFlags // serve_iperf3.go
+	relay     serveRelayFlags  // serve_relay.go
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -67,11 +68,16 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 			if err != nil {
 				return err
 			}
+			relay, err := f.relay.config(sec)
+			if err != nil {
+				return err
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
 			log.Info("listening", "addr", ln.Addr().String(), "max_tests", f.maxTests, "version", version())
+			f.relay.logStart(log, relay)
 			stopMetrics, err := f.sec.start(cmd.Context(), sec, log)
 			if err != nil {
 				ln.Close()
@@ -85,6 +91,7 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 				Logger:   log,
 				ProcRoot: f.procRoot,
 				Speaks:   speaks,
+				Relay:    relay,
 			}
 			f.sec.configure(&cfg, sec)
 			srv := server.New(cfg)
@@ -102,6 +109,7 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 	fl.StringVar(&f.procRoot, "proc-root", measure.DefaultProcRoot, "where procfs is mounted, for the CPU figures clients ask for")
 	f.sec.register(fl)
 	addIperf3ServeFlags(cmd, &f.iperf3)
+	f.relay.register(fl)
 	return cmd
 }
 

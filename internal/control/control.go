@@ -114,6 +114,10 @@ func (e *RemoteError) Is(target error) bool {
 		return target == ErrAuth
 	case CodeLimit:
 		return target == ErrLimit
+	case CodeRelayRefused:
+		return target == ErrRelayRefused
+	case CodeRelayFailed:
+		return target == ErrRelayFailed
 	}
 	return false
 }

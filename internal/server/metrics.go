@@ -26,6 +26,7 @@ type Metrics struct {
 	connsRefused *prometheus.CounterVec // by reason
 	active       prometheus.Gauge
 	sessions     prometheus.Gauge
+	relays       *relayMetrics // relayed tests and their pairs (relaymetrics.go)
 }
 
 // NewMetrics returns the server's metrics in a new registry, with the Go
@@ -72,6 +73,7 @@ func NewMetrics() *Metrics {
 	for _, r := range []string{refusedConnsPerAdr, "unknown_protocol", "tls_not_configured"} {
 		m.connsRefused.WithLabelValues(r)
 	}
+	m.relays = newRelayMetrics(m.reg)
 	return m
 }
 

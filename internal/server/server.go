@@ -46,6 +46,8 @@ type Config struct {
 	// Speaks is what the port speaks: wirespeed, iperf3 or both (the
 	// default); see iperf3.go.
 	Speaks Protocols
+	// Relay allows third-party tests; see relay.go.
+	Relay RelayConfig
 }
 
 // Server serves tests. Create it with New, run it with Serve.
@@ -312,6 +314,11 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 			cc.Send(control.TypeBye, struct{}{})
 			return
 		case control.TypeTest:
+		case control.TypeRelay:
+			if err := s.relay(ctx, cc, msgs, m.msg, &admitted, &recvTimeout, log); err != nil {
+				return
+			}
+			continue
 		case control.TypeAbort:
 			// An abort that crossed the end of its test on the wire.
 			continue

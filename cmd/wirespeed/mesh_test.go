@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"wirespeed/internal/lab"
+	"wirespeed/internal/nstest"
+	"wirespeed/internal/run"
+)
+
+// meshServer starts `wirespeed serve` in host i of m, relaying to the
+// mesh's subnet with the key in keyFile, and waits until host from can
+// connect to it. It is stopped when the test ends.
+func meshServer(t *testing.T, m *lab.Mesh, i, from int, keyFile string) string {
+	t.Helper()
+	addr := netip.AddrPortFrom(m.Hosts[i].IPv4, 7575).String()
+	srv := wirespeed("serve", "--listen", addr, "--log-level", "warn", "--psk-file", keyFile,
+		"--allow-relay", "--relay-peers", lab.DefaultMeshIPv4.String())
+	var logs bytes.Buffer
+	srv.Stderr = &logs
+	if err := m.Start(i, srv); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- srv.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			srv.Process.Kill()
+			<-done
+			t.Errorf("server in %s did not stop on SIGTERM within 10s", m.Hosts[i].Side)
+		}
+		if t.Failed() {
+			t.Logf("server log of %s:\n%s", m.Hosts[i].Side, logs.String())
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := m.Do(from, func() error {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		})
+		if err == nil {
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server in %s never accepted: %v\n%s", m.Hosts[i].Side, err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMeshOverLab runs `wirespeed mesh` from h1 over three hosts on one
+// bridge, h3's link limited to 20 Mbit/s: every ordered pair is
+// measured (h1's directly, the others relayed by their source's server),
+// and exactly the four cells that cross h3's link are the slow ones.
+func TestMeshOverLab(t *testing.T) {
+	const rate = 20e6
+	m := nstest.NewMesh(t, lab.MeshConfig{RateBitsPerSecond: map[string]uint64{"h3": rate}})
+	key := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(key, []byte("mesh-lab-test-key-0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var peers []string
+	for i := range m.Hosts {
+		meshServer(t, m, i, 0, key)
+		peers = append(peers, m.Hosts[i].IPv4.String())
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	text := filepath.Join(t.TempDir(), "mesh.txt")
+	cmd := wirespeed("mesh", "--peers", strings.Join(peers, ","), "--psk-file", key,
+		"-l", "0.5", "-i", "0", "--json", "-o", text)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := m.Start(0, cmd); err != nil {
+		t.Fatal(err)
+	}
+	stop := context.AfterFunc(ctx, func() { cmd.Process.Kill() })
+	defer stop()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("wirespeed mesh: %v\n%s", err, stderr.String())
+	}
+	var doc run.MeshDocument
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("not a mesh document: %v\n%s", err, stdout.String())
+	}
+	matrix, _ := os.ReadFile(text)
+	t.Logf("\n%s", matrix)
+
+	if len(doc.Pairs) != 6 {
+		t.Fatalf("%d pairs measured, want 6", len(doc.Pairs))
+	}
+	if !doc.Peers[0].Local || doc.Peers[1].Local || doc.Peers[2].Local {
+		t.Errorf("local peers %+v: want h1 only, where the mesh ran", doc.Peers)
+	}
+	for _, p := range doc.Pairs {
+		wantVia := run.ViaRelay
+		if p.Source == peers[0] {
+			wantVia = run.ViaDirect
+		}
+		if p.Result == nil || p.Error != "" || p.Via != wantVia {
+			t.Errorf("pair %s -> %s via %s (want %s): %q", p.Source, p.Destination, p.Via, wantVia, p.Error)
+		}
+	}
+	// The payload rate over a 20 Mbit/s link is a little under 20 Mbit/s;
+	// an unlimited veth through a bridge carries far more, even on a
+	// loaded machine.
+	for i := range 3 {
+		for j := range 3 {
+			v := doc.Matrix.Values[i][j]
+			switch {
+			case i == j:
+				if v != nil {
+					t.Errorf("diagonal cell %d,%d = %v", i, j, *v)
+				}
+			case v == nil:
+				t.Errorf("cell %s -> %s missing", peers[i], peers[j])
+			case i == 2 || j == 2:
+				if *v > rate || *v < 0.5*rate {
+					t.Errorf("cell %s -> %s = %.1f Mbit/s, want the limited link's ~%.0f", peers[i], peers[j], *v/1e6, rate/1e6)
+				}
+			default:
+				if *v < 5*rate {
+					t.Errorf("cell %s -> %s = %.1f Mbit/s, want far more than the limited link's %.0f", peers[i], peers[j], *v/1e6, rate/1e6)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package lab
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strconv"
+)
+
+// A mesh lab is three or more hosts on one switch: namespaces
+// "wst-<name>-h1" ... "wst-<name>-hN", each with a veth end "wst-h<i>",
+// whose other ends ("wst-p<i>") are ports of the bridge "wst-br" in a
+// namespace of its own, "wst-<name>-sw". Like a two-host lab, nothing
+// outside its namespaces is touched, and it outlives the process that
+// made it until RemoveMesh.
+
+// Defaults of MeshConfig.
+const DefaultMeshHosts = 3
+
+// MaxMeshHosts bounds the hosts of a mesh lab.
+const MaxMeshHosts = 16
+
+// Default subnets of a mesh lab, apart from a two-host lab's.
+var (
+	DefaultMeshIPv4 = netip.MustParsePrefix("10.77.1.0/24")
+	DefaultMeshIPv6 = netip.MustParsePrefix("fd00:77:1::/64")
+)
+
+// MeshConfig describes a mesh lab to make.
+type MeshConfig struct {
+	// Name makes the namespaces "wst-<Name>-h<i>" and "wst-<Name>-sw";
+	// as a lab's name. Default "mesh".
+	Name string
+	// Hosts is how many hosts; default 3, at most MaxMeshHosts.
+	Hosts int
+	// MTU of every veth end; 0 keeps the kernel's 1500.
+	MTU int
+	// RateBitsPerSecond limits the link of a host, by its name ("h3"):
+	// a tbf on the host's end and on its switch port, so both directions
+	// through that link are limited. Other links are not limited.
+	RateBitsPerSecond map[string]uint64
+	// IPv4 and IPv6 are the switch's subnets: host i gets the i-th host
+	// address. Private, as a lab's. Defaults DefaultMeshIPv4/IPv6.
+	IPv4, IPv6 netip.Prefix
+}
+
+// Mesh is a mesh lab that is up.
+type Mesh struct {
+	Name string
+	// Hosts are h1 ... hN; a Host's Side is its name.
+	Hosts []Host
+	// Switch is the namespace of the bridge.
+	Switch string
+	MTU    int
+}
+
+// MeshHostName names the i-th host (from 0) of a mesh lab: "h1", "h2", ...
+func MeshHostName(i int) string { return "h" + strconv.Itoa(i+1) }
+
+// MeshNamespace names the namespace of a mesh host ("h1") or of its
+// switch ("sw").
+func MeshNamespace(name, host string) string { return "wst-" + name + "-" + host }
+
+// meshHostDevice and meshPortDevice name the two ends of host i's link.
+func meshHostDevice(i int) string { return "wst-h" + strconv.Itoa(i+1) }
+func meshPortDevice(i int) string { return "wst-p" + strconv.Itoa(i+1) }
+
+const (
+	meshSwitch = "sw"
+	meshBridge = "wst-br"
+)
+
+// meshNsRe matches a mesh lab's namespaces, capturing its name.
+var meshNsRe = regexp.MustCompile(`^wst-([a-z0-9][a-z0-9-]{0,31})-(sw|h[0-9]{1,2})$`)
+
+func (cfg MeshConfig) withDefaults() (MeshConfig, error) {
+	if cfg.Name == "" {
+		cfg.Name = "mesh"
+	}
+	if cfg.Hosts == 0 {
+		cfg.Hosts = DefaultMeshHosts
+	}
+	if cfg.Hosts < 2 || cfg.Hosts > MaxMeshHosts {
+		return cfg, fmt.Errorf("mesh lab of %d hosts: use 2 to %d", cfg.Hosts, MaxMeshHosts)
+	}
+	if !cfg.IPv4.IsValid() {
+		cfg.IPv4 = DefaultMeshIPv4
+	}
+	if !cfg.IPv6.IsValid() {
+		cfg.IPv6 = DefaultMeshIPv6
+	}
+	lc, err := Config{Name: cfg.Name, MTU: cfg.MTU, IPv4: cfg.IPv4, IPv6: cfg.IPv6}.withDefaults()
+	if err != nil {
+		return cfg, err
+	}
+	cfg.IPv4, cfg.IPv6 = lc.IPv4, lc.IPv6
+	if cfg.IPv4.Bits() > 32-5 || cfg.IPv6.Bits() > 128-5 {
+		return cfg, fmt.Errorf("mesh lab subnets %s and %s: use /27 and /123 or wider", cfg.IPv4, cfg.IPv6)
+	}
+	for h := range cfg.RateBitsPerSecond {
+		if n, err := strconv.Atoi(h[min(1, len(h)):]); err != nil || h == "" || h[0] != 'h' || n < 1 || n > cfg.Hosts {
+			return cfg, fmt.Errorf("mesh lab rate for %q: name a host h1 to h%d", h, cfg.Hosts)
+		}
+	}
+	return cfg, nil
+}
+
+// meshHosts returns the hosts cfg describes, before they are made.
+func meshHosts(cfg MeshConfig) []Host {
+	a4, a6 := cfg.IPv4.Addr(), cfg.IPv6.Addr()
+	hosts := make([]Host, cfg.Hosts)
+	for i := range hosts {
+		a4, a6 = a4.Next(), a6.Next()
+		name := MeshHostName(i)
+		hosts[i] = Host{Side: Side(name), Netns: MeshNamespace(cfg.Name, name), Dev: meshHostDevice(i), IPv4: a4, IPv6: a6}
+	}
+	return hosts
+}
+
+// Host returns the host called name ("h2"), and whether there is one.
+func (m *Mesh) Host(name string) (Host, bool) {
+	for _, h := range m.Hosts {
+		if string(h.Side) == name {
+			return h, true
+		}
+	}
+	return Host{}, false
+}
