@@ -220,3 +220,17 @@ func TestServeTLS(t *testing.T) {
 		t.Errorf("plain run against a TLS server: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestSweepWithKey: sweep speaks to a server that requires a key as run
+// does, and is refused without it.
+func TestSweepWithKey(t *testing.T) {
+	key := writeFile(t, "key", []byte("0123456789abcdef0123456789abcdef\n"))
+	addr, _, stop := startServe(t, "--psk-file", key)
+	defer stop()
+	if code, out, errOut := execute(t, context.Background(), "sweep", addr, "--psk-file", key, "--sizes", "1K,8K", "-l", "0.2", "-i", "0"); code != ExitOK || !strings.Contains(out, "8192") {
+		t.Errorf("sweep with the key: exit %d, %s%s", code, out, errOut)
+	}
+	if code, _, errOut := execute(t, context.Background(), "sweep", addr, "--sizes", "1K", "-l", "0.2"); code != ExitRuntime || !strings.Contains(errOut, "--psk-file") {
+		t.Errorf("sweep without the key: exit %d, stderr %q", code, errOut)
+	}
+}

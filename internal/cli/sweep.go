@@ -127,6 +127,10 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 	if err != nil {
 		return err
 	}
+	sec, err := f.run.sec.security(host == "")
+	if err != nil {
+		return err
+	}
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	label := addr
 	e.procRoot = f.run.measure.procRoot
@@ -138,7 +142,9 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 		defer stop()
 		addr, label = a, a+" (embedded server)"
 	}
-	c, err := client.Dial(ctx, client.Config{Addr: addr, IPVersion: base.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: f.run.measure.procRoot})
+	cfg := client.Config{Addr: addr, IPVersion: base.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: f.run.measure.procRoot}
+	cfg.Security = sec
+	c, err := client.Dial(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -146,7 +146,9 @@ func checkResult(t *testing.T, sp spec.Test, res run.Result) {
 		if want := float64(s.SenderBytes) * 8 / s.SenderElapsedS; math.Abs(s.SenderBitsPerSecond-want) > 1e-9*want {
 			t.Errorf("%s: sender throughput %g != bytes*8/elapsed %g", d.Direction, s.SenderBitsPerSecond, want)
 		}
-		if math.Abs(s.ElapsedS-sp.Duration.Seconds()) > 0.1 || math.Abs(s.SenderElapsedS-sp.Duration.Seconds()) > 0.1 {
+		// The windows close on schedule; a loaded machine may wake the sampler
+		// late, so the bound is loose: a wrong schedule is off by far more.
+		if math.Abs(s.ElapsedS-sp.Duration.Seconds()) > 0.25 || math.Abs(s.SenderElapsedS-sp.Duration.Seconds()) > 0.25 {
 			t.Errorf("%s: elapsed %.3fs (sender %.3fs), want about %v", d.Direction, s.ElapsedS, s.SenderElapsedS, sp.Duration)
 		}
 		sumRate += s.BitsPerSecond
