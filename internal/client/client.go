@@ -63,6 +63,7 @@ type Client struct {
 		path    string
 		content []byte
 	}
+	env envCache // this side's environment record (env.go)
 }
 
 // Dial connects to the server and exchanges hellos. The errors say what
@@ -438,6 +439,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 		c.broken = true
 	}
 
+	local.res.Env = c.localEnv(ctx)
 	res := run.Join(t, local.res, rem.res)
 	res.Started = started
 	res.Local.Hostname = c.cfg.Hostname

@@ -137,7 +137,8 @@ type Hello struct {
 
 // NewHello returns this build's hello.
 func NewHello(tool, hostname string) Hello {
-	return Hello{Protocol: ProtocolName, Version: Version, MinVersion: MinVersion, Tool: tool, Hostname: hostname}
+	return Hello{Protocol: ProtocolName, Version: Version, MinVersion: MinVersion, Tool: tool, Hostname: hostname,
+		Capabilities: capabilities}
 }
 
 // Negotiate returns the version both hellos speak, or an error naming both

@@ -117,6 +117,10 @@ func Text(w io.Writer, res run.Result) {
 		Sides(w, res)
 	}
 	measurement(w, res)
+	if res.Local.Env != nil || res.Remote.Env != nil {
+		fmt.Fprintln(w)
+		EnvSummary(w, res.Local.Env, res.Remote.Env)
+	}
 	Warnings(w, res.Warnings)
 }
 

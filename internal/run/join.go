@@ -14,8 +14,8 @@ func Join(t spec.Test, local, remote SideResult) Result {
 	res := Result{
 		Spec:        t,
 		Interrupted: local.Interrupted || remote.Interrupted,
-		Local:       SideInfo{Hostname: local.Hostname, Counters: local.Counters},
-		Remote:      SideInfo{Hostname: remote.Hostname, Counters: remote.Counters},
+		Local:       SideInfo{Hostname: local.Hostname, Counters: local.Counters, Env: local.Env},
+		Remote:      SideInfo{Hostname: remote.Hostname, Counters: remote.Counters, Env: remote.Env},
 		Intervals:   []Interval{},
 		Streams:     []Stream{},
 	}

@@ -155,6 +155,9 @@ type SideResult struct {
 	// Its service demand is filled in by Join, from the test's bytes.
 	CPU      *CPU   `json:"cpu,omitempty"`
 	CPUError string `json:"cpu_error,omitempty"`
+	// Env is this side's environment record (see env.go): collected once
+	// per control session and again after a setting changed, not per run.
+	Env *Env `json:"env,omitempty"`
 }
 
 // IntervalReport is one side's sample of one direction, sent as it
@@ -269,6 +272,10 @@ type SideInfo struct {
 	// /proc/net/netstat) changed over its window; they count all traffic
 	// of its network namespace, not only the test's.
 	Counters *Counters `json:"counters,omitempty"`
+	// Env is the side's environment: kernel, CPU, the interface that
+	// carried the test with its MTU, driver, offloads and qdisc, TCP
+	// congestion control and sysctls.
+	Env *Env `json:"env,omitempty"`
 }
 
 // Tick is one interval of one direction, joined from its receiver's report

@@ -260,6 +260,8 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 		return
 	}
 	cc.NetConn().SetDeadline(time.Time{})
+	ctx, endHost := s.startHostSession(ctx, cc, log)
+	defer endHost()
 
 	msgs := make(chan recvd, 1)
 	readerCtx, stopReader := context.WithCancel(ctx)
@@ -321,6 +323,11 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 			continue
 		case control.TypeAbort:
 			// An abort that crossed the end of its test on the wire.
+			continue
+		case control.TypeEnv:
+			if err := s.hostRequest(ctx, cc, m.msg); err != nil {
+				return
+			}
 			continue
 		default:
 			cc.SendError(control.CodeProtocol, fmt.Sprintf("unexpected %q message between tests", m.msg.Type))
@@ -510,6 +517,7 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 	close(done)
 	abortErr := <-watched
 	res.Hostname = s.cfg.Hostname
+	res.Env = sideEnv(ctx)
 	var bytes int64
 	for _, f := range res.Flows {
 		bytes += f.Bytes

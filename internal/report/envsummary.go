@@ -1,0 +1,69 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"wirespeed/internal/run"
+	"wirespeed/internal/units"
+)
+
+// summaryOffloads are the offload groups the one-line summary shows, by
+// their long names, in ethtool's order; the full record has them all.
+var summaryOffloads = []string{
+	"rx-checksumming", "tx-checksumming", "scatter-gather", "tcp-segmentation-offload",
+	"generic-segmentation-offload", "generic-receive-offload", "large-receive-offload",
+}
+
+// EnvSummary writes one line per side with an environment record: the
+// kernel, the interface of the test with its driver and MTU, the key
+// offloads, the root qdisc and the default congestion control. The full
+// record is in the JSON document (local.env, remote.env).
+func EnvSummary(w io.Writer, local, remote *run.Env) {
+	if local == nil && remote == nil {
+		return
+	}
+	for _, s := range []struct {
+		name string
+		env  *run.Env
+	}{{"local", local}, {"remote", remote}} {
+		if s.env != nil {
+			fmt.Fprintf(w, "%-6s env: %s\n", s.name, EnvLine(*s.env))
+		}
+	}
+}
+
+// EnvLine is an environment record in one line:
+// "kernel 6.8.0, wst-a (veth) mtu 9000, rx on tx on sg on tso off gso on
+// gro on lro off, qdisc noqueue, cc cubic".
+func EnvLine(env run.Env) string {
+	parts := []string{"kernel " + orDash(env.KernelRelease)}
+	if ifc := env.Interface; ifc != nil {
+		dev := ifc.Name
+		if ifc.Driver != "" {
+			dev += " (" + ifc.Driver + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%s mtu %d", dev, ifc.MTU))
+		var offs []string
+		for _, name := range summaryOffloads {
+			if f, ok := ifc.Feature(name); ok {
+				offs = append(offs, run.OffloadShort(name)+" "+onOff(f.On))
+			}
+		}
+		if len(offs) > 0 {
+			parts = append(parts, strings.Join(offs, " "))
+		}
+		if q := ifc.Qdisc; q != nil {
+			qs := "qdisc " + q.Kind
+			if q.RateBitsPerSecond > 0 {
+				qs += " " + units.FormatBits(float64(q.RateBitsPerSecond))
+			}
+			parts = append(parts, qs)
+		}
+	} else {
+		parts = append(parts, "interface unknown")
+	}
+	parts = append(parts, "cc "+orDash(env.CongestionControl.Default))
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,32 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+
+	"wirespeed/internal/run"
+)
+
+// TestTextWithEnv: a result with both sides' records shows a compact
+// line per side after the figures, and a checksum-error warning at the
+// end.
+func TestTextWithEnv(t *testing.T) {
+	doc := load(t, "stream.json")
+	local := vethEnv()
+	local.Interface.Name, local.Interface.MTU = "wst-b", 1500
+	remote := vethEnv()
+	remote.Interface.Qdisc = nil
+	remote.Interface.Driver = ""
+	doc.Local.Env, doc.Remote.Env = &local, &remote
+	doc.Warnings = append(doc.Warnings, "remote side: the kernel counted 7 segments or datagrams with a bad checksum (InCsumErrors) during the run: a NIC computing wrong checksums, often with offload and jumbo frames, shows up this way")
+	var buf bytes.Buffer
+	Text(&buf, doc.Result)
+	golden(t, "stream-env.txt", buf.String())
+}
+
+func TestEnvLineWithoutInterface(t *testing.T) {
+	got := EnvLine(run.Env{KernelRelease: "6.1"})
+	if want := "kernel 6.1, interface unknown, cc -"; got != want {
+		t.Errorf("EnvLine = %q, want %q", got, want)
+	}
+}

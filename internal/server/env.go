@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"wirespeed/internal/control"
+	"wirespeed/internal/run"
+	"wirespeed/internal/sysinfo"
+)
+
+// envTimeout bounds collecting the environment record.
+const envTimeout = 5 * time.Second
+
+// hostSession is what a control session keeps about the server's host
+// between its tests: the environment record it sends with every result,
+// collected once per session and again when the client asks.
+//
+// The session's goroutine is the only one that uses it.
+type hostSession struct {
+	srv  *Server
+	peer netip.Addr // the client's address: the record describes the route to it
+	log  *slog.Logger
+
+	env *run.Env
+}
+
+type hostSessionKey struct{}
+
+// startHostSession makes the session's hostSession and returns ctx
+// carrying it (test reads it there) and the function that ends it. Call
+// it once the session is established; defer the end.
+func (s *Server) startHostSession(ctx context.Context, cc *control.Conn, log *slog.Logger) (context.Context, func()) {
+	hs := &hostSession{srv: s, peer: addrOf(cc.NetConn().RemoteAddr()), log: log}
+	return context.WithValue(ctx, hostSessionKey{}, hs), func() {}
+}
+
+// hostSessionOf returns the session's hostSession, nil outside a session.
+func hostSessionOf(ctx context.Context) *hostSession {
+	hs, _ := ctx.Value(hostSessionKey{}).(*hostSession)
+	return hs
+}
+
+// record returns the server's environment record for the route to the
+// client, collecting it when the session has none yet.
+func (hs *hostSession) record(ctx context.Context) *run.Env {
+	if hs.env == nil {
+		env := hs.srv.collectEnv(ctx, hs.peer)
+		hs.env = &env
+	}
+	return hs.env
+}
+
+// refresh forgets the record: the next result carries a fresh one.
+func (hs *hostSession) refresh() { hs.env = nil }
+
+func (s *Server) collectEnv(ctx context.Context, peer netip.Addr) run.Env {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), envTimeout)
+	defer cancel()
+	env, warnings, err := sysinfo.Collect(ctx, sysinfo.Options{ProcRoot: s.cfg.ProcRoot, Peer: peer})
+	if err != nil {
+		warnings = append(warnings, err.Error())
+	}
+	env.Warnings = warnings
+	if env.Hostname == "" {
+		env.Hostname = s.cfg.Hostname
+	}
+	return env
+}
+
+// sideEnv is the record to send with a side result of the session in
+// ctx; nil outside a session.
+func sideEnv(ctx context.Context) *run.Env {
+	hs := hostSessionOf(ctx)
+	if hs == nil {
+		return nil
+	}
+	return hs.record(ctx)
+}
+
+// hostRequest answers an env message between tests. An error
+// ends the session (the connection failed); a refused or failed request
+// is answered with an error message and the session goes on.
+func (s *Server) hostRequest(ctx context.Context, cc *control.Conn, m control.Message) error {
+	hs := hostSessionOf(ctx)
+	if hs == nil {
+		return cc.SendError(control.CodeInternal, "no session state")
+	}
+	switch m.Type {
+	case control.TypeEnv:
+		hs.refresh()
+		return cc.Send(control.TypeEnv, control.EnvReply{Env: *hs.record(ctx)})
+	}
+	return cc.SendError(control.CodeProtocol, "unexpected "+m.Type)
+}
