@@ -22,6 +22,8 @@ type serveFlags struct {
 	sec       serveSecurityFlags
 	iperf3    iperf3ServeFlags // serve_iperf3.go
 	relay     serveRelayFlags  // serve_relay.go
+	// allowNetconf lets authenticated clients change this host's devices.
+	allowNetconf bool
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -92,6 +94,8 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 				ProcRoot: f.procRoot,
 				Speaks:   speaks,
 				Relay:    relay,
+
+				AllowNetconf: f.allowNetconf,
 			}
 			f.sec.configure(&cfg, sec)
 			srv := server.New(cfg)
@@ -110,6 +114,7 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 	f.sec.register(fl)
 	addIperf3ServeFlags(cmd, &f.iperf3)
 	f.relay.register(fl)
+	fl.BoolVar(&f.allowNetconf, "allow-netconf", false, "let authenticated clients change offload features and MTU of this host's devices for wirespeed matrix --remote-dev; every change is restored when the client's session ends")
 	return cmd
 }
 

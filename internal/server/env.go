@@ -15,8 +15,10 @@ import (
 const envTimeout = 5 * time.Second
 
 // hostSession is what a control session keeps about the server's host
-// between its tests: the environment record it sends with every result,
-// collected once per session and again when the client asks.
+// between its tests: the environment record it sends with every result
+// (collected once per session and again after a change), whether the
+// session may change devices, and the devices it changed (netconf.go),
+// which it restores when it ends.
 //
 // The session's goroutine is the only one that uses it.
 type hostSession struct {
@@ -24,17 +26,30 @@ type hostSession struct {
 	peer netip.Addr // the client's address: the record describes the route to it
 	log  *slog.Logger
 
+	// authenticated is set once the client proved it holds the server's
+	// key. Remote device changes need it as well as --allow-netconf. The
+	// authentication of the session (the pre-shared key exchange) sets it;
+	// until a build has one, nothing does, and netconf requests are
+	// refused.
+	authenticated bool
+
 	env *run.Env
+	// devs are the devices this session changed, by name.
+	devs map[string]*heldDev
 }
 
 type hostSessionKey struct{}
 
 // startHostSession makes the session's hostSession and returns ctx
-// carrying it (test reads it there) and the function that ends it. Call
-// it once the session is established; defer the end.
+// carrying it (test reads it there) and the function that ends it: it
+// restores every device the session changed and did not keep. Call it
+// once the session is established; defer the end.
 func (s *Server) startHostSession(ctx context.Context, cc *control.Conn, log *slog.Logger) (context.Context, func()) {
-	hs := &hostSession{srv: s, peer: addrOf(cc.NetConn().RemoteAddr()), log: log}
-	return context.WithValue(ctx, hostSessionKey{}, hs), func() {}
+	hs := &hostSession{srv: s, peer: addrOf(cc.NetConn().RemoteAddr()), log: log, devs: map[string]*heldDev{}}
+	if s.nc.authenticateAll {
+		hs.authenticated = true
+	}
+	return context.WithValue(ctx, hostSessionKey{}, hs), hs.end
 }
 
 // hostSessionOf returns the session's hostSession, nil outside a session.
@@ -80,7 +95,7 @@ func sideEnv(ctx context.Context) *run.Env {
 	return hs.record(ctx)
 }
 
-// hostRequest answers an env message between tests. An error
+// hostRequest answers an env or netconf message between tests. An error
 // ends the session (the connection failed); a refused or failed request
 // is answered with an error message and the session goes on.
 func (s *Server) hostRequest(ctx context.Context, cc *control.Conn, m control.Message) error {
@@ -92,6 +107,16 @@ func (s *Server) hostRequest(ctx context.Context, cc *control.Conn, m control.Me
 	case control.TypeEnv:
 		hs.refresh()
 		return cc.Send(control.TypeEnv, control.EnvReply{Env: *hs.record(ctx)})
+	case control.TypeNetconf:
+		var req control.NetconfRequest
+		if err := m.Decode(&req); err != nil {
+			return cc.SendError(control.CodeProtocol, err.Error())
+		}
+		reply, code, err := hs.netconf(ctx, req)
+		if err != nil {
+			return cc.SendError(code, err.Error())
+		}
+		return cc.Send(control.TypeNetconfDone, reply)
 	}
 	return cc.SendError(control.CodeProtocol, "unexpected "+m.Type)
 }

@@ -48,6 +48,9 @@ type Config struct {
 	Speaks Protocols
 	// Relay allows third-party tests; see relay.go.
 	Relay RelayConfig
+	// AllowNetconf lets authenticated clients change the offload features
+	// and MTU of this host's devices for a matrix (netconf.go).
+	AllowNetconf bool
 }
 
 // Server serves tests. Create it with New, run it with Serve.
@@ -61,6 +64,8 @@ type Server struct {
 
 	safety safety     // state of the protections; its zero value is ready
 	ip3    iperf3Hook // iperf3 clients on the same port (iperf3.go)
+
+	nc netconfState // devices sessions are changing (netconf.go)
 }
 
 // New returns a server with cfg's defaults filled in.
@@ -324,7 +329,7 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 		case control.TypeAbort:
 			// An abort that crossed the end of its test on the wire.
 			continue
-		case control.TypeEnv:
+		case control.TypeEnv, control.TypeNetconf:
 			if err := s.hostRequest(ctx, cc, m.msg); err != nil {
 				return
 			}
