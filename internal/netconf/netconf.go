@@ -272,6 +272,10 @@ func (s *Session) setFeature(st Setting) error {
 			c.After = onOff(am.Summary(canon).On)
 		}
 		c.Features = diffFeatures(before, after)
+		for i := range c.Features {
+			_, asked := want[c.Features[i].Name]
+			c.Features[i].Consequence = !asked
+		}
 	}
 	s.changes = append(s.changes, c)
 	if err != nil {

@@ -162,8 +162,8 @@ func TestSetRecordsAndRestores(t *testing.T) {
 	want := []run.SettingChange{
 		{Device: "veth0", Namespace: "wst-t-a", Setting: "tx", Before: "on", After: "off", Features: []run.FeatureChange{
 			{Name: "tx-checksum-ip-generic", Before: true, After: false},
-			{Name: "tx-tcp-segmentation", Before: true, After: false}, // a consequence
-			{Name: "tx-tcp6-segmentation", Before: true, After: false},
+			{Name: "tx-tcp-segmentation", Before: true, After: false, Consequence: true},
+			{Name: "tx-tcp6-segmentation", Before: true, After: false, Consequence: true},
 		}},
 		{Device: "veth0", Namespace: "wst-t-a", Setting: "mtu", Before: "1500", After: "9000"},
 	}

@@ -122,4 +122,8 @@ type FeatureChange struct {
 	Name   string `json:"name"`
 	Before bool   `json:"before"`
 	After  bool   `json:"after"`
+	// Consequence is set for a feature the setting did not ask for: the
+	// kernel moved it because it depends on one that was (TSO needs tx
+	// checksumming).
+	Consequence bool `json:"consequence,omitempty"`
 }
