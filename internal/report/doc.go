@@ -32,6 +32,9 @@ var csvHeader = []string{
 // with two directions. A sweep's document has one row per point instead
 // (PointsCSV).
 func CSV(w io.Writer, doc run.Document) error {
+	if doc.Matrix != nil {
+		return PointsCSV(w, MatrixSeries(doc))
+	}
 	if len(doc.Points) > 0 {
 		return PointsCSV(w, []Series{{Points: doc.Points}})
 	}

@@ -62,3 +62,10 @@ func TestDiffEnv(t *testing.T) {
 		t.Errorf("a missing record differs: %v", d)
 	}
 }
+
+func TestRowLabel(t *testing.T) {
+	got := RowLabel([]MatrixSetting{{Name: "tso", Value: "off"}, {Name: "mtu", Side: Remote, Value: "9000"}})
+	if got != "tso=off remote:mtu=9000" {
+		t.Errorf("RowLabel = %q", got)
+	}
+}

@@ -337,4 +337,6 @@ type Document struct {
 	Repeat *spec.Repeat `json:"repeat,omitempty"`
 	Sizes  []int        `json:"sizes,omitempty"`
 	Points []Point      `json:"points,omitempty"`
+	// Matrix is a matrix's settings and rows (see matrix.go).
+	Matrix *Matrix `json:"matrix,omitempty"`
 }

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"wirespeed/internal/netconf"
+	"wirespeed/internal/run"
+)
+
+func TestParseDimensions(t *testing.T) {
+	tests := []struct {
+		name    string
+		sets    []string
+		want    []run.MatrixDimension
+		wantErr string
+	}{
+		{name: "features and mtu", sets: []string{"tso=on,off", "TX-Checksumming=ON,false", "mtu=1500, 9000"}, want: []run.MatrixDimension{
+			{Name: "tso", Values: []string{"on", "off"}},
+			{Name: "tx-checksumming", Values: []string{"on", "off"}},
+			{Name: "mtu", Values: []string{"1500", "9000"}},
+		}},
+		{name: "sides", sets: []string{"remote:gro=on,off", "local:gro=off"}, want: []run.MatrixDimension{
+			{Name: "gro", Side: run.Remote, Values: []string{"on", "off"}},
+			{Name: "gro", Side: run.Local, Values: []string{"off"}},
+		}},
+		{name: "no values", sets: []string{"tso"}, wantErr: "NAME=VALUE,VALUE"},
+		{name: "bad value", sets: []string{"tso=on,maybe"}, wantErr: "on or off"},
+		{name: "bad mtu", sets: []string{"mtu=1500,jumbo"}, wantErr: "MTU"},
+		{name: "twice", sets: []string{"tso=on,off", "tso=off"}, wantErr: "already varied"},
+		{name: "both and one side", sets: []string{"tso=on,off", "remote:tso=off"}, wantErr: "already varied"},
+		{name: "value twice", sets: []string{"tso=on,on"}, wantErr: "twice"},
+		{name: "too many", sets: []string{"mtu=1000,1100,1200,1300,1400,1500,1600,1700", "tso=on,off", "gso=on,off", "gro=on,off", "sg=on,off", "rx=on,off", "tx=on,off"}, wantErr: "more than 256"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseDimensions(tt.sets)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCombinations(t *testing.T) {
+	dims := []run.MatrixDimension{
+		{Name: "tso", Values: []string{"on", "off"}},
+		{Name: "mtu", Side: run.Remote, Values: []string{"1500", "9000"}},
+	}
+	var got []string
+	for _, c := range combinations(dims) {
+		got = append(got, run.RowLabel(c))
+	}
+	want := []string{"tso=on remote:mtu=1500", "tso=on remote:mtu=9000", "tso=off remote:mtu=1500", "tso=off remote:mtu=9000"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestSettingsOrder: the MTU first, then features turned on, then off,
+// and only what applies to the side.
+func TestSettingsOrder(t *testing.T) {
+	row := []run.MatrixSetting{
+		{Name: "tso", Value: "on"},
+		{Name: "tx-checksumming", Value: "off"},
+		{Name: "gro", Side: run.Remote, Value: "on"},
+		{Name: "mtu", Value: "9000"},
+	}
+	str := func(ss []netconf.Setting) string { return strings.Join(settingStrings(ss), " ") }
+	if got, want := str(settingsFor(row, run.Local)), "mtu=9000 tso=on tx-checksumming=off"; got != want {
+		t.Errorf("local: %q, want %q", got, want)
+	}
+	if got, want := str(settingsFor(row, run.Remote)), "mtu=9000 tso=on gro=on tx-checksumming=off"; got != want {
+		t.Errorf("remote: %q, want %q", got, want)
+	}
+}
+
+func TestMatrixUsageErrors(t *testing.T) {
+	tests := []struct {
+		args     []string
+		inStderr string
+	}{
+		{[]string{"matrix", "--dev", "wst-x"}, "at least one --set"},
+		{[]string{"matrix", "--set", "tso=on,off"}, "--dev IFACE"},
+		{[]string{"matrix", "--dev", "wst-x", "--remote-netns", "wst-y", "--set", "tso=on,off"}, "give --remote-dev"},
+		{[]string{"matrix", "--dev", "wst-x", "--set", "remote:tso=on,off"}, "give --remote-dev"},
+		{[]string{"matrix", "--remote-dev", "wst-x", "--set", "local:tso=on,off"}, "give --dev"},
+		{[]string{"matrix", "--dev", "wst-x", "--set", "tso=on,off", "--sizes", "64", "-m", "64"}, "drop -m"},
+		{[]string{"matrix", "--dev", "wst-x", "--set", "tso=on,off", "--tradeoff"}, "--tradeoff"},
+		{[]string{"matrix", "a", "b"}, "at most one"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runMain(t, tt.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tt.inStderr) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tt.args, code, stderr, ExitUsage, tt.inStderr)
+		}
+	}
+}
+
+// TestMatrixRemoteRefused: against a server without --allow-netconf, a
+// remote change is refused before anything changes, and the message says
+// what the server needs.
+func TestMatrixRemoteRefused(t *testing.T) {
+	code, out, stderr := execute(t, context.Background(), "matrix", "--remote-dev", "lo", "--set", "mtu=65536", "-l", "0.2")
+	if code != ExitRuntime || !strings.Contains(stderr, "--allow-netconf") || !strings.Contains(stderr, "authenticated") {
+		t.Errorf("exit %d, stderr %q, stdout %q", code, stderr, out)
+	}
+}
