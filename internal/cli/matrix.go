@@ -583,7 +583,7 @@ func (m *matrixRun) apply(ctx context.Context, row *run.MatrixRow) (string, erro
 			if _, remote := ch.(*remoteChanger); remote && !errors.As(err, &re) {
 				return "", fmt.Errorf("row %d (%s): %w", row.Index, row.Label, err)
 			}
-			skips = append(skips, fmt.Sprintf("%s: %v", ch.device().Dev, err))
+			skips = append(skips, err.Error()) // names the device
 		}
 	}
 	if len(skips) > 0 {

@@ -191,10 +191,20 @@ func MatrixNotes(w io.Writer, doc run.Document) {
 		if r.Skipped != "" {
 			fmt.Fprintf(w, "%s: skipped: %s\n", name, r.Skipped)
 		}
+		// A feature moved as a consequence of one setting and then asked
+		// for by another of the same row ended as asked: no news.
+		asked := map[string]bool{}
+		for _, c := range r.Changes {
+			for _, f := range c.Features {
+				if !f.Consequence {
+					asked[c.Device+"/"+f.Name] = true
+				}
+			}
+		}
 		for _, c := range r.Changes {
 			var moved []string
 			for _, f := range c.Features {
-				if f.Consequence {
+				if f.Consequence && !asked[c.Device+"/"+f.Name] {
 					moved = append(moved, f.Name+" "+onOff(f.After))
 				}
 			}
