@@ -17,6 +17,7 @@ import (
 	"wirespeed/internal/netconf"
 	"wirespeed/internal/netdev"
 	"wirespeed/internal/report"
+	"wirespeed/internal/server"
 	"wirespeed/internal/units"
 )
 
@@ -28,21 +29,25 @@ func newLabCmd(e *env) *cobra.Command {
 pair (wst-a and wst-b) with private addresses (10.77.0.1 and 10.77.0.2 in
 10.77.0.0/24, fd00:77::1 and fd00:77::2 in fd00:77::/64 unless told
 otherwise), an MTU, offload features and an optional rate limit (a token
-bucket filter on both ends). It gives a reproducible two-host setup on one
-machine; nothing outside the two namespaces is changed.
+bucket filter on both ends), with a wirespeed server running in side a. It
+gives a reproducible two-host setup on one machine; nothing outside the two
+namespaces is changed. "wirespeed lab run" runs the client in side b.
 
 A lab stays until "wirespeed lab down" removes it. Making and removing labs
 needs root.`,
 		Example: `  wirespeed lab up --mtu 9000 --rate 1gbit --features tso=off,gso=off
+  wirespeed lab run -- -l 5 -I 99,5
+  wirespeed lab run matrix -- --set tso=on,off --set mtu=1500,9000 -l 1
   wirespeed lab exec --side b -- ping -c 3 10.77.0.1
   wirespeed lab status
   wirespeed lab down`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("lab needs a subcommand: up, down, status or exec (see wirespeed lab --help)")
+			return usagef("lab needs a subcommand: up, down, status, run or exec (see wirespeed lab --help)")
 		},
 	}
 	cmd.AddCommand(newLabUpCmd(e), newLabDownCmd(e), newLabStatusCmd(e), newLabExecCmd(e))
+	cmd.AddCommand(newLabRunCmd(e))
 	return cmd
 }
 
@@ -53,6 +58,9 @@ type labUpFlags struct {
 	features string
 	ipv4     string
 	ipv6     string
+	// server starts wirespeed serve in side a, on port (labrun.go).
+	server bool
+	port   int
 }
 
 func newLabUpCmd(e *env) *cobra.Command {
@@ -61,7 +69,9 @@ func newLabUpCmd(e *env) *cobra.Command {
 		Use:   "up",
 		Short: "Make a lab",
 		Long: `Make a lab: two namespaces joined by a veth pair, with addresses, lo up, the
-MTU, offload features and rate limit asked for, on both ends.
+MTU, offload features and rate limit asked for, on both ends, and start
+wirespeed serve in side a, detached, its process id recorded under
+/run/wirespeed/labs so that lab down stops it (--server=false: no server).
 
 --rate puts a tbf qdisc on both veth ends. Its bucket holds 4 ms at the
 rate (at least two full-size frames) and its queue 5 ms more, so the limit
@@ -79,7 +89,18 @@ shows as drops rather than as added latency.`,
 			if err != nil {
 				return labErr(err)
 			}
+			if f.server {
+				if _, err := startLabServer(cmd.Context(), l, f.port); err != nil {
+					if rerr := lab.Remove(l.Name); rerr != nil {
+						err = errors.Join(err, fmt.Errorf("remove the lab: %w", rerr))
+					}
+					return err
+				}
+			}
 			report.Lab(e.stdout, labStatus(l))
+			if f.server {
+				fmt.Fprintf(e.stdout, "run the client in side b with: wirespeed lab run --name %s -- [run flags]\n", l.Name)
+			}
 			fmt.Fprintf(e.stdout, "run a command inside with: wirespeed lab exec --name %s --side a -- COMMAND\n", l.Name)
 			return nil
 		},
@@ -92,6 +113,8 @@ shows as drops rather than as added latency.`,
 	fl.StringVar(&f.features, "features", "", "offload settings for both ends, like tso=off,gso=off,gro=on")
 	fl.StringVar(&f.ipv4, "ipv4", lab.DefaultIPv4.String(), "private IPv4 subnet of the link; a gets the first address, b the second")
 	fl.StringVar(&f.ipv6, "ipv6", lab.DefaultIPv6.String(), "unique local IPv6 subnet of the link")
+	fl.BoolVar(&f.server, "server", true, "start wirespeed serve in side a (--server=false for none); lab down stops it")
+	fl.IntVar(&f.port, "port", server.DefaultPort, "port of the server in side a")
 	return cmd
 }
 
@@ -149,7 +172,7 @@ func newLabDownCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Remove a lab",
-		Long: `Remove a lab: its veth pair and both namespaces. Removing a lab that does not
+		Long: `Remove a lab: its server, its veth pair and both namespaces. Removing a lab that does not
 exist, or what is left of a half-made one, is not an error. A process still
 running inside a namespace keeps it alive, without its link, until it ends.`,
 		Args: noArgs,
@@ -235,6 +258,7 @@ func labStatus(l *lab.Lab) report.LabStatus {
 		}
 		st.Hosts = append(st.Hosts, lh)
 	}
+	st.Server = labServerStatus(l.Name)
 	return st
 }
 

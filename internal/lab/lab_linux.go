@@ -326,6 +326,10 @@ func Remove(name string) error {
 		return err
 	}
 	var errs []error
+	// The server lab up started keeps namespace a alive: stop it first.
+	if err := StopServer(name); err != nil {
+		errs = append(errs, err)
+	}
 	// Delete the link first: it goes at once, even if some process keeps
 	// a namespace alive. Deleting one end removes both.
 	for _, s := range []Side{A, B} {
@@ -337,6 +341,9 @@ func Remove(name string) error {
 		if err := deleteNamed(Namespace(name, s)); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := os.Remove(LogPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -18,6 +18,8 @@ type LabStatus struct {
 	Hosts             []LabHost
 	// Error says why the lab could not be read (a half-removed lab).
 	Error string
+	// Server is the server lab up started in side a; nil for none.
+	Server *LabServer
 }
 
 // LabHost is one side of a lab.
@@ -57,6 +59,7 @@ func Lab(w io.Writer, st LabStatus) {
 			}
 		}
 	}
+	labServer(w, st.Server)
 }
 
 // wrap joins words with sep into lines of at most width characters (a

@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"wirespeed/internal/lab"
+	"wirespeed/internal/report"
+)
+
+// selfCommand returns a command that runs this wirespeed program with
+// args. Tests replace it: their binary is not wirespeed unless told so.
+var selfCommand = func(args ...string) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the wirespeed program to run: %w", err)
+	}
+	return exec.Command(exe, args...), nil
+}
+
+// startLabServer starts `wirespeed serve` detached in side a of l,
+// listening on every address there, and waits until side b reaches it.
+func startLabServer(ctx context.Context, l *lab.Lab, port int) (*lab.Server, error) {
+	cmd, err := selfCommand("serve", "--listen", ":"+strconv.Itoa(port), "--log-level", "info")
+	if err != nil {
+		return nil, err
+	}
+	addr := netip.AddrPortFrom(l.A.IPv4, uint16(port)).String()
+	return l.StartServer(ctx, cmd, addr)
+}
+
+// labServerStatus describes the lab's server for report.Lab.
+func labServerStatus(name string) *report.LabServer {
+	s, err := lab.LoadServer(name)
+	if err != nil || s == nil {
+		return nil
+	}
+	return &report.LabServer{PID: s.PID, Addr: s.Addr, Running: s.Running(name), Log: s.Log}
+}
+
+// labRunCommands are the commands lab run can run in side b.
+var labRunCommands = []string{"run", "sweep", "matrix"}
+
+func newLabRunCmd(e *env) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "run [run|sweep|matrix] -- [FLAGS...]",
+		Short: "Run the client in side b of a lab against the server lab up started in side a",
+		Long: `Run wirespeed run (or sweep, or matrix) in side b of a lab, against the server
+that lab up started in side a, with the flags after --. The server's address
+is filled in (its IPv6 address with -6).
+
+For matrix, the devices are filled in too, unless the flags name them:
+--dev wst-b, and --remote-dev wst-a changed directly in namespace a
+(--remote-netns), so that both ends of the veth pair change together and
+are both restored at the end.
+
+Ctrl-C or SIGTERM is passed on to the client once; it stops its run, restores
+what it changed and shows what it measured. The exit status is the client's.`,
+		Example: `  wirespeed lab run -- -l 5 -I 99,5
+  wirespeed lab run sweep -- --sizes 64,1460,64K -l 2
+  wirespeed lab run matrix -- --set tso=on,off --set mtu=1500,9000 -l 1 --iterations 5,3`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sub := "run"
+			flags := args
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				if dash > 1 {
+					return usagef("lab run takes one command before --, got %q", args[:dash])
+				}
+				if dash == 1 {
+					sub = args[0]
+				}
+				flags = args[dash:]
+			} else if len(args) > 0 {
+				sub, flags = args[0], args[1:]
+			}
+			if !slices.Contains(labRunCommands, sub) {
+				return usagef("lab run runs %s, not %q; put the flags after --", strings.Join(labRunCommands, ", "), sub)
+			}
+			if err := lab.CheckName(name); err != nil {
+				return usagef("--name: %v", err)
+			}
+			l, err := lab.Load(name)
+			if err != nil {
+				return labErr(err)
+			}
+			srv, err := lab.LoadServer(name)
+			if err != nil {
+				return err
+			}
+			if srv == nil || !srv.Running(name) {
+				return fmt.Errorf("lab %s has no server running; make the lab with wirespeed lab up (it starts one), or start one with wirespeed lab exec --name %s --side a -- wirespeed serve", name, name)
+			}
+			full, err := labClientArgs(l, srv, sub, flags)
+			if err != nil {
+				return err
+			}
+			return runInLab(cmd.Context(), e, l, full)
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", lab.DefaultName, "lab to run in")
+	return cmd
+}
+
+// labClientArgs builds the client's command line: the command, the
+// server's address and the user's flags, with a matrix's devices.
+func labClientArgs(l *lab.Lab, srv *lab.Server, sub string, flags []string) ([]string, error) {
+	host, port, err := net.SplitHostPort(srv.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("lab %s: server address %q: %w", l.Name, srv.Addr, err)
+	}
+	has := func(names ...string) bool {
+		for _, f := range flags {
+			for _, n := range names {
+				if f == n || strings.HasPrefix(f, n+"=") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if has("-6", "--ipv6") {
+		if !l.A.IPv6.IsValid() {
+			return nil, fmt.Errorf("lab %s has no IPv6 address in side a", l.Name)
+		}
+		host = l.A.IPv6.String()
+	}
+	args := []string{sub, net.JoinHostPort(host, port)}
+	if sub == "matrix" {
+		if !has("--dev") {
+			args = append(args, "--dev", l.B.Dev)
+		}
+		if !has("--remote-dev") {
+			args = append(args, "--remote-dev", l.A.Dev, "--remote-netns", l.A.Netns)
+		}
+	}
+	return append(args, flags...), nil
+}
+
+// runInLab runs this program with args in side b, passing one interrupt
+// on, and returns an error carrying its exit status.
+func runInLab(ctx context.Context, e *env, l *lab.Lab, args []string) error {
+	c, err := selfCommand(args...)
+	if err != nil {
+		return err
+	}
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, e.stdout, e.stderr
+	// A process group of its own: a Ctrl-C at the terminal reaches this
+	// process only, which passes it on once. Two signals at once (the
+	// terminal's and ours) would end the client before it restored what
+	// it changed.
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	done := make(chan struct{})
+	defer close(done)
+	if err := l.Start(lab.B, c); err != nil {
+		return fmt.Errorf("start the client in %s: %w", l.B.Netns, err)
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			c.Process.Signal(os.Interrupt)
+		case <-done:
+		}
+	}()
+	err = c.Wait()
+	var xe *exec.ExitError
+	if errors.As(err, &xe) {
+		if xe.ExitCode() == ExitUsage {
+			return usagef("wirespeed %s in %s: usage error (above)", args[0], l.B.Netns)
+		}
+		return fmt.Errorf("wirespeed %s in %s exited with status %d", args[0], l.B.Netns, xe.ExitCode())
+	}
+	if err != nil {
+		return fmt.Errorf("wirespeed %s in %s: %w", args[0], l.B.Netns, err)
+	}
+	return nil
+}

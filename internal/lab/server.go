@@ -1,0 +1,89 @@
+package lab
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// StateDir is where labs keep what the kernel does not know about them:
+// the server `wirespeed lab up` started in side a, and its log. Tests may
+// point it elsewhere.
+var StateDir = "/run/wirespeed/labs"
+
+// Server is a wirespeed server running detached in side a of a lab,
+// recorded so that another process (`lab run`, `lab down`) can find and
+// stop it.
+type Server struct {
+	// PID is the server's process id. StopServer checks it is still the
+	// process started (same start time, same network namespace) before
+	// signalling it, so a recycled PID is never hit.
+	PID int `json:"pid"`
+	// StartTicks is the process's start time in clock ticks since boot
+	// (/proc/PID/stat, field 22).
+	StartTicks uint64 `json:"start_ticks"`
+	// Addr is the HOST:PORT it listens on, in side a.
+	Addr    string    `json:"addr"`
+	Log     string    `json:"log"`
+	Started time.Time `json:"started"`
+	Args    []string  `json:"args"`
+}
+
+// statePath is the state file of the lab called name.
+func statePath(name string) string { return filepath.Join(StateDir, name+".json") }
+
+// LogPath is where the server of the lab called name writes its log.
+func LogPath(name string) string { return filepath.Join(StateDir, name+"-server.log") }
+
+// LoadServer returns the server recorded for the lab called name, or nil
+// when none is.
+func LoadServer(name string) (*Server, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(statePath(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lab %s: %w", name, err)
+	}
+	var s Server
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("lab %s: state file %s: %w", name, statePath(name), err)
+	}
+	return &s, nil
+}
+
+// saveServer records the lab's server.
+func saveServer(name string, s *Server) error {
+	if err := os.MkdirAll(StateDir, 0o755); err != nil {
+		return fmt.Errorf("lab %s: %w", name, err)
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := statePath(name) + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("lab %s: %w", name, err)
+	}
+	if err := os.Rename(tmp, statePath(name)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("lab %s: %w", name, err)
+	}
+	return nil
+}
+
+// forgetServer removes the lab's state file; its log stays until the
+// lab is removed.
+func forgetServer(name string) error {
+	if err := os.Remove(statePath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("lab %s: %w", name, err)
+	}
+	return nil
+}

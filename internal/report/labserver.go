@@ -1,0 +1,26 @@
+package report
+
+import (
+	"fmt"
+	"io"
+)
+
+// LabServer is the wirespeed server running in side a of a lab.
+type LabServer struct {
+	PID     int
+	Addr    string // HOST:PORT clients in side b connect to
+	Running bool
+	Log     string
+}
+
+// labServer writes the server line of a lab's status.
+func labServer(w io.Writer, s *LabServer) {
+	if s == nil {
+		return
+	}
+	state := "running"
+	if !s.Running {
+		state = "NOT RUNNING"
+	}
+	fmt.Fprintf(w, "  server: wirespeed serve on %s in a, pid %d, %s (log %s)\n", s.Addr, s.PID, state, s.Log)
+}
