@@ -108,7 +108,7 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 	root.AddCommand(newEnvCmd(e), newLabCmd(e))
 	root.AddCommand(newSweepCmd(e), newPlotCmd(e))
 	root.AddCommand(newMeshCmd(e))
-	root.AddCommand(newMatrixCmd(e))
+	root.AddCommand(newMatrixCmd(e), newCompareCmd(e))
 	return root
 }
 

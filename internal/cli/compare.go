@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"wirespeed/internal/comparison"
+	"wirespeed/internal/report"
+	"wirespeed/internal/run"
+	"wirespeed/internal/stats"
+)
+
+type compareFlags struct {
+	alpha float64
+	test  string
+	json  bool
+}
+
+func newCompareCmd(e *env) *cobra.Command {
+	f := &compareFlags{}
+	cmd := &cobra.Command{
+		Use:   "compare BASELINE.json OTHER.json... | compare MATRIX.json",
+		Short: "Say which differences between results are real: a significance test per point and figure",
+		Long: `Compare results documents (of run, sweep or matrix) with the first, the
+baseline, as benchstat does: for every point they have in common (the same
+test and message size, and for matrices the same settings), both values,
+the change in percent, and whether the difference is significant at --alpha
+over the points' iterations, for the throughput (the transaction rate of
+request/response tests), each side's CPU utilization and each side's
+service demand. "~" marks a difference that is not distinguishable from
+noise. Results measured without iterations have one value per point: no
+difference can be significant with so few, and the comparison says so.
+
+The test is the Mann-Whitney U test (benchstat's; exact for fewer than 50
+iterations, compares medians) or, with --test welch, Welch's t-test
+(compares means). Both are two-sided.
+
+Above the tables, compare lists what differs between the environments of the
+baseline and each other document (MTU, offloads, kernel, driver, qdisc,
+congestion control, sysctls, host) and between their test settings, so that
+the reader sees what the comparison is about.
+
+With a single matrix document, its rows are compared with its first row.`,
+		Example: `  wirespeed compare before.json after.json
+  wirespeed compare cubic.json bbr.json --test welch --alpha 0.01
+  wirespeed compare matrix.json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("compare needs results documents: two or more, or one matrix")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompare(e, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.Float64Var(&f.alpha, "alpha", 0.05, "significance level: a difference counts as real when p <= alpha")
+	fl.StringVar(&f.test, "test", "u", "the two-sample test: u (Mann-Whitney U, compares medians) or welch (Welch's t, compares means)")
+	fl.BoolVar(&f.json, "json", false, "print the comparison as JSON")
+	return cmd
+}
+
+func runCompare(e *env, f *compareFlags, files []string) error {
+	opts := comparison.Options{Alpha: f.alpha}
+	switch strings.ToLower(f.test) {
+	case "u", "mann-whitney", "mann-whitney-u", "utest":
+		opts.Test = stats.UTest
+	case "welch", "t", "welch-t":
+		opts.Test = stats.WelchT
+	default:
+		return usagef("--test %q: use u (Mann-Whitney U) or welch (Welch's t)", f.test)
+	}
+	if !(f.alpha > 0 && f.alpha < 1) {
+		return usagef("--alpha %g: a significance level between 0 and 1, such as 0.05", f.alpha)
+	}
+	docs := make([]run.Document, len(files))
+	names := make([]string, len(files))
+	for i, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+		if err := json.Unmarshal(b, &docs[i]); err != nil {
+			return fmt.Errorf("compare %s: not a wirespeed results document: %w", p, err)
+		}
+		if docs[i].Schema != run.Schema {
+			return fmt.Errorf("compare %s: schema %q, this wirespeed reads %q", p, docs[i].Schema, run.Schema)
+		}
+		names[i] = filepath.Base(p)
+	}
+	names = distinctNames(files, names)
+	sources, err := comparison.Sources(names, docs)
+	if err != nil {
+		return usageError{err}
+	}
+	res, err := comparison.Compare(sources, opts)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return report.CompareJSON(e.stdout, res)
+	}
+	report.Compare(e.stdout, res)
+	return nil
+}
+
+// distinctNames labels files by their base names, or by their full paths
+// when two base names are the same.
+func distinctNames(paths, bases []string) []string {
+	seen := map[string]int{}
+	for _, b := range bases {
+		seen[b]++
+	}
+	for _, n := range seen {
+		if n > 1 {
+			return paths
+		}
+	}
+	return bases
+}

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// goldenFile compares got with testdata/<name>.golden; -update rewrites it.
+func goldenFile(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *updateGolden {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/cli -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		os.WriteFile(filepath.Join("testdata", name+".got"), []byte(got), 0o644)
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
+	}
+}
+
+// The fixtures testdata/compare/base.json and jumbo.json are two sweeps of
+// a lab pair at MTU 1500 and 9000, four iterations a point; the values are
+// chosen so that the tests' answers are known by hand (see
+// internal/comparison's tests for the arithmetic): fully separated
+// samples of 4 and 4 give the U test's smallest p, 2/70 = 0.029
+// (significant); interleaved ones (ranks 1 3 5 7 of 8) give 48/70 = 0.686.
+func TestCompareGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"compare-u", []string{"compare", "testdata/compare/base.json", "testdata/compare/jumbo.json"}},
+		{"compare-welch", []string{"compare", "--test", "welch", "--alpha", "0.01", "testdata/compare/base.json", "testdata/compare/jumbo.json"}},
+		{"compare-three", []string{"compare", "testdata/compare/base.json", "testdata/compare/jumbo.json", "testdata/compare/base.json"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := runMain(t, tc.args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			goldenFile(t, filepath.Join("compare", tc.name+".txt"), out)
+		})
+	}
+}
+
+func TestCompareJSON(t *testing.T) {
+	code, out, stderr := runMain(t, "compare", "--json", "testdata/compare/base.json", "testdata/compare/jumbo.json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Schema  string
+		Test    string
+		Figures []struct {
+			Figure string
+			Points []struct {
+				Size     string
+				Compared []struct {
+					P           float64
+					Significant bool
+					Verdict     string
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if doc.Schema != "wirespeed/compare/v1" || doc.Test != "mann-whitney-u" || len(doc.Figures) != 5 || doc.Figures[0].Figure != "throughput_bps" {
+		t.Fatalf("document %+v", doc)
+	}
+	p := doc.Figures[0].Points[1].Compared[0]
+	if doc.Figures[0].Points[1].Size != "131072" || !p.Significant || p.Verdict != "+" || p.P > 0.0286 || p.P < 0.0285 {
+		t.Errorf("throughput at 131072: %+v", p)
+	}
+}
+
+func TestCompareErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args     []string
+		code     int
+		inStderr string
+	}{
+		{[]string{"compare"}, ExitUsage, "needs results documents"},
+		{[]string{"compare", "testdata/compare/base.json"}, ExitUsage, "two results documents or more"},
+		{[]string{"compare", "--test", "chi2", "a", "b"}, ExitUsage, "--test"},
+		{[]string{"compare", "--alpha", "5", "a", "b"}, ExitUsage, "--alpha"},
+		{[]string{"compare", "testdata/compare/base.json", "testdata/nonesuch.json"}, ExitRuntime, "nonesuch.json"},
+	} {
+		code, _, stderr := runMain(t, tt.args...)
+		if code != tt.code || !strings.Contains(stderr, tt.inStderr) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tt.args, code, stderr, tt.code, tt.inStderr)
+		}
+	}
+}

@@ -1,0 +1,425 @@
+// Package comparison owns comparing results documents, benchstat's way:
+// it matches the points of several documents (the same test and message
+// size, and for matrices the same settings), runs a two-sample test over
+// each point's iterations for every figure (throughput or transaction
+// rate, each side's CPU utilization and service demand) with
+// stats.Compare, and lists what differs between the environments the
+// documents were measured in. It computes; package report renders.
+package comparison
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"wirespeed/internal/run"
+	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
+)
+
+// Source is one document to compare, or one row of a matrix.
+type Source struct {
+	// Name labels the source: a file name, or a matrix row's settings.
+	Name string
+	// Points are the source's measured points, by key.
+	Points map[Key]run.Result
+	// Order lists the keys in the source's own order.
+	Order []Key
+}
+
+// Key identifies a point across documents: the matrix row's settings
+// (empty outside a matrix), the test and its message sizes.
+type Key struct {
+	Row  string
+	Test spec.Kind
+	// Size is "131072" for a stream test's send size, "64,1024" for a
+	// request/response test's request and response sizes.
+	Size string
+}
+
+// String is how a point reads in a table: "tso=off TCP_STREAM 131072".
+func (k Key) String() string {
+	s := string(k.Test) + " " + k.Size
+	if k.Row != "" {
+		s = k.Row + " " + s
+	}
+	return s
+}
+
+// keyOf is the key of a point of a (possibly) matrix row.
+func keyOf(row string, r run.Result) Key {
+	k := Key{Row: row, Test: r.Spec.Kind, Size: fmt.Sprint(r.Spec.SendSize)}
+	if r.Spec.Kind.RR() {
+		k.Size = fmt.Sprintf("%d,%d", r.Spec.RequestSize, r.Spec.ResponseSize)
+	}
+	return k
+}
+
+// Sources turns documents into sources, one per document, each named by
+// its name. A matrix's points are keyed by their row; a run of several
+// (--tradeoff) gives a point per run. A single matrix document, compared
+// with nothing else, gives a source per row instead (rows keyed by test
+// and size only), so that its rows are compared with its first.
+func Sources(names []string, docs []run.Document) ([]Source, error) {
+	if len(docs) == 1 && docs[0].Matrix != nil {
+		var out []Source
+		for _, r := range docs[0].Matrix.Rows {
+			if len(r.Points) == 0 {
+				continue
+			}
+			s := Source{Name: r.Label, Points: map[Key]run.Result{}}
+			for _, p := range r.Points {
+				s.add(keyOf("", p.Result), p.Result)
+			}
+			out = append(out, s)
+		}
+		if len(out) < 2 {
+			return nil, fmt.Errorf("%s: the matrix has %d measured row(s); comparing needs two", names[0], len(out))
+		}
+		return out, nil
+	}
+	if len(docs) < 2 {
+		return nil, errors.New("compare needs two results documents or more (the first is the baseline), or one matrix (its first row is the baseline)")
+	}
+	var out []Source
+	for i, d := range docs {
+		s := Source{Name: names[i], Points: map[Key]run.Result{}}
+		switch {
+		case d.Matrix != nil:
+			for _, r := range d.Matrix.Rows {
+				for _, p := range r.Points {
+					s.add(keyOf(r.Label, p.Result), p.Result)
+				}
+			}
+		case len(d.Points) > 0:
+			for _, p := range d.Points {
+				s.add(keyOf("", p.Result), p.Result)
+			}
+		case len(d.Runs) > 0:
+			for _, r := range d.Runs {
+				s.add(keyOf("", r), r)
+			}
+		case len(d.Directions) > 0:
+			s.add(keyOf("", d.Result), d.Result)
+		}
+		if len(s.Order) == 0 {
+			return nil, fmt.Errorf("%s holds no measured point", names[i])
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (s *Source) add(k Key, r run.Result) {
+	if _, ok := s.Points[k]; !ok {
+		s.Order = append(s.Order, k)
+	}
+	s.Points[k] = r
+}
+
+// Metric is a figure compared: its name, unit and how to read it from a
+// summary (false when the summary has none).
+type Metric struct {
+	Name string // "throughput", "local CPU util", ...
+	Unit string // "10^6bits/sec", "%", "us/KB", "trans/sec"
+	// Key names it in JSON: "throughput_bps", "local_util_pct", ...
+	Key   string
+	Value func(run.Summary) (float64, bool) `json:"-"`
+	// Scale is what Value's numbers are multiplied by for Unit (1e-6 for
+	// bits/s shown as 10^6bits/sec).
+	Scale float64
+}
+
+// metrics are the figures compared, in order. Throughput for stream
+// tests, transactions per second for request/response tests.
+var metrics = []Metric{
+	{Name: "throughput", Unit: "10^6bits/sec", Key: "throughput_bps", Scale: 1e-6, Value: func(s run.Summary) (float64, bool) {
+		if s.RRSummary != nil {
+			return 0, false
+		}
+		return s.BitsPerSecond, true
+	}},
+	{Name: "transaction rate", Unit: "trans/sec", Key: "transactions_per_s", Scale: 1, Value: func(s run.Summary) (float64, bool) {
+		if s.RRSummary == nil {
+			return 0, false
+		}
+		return s.TransactionsPerSecond, true
+	}},
+	{Name: "local CPU util", Unit: "%", Key: "local_util_pct", Scale: 1, Value: cpuValue(func(s run.Summary) *run.CPU { return s.LocalCPU }, false)},
+	{Name: "remote CPU util", Unit: "%", Key: "remote_util_pct", Scale: 1, Value: cpuValue(func(s run.Summary) *run.CPU { return s.RemoteCPU }, false)},
+	{Name: "local service demand", Unit: "us/KB", Key: "local_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s run.Summary) *run.CPU { return s.LocalCPU }, true)},
+	{Name: "remote service demand", Unit: "us/KB", Key: "remote_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s run.Summary) *run.CPU { return s.RemoteCPU }, true)},
+}
+
+func cpuValue(side func(run.Summary) *run.CPU, demand bool) func(run.Summary) (float64, bool) {
+	return func(s run.Summary) (float64, bool) {
+		c := side(s)
+		if c == nil {
+			return 0, false
+		}
+		if demand {
+			return c.ServiceDemandMicrosPerKB, true
+		}
+		return c.UtilPct, true
+	}
+}
+
+// Samples returns a point's values of a metric: one per iteration that
+// ran to its end (interrupted ones are not in the mean either), or the
+// result's own value when it was a single run.
+func Samples(r run.Result, m Metric) []float64 {
+	var out []float64
+	if len(r.Iterations) > 0 {
+		for _, it := range r.Iterations {
+			if it.Interrupted {
+				continue
+			}
+			if v, ok := m.Value(it.Summary); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	if r.Interrupted {
+		return nil
+	}
+	if v, ok := m.Value(r.Summary); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		out = append(out, v)
+	}
+	return out
+}
+
+// Options say how to compare.
+type Options struct {
+	Test  stats.Test
+	Alpha float64
+}
+
+// Cell is one source's figure of one point.
+type Cell struct {
+	// Present is false when the source has no such point or figure.
+	Present bool
+	// Center is the centre of the source's values: their median for the
+	// U test, their mean for Welch's t (the centre each test compares).
+	Center float64
+	N      int
+	// Comparison is the test of this source against the baseline; nil
+	// for the baseline itself and where either lacks the figure.
+	Comparison *stats.Comparison
+}
+
+// Line is one point of one metric across the sources.
+type Line struct {
+	Key   Key
+	Cells []Cell // one per source, the baseline first
+}
+
+// Table is one metric's lines.
+type Table struct {
+	Metric Metric
+	Lines  []Line
+}
+
+// Diff is one way the environment (or the test's settings) of a source
+// differs from the baseline's, with how many of the matched points show
+// it.
+type Diff struct {
+	Source int // index of the source that differs from the baseline
+	run.EnvDiff
+	Points, Of int
+}
+
+// Result is a comparison of sources with the first.
+type Result struct {
+	Sources []string
+	Options Options
+	Tables  []Table
+	// EnvDiffs are the ways each source's environment records differ from
+	// the baseline's over the matched points; SpecDiffs the ways its
+	// tests' settings differ (other than the message size), with Side
+	// "spec".
+	EnvDiffs  []Diff
+	SpecDiffs []Diff
+	// Unmatched lists points only some sources have, by source.
+	Unmatched map[string][]Key
+	// Warnings are the tests' caveats, each once, with the points it
+	// applies to.
+	Warnings []Warning
+}
+
+// Warning is a caveat of the tests and the points it applies to.
+type Warning struct {
+	Text   string   `json:"text"`
+	Points []string `json:"points"` // "throughput of tso=off TCP_STREAM 131072", ...
+}
+
+// Compare compares every source with the first over the points they have
+// in common (in the baseline's order), for every metric measured.
+func Compare(sources []Source, opts Options) (Result, error) {
+	if len(sources) < 2 {
+		return Result{}, errors.New("compare needs two sources or more")
+	}
+	if opts.Test == "" {
+		opts.Test = stats.UTest
+	}
+	if opts.Alpha == 0 {
+		opts.Alpha = 0.05
+	}
+	res := Result{Options: opts, Unmatched: map[string][]Key{}}
+	for _, s := range sources {
+		res.Sources = append(res.Sources, s.Name)
+	}
+	base := sources[0]
+	// The points every source has; the others are listed as unmatched.
+	var common []Key
+	for _, k := range base.Order {
+		all := true
+		for _, s := range sources[1:] {
+			if _, ok := s.Points[k]; !ok {
+				all = false
+			}
+		}
+		if all {
+			common = append(common, k)
+		}
+	}
+	for _, s := range sources {
+		for _, k := range s.Order {
+			if !slices.Contains(common, k) {
+				res.Unmatched[s.Name] = append(res.Unmatched[s.Name], k)
+			}
+		}
+	}
+	if len(common) == 0 {
+		return res, errors.New("the documents have no point in common (the same test and message size, and for matrices the same settings)")
+	}
+
+	warnAt := map[string]int{}
+	for _, m := range metrics {
+		tb := Table{Metric: m}
+		for _, k := range common {
+			line := Line{Key: k, Cells: make([]Cell, len(sources))}
+			a := Samples(base.Points[k], m)
+			if len(a) == 0 {
+				continue
+			}
+			line.Cells[0] = Cell{Present: true, N: len(a), Center: center(a, opts.Test)}
+			for i, s := range sources[1:] {
+				b := Samples(s.Points[k], m)
+				if len(b) == 0 {
+					continue
+				}
+				c, err := stats.Compare(a, b, opts.Test, opts.Alpha)
+				if err != nil {
+					return res, fmt.Errorf("%s of %s: %w", m.Name, k, err)
+				}
+				line.Cells[i+1] = Cell{Present: true, N: len(b), Center: c.CenterB, Comparison: &c}
+				for _, w := range c.Warnings {
+					at := fmt.Sprintf("%s of %s", m.Name, k)
+					if len(sources) > 2 {
+						at += " (" + s.Name + ")"
+					}
+					j, ok := warnAt[w]
+					if !ok {
+						j = len(res.Warnings)
+						warnAt[w] = j
+						res.Warnings = append(res.Warnings, Warning{Text: w})
+					}
+					res.Warnings[j].Points = append(res.Warnings[j].Points, at)
+				}
+			}
+			tb.Lines = append(tb.Lines, line)
+		}
+		if len(tb.Lines) > 0 {
+			res.Tables = append(res.Tables, tb)
+		}
+	}
+
+	for i, s := range sources[1:] {
+		res.EnvDiffs = append(res.EnvDiffs, diffs(i+1, common, func(k Key) []run.EnvDiff {
+			a, b := base.Points[k], s.Points[k]
+			return append(run.DiffEnv(run.Local, a.Local.Env, b.Local.Env), run.DiffEnv(run.Remote, a.Remote.Env, b.Remote.Env)...)
+		})...)
+		res.SpecDiffs = append(res.SpecDiffs, diffs(i+1, common, func(k Key) []run.EnvDiff {
+			return specDiff(base.Points[k].Spec, s.Points[k].Spec)
+		})...)
+	}
+	return res, nil
+}
+
+// diffs gathers the differences of one source over the points, each once
+// with the number of points that show it, in the order first seen.
+func diffs(source int, keys []Key, of func(Key) []run.EnvDiff) []Diff {
+	var out []Diff
+	at := map[run.EnvDiff]int{}
+	for _, k := range keys {
+		for _, d := range of(k) {
+			j, ok := at[d]
+			if !ok {
+				j = len(out)
+				at[d] = j
+				out = append(out, Diff{Source: source, EnvDiff: d, Of: len(keys)})
+			}
+			out[j].Points++
+		}
+	}
+	return out
+}
+
+// specDiff lists the settings of the test that differ, by their JSON
+// names, other than the message sizes a point is matched by.
+func specDiff(a, b spec.Test) []run.EnvDiff {
+	fa, fb := specFields(a), specFields(b)
+	var names []string
+	for n := range fa {
+		names = append(names, n)
+	}
+	for n := range fb {
+		if _, ok := fa[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var out []run.EnvDiff
+	for _, n := range names {
+		if fa[n] != fb[n] {
+			out = append(out, run.EnvDiff{Side: "spec", Name: n, A: fa[n], B: fb[n]})
+		}
+	}
+	return out
+}
+
+func specFields(t spec.Test) map[string]string {
+	t.SendSize, t.RequestSize, t.ResponseSize = 0, 0, 0
+	b, _ := json.Marshal(t)
+	var raw map[string]json.RawMessage
+	json.Unmarshal(b, &raw)
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		out[k] = strings.Trim(string(v), `"`)
+	}
+	return out
+}
+
+// center is the centre the test compares: the median for the U test, the
+// mean for Welch's t.
+func center(v []float64, t stats.Test) float64 {
+	if t == stats.WelchT {
+		var sum float64
+		for _, x := range v {
+			sum += x
+		}
+		return sum / float64(len(v))
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

@@ -1,0 +1,250 @@
+package comparison
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"wirespeed/internal/run"
+	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
+)
+
+// point is a result at size whose iterations have these throughputs
+// (bits/s) and local CPU utilizations (%).
+func point(size int, bps, util []float64, env *run.Env) run.Point {
+	sp := spec.Default()
+	sp.SendSize = size
+	r := run.Result{Spec: sp, Directions: []run.DirectionResult{{}}, Remote: run.SideInfo{Env: env}}
+	for i := range bps {
+		s := run.Summary{BitsPerSecond: bps[i], LocalCPU: &run.CPU{UtilPct: util[i], ServiceDemandMicrosPerKB: util[i] / 10}}
+		r.Iterations = append(r.Iterations, run.Iteration{Index: i + 1, Summary: s})
+	}
+	r.Summary = run.MeanSummary(func() []run.Summary {
+		var ss []run.Summary
+		for _, it := range r.Iterations {
+			ss = append(ss, it.Summary)
+		}
+		return ss
+	}())
+	return run.Point{MsgSize: size, Result: r}
+}
+
+func env(mtu int, kernel string) *run.Env {
+	return &run.Env{KernelRelease: kernel, Interface: &run.Interface{Name: "wst-a", MTU: mtu}}
+}
+
+func sweep(points ...run.Point) run.Document {
+	d := run.Document{Schema: run.Schema, Command: "sweep", Points: points}
+	d.Result = points[0].Result
+	return d
+}
+
+// The fixtures, with what the tests must say, worked by hand:
+//
+// 131072 bytes, 4 iterations each:
+//
+//	throughput A 9.0 9.2 9.1 9.3, B 9.6 9.8 9.7 9.9 (Gbit/s): every B
+//	above every A, U = 0 of 16; the exact two-sided p is 2/C(8,4) =
+//	2/70 = 0.028571: significant at 0.05, higher; medians 9.15 and 9.75,
+//	+6.5574%.
+//	local util A 50 51 52 53, B 50.5 51.5 52.5 53.5: A's ranks 1 3 5 7,
+//	W = 16, U = 6; P(U <= 6) = (1+1+2+3+5+5+7)/70 = 24/70, two-sided
+//	p = 48/70 = 0.685714: not significant (~); medians 51.5 and 52,
+//	+0.9709%.
+//
+// 1460 bytes, 3 iterations each:
+//
+//	throughput A 10 11 12, B 13 14 15 (Gbit/s): U test p = 2/C(6,3) =
+//	0.1, never below 0.05 with 3 and 3 values (a warning says so);
+//	Welch: t = 3/sqrt(1/3+1/3) = 3.674235, df = 4, p = 0.021312
+//	(the closed form of the t CDF for df = 4; see stats' tests):
+//	significant with --test welch.
+func fixtures() ([]string, []run.Document) {
+	a := sweep(
+		point(131072, []float64{9.0e9, 9.2e9, 9.1e9, 9.3e9}, []float64{50, 51, 52, 53}, env(1500, "6.8.0")),
+		point(1460, []float64{10e9, 11e9, 12e9}, []float64{30, 30, 30}, env(1500, "6.8.0")),
+	)
+	b := sweep(
+		point(131072, []float64{9.6e9, 9.8e9, 9.7e9, 9.9e9}, []float64{50.5, 51.5, 52.5, 53.5}, env(9000, "6.8.0")),
+		point(1460, []float64{13e9, 14e9, 15e9}, []float64{30, 30, 30}, env(9000, "6.8.0")),
+		point(64, []float64{1e9}, []float64{10}, env(9000, "6.8.0")),
+	)
+	b.Spec.Parallel = 2
+	for i := range b.Points {
+		b.Points[i].Spec.Parallel = 2
+	}
+	return []string{"a.json", "b.json"}, []run.Document{a, b}
+}
+
+func line(t *testing.T, res Result, metric string, k Key) Line {
+	t.Helper()
+	for _, tb := range res.Tables {
+		if tb.Metric.Key != metric {
+			continue
+		}
+		for _, l := range tb.Lines {
+			if l.Key == k {
+				return l
+			}
+		}
+	}
+	t.Fatalf("no %s line for %v", metric, k)
+	return Line{}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
+
+func TestCompareUTest(t *testing.T) {
+	names, docs := fixtures()
+	srcs, err := Sources(names, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compare(srcs, Options{Test: stats.UTest, Alpha: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := Key{Test: spec.TCPStream, Size: "131072"}
+	small := Key{Test: spec.TCPStream, Size: "1460"}
+
+	l := line(t, res, "throughput_bps", big)
+	c := l.Cells[1].Comparison
+	if !near(l.Cells[0].Center, 9.15e9) || !near(c.CenterB, 9.75e9) || !near(c.P, 2.0/70) || !c.Significant || c.Verdict != stats.Higher || !near(c.DeltaPct, 6.557377) {
+		t.Errorf("throughput at 131072: baseline %v, %+v", l.Cells[0].Center, *c)
+	}
+	l = line(t, res, "local_util_pct", big)
+	c = l.Cells[1].Comparison
+	if !near(c.CenterA, 51.5) || !near(c.CenterB, 52) || !near(c.Statistic, 6) || !near(c.P, 48.0/70) || c.Significant || c.Verdict != stats.Same {
+		t.Errorf("local util at 131072: %+v", *c)
+	}
+	l = line(t, res, "throughput_bps", small)
+	c = l.Cells[1].Comparison
+	if !near(c.P, 0.1) || c.Significant {
+		t.Errorf("throughput at 1460, U test: %+v", *c)
+	}
+	found := false
+	for _, w := range res.Warnings {
+		if strings.Contains(w.Text, "cannot reach significance") && strings.Contains(strings.Join(w.Points, ";"), "TCP_STREAM 1460") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no warning that 3 and 3 iterations cannot reach significance: %+v", res.Warnings)
+	}
+
+	if diff := cmp.Diff(map[string][]Key{"b.json": {{Test: spec.TCPStream, Size: "64"}}}, res.Unmatched); diff != "" {
+		t.Errorf("unmatched (-want +got):\n%s", diff)
+	}
+	wantEnv := []Diff{{Source: 1, EnvDiff: run.EnvDiff{Side: run.Remote, Name: "mtu", A: "1500", B: "9000"}, Points: 2, Of: 2}}
+	if diff := cmp.Diff(wantEnv, res.EnvDiffs); diff != "" {
+		t.Errorf("environment differences (-want +got):\n%s", diff)
+	}
+	wantSpec := []Diff{{Source: 1, EnvDiff: run.EnvDiff{Side: "spec", Name: "parallel", A: "1", B: "2"}, Points: 2, Of: 2}}
+	if diff := cmp.Diff(wantSpec, res.SpecDiffs); diff != "" {
+		t.Errorf("test setting differences (-want +got):\n%s", diff)
+	}
+}
+
+func TestCompareWelch(t *testing.T) {
+	names, docs := fixtures()
+	srcs, _ := Sources(names, docs)
+	res, err := Compare(srcs, Options{Test: stats.WelchT, Alpha: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := line(t, res, "throughput_bps", Key{Test: spec.TCPStream, Size: "1460"})
+	c := l.Cells[1].Comparison
+	if !near(l.Cells[0].Center, 11e9) || !near(c.CenterB, 14e9) || math.Abs(c.Statistic-3.674235) > 1e-5 || c.DF != 4 || math.Abs(c.P-0.021312) > 1e-5 || !c.Significant {
+		t.Errorf("Welch at 1460: %+v", *c)
+	}
+	// Equal utilizations in both: no difference, and no spread to judge.
+	l = line(t, res, "local_util_pct", Key{Test: spec.TCPStream, Size: "1460"})
+	if c := l.Cells[1].Comparison; c.P != 1 || c.Significant || c.Verdict != stats.Same {
+		t.Errorf("equal samples: %+v", *c)
+	}
+}
+
+// TestCompareMatrixRows: one matrix document compares its rows with its
+// first; two matrices match points by their settings.
+func TestCompareMatrixRows(t *testing.T) {
+	_, docs := fixtures()
+	p1, p2 := docs[0].Points[0], docs[1].Points[0]
+	m := run.Document{Schema: run.Schema, Command: "matrix", Matrix: &run.Matrix{Rows: []run.MatrixRow{
+		{Index: 1, Label: "mtu=1500", Points: []run.Point{p1}},
+		{Index: 2, Label: "mtu=9000", Points: []run.Point{p2}},
+		{Index: 3, Label: "mtu=4000", Skipped: "no"},
+	}}}
+	srcs, err := Sources([]string{"m.json"}, []run.Document{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 2 || srcs[0].Name != "mtu=1500" || srcs[1].Name != "mtu=9000" {
+		t.Fatalf("sources %+v", srcs)
+	}
+	res, err := Compare(srcs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Options.Test != stats.UTest || res.Options.Alpha != 0.05 {
+		t.Errorf("defaults %+v, want the U test at 0.05", res.Options)
+	}
+	c := line(t, res, "throughput_bps", Key{Test: spec.TCPStream, Size: "131072"}).Cells[1].Comparison
+	if !c.Significant || len(res.EnvDiffs) != 1 || res.EnvDiffs[0].Name != "mtu" {
+		t.Errorf("rows: %+v, env %+v", *c, res.EnvDiffs)
+	}
+
+	srcs, err = Sources([]string{"m1.json", "m2.json"}, []run.Document{m, m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = Compare(srcs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, l := range res.Tables[0].Lines {
+		keys = append(keys, l.Key.String())
+		if c := l.Cells[1].Comparison; c.Significant || c.DeltaPct != 0 {
+			t.Errorf("a matrix against itself: %+v", *c)
+		}
+	}
+	if diff := cmp.Diff([]string{"mtu=1500 TCP_STREAM 131072", "mtu=9000 TCP_STREAM 131072"}, keys); diff != "" {
+		t.Errorf("keys (-want +got):\n%s", diff)
+	}
+}
+
+func TestSamplesLeaveOutInterrupted(t *testing.T) {
+	p := point(1, []float64{1, 2, 3}, []float64{1, 1, 1}, nil).Result
+	p.Iterations[2].Interrupted = true
+	if got := Samples(p, metrics[0]); !cmp.Equal(got, []float64{1, 2}) {
+		t.Errorf("samples %v, want the two complete iterations", got)
+	}
+	single := run.Result{Summary: run.Summary{BitsPerSecond: 5}, Started: time.Unix(0, 0)}
+	if got := Samples(single, metrics[0]); !cmp.Equal(got, []float64{5}) {
+		t.Errorf("single run: %v", got)
+	}
+	single.Interrupted = true
+	if got := Samples(single, metrics[0]); len(got) != 0 {
+		t.Errorf("interrupted single run: %v", got)
+	}
+}
+
+func TestSourcesErrors(t *testing.T) {
+	_, docs := fixtures()
+	if _, err := Sources([]string{"a"}, docs[:1]); err == nil || !strings.Contains(err.Error(), "two") {
+		t.Errorf("one sweep: %v", err)
+	}
+	empty := run.Document{Schema: run.Schema}
+	if _, err := Sources([]string{"a", "e"}, []run.Document{docs[0], empty}); err == nil || !strings.Contains(err.Error(), "e holds no measured point") {
+		t.Errorf("empty document: %v", err)
+	}
+	other := sweep(point(99, []float64{1}, []float64{1}, nil))
+	srcs, _ := Sources([]string{"a", "o"}, []run.Document{docs[0], other})
+	if _, err := Compare(srcs, Options{}); err == nil || !strings.Contains(err.Error(), "no point in common") {
+		t.Errorf("nothing in common: %v", err)
+	}
+}

@@ -1,0 +1,300 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"wirespeed/internal/comparison"
+	"wirespeed/internal/stats"
+)
+
+// testName says which test a comparison ran and what its centre is.
+func testName(t stats.Test) string {
+	if t == stats.WelchT {
+		return "Welch's t-test (centre: mean of the iterations)"
+	}
+	return "Mann-Whitney U test (centre: median of the iterations)"
+}
+
+// Compare writes a comparison: what it compares and how, what differs
+// between the environments, one table per figure with each point's
+// values, change and verdict, the points not matched and the tests'
+// caveats.
+func Compare(w io.Writer, res comparison.Result) {
+	base := res.Sources[0]
+	fmt.Fprintf(w, "baseline %s; compared: %s\n", base, strings.Join(res.Sources[1:], ", "))
+	fmt.Fprintf(w, "%s at alpha %g over each point's iterations; higher/lower: significant, ~: not significant\n",
+		testName(res.Options.Test), res.Options.Alpha)
+
+	fmt.Fprintf(w, "\nwhat differs from %s:\n", base)
+	for i, name := range res.Sources[1:] {
+		var ds []comparison.Diff
+		for _, d := range append(append([]comparison.Diff(nil), res.EnvDiffs...), res.SpecDiffs...) {
+			if d.Source == i+1 {
+				ds = append(ds, d)
+			}
+		}
+		if len(ds) == 0 {
+			fmt.Fprintf(w, "  %s: nothing in the environment records or the test settings\n", name)
+			continue
+		}
+		fmt.Fprintf(w, "  %s:\n", name)
+		var lines [][]string
+		for _, d := range ds {
+			where := ""
+			if d.Points < d.Of {
+				where = fmt.Sprintf("(in %d of %d points)", d.Points, d.Of)
+			}
+			lines = append(lines, []string{"    " + string(d.Side) + " " + d.Name, orNone(d.A) + " -> " + orNone(d.B), where})
+		}
+		columns(w, lines, 3)
+	}
+
+	for _, tb := range res.Tables {
+		fmt.Fprintf(w, "\n%s (%s)\n", tb.Metric.Name, tb.Metric.Unit)
+		if len(res.Sources) == 2 {
+			wideTable(w, res, tb)
+		} else {
+			longTable(w, res, tb)
+		}
+	}
+
+	if len(res.Unmatched) > 0 {
+		fmt.Fprintln(w)
+		for _, name := range res.Sources {
+			if ks := res.Unmatched[name]; len(ks) > 0 {
+				var s []string
+				for _, k := range ks {
+					s = append(s, k.String())
+				}
+				fmt.Fprintf(w, "only in %s, not compared: %s\n", name, strings.Join(s, "; "))
+			}
+		}
+	}
+	if len(res.Warnings) > 0 {
+		fmt.Fprintln(w)
+		for _, wn := range res.Warnings {
+			at := wn.Points
+			more := ""
+			if len(at) > 3 {
+				more = fmt.Sprintf(" and %d more", len(at)-3)
+				at = at[:3]
+			}
+			fmt.Fprintf(w, "warning: %s (%s%s)\n", wn.Text, strings.Join(at, "; "), more)
+		}
+	}
+}
+
+// wideTable is benchstat's layout for two sources: a line per point with
+// both values, the change, p and the verdict.
+func wideTable(w io.Writer, res comparison.Result, tb comparison.Table) {
+	lines := [][]string{{"point", res.Sources[0], res.Sources[1], "change", "p", "n", ""}}
+	for _, l := range tb.Lines {
+		c := l.Cells[1]
+		line := []string{l.Key.String(), figure(l.Cells[0], tb.Metric), "-", "", "", "", ""}
+		if c.Present && c.Comparison != nil {
+			cmp := c.Comparison
+			line = []string{l.Key.String(), figure(l.Cells[0], tb.Metric), figure(c, tb.Metric), pct(cmp.DeltaPct),
+				pValue(cmp.P), fmt.Sprintf("%d+%d", cmp.NA, cmp.NB), verdict(*cmp)}
+		}
+		lines = append(lines, line)
+	}
+	columns(w, lines, 1)
+}
+
+// longTable is the layout for three sources or more (or a matrix's rows):
+// a line per point and source, the baseline's first.
+func longTable(w io.Writer, res comparison.Result, tb comparison.Table) {
+	lines := [][]string{{"point", "", "value", "change", "p", "n", ""}}
+	for _, l := range tb.Lines {
+		lines = append(lines, []string{l.Key.String(), res.Sources[0], figure(l.Cells[0], tb.Metric), "(baseline)", "", "", ""})
+		for i, c := range l.Cells[1:] {
+			line := []string{"", res.Sources[i+1], "-", "", "", "", ""}
+			if c.Present && c.Comparison != nil {
+				cmp := c.Comparison
+				line = []string{"", res.Sources[i+1], figure(c, tb.Metric), pct(cmp.DeltaPct),
+					pValue(cmp.P), fmt.Sprintf("%d+%d", cmp.NA, cmp.NB), verdict(*cmp)}
+			}
+			lines = append(lines, line)
+		}
+	}
+	columns(w, lines, 2)
+}
+
+// columns writes lines of cells as columns two spaces apart, indented by
+// two, the first left columns flush left and the others flush right,
+// without trailing blanks.
+func columns(w io.Writer, lines [][]string, left int) {
+	var widths []int
+	for _, l := range lines {
+		for i, c := range l {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	for _, l := range lines {
+		var b strings.Builder
+		b.WriteString("  ")
+		for i, c := range l {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i < left || i == len(l)-1 {
+				fmt.Fprintf(&b, "%-*s", widths[i], c)
+			} else {
+				fmt.Fprintf(&b, "%*s", widths[i], c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// figure is a cell's centre in the metric's unit.
+func figure(c comparison.Cell, m comparison.Metric) string {
+	if !c.Present {
+		return "-"
+	}
+	v := c.Center * m.Scale
+	if m.Unit == "us/KB" {
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// pValue is p to three places, "<0.001" below.
+func pValue(p float64) string {
+	if p < 0.0005 {
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+func pct(p float64) string {
+	if math.IsNaN(p) || math.IsInf(p, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.2f%%", p)
+}
+
+// verdict is "~" for a difference not distinguishable from noise, and the
+// direction of one that is.
+func verdict(c stats.Comparison) string {
+	switch c.Verdict {
+	case stats.Higher:
+		return "higher"
+	case stats.Lower:
+		return "lower"
+	}
+	return "~"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// CompareSchema names the JSON form of a comparison.
+const CompareSchema = "wirespeed/compare/v1"
+
+// compareDoc is the JSON form of a comparison. Numbers that cannot be
+// computed (a change in percent of a zero baseline) are null.
+type compareDoc struct {
+	Schema      string               `json:"schema"`
+	Baseline    string               `json:"baseline"`
+	Sources     []string             `json:"sources"`
+	Test        stats.Test           `json:"test"`
+	Alpha       float64              `json:"alpha"`
+	Differences []compareDiff        `json:"differences"`
+	Figures     []compareFigure      `json:"figures"`
+	Unmatched   map[string][]string  `json:"unmatched,omitempty"`
+	Warnings    []comparison.Warning `json:"warnings,omitempty"`
+}
+
+type compareDiff struct {
+	Source string `json:"source"`
+	Side   string `json:"side"` // local, remote, or spec
+	Name   string `json:"name"`
+	A      string `json:"baseline_value"`
+	B      string `json:"value"`
+	Points int    `json:"points"`
+	Of     int    `json:"of"`
+}
+
+type compareFigure struct {
+	Figure string         `json:"figure"` // throughput_bps, local_util_pct, ...
+	Points []comparePoint `json:"points"`
+}
+
+type comparePoint struct {
+	Row      string           `json:"row,omitempty"`
+	Test     string           `json:"test"`
+	Size     string           `json:"size"`
+	Baseline compareValue     `json:"baseline"`
+	Others   []compareAgainst `json:"compared"`
+}
+
+type compareValue struct {
+	Center *float64 `json:"center"`
+	N      int      `json:"n"`
+}
+
+type compareAgainst struct {
+	Source string `json:"source"`
+	compareValue
+	DeltaPct    *float64 `json:"delta_pct"`
+	P           *float64 `json:"p"`
+	Significant bool     `json:"significant"`
+	Verdict     string   `json:"verdict"` // "~", "+" or "-"
+}
+
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// CompareJSON writes the comparison as a JSON document.
+func CompareJSON(w io.Writer, res comparison.Result) error {
+	doc := compareDoc{Schema: CompareSchema, Baseline: res.Sources[0], Sources: res.Sources,
+		Test: res.Options.Test, Alpha: res.Options.Alpha, Differences: []compareDiff{}, Figures: []compareFigure{}, Warnings: res.Warnings}
+	for _, d := range append(append([]comparison.Diff(nil), res.EnvDiffs...), res.SpecDiffs...) {
+		doc.Differences = append(doc.Differences, compareDiff{Source: res.Sources[d.Source], Side: string(d.Side), Name: d.Name, A: d.A, B: d.B, Points: d.Points, Of: d.Of})
+	}
+	for _, tb := range res.Tables {
+		f := compareFigure{Figure: tb.Metric.Key}
+		for _, l := range tb.Lines {
+			p := comparePoint{Row: l.Key.Row, Test: string(l.Key.Test), Size: l.Key.Size,
+				Baseline: compareValue{Center: finite(l.Cells[0].Center), N: l.Cells[0].N}}
+			for i, c := range l.Cells[1:] {
+				if !c.Present || c.Comparison == nil {
+					continue
+				}
+				cmp := c.Comparison
+				p.Others = append(p.Others, compareAgainst{Source: res.Sources[i+1],
+					compareValue: compareValue{Center: finite(c.Center), N: c.N},
+					DeltaPct:     finite(cmp.DeltaPct), P: finite(cmp.P), Significant: cmp.Significant, Verdict: string(cmp.Verdict)})
+			}
+			f.Points = append(f.Points, p)
+		}
+		doc.Figures = append(doc.Figures, f)
+	}
+	if len(res.Unmatched) > 0 {
+		doc.Unmatched = map[string][]string{}
+		for name, ks := range res.Unmatched {
+			for _, k := range ks {
+				doc.Unmatched[name] = append(doc.Unmatched[name], k.String())
+			}
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
