@@ -24,8 +24,9 @@ func newPlotCmd(e *env) *cobra.Command {
 		Long: `Plot the results of sweeps (or single runs) as throughput against message
 size on a logarithmic axis, with a bar for each point's confidence interval,
 one line per file. Each line is labelled with what differs between the
-files: test, parallel streams, congestion control, socket sizes, server...
-(by file name when nothing does).
+files: test, parallel streams, congestion control, socket sizes, server...,
+and either side's environment (MTU, offloads, kernel, driver, qdisc,
+sysctls; "remote mtu=9000") (by file name when nothing does).
 
 -o FILE.csv writes one row per point instead, for spreadsheets.`,
 		Example: `  wirespeed plot sweep.json -o sweep.svg

@@ -367,6 +367,9 @@ func Labels(names []string, docs []run.Document) []string {
 			m["server"] = h
 		}
 		m["client"] = d.Local.Hostname
+		for k, v := range envLabels(docs, d) {
+			m[k] = v
+		}
 		for k := range m {
 			if !slices.Contains(keys, k) {
 				keys = append(keys, k)

@@ -35,6 +35,22 @@ func TestLabels(t *testing.T) {
 			doc(func(d *run.Document) { d.Spec.Kind, d.Spec.NoDelay = spec.TCPMaerts, true }),
 			doc(same),
 		}, []string{"test=TCP_MAERTS, nodelay=true", "test=TCP_STREAM, nodelay=false"}},
+		{"environments", []run.Document{
+			doc(func(d *run.Document) { e := vethEnv(); d.Remote.Env, d.Local.Env = &e, &e }),
+			doc(func(d *run.Document) {
+				e := vethEnv()
+				e.Hostname = "other"
+				e.Interface = &run.Interface{Name: "wst-a", Driver: "veth", MTU: 1500, SpeedMbps: 10000,
+					Offloads: e.Interface.Offloads, Qdisc: e.Interface.Qdisc}
+				d.Remote.Env = &e
+				l := vethEnv()
+				d.Local.Env = &l
+			}),
+		}, []string{"remote mtu=9000", "remote mtu=1500"}},
+		{"an environment missing is no difference", []run.Document{
+			doc(func(d *run.Document) { e := vethEnv(); d.Remote.Env = &e }),
+			doc(same),
+		}, []string{"a", "b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

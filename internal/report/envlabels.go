@@ -1,0 +1,34 @@
+package report
+
+import "wirespeed/internal/run"
+
+// envLabels are the items of d's environment records that Labels tells
+// documents apart by: "local mtu", "remote tso", "local kernel", ... A
+// side's items count only when every document has that side's record;
+// otherwise a document measured before records existed would differ in
+// all of them. The host name is left out: Labels has the client and the
+// server already.
+func envLabels(docs []run.Document, d run.Document) map[string]string {
+	out := map[string]string{}
+	for _, side := range []run.Side{run.Local, run.Remote} {
+		of := func(d run.Document) *run.Env {
+			if side == run.Local {
+				return d.Local.Env
+			}
+			return d.Remote.Env
+		}
+		all := true
+		for _, o := range docs {
+			all = all && of(o) != nil
+		}
+		if !all {
+			continue
+		}
+		for _, f := range of(d).Fields() {
+			if f.Name != "host" {
+				out[string(side)+" "+f.Name] = f.Value
+			}
+		}
+	}
+	return out
+}
