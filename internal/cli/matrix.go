@@ -376,6 +376,9 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	defer c.Close()
 
 	m := &matrixRun{e: e, f: f, c: c, base: base, rep: rep, sizes: sizes, dims: dims, addr: addr}
+	if err := m.open(); err != nil {
+		return err
+	}
 	return m.run(ctx, label)
 }
 
@@ -393,8 +396,9 @@ type matrixRun struct {
 	doc      *run.Document
 }
 
-func (m *matrixRun) run(ctx context.Context, label string) (err error) {
-	// Open the devices; every path out of here from now on restores them.
+// open opens the devices to change. From here on, run restores them on
+// every path out; when opening one fails, open restores the others.
+func (m *matrixRun) open() error {
 	if m.f.dev != "" {
 		lc, err := openLocal(m.e, run.Local, m.f.dev, "", m.f.keep)
 		if err != nil {
@@ -414,6 +418,12 @@ func (m *matrixRun) run(ctx context.Context, label string) (err error) {
 			m.changers = append(m.changers, &remoteChanger{c: m.c, dev: m.f.remoteDev})
 		}
 	}
+	return nil
+}
+
+// run checks the settings, measures every combination and restores the
+// devices, however it ends.
+func (m *matrixRun) run(ctx context.Context, label string) error {
 	// A panic restores, then goes on. A signal (Ctrl-C, SIGTERM) cancels
 	// ctx: the devices are restored at once, before the interrupted run
 	// even returns, so that a second signal, which ends the process,

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -116,5 +120,76 @@ func TestMatrixRemoteRefused(t *testing.T) {
 	code, out, stderr := execute(t, context.Background(), "matrix", "--remote-dev", "lo", "--set", "mtu=65536", "-l", "0.2")
 	if code != ExitRuntime || !strings.Contains(stderr, "--allow-netconf") || !strings.Contains(stderr, "authenticated") {
 		t.Errorf("exit %d, stderr %q, stdout %q", code, stderr, out)
+	}
+}
+
+// fakeChanger records what a matrix asks of a device.
+type fakeChanger struct {
+	sets     [][]netconf.Setting
+	panicAt  int // panic in this set call (1-based); 0 never
+	finished int
+	kept     bool
+	abandons atomic.Int32 // abandon may run on another goroutine
+}
+
+func (f *fakeChanger) side() run.Side           { return run.Local }
+func (f *fakeChanger) device() run.MatrixDevice { return run.MatrixDevice{Dev: "fake0", Via: "local"} }
+func (f *fakeChanger) check(context.Context, []netconf.Setting) error {
+	return nil
+}
+func (f *fakeChanger) set(_ context.Context, s []netconf.Setting) ([]run.SettingChange, error) {
+	f.sets = append(f.sets, s)
+	if len(f.sets) == f.panicAt {
+		panic("boom")
+	}
+	return nil, nil
+}
+func (f *fakeChanger) finish(_ context.Context, keep bool) error {
+	f.finished++
+	f.kept = keep
+	return nil
+}
+func (f *fakeChanger) abandon() { f.abandons.Add(1) }
+
+// TestMatrixPanicRestores: a panic in the middle of a matrix restores
+// the devices (abandon: even with --keep) and goes on panicking.
+func TestMatrixPanicRestores(t *testing.T) {
+	fc := &fakeChanger{}
+	dims, _ := parseDimensions([]string{"tso=on,off"})
+	var out bytes.Buffer
+	m := &matrixRun{e: &env{stdout: &out, stderr: &out}, f: &matrixFlags{keep: true, run: runFlags{json: true}}, dims: dims, changers: []changer{fc}}
+	defer func() {
+		if p := recover(); p != "boom" {
+			t.Fatalf("recovered %v, want the panic to go on", p)
+		}
+		if n := fc.abandons.Load(); n != 1 {
+			t.Errorf("abandoned %d times, want once", n)
+		}
+	}()
+	fc.panicAt = 1 // in the first row's settings, before any measurement
+	m.run(context.Background(), "test")
+	t.Fatal("run returned")
+}
+
+// TestMatrixSignalRestoresAtOnce: when the command's context ends (the
+// CLI's on SIGINT or SIGTERM), the devices are restored at once, not only
+// when the matrix has unwound.
+func TestMatrixSignalRestoresAtOnce(t *testing.T) {
+	fc := &fakeChanger{}
+	dims, _ := parseDimensions([]string{"tso=on,off"})
+	var out bytes.Buffer
+	m := &matrixRun{e: &env{stdout: &out, stderr: &out}, f: &matrixFlags{run: runFlags{json: true}}, dims: dims, changers: []changer{fc}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := m.run(ctx, "test")
+	if !errors.Is(err, errInterrupted) {
+		t.Errorf("run = %v, want errInterrupted", err)
+	}
+	// The restore at once runs on its own goroutine.
+	for i := 0; i < 100 && fc.abandons.Load() == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if fc.abandons.Load() != 1 || fc.finished != 1 || fc.kept {
+		t.Errorf("abandoned %d, finished %d (keep %v); want restored at once and at the end", fc.abandons.Load(), fc.finished, fc.kept)
 	}
 }

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"wirespeed/internal/lab"
+	"wirespeed/internal/netdev"
+	"wirespeed/internal/nstest"
+	"wirespeed/internal/run"
+)
+
+// TestTCPOverShapedLink measures TCP_STREAM over a tbf-limited veth: the
+// receiver gets the link's rate less the headers, within 2%. tbf counts
+// Ethernet frames without the FCS (GSO packets counted per segment):
+// each segment of snd_mss payload bytes carries 14 (Ethernet) + 20 (IPv4)
+// + 20 (TCP) + 12 (the timestamps option) bytes of headers, so the payload
+// rate is rate * mss / (mss + 66). The MSS is the one the result reports.
+// Cubic, because bbr and a 5 ms queue fight (bbr loses several percent to
+// retransmissions there); a second of warm-up keeps slow start out.
+func TestTCPOverShapedLink(t *testing.T) {
+	const rate = 50e6
+	l := nstest.NewLab(t, lab.Config{RateBitsPerSecond: rate})
+	addr := labServer(t, l, 7575)
+	var (
+		doc  run.Document
+		want float64
+	)
+	// On a shared machine the sender may be starved of CPU now and then:
+	// a run that falls short is tried again, up to three times in all.
+	for attempt := 1; attempt <= 3; attempt++ {
+		doc = labRun(t, l, addr, "-l", "3", "--omit", "1", "-i", "0", "--cc", "cubic")
+		if len(doc.Streams) != 1 || doc.Streams[0].Sender.TCPInfo == nil {
+			t.Fatalf("no TCP_INFO of the sender in %+v", doc.Streams)
+		}
+		mss := float64(doc.Streams[0].Sender.TCPInfo.SndMSS)
+		want = rate * mss / (mss + 14 + 20 + 20 + 12)
+		got := doc.Summary.BitsPerSecond
+		t.Logf("attempt %d: receiver %.4f Mbit/s, link payload %.4f Mbit/s (mss %.0f): %+.2f%%", attempt, got/1e6, want/1e6, mss, 100*(got/want-1))
+		if math.Abs(got-want) <= 0.02*want {
+			return
+		}
+	}
+	t.Errorf("receiver got %.4g bit/s, the link carries %.4g bit/s of payload: more than 2%% apart", doc.Summary.BitsPerSecond, want)
+}
+
+// devState is a device's MTU and every kernel feature's state, active
+// and requested, in a namespace: what a matrix must leave as it found.
+func devState(t *testing.T, nsName, dev string) string {
+	t.Helper()
+	ns, err := netns.GetFromName(nsName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	link, err := h.LinkByName(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd, err := netdev.Open(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nd.Close()
+	fs, err := nd.Features(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "mtu %d", link.Attrs().MTU)
+	for _, f := range fs {
+		fmt.Fprintf(&b, "; %s active=%v requested=%v", f.Name, f.Active, f.Requested)
+	}
+	return b.String()
+}
+
+// labState is both ends' devState.
+func labState(t *testing.T, l *lab.Lab) [2]string {
+	return [2]string{devState(t, l.A.Netns, l.A.Dev), devState(t, l.B.Netns, l.B.Dev)}
+}
+
+func checkRestored(t *testing.T, l *lab.Lab, before [2]string) {
+	t.Helper()
+	after := labState(t, l)
+	for i, dev := range []string{l.A.Dev, l.B.Dev} {
+		if after[i] != before[i] {
+			t.Errorf("%s not restored:\nbefore %s\nafter  %s", dev, before[i], after[i])
+		}
+	}
+}
+
+// startMatrix starts `wirespeed matrix` in side b of l against addr,
+// changing both veth ends, and returns the command and its output.
+func startMatrix(t *testing.T, l *lab.Lab, addr string, args ...string) (wait func() (int, string, string), signal func(os.Signal)) {
+	t.Helper()
+	full := append([]string{"matrix", addr, "--dev", l.B.Dev, "--remote-dev", l.A.Dev, "--remote-netns", l.A.Netns, "--settle", "0", "-i", "0", "--cc", "cubic"}, args...)
+	cmd := wirespeed(full...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := l.Start(lab.B, cmd); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var code int
+	go func() {
+		defer close(done)
+		cmd.Wait()
+		code = cmd.ProcessState.ExitCode()
+	}()
+	wait = func() (int, string, string) {
+		select {
+		case <-done:
+		case <-time.After(90 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("wirespeed %v did not end within 90s\n%s\n%s", full, stdout.String(), stderr.String())
+		}
+		return code, stdout.String(), stderr.String()
+	}
+	return wait, func(s os.Signal) { cmd.Process.Signal(s) }
+}
+
+// TestMatrixOverOffloads runs a matrix over tso and tx-checksumming on
+// both ends of a lab's veth pair: four rows, the one the kernel cannot
+// hold (TSO on without tx checksumming) skipped and said so, and every
+// setting of both devices as before afterwards.
+func TestMatrixOverOffloads(t *testing.T) {
+	l := nstest.NewNamespacePair(t)
+	addr := labServer(t, l, 7575)
+	before := labState(t, l)
+	out := filepath.Join(t.TempDir(), "m.json")
+	wait, _ := startMatrix(t, l, addr, "--set", "tso=on,off", "--set", "tx-checksumming=on,off", "-l", "0.5", "-o", out)
+	code, stdout, stderr := wait()
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	checkRestored(t, l, before)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc run.Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Command != "matrix" || doc.Matrix == nil || len(doc.Matrix.Rows) != 4 {
+		t.Fatalf("document: command %q, matrix %+v", doc.Command, doc.Matrix)
+	}
+	for _, r := range doc.Matrix.Rows {
+		impossible := r.Label == "tso=on tx-checksumming=off"
+		switch {
+		case impossible && (r.Skipped == "" || !strings.Contains(r.Skipped, "tso is not on")):
+			t.Errorf("row %s: skipped %q, want skipped because the kernel keeps tso off", r.Label, r.Skipped)
+		case !impossible && (r.Skipped != "" || len(r.Points) != 1 || r.Points[0].Summary.BitsPerSecond <= 0):
+			t.Errorf("row %s: skipped %q, %d points", r.Label, r.Skipped, len(r.Points))
+		case !impossible:
+			// Each measured row's records show its settings on both ends.
+			res := r.Points[0].Result
+			for _, e := range []*run.Env{res.Local.Env, res.Remote.Env} {
+				if e == nil || e.Interface == nil {
+					t.Fatalf("row %s: no environment record", r.Label)
+				}
+				for _, s := range r.Settings {
+					long := map[string]string{"tso": "tcp-segmentation-offload", "tx-checksumming": "tx-checksumming"}[s.Name]
+					if f, ok := e.Interface.Feature(long); !ok || (f.On != (s.Value == "on")) {
+						t.Errorf("row %s: %s of %s is %+v in the record", r.Label, long, e.Interface.Name, f)
+					}
+				}
+			}
+		}
+	}
+	if !strings.Contains(stdout, "restored wst-b and wst-a") {
+		t.Errorf("output does not say the devices were restored:\n%s", stdout)
+	}
+}
+
+// TestMatrixRestoresOnSignal stops a matrix with SIGINT, and one with
+// SIGTERM, in the middle of its second row: the table so far is shown,
+// the exit status is 1, and every setting of both devices is as before.
+func TestMatrixRestoresOnSignal(t *testing.T) {
+	l := nstest.NewNamespacePair(t)
+	addr := labServer(t, l, 7575)
+	before := labState(t, l)
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			wait, signal := startMatrix(t, l, addr, "--set", "tso=off,on", "--set", "tx-checksumming=off,on", "--set", "mtu=9000,1500", "-l", "1")
+			// Wait for the second row to start: its settings are made,
+			// differing from the original state on both ends.
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				now := labState(t, l)
+				if now != before && strings.Contains(now[0], "mtu 1500") && !strings.Contains(now[0], "tx-tcp-segmentation active=true") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the matrix never reached its second row")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(300 * time.Millisecond) // into the measurement
+			signal(sig)
+			code, stdout, stderr := wait()
+			if code != 1 {
+				t.Errorf("exit %d after %v, want 1\n%s\n%s", code, sig, stdout, stderr)
+			}
+			if !strings.Contains(stderr, "interrupted") || !strings.Contains(stdout, "restored wst-b and wst-a") {
+				t.Errorf("after %v:\nstdout %s\nstderr %s", sig, stdout, stderr)
+			}
+			checkRestored(t, l, before)
+		})
+	}
+}
+
+// TestLabMatrixAndCompare is the issue's end to end: in a lab pair, a
+// matrix over tso and the MTU gives four rows with confidence and CPU
+// and leaves both ends as they were; compare of two such results says,
+// for every point and figure, whether the difference is real.
+func TestLabMatrixAndCompare(t *testing.T) {
+	l := nstest.NewNamespacePair(t)
+	addr := labServer(t, l, 7575)
+	before := labState(t, l)
+	dir := t.TempDir()
+	for _, name := range []string{"a.json", "b.json"} {
+		wait, _ := startMatrix(t, l, addr, "--set", "tso=on,off", "--set", "mtu=1500,9000", "-l", "0.5", "--iterations", "3,3", "-o", filepath.Join(dir, name))
+		code, stdout, stderr := wait()
+		if code != 0 {
+			t.Fatalf("matrix: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		checkRestored(t, l, before)
+		rows := 0
+		for _, line := range strings.Split(stdout, "\n") {
+			f := strings.Fields(line)
+			// tso mtu throughput conf iter lutil rutil lsd rsd
+			if len(f) >= 9 && (f[0] == "on" || f[0] == "off") && (f[1] == "1500" || f[1] == "9000") && f[4] == "3" {
+				rows++
+			}
+		}
+		if rows != 4 {
+			t.Errorf("%d table rows with throughput, confidence, 3 iterations and CPU, want 4:\n%s", rows, stdout)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := wirespeed("compare", filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := context.AfterFunc(ctx, func() { cmd.Process.Kill() })
+	defer stop()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("compare: %v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"Mann-Whitney U test", "throughput (10^6bits/sec)", "local CPU util", "remote service demand",
+		"tso=on mtu=1500 TCP_STREAM", "tso=off mtu=9000 TCP_STREAM", "cannot reach significance"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare output lacks %q:\n%s", want, out)
+		}
+	}
+	t.Logf("compare:\n%s", out)
+}
