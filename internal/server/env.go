@@ -28,9 +28,13 @@ type hostSession struct {
 
 	// authenticated is set once the client proved it holds the server's
 	// key. Remote device changes need it as well as --allow-netconf. The
-	// authentication of the session (the pre-shared key exchange) sets it;
-	// until a build has one, nothing does, and netconf requests are
-	// refused.
+	// authentication of the session (the pre-shared key exchange) sets it,
+	// in session() after startHostSession:
+	//
+	//	hostSessionOf(ctx).authenticated = <the client proved the key>
+	//
+	// Until a build has that exchange, nothing sets it and every netconf
+	// request is refused.
 	authenticated bool
 
 	env *run.Env
