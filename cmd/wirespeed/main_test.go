@@ -38,12 +38,13 @@ func wirespeed(args ...string) *exec.Cmd {
 	return cmd
 }
 
-// labServer starts `wirespeed serve` in side a of l and waits until it
-// accepts connections from side b. It is stopped when the test ends.
-func labServer(t *testing.T, l *lab.Lab, port int) string {
+// labServer starts `wirespeed serve` in side a of l, with extra flags,
+// and waits until it accepts connections from side b. It is stopped when
+// the test ends.
+func labServer(t *testing.T, l *lab.Lab, port int, extra ...string) string {
 	t.Helper()
 	addr := netip.AddrPortFrom(l.A.IPv4, uint16(port)).String()
-	srv := wirespeed("serve", "--listen", addr, "--log-level", "warn")
+	srv := wirespeed(append([]string{"serve", "--listen", addr, "--log-level", "warn"}, extra...)...)
 	var logs bytes.Buffer
 	srv.Stderr = &logs
 	if err := l.Start(lab.A, srv); err != nil {

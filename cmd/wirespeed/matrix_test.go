@@ -72,10 +72,17 @@ func checkRestored(t *testing.T, l *lab.Lab, before [2]string) {
 }
 
 // startMatrix starts `wirespeed matrix` in side b of l against addr,
-// changing both veth ends, and returns the command and its output.
+// changing both veth ends (a's through its namespace), and returns the
+// command and its output.
 func startMatrix(t *testing.T, l *lab.Lab, addr string, args ...string) (wait func() (int, string, string), signal func(os.Signal)) {
 	t.Helper()
-	full := append([]string{"matrix", addr, "--dev", l.B.Dev, "--remote-dev", l.A.Dev, "--remote-netns", l.A.Netns, "--settle", "0", "-i", "0", "--cc", "cubic"}, args...)
+	return startMatrixArgs(t, l, append([]string{"matrix", addr, "--dev", l.B.Dev, "--remote-dev", l.A.Dev, "--remote-netns", l.A.Netns}, args...)...)
+}
+
+// startMatrixArgs starts wirespeed with args (a matrix) in side b of l.
+func startMatrixArgs(t *testing.T, l *lab.Lab, args ...string) (wait func() (int, string, string), signal func(os.Signal)) {
+	t.Helper()
+	full := append(args, "--settle", "0", "-i", "0", "--cc", "cubic")
 	cmd := wirespeed(full...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -166,19 +173,7 @@ func TestMatrixRestoresOnSignal(t *testing.T) {
 	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			wait, signal := startMatrix(t, l, addr, "--set", "tso=off,on", "--set", "tx-checksumming=off,on", "--set", "mtu=9000,1500", "-l", "1")
-			// Wait for the second row to start: its settings are made,
-			// differing from the original state on both ends.
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				now := labState(t, l)
-				if now != before && strings.Contains(now[0], "mtu 1500") && !strings.Contains(now[0], "tx-tcp-segmentation active=true") {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the matrix never reached its second row")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			waitSecondRow(t, l, before)
 			time.Sleep(300 * time.Millisecond) // into the measurement
 			signal(sig)
 			code, stdout, stderr := wait()
@@ -242,4 +237,72 @@ func TestLabMatrixAndCompare(t *testing.T) {
 		}
 	}
 	t.Logf("compare:\n%s", out)
+}
+
+// waitSecondRow waits until the second row of a matrix over
+// tso=off,on x tx-checksumming=off,on x mtu=9000,1500 is set on side a:
+// MTU 1500 with TSO off, which neither the original state nor the first
+// row has.
+func waitSecondRow(t *testing.T, l *lab.Lab, before [2]string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		now := labState(t, l)
+		if now != before && strings.Contains(now[0], "mtu 1500") && !strings.Contains(now[0], "tx-tcp-segmentation active=true") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the matrix never reached its second row")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMatrixRemoteByServer changes side a's veth through the server in
+// it (serve --allow-netconf --psk-file), as on two real hosts: a matrix
+// stopped with SIGINT restores both ends (the server its own, at the
+// client's request); a client killed with SIGKILL restores nothing, and
+// the server still restores its end when the session ends.
+func TestMatrixRemoteByServer(t *testing.T) {
+	l := nstest.NewNamespacePair(t)
+	key := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := labServer(t, l, 7575, "--psk-file", key, "--allow-netconf")
+	before := labState(t, l)
+	args := []string{"matrix", addr, "--psk-file", key, "--dev", l.B.Dev, "--remote-dev", l.A.Dev,
+		"--set", "tso=off,on", "--set", "tx-checksumming=off,on", "--set", "mtu=9000,1500", "-l", "1"}
+
+	t.Run("interrupt", func(t *testing.T) {
+		wait, signal := startMatrixArgs(t, l, args...)
+		waitSecondRow(t, l, before)
+		time.Sleep(300 * time.Millisecond)
+		signal(syscall.SIGINT)
+		code, stdout, stderr := wait()
+		if code != 1 || !strings.Contains(stdout, "wst-a (remote, by the server)") || !strings.Contains(stdout, "restored wst-b and wst-a") {
+			t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+		}
+		checkRestored(t, l, before)
+	})
+	t.Run("kill", func(t *testing.T) {
+		wait, signal := startMatrixArgs(t, l, args...)
+		waitSecondRow(t, l, before)
+		signal(syscall.SIGKILL)
+		wait()
+		// The server notices the lost connection and restores its end;
+		// the client's end stays as the kill left it (only the lab's
+		// removal undoes it).
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			now := devState(t, l.A.Netns, l.A.Dev)
+			if now == before[0] {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the server did not restore %s after its client was killed:\nbefore %s\nnow    %s", l.A.Dev, before[0], now)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 }

@@ -67,8 +67,8 @@ Every device is put back exactly as it was when the matrix ends, however it
 ends: normally, on an error, on Ctrl-C or SIGTERM (restored at once, then
 the partial table), or on a panic. --keep leaves the last row's settings.
 A server changes its own device only when started with --allow-netconf and
-the session is authenticated; it restores it when the session ends, even if
-this client dies. --remote-netns changes the remote device directly in a
+--psk-file, and this client proves the key (--psk-file); it restores the
+device when the session ends, even if this client dies. --remote-netns changes the remote device directly in a
 network namespace of this host instead (a lab: wirespeed lab run matrix
 does that).
 
@@ -102,7 +102,7 @@ waits after each change before measuring.`,
 	addRunFlags(cmd, &f.run)
 	fl := cmd.Flags()
 	fl.StringVar(&f.dev, "dev", "", "this host's interface to change (the one that carries the test)")
-	fl.StringVar(&f.remoteDev, "remote-dev", "", "the server's interface to change too (the server needs --allow-netconf and an authenticated session)")
+	fl.StringVar(&f.remoteDev, "remote-dev", "", "the server's interface to change too (the server needs --allow-netconf and --psk-file, this client --psk-file)")
 	fl.StringVar(&f.remoteNetns, "remote-netns", "", "change --remote-dev in this network namespace of this host instead of asking the server (a lab's side a)")
 	fl.StringArrayVar(&f.sets, "set", nil, "NAME=VALUE,VALUE... to vary, e.g. tso=on,off or mtu=1500,9000; repeat for more (local: or remote: prefix for one side)")
 	fl.StringVar(&f.sizes, "sizes", "", "run a sweep of these message sizes for every combination (as wirespeed sweep --sizes)")
@@ -357,6 +357,10 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	if err != nil {
 		return err
 	}
+	sec, err := f.run.sec.security(host == "")
+	if err != nil {
+		return err
+	}
 
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	label := addr
@@ -369,7 +373,8 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 		defer stop()
 		addr, label = a, a+" (embedded server)"
 	}
-	c, err := client.Dial(ctx, client.Config{Addr: addr, IPVersion: base.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: f.run.measure.procRoot})
+	c, err := client.Dial(ctx, client.Config{Addr: addr, IPVersion: base.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: f.run.measure.procRoot,
+		Security: sec})
 	if err != nil {
 		return err
 	}

@@ -26,15 +26,10 @@ type hostSession struct {
 	peer netip.Addr // the client's address: the record describes the route to it
 	log  *slog.Logger
 
-	// authenticated is set once the client proved it holds the server's
-	// key. Remote device changes need it as well as --allow-netconf. The
-	// authentication of the session (the pre-shared key exchange) sets it,
-	// in session() after startHostSession:
-	//
-	//	hostSessionOf(ctx).authenticated = <the client proved the key>
-	//
-	// Until a build has that exchange, nothing sets it and every netconf
-	// request is refused.
+	// authenticated is set when the client proved it holds the server's
+	// pre-shared key (--psk-file; limits.go's sessionGate.authenticate).
+	// Remote device changes need it as well as --allow-netconf. TLS alone
+	// does not authenticate a client.
 	authenticated bool
 
 	env *run.Env
@@ -47,12 +42,12 @@ type hostSessionKey struct{}
 // startHostSession makes the session's hostSession and returns ctx
 // carrying it (test reads it there) and the function that ends it: it
 // restores every device the session changed and did not keep. Call it
-// once the session is established; defer the end.
+// once the session is established, after its authentication succeeded:
+// with a pre-shared key, that success is what marks the session
+// authenticated. Defer the end.
 func (s *Server) startHostSession(ctx context.Context, cc *control.Conn, log *slog.Logger) (context.Context, func()) {
 	hs := &hostSession{srv: s, peer: addrOf(cc.NetConn().RemoteAddr()), log: log, devs: map[string]*heldDev{}}
-	if s.nc.authenticateAll {
-		hs.authenticated = true
-	}
+	hs.authenticated = s.cfg.PSK != nil || s.nc.authenticateAll
 	return context.WithValue(ctx, hostSessionKey{}, hs), hs.end
 }
 

@@ -33,8 +33,8 @@ type netconfState struct {
 
 	// authenticateAll marks every session authenticated, and netns is the
 	// network namespace whose devices sessions change (0: the process's).
-	// Tests set them, to stand in for the key exchange and to reach a
-	// lab's namespace from a server running in the test process.
+	// Tests set them, to skip the key exchange and to reach a lab's
+	// namespace from a server running in the test process.
 	authenticateAll bool
 	netns           netns.NsHandle
 }
@@ -116,7 +116,7 @@ func (hs *hostSession) netconf(ctx context.Context, req control.NetconfRequest) 
 
 // errNetconfForbidden is the refusal of a session that may not change
 // devices; its message names both requirements.
-var errNetconfForbidden = errors.New("changing the server's devices needs both: the server started with --allow-netconf, and an authenticated session (a client that proved the server's key)")
+var errNetconfForbidden = errors.New("changing the server's devices needs both: the server started with --allow-netconf, and an authenticated session (serve --psk-file, and the client proving the same key with --psk-file)")
 
 // mayChange says whether the session may change devices, and if not,
 // which requirement is missing.
@@ -128,7 +128,7 @@ func (hs *hostSession) mayChange() error {
 	case !allowed:
 		return fmt.Errorf("%w; this server was started without --allow-netconf", errNetconfForbidden)
 	case !hs.authenticated:
-		return fmt.Errorf("%w; this session is not authenticated", errNetconfForbidden)
+		return fmt.Errorf("%w; this session is not authenticated (the server has no --psk-file)", errNetconfForbidden)
 	}
 	return nil
 }

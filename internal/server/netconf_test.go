@@ -19,32 +19,55 @@ import (
 	"wirespeed/internal/spec"
 )
 
+// ncKey is the pre-shared key of the netconf tests' servers and clients.
+var ncKey = []byte("0123456789abcdef0123456789abcdef")
+
+// ncDialKey is ncDial for a client proving key.
+func ncDialKey(t *testing.T, addr string, key []byte) *client.Client {
+	t.Helper()
+	c, err := client.Dial(context.Background(), client.Config{Addr: addr, Tool: "test", Hostname: "client", Security: client.Security{PSK: key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // TestNetconfForbidden: a session may change the server's devices only
-// when the server allows it and the session is authenticated; the refusal
-// names both requirements and which one is missing, and leaves the
-// session usable.
+// when the server allows it and the session is authenticated with the
+// server's pre-shared key; the refusal names both requirements and which
+// one is missing, and leaves the session usable. Allowed and
+// authenticated, a check (which changes nothing) goes through.
 func TestNetconfForbidden(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	tests := []struct {
-		name          string
-		allow, authed bool
-		missing       string
+		name    string
+		allow   bool
+		key     []byte
+		missing string // "" for allowed
 	}{
-		{"neither", false, false, "has neither"},
-		{"not allowed", false, true, "without --allow-netconf"},
-		{"not authenticated", true, false, "not authenticated"},
+		{"neither", false, nil, "has neither"},
+		{"not allowed", false, ncKey, "without --allow-netconf"},
+		{"not authenticated", true, nil, "not authenticated"},
+		{"allowed", true, ncKey, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			addr, stop := ncServer(t, Config{AllowNetconf: tt.allow}, func(s *Server) { s.nc.authenticateAll = tt.authed })
+			addr, stop := ncServer(t, Config{AllowNetconf: tt.allow, Security: Security{PSK: tt.key}}, nil)
 			defer stop()
-			c := ncDial(t, addr)
+			c := ncDialKey(t, addr, tt.key)
 			defer c.Close()
-			_, err := c.Netconf(context.Background(), control.NetconfSet, "lo", []string{"mtu=1500"})
+			_, err := c.Netconf(context.Background(), control.NetconfCheck, "lo", []string{"mtu=65536"})
+			if tt.missing == "" {
+				if err != nil {
+					t.Fatalf("check by an authenticated client of a server that allows it: %v", err)
+				}
+				return
+			}
 			if !control.HasCode(err, control.CodeForbidden) {
 				t.Fatalf("Netconf = %v, want a %s error", err, control.CodeForbidden)
 			}
-			for _, want := range []string{"--allow-netconf", "authenticated", tt.missing} {
+			for _, want := range []string{"--allow-netconf", "authenticated", "--psk-file", tt.missing} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("refusal %q does not say %q", err, want)
 				}
@@ -106,7 +129,9 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 	defer ns.Close()
 	dev := l.A.Dev
 	orig := devState(t, ns, dev)
-	prepare := func(s *Server) { s.nc.authenticateAll, s.nc.netns = true, ns }
+	// The lab's namespace stands in for the server's own (netns); the
+	// sessions authenticate with the key as real ones do.
+	prepare := func(s *Server) { s.nc.netns = ns }
 	set := func(t *testing.T, c *client.Client) {
 		t.Helper()
 		reply, err := c.Netconf(context.Background(), control.NetconfSet, dev, []string{"tso=off", "tx-checksumming=off", "mtu=9000"})
@@ -136,17 +161,17 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 	}
 
 	t.Run("bye", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true}, prepare)
+		addr, stop := ncServer(t, Config{AllowNetconf: true, Security: Security{PSK: ncKey}}, prepare)
 		defer stop()
-		c := ncDial(t, addr)
+		c := ncDialKey(t, addr, ncKey)
 		set(t, c)
 		c.Close()
 		waitRestored(t, "after bye")
 	})
 	t.Run("restore request", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true}, prepare)
+		addr, stop := ncServer(t, Config{AllowNetconf: true, Security: Security{PSK: ncKey}}, prepare)
 		defer stop()
-		c := ncDial(t, addr)
+		c := ncDialKey(t, addr, ncKey)
 		set(t, c)
 		if _, err := c.Netconf(context.Background(), control.NetconfRestore, dev, nil); err != nil {
 			t.Fatal(err)
@@ -156,10 +181,11 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 		}
 	})
 	t.Run("connection lost", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true}, prepare)
+		addr, stop := ncServer(t, Config{AllowNetconf: true}, func(s *Server) { s.nc.netns, s.nc.authenticateAll = ns, true })
 		defer stop()
-		// A raw control connection, closed without a bye, as by a client
-		// that was killed.
+		// A raw control connection (no key exchange: the server trusts
+		// every session here), closed without a bye, as by a client that
+		// was killed.
 		nc, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -192,8 +218,8 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 		waitRestored(t, "after the connection was lost")
 	})
 	t.Run("server stops", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true}, prepare)
-		c := ncDial(t, addr)
+		addr, stop := ncServer(t, Config{AllowNetconf: true, Security: Security{PSK: ncKey}}, prepare)
+		c := ncDialKey(t, addr, ncKey)
 		set(t, c)
 		stop()
 		if now := devState(t, ns, dev); now != orig {
@@ -201,11 +227,11 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 		}
 	})
 	t.Run("second client", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true, MaxTests: 2}, prepare)
+		addr, stop := ncServer(t, Config{AllowNetconf: true, MaxTests: 2, Security: Security{PSK: ncKey}}, prepare)
 		defer stop()
-		c := ncDial(t, addr)
+		c := ncDialKey(t, addr, ncKey)
 		set(t, c)
-		c2 := ncDial(t, addr)
+		c2 := ncDialKey(t, addr, ncKey)
 		_, err := c2.Netconf(context.Background(), control.NetconfSet, dev, []string{"mtu=1500"})
 		if !control.HasCode(err, control.CodeNetconf) || !strings.Contains(err.Error(), "another client") {
 			t.Errorf("second client's change = %v, want refused: another client holds the device", err)
@@ -214,9 +240,9 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 		waitRestored(t, "after the first client's bye")
 	})
 	t.Run("bad requests", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true}, prepare)
+		addr, stop := ncServer(t, Config{AllowNetconf: true, Security: Security{PSK: ncKey}}, prepare)
 		defer stop()
-		c := ncDial(t, addr)
+		c := ncDialKey(t, addr, ncKey)
 		for _, tc := range []struct {
 			dev      string
 			settings []string
@@ -240,9 +266,9 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 		}
 	})
 	t.Run("keep", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true}, prepare)
+		addr, stop := ncServer(t, Config{AllowNetconf: true, Security: Security{PSK: ncKey}}, prepare)
 		defer stop()
-		c := ncDial(t, addr)
+		c := ncDialKey(t, addr, ncKey)
 		set(t, c)
 		if _, err := c.Netconf(context.Background(), control.NetconfKeep, dev, nil); err != nil {
 			t.Fatal(err)
