@@ -70,8 +70,10 @@ func newLabUpCmd(e *env) *cobra.Command {
 		Short: "Make a lab",
 		Long: `Make a lab: two namespaces joined by a veth pair, with addresses, lo up, the
 MTU, offload features and rate limit asked for, on both ends, and start
-wirespeed serve in side a, detached, its process id recorded under
-/run/wirespeed/labs so that lab down stops it (--server=false: no server).
+wirespeed serve in side a, detached, with a fresh pre-shared key and
+--allow-netconf (the devices it can change are the namespace's: its veth
+end and lo), its process id and key recorded under /run/wirespeed/labs so
+that lab run finds them and lab down stops it (--server=false: no server).
 
 --rate puts a tbf qdisc on both veth ends. Its bucket holds 4 ms at the
 rate (at least two full-size frames) and its queue 5 ms more, so the limit

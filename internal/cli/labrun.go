@@ -31,13 +31,21 @@ var selfCommand = func(args ...string) (*exec.Cmd, error) {
 
 // startLabServer starts `wirespeed serve` detached in side a of l,
 // listening on every address there, and waits until side b reaches it.
+// The server requires a fresh pre-shared key, which lab run passes to the
+// clients, and lets them change its devices (--allow-netconf): a lab's
+// matrix changes both veth ends, the server its own. Its devices are the
+// namespace's: its veth end and lo.
 func startLabServer(ctx context.Context, l *lab.Lab, port int) (*lab.Server, error) {
-	cmd, err := selfCommand("serve", "--listen", ":"+strconv.Itoa(port), "--log-level", "info")
+	key, err := lab.MakeKey(l.Name)
+	if err != nil {
+		return nil, err
+	}
+	cmd, err := selfCommand("serve", "--listen", ":"+strconv.Itoa(port), "--log-level", "info", "--psk-file", key, "--allow-netconf")
 	if err != nil {
 		return nil, err
 	}
 	addr := netip.AddrPortFrom(l.A.IPv4, uint16(port)).String()
-	return l.StartServer(ctx, cmd, addr)
+	return l.StartServer(ctx, cmd, addr, key)
 }
 
 // labServerStatus describes the lab's server for report.Lab.
@@ -46,7 +54,7 @@ func labServerStatus(name string) *report.LabServer {
 	if err != nil || s == nil {
 		return nil
 	}
-	return &report.LabServer{PID: s.PID, Addr: s.Addr, Running: s.Running(name), Log: s.Log}
+	return &report.LabServer{PID: s.PID, Addr: s.Addr, Running: s.Running(name), Log: s.Log, Key: s.Key}
 }
 
 // labRunCommands are the commands lab run can run in side b.
@@ -61,10 +69,12 @@ func newLabRunCmd(e *env) *cobra.Command {
 that lab up started in side a, with the flags after --. The server's address
 is filled in (its IPv6 address with -6).
 
-For matrix, the devices are filled in too, unless the flags name them:
---dev wst-b, and --remote-dev wst-a changed directly in namespace a
-(--remote-netns), so that both ends of the veth pair change together and
-are both restored at the end.
+The lab's server requires the lab's pre-shared key (see lab status); lab run
+passes it (--psk-file). For matrix, the devices are filled in too, unless
+the flags name them: --dev wst-b, and --remote-dev wst-a, which the server
+changes itself (it runs with --allow-netconf), so that both ends of the veth
+pair change together; the server restores its end when the client's session
+ends, however it ends.
 
 Ctrl-C or SIGTERM is passed on to the client once; it stops its run, restores
 what it changed and shows what it measured. The exit status is the client's.`,
@@ -137,11 +147,22 @@ func labClientArgs(l *lab.Lab, srv *lab.Server, sub string, flags []string) ([]s
 		host = l.A.IPv6.String()
 	}
 	args := []string{sub, net.JoinHostPort(host, port)}
+	if srv.Key != "" && !has("--psk-file") {
+		args = append(args, "--psk-file", srv.Key)
+	}
 	if sub == "matrix" {
 		if !has("--dev") {
 			args = append(args, "--dev", l.B.Dev)
 		}
-		if !has("--remote-dev") {
+		switch {
+		case has("--remote-dev"):
+		case srv.Key != "":
+			// The lab's server changes its end itself, and restores it
+			// when the session ends, whatever happens to the client.
+			args = append(args, "--remote-dev", l.A.Dev)
+		default:
+			// A server without a key cannot be asked: change its end
+			// through its namespace.
 			args = append(args, "--remote-dev", l.A.Dev, "--remote-netns", l.A.Netns)
 		}
 	}

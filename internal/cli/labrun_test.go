@@ -33,6 +33,25 @@ func TestLabClientArgs(t *testing.T) {
 		{"matrix", []string{"--dev=wst-b", "--set", "tso=on,off"}, []string{"matrix", "10.77.0.1:7575", "--remote-dev", "wst-a", "--remote-netns", "wst-x-a", "--dev=wst-b", "--set", "tso=on,off"}},
 		{"matrix", []string{"--remote-dev", "eth9", "--set", "tso=on,off"}, []string{"matrix", "10.77.0.1:7575", "--dev", "wst-b", "--remote-dev", "eth9", "--set", "tso=on,off"}},
 	}
+	keyed := &lab.Server{Addr: "10.77.0.1:7575", Key: "/run/wirespeed/labs/x.key"}
+	keyedTests := []struct {
+		sub   string
+		flags []string
+		want  []string
+	}{
+		{"sweep", []string{"-l", "1"}, []string{"sweep", "10.77.0.1:7575", "--psk-file", "/run/wirespeed/labs/x.key", "-l", "1"}},
+		{"run", []string{"--psk-file", "k"}, []string{"run", "10.77.0.1:7575", "--psk-file", "k"}},
+		{"matrix", []string{"--set", "mtu=1500,9000"}, []string{"matrix", "10.77.0.1:7575", "--psk-file", "/run/wirespeed/labs/x.key", "--dev", "wst-b", "--remote-dev", "wst-a", "--set", "mtu=1500,9000"}},
+	}
+	for _, tt := range keyedTests {
+		got, err := labClientArgs(l, keyed, tt.sub, tt.flags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("keyed server: %s %q (-want +got):\n%s", tt.sub, tt.flags, diff)
+		}
+	}
 	for _, tt := range tests {
 		got, err := labClientArgs(l, srv, tt.sub, tt.flags)
 		if err != nil {
@@ -72,7 +91,7 @@ func TestLabServerAndRun(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("lab up: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(out, "server: wirespeed serve on 10.77.0.1:7601 in a") || !strings.Contains(out, "running") {
+	if !strings.Contains(out, "server: wirespeed serve on 10.77.0.1:7601 in a") || !strings.Contains(out, "running") || !strings.Contains(out, "key:    "+lab.KeyPath(name)) {
 		t.Errorf("lab up printed:\n%s", out)
 	}
 	srv, err := lab.LoadServer(name)
@@ -102,7 +121,7 @@ func TestLabServerAndRun(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("lab run matrix: exit %d: %s\n%s", code, stderr, out)
 	}
-	if !strings.Contains(out, "wst-b (local) and wst-a (remote, namespace wst-"+name+"-a)") || !strings.Contains(out, "restored wst-b and wst-a") {
+	if !strings.Contains(out, "wst-b (local) and wst-a (remote, by the server)") || !strings.Contains(out, "restored wst-b and wst-a") {
 		t.Errorf("lab run matrix printed:\n%s", out)
 	}
 	if l, err := lab.Load(name); err != nil || l.MTU != 1500 {
@@ -120,6 +139,9 @@ func TestLabServerAndRun(t *testing.T) {
 	}
 	if s, _ := lab.LoadServer(name); s != nil {
 		t.Errorf("server still recorded after lab down: %+v", s)
+	}
+	if _, err := os.Stat(lab.KeyPath(name)); !os.IsNotExist(err) {
+		t.Errorf("the lab's key is still there after lab down: %v", err)
 	}
 }
 

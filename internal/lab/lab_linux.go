@@ -342,8 +342,10 @@ func Remove(name string) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := os.Remove(LogPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, err)
+	for _, p := range []string{LogPath(name), KeyPath(name)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -1,6 +1,8 @@
 package lab
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,7 +29,10 @@ type Server struct {
 	// (/proc/PID/stat, field 22).
 	StartTicks uint64 `json:"start_ticks"`
 	// Addr is the HOST:PORT it listens on, in side a.
-	Addr    string    `json:"addr"`
+	Addr string `json:"addr"`
+	// Key is the pre-shared key file the server requires clients to
+	// prove (serve --psk-file); empty for a server started without one.
+	Key     string    `json:"key,omitempty"`
 	Log     string    `json:"log"`
 	Started time.Time `json:"started"`
 	Args    []string  `json:"args"`
@@ -38,6 +43,28 @@ func statePath(name string) string { return filepath.Join(StateDir, name+".json"
 
 // LogPath is where the server of the lab called name writes its log.
 func LogPath(name string) string { return filepath.Join(StateDir, name+"-server.log") }
+
+// KeyPath is the lab's pre-shared key file: its server requires it, and
+// lab run passes it to the clients.
+func KeyPath(name string) string { return filepath.Join(StateDir, name+".key") }
+
+// MakeKey writes a fresh random key to KeyPath(name), readable by root
+// only, and returns its path.
+func MakeKey(name string) (string, error) {
+	if err := CheckName(name); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(StateDir, 0o755); err != nil {
+		return "", fmt.Errorf("lab %s: %w", name, err)
+	}
+	var b [32]byte
+	rand.Read(b[:]) // never fails (crypto/rand contract since Go 1.24)
+	path := KeyPath(name)
+	if err := os.WriteFile(path, []byte(hex.EncodeToString(b[:])+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("lab %s: key: %w", name, err)
+	}
+	return path, nil
+}
 
 // LoadServer returns the server recorded for the lab called name, or nil
 // when none is.

@@ -18,13 +18,14 @@ import (
 )
 
 // StartServer starts cmd, a `wirespeed serve` listening on addr (HOST:PORT
-// in side a), detached inside side a: in a session of its own, with its
+// in side a) and requiring the pre-shared key in the file key (empty for
+// none), detached inside side a: in a session of its own, with its
 // output in LogPath(l.Name), so that it outlives this process. It records
 // the server in the lab's state and waits until side b can connect to
 // addr (at most 10 s, or until ctx ends); if it cannot, it stops the
 // server and says why, with the end of its log. A lab runs one server:
 // stop the one recorded first.
-func (l *Lab) StartServer(ctx context.Context, cmd *exec.Cmd, addr string) (*Server, error) {
+func (l *Lab) StartServer(ctx context.Context, cmd *exec.Cmd, addr, key string) (*Server, error) {
 	if s, err := LoadServer(l.Name); err != nil {
 		return nil, err
 	} else if s != nil && s.running(l.Name) {
@@ -57,7 +58,7 @@ func (l *Lab) StartServer(ctx context.Context, cmd *exec.Cmd, addr string) (*Ser
 		cmd.Wait()
 		close(exited)
 	}()
-	s := &Server{PID: cmd.Process.Pid, Addr: addr, Log: logPath, Started: time.Now(), Args: cmd.Args}
+	s := &Server{PID: cmd.Process.Pid, Addr: addr, Key: key, Log: logPath, Started: time.Now(), Args: cmd.Args}
 	s.StartTicks, _ = startTicks(s.PID)
 	if err := saveServer(l.Name, s); err != nil {
 		cmd.Process.Kill()

@@ -8,7 +8,7 @@ import (
 )
 
 // StartServer fails: labs need Linux network namespaces.
-func (l *Lab) StartServer(context.Context, *exec.Cmd, string) (*Server, error) {
+func (l *Lab) StartServer(context.Context, *exec.Cmd, string, string) (*Server, error) {
 	return nil, ErrUnsupported
 }
 

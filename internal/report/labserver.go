@@ -11,6 +11,7 @@ type LabServer struct {
 	Addr    string // HOST:PORT clients in side b connect to
 	Running bool
 	Log     string
+	Key     string // the pre-shared key file clients must prove; "" for none
 }
 
 // labServer writes the server line of a lab's status.
@@ -23,4 +24,7 @@ func labServer(w io.Writer, s *LabServer) {
 		state = "NOT RUNNING"
 	}
 	fmt.Fprintf(w, "  server: wirespeed serve on %s in a, pid %d, %s (log %s)\n", s.Addr, s.PID, state, s.Log)
+	if s.Key != "" {
+		fmt.Fprintf(w, "  key:    %s (lab run passes it; other clients need --psk-file %s)\n", s.Key, s.Key)
+	}
 }
