@@ -112,6 +112,12 @@ func TestLabServerAndRun(t *testing.T) {
 		t.Errorf("lab run: throughput %v, envs local %+v remote %+v", doc.Summary.BitsPerSecond, doc.Local.Env, doc.Remote.Env)
 	}
 
+	// A sweep proves the lab's key too.
+	code, out, stderr = runMain(t, "lab", "run", "--name", name, "sweep", "--", "--sizes", "1460", "-l", "0.2", "-i", "0")
+	if code != ExitOK || !strings.Contains(out, "1460") {
+		t.Errorf("lab run sweep: exit %d: %s\n%s", code, stderr, out)
+	}
+
 	code, _, stderr = runMain(t, "lab", "run", "--name", name, "run", "--", "-l", "oops")
 	if code != ExitUsage {
 		t.Errorf("lab run with a bad flag: exit %d, want %d: %s", code, ExitUsage, stderr)
