@@ -28,6 +28,8 @@ files: test, parallel streams, congestion control, socket sizes, server...,
 and either side's environment (MTU, offloads, kernel, driver, qdisc,
 sysctls; "remote mtu=9000") (by file name when nothing does).
 
+A matrix document gives a line per row, labelled with its settings.
+
 -o FILE.csv writes one row per point instead, for spreadsheets.`,
 		Example: `  wirespeed plot sweep.json -o sweep.svg
   wirespeed plot cubic.json bbr.json -o cc.png
@@ -75,6 +77,7 @@ func runPlot(e *env, files []string, output string) error {
 			return fmt.Errorf("plot %s: the document holds no measured point", files[i])
 		}
 	}
+	series = expandMatrices(docs, labels, series)
 	if ext == ".csv" {
 		var buf bytes.Buffer
 		if err := report.PointsCSV(&buf, series); err != nil {
@@ -91,6 +94,26 @@ func runPlot(e *env, files []string, output string) error {
 	}
 	fmt.Fprintf(e.stderr, "wrote %s: %d line%s\n", output, len(series), map[bool]string{true: "", false: "s"}[len(series) == 1])
 	return nil
+}
+
+// expandMatrices replaces the series of each matrix document by one per
+// measured row, labelled with the row's settings (after the file's label
+// when there are several files).
+func expandMatrices(docs []run.Document, labels []string, series []report.Series) []report.Series {
+	var out []report.Series
+	for i, d := range docs {
+		if d.Matrix == nil {
+			out = append(out, series[i])
+			continue
+		}
+		for _, ms := range report.MatrixSeries(d) {
+			if len(docs) > 1 {
+				ms.Label = labels[i] + ": " + ms.Label
+			}
+			out = append(out, ms)
+		}
+	}
+	return out
 }
 
 // writeAtomic writes b to path through a temporary file and a rename.

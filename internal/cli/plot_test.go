@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"io"
 	"os"
@@ -156,4 +157,42 @@ func nextText(dec *xml.Decoder) (string, bool) {
 	}
 	cd, ok := tok.(xml.CharData)
 	return strings.TrimSpace(string(cd)), ok
+}
+
+// TestPlotMatrix: a matrix document gives a line per measured row,
+// labelled with its settings.
+func TestPlotMatrix(t *testing.T) {
+	b, err := os.ReadFile("testdata/compare/base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sweepDoc run.Document
+	if err := json.Unmarshal(b, &sweepDoc); err != nil {
+		t.Fatal(err)
+	}
+	doc := sweepDoc
+	doc.Command, doc.Points = "matrix", nil
+	doc.Matrix = &run.Matrix{Rows: []run.MatrixRow{
+		{Index: 1, Label: "mtu=1500", Points: sweepDoc.Points},
+		{Index: 2, Label: "mtu=9000", Skipped: "no"},
+		{Index: 3, Label: "mtu=4000", Points: sweepDoc.Points[:1]},
+	}}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "m.json")
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	csvPath := filepath.Join(dir, "m.csv")
+	if code, _, stderr := runMain(t, "plot", in, "-o", csvPath); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, _ := os.ReadFile(csvPath)
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[1], "mtu=1500,") || !strings.HasPrefix(lines[2], "mtu=1500,") || !strings.HasPrefix(lines[3], "mtu=4000,") {
+		t.Errorf("csv:\n%s", got)
+	}
 }
