@@ -295,7 +295,19 @@ func Compare(sources []Source, opts Options) (Result, error) {
 		}
 	}
 	if len(common) == 0 {
-		return res, errors.New("the documents have no point in common (the same test and message size, and for matrices the same settings)")
+		var have []string
+		for _, s := range sources {
+			var ks []string
+			for i, k := range s.Order {
+				if i == 3 {
+					ks = append(ks, fmt.Sprintf("and %d more", len(s.Order)-3))
+					break
+				}
+				ks = append(ks, k.String())
+			}
+			have = append(have, fmt.Sprintf("%s has %s", s.Name, strings.Join(ks, ", ")))
+		}
+		return res, fmt.Errorf("the documents have no point in common (the same test and message size, and for matrices the same settings): %s", strings.Join(have, "; "))
 	}
 
 	warnAt := map[string]int{}
