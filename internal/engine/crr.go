@@ -58,7 +58,6 @@ func (c *CRRClient) Latency() *hdrhistogram.Histogram { return c.hist }
 
 func (c *CRRClient) done(start, end int64) {
 	c.ctr.packets.Add(1)
-	c.ctr.bytes.Add(int64(c.req + c.resp))
 	if c.recording.Load() {
 		c.hist.RecordValue(max(end-start, 1))
 	}

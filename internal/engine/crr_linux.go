@@ -198,7 +198,6 @@ func (s *CRRServer) loop() error {
 		if ok {
 			if ok, _ = s.writeAll(nfd, resp); ok {
 				s.ctr.packets.Add(1)
-				s.ctr.bytes.Add(int64(s.req + s.resp))
 				s.ctr.calls.Add(1)
 			}
 		}

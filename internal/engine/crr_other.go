@@ -87,7 +87,6 @@ func (s *CRRServer) loop() error {
 			}
 			if _, err = conn.Write(resp); err == nil {
 				s.ctr.packets.Add(1)
-				s.ctr.bytes.Add(int64(s.req + s.resp))
 				s.ctr.calls.Add(1)
 			}
 		}

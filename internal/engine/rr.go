@@ -105,7 +105,6 @@ func (r *RRClient) Finish() error { return finishRR(r.rc, r.udp) }
 // the loop's clock) and ended at end.
 func (r *RRClient) done(start, end int64) {
 	r.ctr.packets.Add(1)
-	r.ctr.bytes.Add(int64(r.req + r.resp))
 	if r.recording.Load() {
 		r.hist.RecordValue(max(end-start, 1))
 	}
@@ -190,7 +189,6 @@ func (r *RRServer) Run() error {
 // answered counts one transaction.
 func (r *RRServer) answered() {
 	r.ctr.packets.Add(1)
-	r.ctr.bytes.Add(int64(r.req + r.resp))
 }
 
 // Finish does nothing: the client ends a request/response test.
@@ -268,3 +266,28 @@ func AddProcs(n int) func() {
 		procsMu.Unlock()
 	}
 }
+
+// rrCounters is a request/response loop's counters with Bytes derived
+// from the transactions, so that a sample never sees a transaction
+// counted without its bytes or the other way round.
+func rrCounters(ctr *counters, req, resp int) Counters {
+	c := ctr.snapshot()
+	c.Bytes = c.Packets * int64(req+resp)
+	return c
+}
+
+// Counters reads the counters; Bytes is request plus response bytes of
+// the completed transactions.
+func (r *RRClient) Counters() Counters { return rrCounters(&r.ctr, r.req, r.resp) }
+
+// Counters reads the counters; Bytes is request plus response bytes of
+// the answered requests.
+func (r *RRServer) Counters() Counters { return rrCounters(&r.ctr, r.req, r.resp) }
+
+// Counters reads the counters; Bytes is request plus response bytes of
+// the completed transactions.
+func (c *CRRClient) Counters() Counters { return rrCounters(&c.ctr, c.req, c.resp) }
+
+// Counters reads the counters; Bytes is request plus response bytes of
+// the answered connections.
+func (s *CRRServer) Counters() Counters { return rrCounters(&s.ctr, s.req, s.resp) }

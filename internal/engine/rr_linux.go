@@ -338,7 +338,6 @@ func (r *RRClient) drain(fd int, fl *inflight, respBuf []byte, elen int) {
 			fl.pop()
 		}
 		r.ctr.packets.Add(1)
-		r.ctr.bytes.Add(int64(r.req + r.resp))
 	}
 }
 
