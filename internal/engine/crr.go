@@ -146,6 +146,10 @@ func ListenCRR(network, host string, opts Options) (*net.TCPListener, error) {
 		}
 		return serr
 	}}
+	// Plain TCP: Go listens with MPTCP by default, and an MPTCP listener's
+	// blocking accept ignores SO_RCVTIMEO (Linux 6.18), so the server loops
+	// would never wake to see Stop while no connection comes.
+	lc.SetMultipathTCP(false)
 	ln, err := lc.Listen(context.Background(), network, net.JoinHostPort(host, "0"))
 	if err != nil {
 		return nil, err
