@@ -87,6 +87,9 @@ type CRRShared struct {
 	rc    syscall.RawConn
 	peer  netip.Addr
 	ended atomic.Bool
+	// busyPoll is SO_BUSY_POLL for every accepted connection (SetBusyPoll),
+	// which they do not inherit from the listener.
+	busyPoll int
 }
 
 // NewCRRShared wraps the test's listener; connections from any address

@@ -139,6 +139,9 @@ func (s *CRRServer) loop() error {
 			unix.Close(nfd)
 			continue
 		}
+		if s.sh.busyPoll > 0 {
+			unix.SetsockoptInt(nfd, unix.SOL_SOCKET, unix.SO_BUSY_POLL, s.sh.busyPoll)
+		}
 		tv := unix.NsecToTimeval(int64(pollInterval))
 		unix.SetsockoptTimeval(nfd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 		unix.SetsockoptTimeval(nfd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)

@@ -40,6 +40,7 @@ type UDPSender struct {
 	size    int
 	rate    float64 // payload bits per second; 0 for as fast as possible
 	epoch   time.Time
+	gso     int // UDP_SEGMENT datagram size (SetGSO); 0 for one datagram per send
 }
 
 // NewUDPSender returns the sending loop for the connected socket c.
@@ -79,6 +80,29 @@ func (s *UDPSender) due(start time.Time, sent uint64) (int, time.Time) {
 	return int(min(allowed-sent, udpBatch)), time.Time{}
 }
 
+// segments is how many datagrams one send makes: 1, or with GSO the send
+// size cut into datagrams of s.gso bytes, the last one shorter.
+func (s *UDPSender) segments() int {
+	if s.gso <= 0 {
+		return 1
+	}
+	return (s.size + s.gso - 1) / s.gso
+}
+
+// stamp writes the header of every datagram of one send: sequence numbers
+// from seq on, and the send time now.
+func (s *UDPSender) stamp(buf []byte, seq, now uint64) {
+	step := len(buf)
+	if s.gso > 0 {
+		step = s.gso
+	}
+	for off := 0; off < len(buf); off += step {
+		binary.BigEndian.PutUint64(buf[off:off+8], seq)
+		binary.BigEndian.PutUint64(buf[off+8:off+16], now)
+		seq++
+	}
+}
+
 // Finish sends the end-of-stream datagrams, telling the receiver how many
 // datagrams were sent.
 func (s *UDPSender) Finish() error {
@@ -115,6 +139,7 @@ type UDPReceiver struct {
 	mark  atomic.Bool // MarkWindow asked the loop to note the window's first sequence number
 	tr    seqTracker
 	fin   int64 // datagrams the sender says it sent; -1 until its end of stream
+	gro   bool  // UDP_GRO is on (EnableGRO)
 }
 
 // NewUDPReceiver returns the receiving loop for the connected socket c,
