@@ -280,3 +280,36 @@ func (t Test) RxMode() string {
 	}
 	return t.Rx
 }
+
+// DataPathOptions lists the data path options t asks for, as the flags
+// that ask for them ("--zerocopy msg"), in the order of the flags; nil
+// when it asks for none.
+func (t Test) DataPathOptions() []string {
+	var o []string
+	if t.LocalCPUs != "" || t.RemoteCPUs != "" {
+		s := "-T " + string(t.LocalCPUs)
+		if t.RemoteCPUs != "" {
+			s += "," + string(t.RemoteCPUs)
+		}
+		o = append(o, s)
+	}
+	if m := t.SendMode(); m != ZeroCopyOff {
+		o = append(o, "--zerocopy "+m)
+	}
+	if m := t.RxMode(); m != RxCopy {
+		o = append(o, "--rx "+m)
+	}
+	if t.FQRateBitsPerSecond > 0 {
+		o = append(o, "--fq-rate "+strconv.FormatFloat(t.FQRateBitsPerSecond, 'g', -1, 64))
+	}
+	if t.BusyPollMicros > 0 {
+		o = append(o, "--busy-poll "+strconv.Itoa(t.BusyPollMicros))
+	}
+	if t.GSOSize > 0 {
+		o = append(o, "--gso "+strconv.Itoa(t.GSOSize))
+	}
+	if t.GRO {
+		o = append(o, "--gro")
+	}
+	return o
+}
