@@ -68,6 +68,18 @@ func setBusyPoll(fd, usec int) (int, error) {
 	return got, nil
 }
 
+// ProbeBusyPoll sets SO_BUSY_POLL on a socket of its own and returns what
+// the kernel grants: what the TCP_CRR client's per-transaction sockets get
+// (Options.BusyPollMicros).
+func ProbeBusyPoll(usec int) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	return setBusyPoll(fd, usec)
+}
+
 // SetBusyPoll makes the TCP_CRR server loops set SO_BUSY_POLL on every
 // connection they accept, which do not inherit it from the listener. It
 // sets it on the listener too, to learn what the kernel grants, and

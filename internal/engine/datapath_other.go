@@ -45,3 +45,9 @@ func (r *UDPReceiver) EnableGRO() error { return errNoPlatform }
 
 // Pin is Linux only.
 func Pin(int) (Pinning, func(), error) { return Pinning{}, nil, errNoPlatform }
+
+// CheckCPU is Linux only.
+func CheckCPU(int) error { return errNoPlatform }
+
+// ProbeBusyPoll is Linux only.
+func ProbeBusyPoll(int) (int, error) { return 0, errNoPlatform }

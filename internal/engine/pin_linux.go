@@ -47,6 +47,19 @@ func Pin(cpu int) (Pinning, func(), error) {
 	return Pinning{CPU: cpu, TID: unix.Gettid()}, undo, nil
 }
 
+// CheckCPU reports whether this process may run on cpu, so that a run can
+// refuse a -T list before any loop starts.
+func CheckCPU(cpu int) error {
+	var s unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &s); err != nil {
+		return fmt.Errorf("read the CPU affinity: %w", err)
+	}
+	if cpu < 0 || cpu >= len(s)*64 || !s.IsSet(cpu) {
+		return fmt.Errorf("CPU %d: this process may run on CPUs %s only", cpu, cpuSetString(&s))
+	}
+	return nil
+}
+
 // cpuSetString lists a CPU set's members, "0,1,4".
 func cpuSetString(s *unix.CPUSet) string {
 	var b strings.Builder
