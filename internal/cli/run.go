@@ -105,6 +105,9 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 	}
 	if t.Kind == spec.UDPStream && (f.changed == nil || !f.changed("send-size")) {
 		t.SendSize = spec.DefaultUDPSize
+		if t.GSOSize > 0 {
+			t.SendSize = spec.GSOSendSize(t.GSOSize) // --gso: -m is the bytes per send
+		}
 	}
 	if f.tradeoff && t.Kind != spec.TCPStream {
 		return t, usagef("--tradeoff runs TCP_STREAM and TCP_MAERTS itself; drop -t %s and -R", t.Kind)
