@@ -176,3 +176,28 @@ func dashIfEmpty(s string) string {
 	}
 	return s
 }
+
+// dataPathSupport is the environment record's line on what the kernel
+// offers the data path options.
+func dataPathSupport(s run.DataPathSupport) string {
+	yn := func(name string, ok bool) string {
+		if ok {
+			return name
+		}
+		return "no " + name
+	}
+	parts := []string{
+		yn("MSG_ZEROCOPY", s.MsgZeroCopy),
+		yn("UDP GSO", s.UDPGSO),
+		yn("UDP GRO", s.UDPGRO),
+		yn("TCP internal pacing", s.TCPInternalPacing),
+	}
+	if s.DefaultQdisc != "" {
+		parts = append(parts, "default qdisc "+s.DefaultQdisc)
+	}
+	how := "by the kernel release"
+	if s.Probed {
+		how = "tried on sockets"
+	}
+	return strings.Join(parts, ", ") + " (" + how + ")"
+}

@@ -55,3 +55,14 @@ func TestDataPathText(t *testing.T) {
 	}
 	golden(t, "datapath.txt", buf.String())
 }
+
+// TestEnvDataPath: the environment record's line on what the kernel
+// offers the data path options.
+func TestEnvDataPath(t *testing.T) {
+	var b bytes.Buffer
+	Env(&b, run.Env{Hostname: "h", KernelRelease: "6.18.44", CPU: run.CPUInfo{Count: 2},
+		DataPath: &run.DataPathSupport{MsgZeroCopy: true, UDPGSO: true, UDPGRO: true, TCPInternalPacing: true, DefaultQdisc: "fq_codel", Probed: true}}, EnvOptions{})
+	Env(&b, run.Env{Hostname: "old", KernelRelease: "4.15.0",
+		DataPath: &run.DataPathSupport{MsgZeroCopy: true}}, EnvOptions{})
+	golden(t, "env-datapath", b.String())
+}

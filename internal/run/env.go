@@ -20,6 +20,8 @@ type Env struct {
 	// three for tcp_rmem and tcp_wmem (min, default, max bytes), one for
 	// the others. A sysctl that could not be read is absent.
 	Sysctls map[string][]int64 `json:"sysctls,omitempty"`
+	// DataPath is what the kernel offers the data path options.
+	DataPath *DataPathSupport `json:"datapath,omitempty"`
 }
 
 // CPUInfo is the processor as /proc/cpuinfo describes it.

@@ -188,7 +188,7 @@ func pacingVerdict(tcp bool, qdisc, defaultQdisc, release string) (by, note stri
 	switch {
 	case fq:
 		return "fq", fmt.Sprintf("the %s qdisc paces each socket to its cap", qdisc)
-	case tcp && kernelAtLeast(release, 4, 20):
+	case tcp && sysinfo.KernelAtLeast(release, 4, 20):
 		return "tcp", fmt.Sprintf("TCP's internal pacing enforces the cap (Linux 4.20 and later); the %s qdisc does not pace", orUnknown(qdisc))
 	case tcp:
 		return "", fmt.Sprintf("before Linux 4.20 (this is %s) TCP honours the cap only through the fq qdisc, and the qdisc is %s", orUnknown(release), orUnknown(qdisc))
@@ -201,17 +201,6 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
-}
-
-// kernelAtLeast compares a release like "6.18.44-fc" with major.minor.
-func kernelAtLeast(release string, major, minor int) bool {
-	f := strings.FieldsFunc(release, func(r rune) bool { return r < '0' || r > '9' })
-	if len(f) < 2 {
-		return false
-	}
-	ma, _ := strconv.Atoi(f[0])
-	mi, _ := strconv.Atoi(f[1])
-	return ma > major || ma == major && mi >= minor
 }
 
 func (d *dataPath) procRoot() string {

@@ -28,14 +28,3 @@ func TestPacingVerdict(t *testing.T) {
 		}
 	}
 }
-
-func TestKernelAtLeast(t *testing.T) {
-	for _, tt := range []struct {
-		release string
-		want    bool
-	}{{"4.20.0", true}, {"4.19.300", false}, {"5.0.1-generic", true}, {"6.18.44-fc-v669", true}, {"3.10", false}, {"", false}, {"x", false}} {
-		if got := kernelAtLeast(tt.release, 4, 20); got != tt.want {
-			t.Errorf("kernelAtLeast(%q, 4, 20) = %v", tt.release, got)
-		}
-	}
-}
