@@ -10,7 +10,10 @@
 // to the Go poller only when the socket would block (tcp_linux.go); UDP
 // streams move batches with sendmmsg(2)/recvmmsg(2) (udp_linux.go);
 // request/response loops make a blocking exchange on a locked OS thread,
-// as netperf does (rr_linux.go). Other platforms use net.Conn.
+// as netperf does (rr_linux.go). Other platforms use net.Conn. The data
+// path options (datapath.go) swap in other system calls for the same
+// loops: sendfile and MSG_ZEROCOPY sends, splice and MSG_TRUNC receives,
+// UDP GSO and GRO, pacing, busy polling and CPU pinning.
 package engine
 
 import (

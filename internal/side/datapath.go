@@ -62,7 +62,9 @@ func (d *dataPath) apply(k int, c Conn, role run.Role, l engine.Loop) (*run.Stre
 
 	switch l := l.(type) {
 	case *engine.TCPSender:
-		d.rec.ZeroCopy = t.SendMode()
+		if d.rec.ZeroCopy == "" {
+			d.rec.ZeroCopy = t.SendMode()
+		}
 		switch t.SendMode() {
 		case spec.ZeroCopySendfile:
 			if err := l.UseSendfile(); err != nil {
