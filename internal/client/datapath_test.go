@@ -167,9 +167,25 @@ func TestPinning(t *testing.T) {
 			}
 			sp.CPU = true // the pinned CPUs' utilization comes from the CPU figures
 			sp.LocalCPUs, sp.RemoteCPUs = spec.NewCPUList([]int{local}), spec.NewCPUList([]int{remote})
-			seen := make(chan map[int]int, 1)
-			go func() { time.Sleep(300 * time.Millisecond); seen <- pinnedThreads(t) }()
+			// Look at the threads while the run goes on, keeping the most
+			// seen on each CPU: on a loaded machine the loops may start late.
+			stop, seen := make(chan struct{}), make(chan map[int]int, 1)
+			go func() {
+				most := map[int]int{}
+				for {
+					for cpu, n := range pinnedThreads(t) {
+						most[cpu] = max(most[cpu], n)
+					}
+					select {
+					case <-stop:
+						seen <- most
+						return
+					case <-time.After(20 * time.Millisecond):
+					}
+				}
+			}()
 			res, err := c.Run(context.Background(), sp)
+			close(stop)
 			if err != nil {
 				t.Fatal(err)
 			}
