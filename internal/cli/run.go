@@ -109,7 +109,10 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 	}
 	if t.Kind == spec.UDPStream && (f.changed == nil || !f.changed("send-size")) {
 		t.SendSize = spec.DefaultUDPSize
-		if f.ipv6 {
+		switch {
+		case t.GSOSize > 0:
+			t.SendSize = spec.GSOSendSize(t.GSOSize) // --gso: -m is the bytes per send
+		case f.ipv6:
 			t.SendSize = spec.DefaultUDP6Size
 		}
 	}
@@ -327,7 +330,7 @@ func embeddedServer(ctx context.Context, e *env, ipVersion int) (string, func(),
 	if ipVersion == 6 {
 		listen = "[::1]:0"
 	}
-	ln, err := net.Listen("tcp", listen)
+	ln, err := listenTCP(ctx, listen)
 	if err != nil {
 		return "", nil, fmt.Errorf("embedded server: %w", err)
 	}

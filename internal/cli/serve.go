@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -74,7 +75,7 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 			if err != nil {
 				return err
 			}
-			ln, err := net.Listen("tcp", addr)
+			ln, err := listenTCP(cmd.Context(), addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
@@ -149,4 +150,15 @@ func newLogger(e *env, format, level string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(e.stderr, opts)), nil
 	}
 	return nil, usagef("--log-format %q: use text or json", format)
+}
+
+// listenTCP listens for wirespeed's control and data connections with
+// plain TCP: Go listens with MPTCP by default where the kernel has it, and
+// a measurement must not depend on whether the kernel's MPTCP fallback
+// path stands between the socket and TCP (accept(2) on it, for one,
+// ignores a receive timeout).
+func listenTCP(ctx context.Context, addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	return lc.Listen(ctx, "tcp", addr)
 }

@@ -94,11 +94,14 @@ type CRRShared struct {
 	peer     netip.Addr
 	ended    atomic.Bool
 	shutOnce sync.Once
+	// busyPoll is SO_BUSY_POLL for every accepted connection (SetBusyPoll),
+	// which they do not inherit from the listener.
+	busyPoll int
 }
 
-// shut wakes every loop blocked in accept on the listener: accept(2)
-// does not honour a receive timeout, but returns at once on a listener
-// that was shut down.
+// shut wakes every loop blocked in accept on the listener: accept(2) on
+// an MPTCP listener ignores the receive timeout, and on any listener
+// returns at once after a shutdown.
 func (sh *CRRShared) shut() {
 	sh.shutOnce.Do(func() { shutListener(sh.rc) })
 }
@@ -166,6 +169,10 @@ func ListenCRR(network, host string, opts Options) (*net.TCPListener, error) {
 		}
 		return serr
 	}}
+	// Plain TCP: Go listens with MPTCP by default, and an MPTCP listener's
+	// blocking accept ignores SO_RCVTIMEO (Linux 6.18), so the server loops
+	// would never wake to see Stop while no connection comes.
+	lc.SetMultipathTCP(false)
 	ln, err := lc.Listen(context.Background(), network, net.JoinHostPort(host, "0"))
 	if err != nil {
 		return nil, err

@@ -176,10 +176,19 @@ func (s *CRRServer) loop() error {
 			unix.Close(nfd)
 			continue
 		}
+		if s.sh.busyPoll > 0 {
+			unix.SetsockoptInt(nfd, unix.SOL_SOCKET, unix.SO_BUSY_POLL, s.sh.busyPoll)
+		}
 		tv := unix.NsecToTimeval(int64(pollInterval))
 		unix.SetsockoptTimeval(nfd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 		unix.SetsockoptTimeval(nfd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
 		n, err := unix.Read(nfd, req)
+		// The request may come later than the poll interval on a loaded
+		// machine: wait for it until stopped, or the client, which has
+		// connected, gets its request refused with a reset.
+		for (err == unix.EAGAIN || err == unix.EINTR) && !s.stopped() {
+			n, err = unix.Read(nfd, req)
+		}
 		if n == 0 && err == nil {
 			// A connection closed before any request: the client's end.
 			s.sh.ended.Store(true)

@@ -10,7 +10,10 @@
 // to the Go poller only when the socket would block (tcp_linux.go); UDP
 // streams move batches with sendmmsg(2)/recvmmsg(2) (udp_linux.go);
 // request/response loops make a blocking exchange on a locked OS thread,
-// as netperf does (rr_linux.go). Other platforms use net.Conn.
+// as netperf does (rr_linux.go). Other platforms use net.Conn. The data
+// path options (datapath.go) swap in other system calls for the same
+// loops: sendfile and MSG_ZEROCOPY sends, splice and MSG_TRUNC receives,
+// UDP GSO and GRO, pacing, busy polling and CPU pinning.
 package engine
 
 import (
@@ -78,6 +81,15 @@ type Counters struct {
 	Timeouts   int64 // request/response transactions given up after no answer
 	// JitterNanos is the RFC 3550 interarrival jitter estimate.
 	JitterNanos float64
+
+	// ZeroCopyCompleted is how many MSG_ZEROCOPY sends the kernel reported
+	// done with (TCPSender.UseMsgZeroCopy), and ZeroCopyCopied how many of
+	// those it had copied after all.
+	ZeroCopyCompleted int64
+	ZeroCopyCopied    int64
+	// Coalesced is how many receive buffers held several datagrams that
+	// UDP_GRO joined (UDPReceiver.EnableGRO).
+	Coalesced int64
 }
 
 // counters are a loop's atomic counters. Padding keeps them off the cache
@@ -93,6 +105,9 @@ type counters struct {
 	dup        atomic.Int64
 	timeouts   atomic.Int64
 	jitter     atomic.Uint64 // float64 bits
+	zcDone     atomic.Int64
+	zcCopied   atomic.Int64
+	coalesced  atomic.Int64
 	_          [64]byte
 }
 
@@ -107,6 +122,10 @@ func (c *counters) snapshot() Counters {
 		Duplicates:  c.dup.Load(),
 		Timeouts:    c.timeouts.Load(),
 		JitterNanos: math.Float64frombits(c.jitter.Load()),
+
+		ZeroCopyCompleted: c.zcDone.Load(),
+		ZeroCopyCopied:    c.zcCopied.Load(),
+		Coalesced:         c.coalesced.Load(),
 	}
 }
 
@@ -220,6 +239,10 @@ type Options struct {
 	SockBuf           int    // SO_SNDBUF and SO_RCVBUF; 0 leaves the system default
 	CongestionControl string // TCP_CONGESTION; "" leaves the system default (TCP only)
 	NoDelay           bool   // TCP_NODELAY (TCP only)
+	// BusyPollMicros is SO_BUSY_POLL; 0 leaves the system default
+	// (net.core.busy_read). For TCP_CRR, whose sockets are made per
+	// transaction.
+	BusyPollMicros int
 }
 
 // SocketInfo is what the kernel granted a data socket.

@@ -21,6 +21,7 @@ type mmsgBatch struct {
 	hdrs []mmsghdr
 	iovs []unix.Iovec
 	bufs [][]byte
+	ctrl [][]byte // control buffers, one per datagram, when asked for (withControl)
 }
 
 func newMmsgBatch(n, size int) *mmsgBatch {
@@ -36,6 +37,17 @@ func newMmsgBatch(n, size int) *mmsgBatch {
 	return b
 }
 
+// withControl gives every datagram of b a control buffer of size bytes,
+// for the control messages recvmmsg returns (UDP_GRO's segment size).
+func (b *mmsgBatch) withControl(size int) {
+	mem := make([]byte, len(b.hdrs)*size)
+	b.ctrl = make([][]byte, len(b.hdrs))
+	for i := range b.hdrs {
+		b.ctrl[i] = mem[i*size : (i+1)*size : (i+1)*size]
+		b.hdrs[i].hdr.Control = &b.ctrl[i][0]
+	}
+}
+
 // sendmmsg sends the first n datagrams of b on fd; it returns how many the
 // kernel took.
 func (b *mmsgBatch) sendmmsg(fd uintptr, n int) (int, unix.Errno) {
@@ -48,6 +60,9 @@ func (b *mmsgBatch) recvmmsg(fd uintptr) (int, unix.Errno) {
 	for i := range b.hdrs {
 		b.iovs[i].SetLen(len(b.bufs[i]))
 		b.hdrs[i].hdr.Flags = 0
+		if b.ctrl != nil {
+			b.hdrs[i].hdr.SetControllen(len(b.ctrl[i]))
+		}
 	}
 	r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(len(b.hdrs)), unix.MSG_DONTWAIT, 0, 0)
 	return int(r), e

@@ -229,6 +229,9 @@ func newRRSocket(c net.Conn) (rrSocket, func(), error) {
 // Conn returns the connection; nil once it is detached from the poller.
 func (r *rrSocket) Conn() net.Conn { return r.conn }
 
+// SyscallConn gives access to the loop's own socket, for socket options.
+func (r *rrSocket) SyscallConn() (syscall.RawConn, error) { return r.rc, nil }
+
 // Close closes the socket.
 func (r *rrSocket) Close() error {
 	if r.file != nil {

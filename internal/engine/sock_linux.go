@@ -21,6 +21,11 @@ func setSockOpts(fd uintptr, opts Options) error {
 			return fmt.Errorf("set congestion control %q: %w (see /proc/sys/net/ipv4/tcp_available_congestion_control)", opts.CongestionControl, err)
 		}
 	}
+	if opts.BusyPollMicros > 0 {
+		if _, err := setBusyPoll(int(fd), opts.BusyPollMicros); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -20,6 +20,9 @@ func setSockOpts(fd uintptr, opts Options) error {
 	if opts.CongestionControl != "" {
 		return fmt.Errorf("choosing the congestion control is supported on Linux only")
 	}
+	if opts.BusyPollMicros > 0 {
+		return fmt.Errorf("busy polling is supported on Linux only")
+	}
 	return nil
 }
 

@@ -13,6 +13,8 @@ type TCPSender struct {
 	rc      syscall.RawConn
 	payload *Payload
 	size    int
+	mode    sendMode
+	zc      *zeroCopy // MSG_ZEROCOPY state, when mode is sendMsgZeroCopy
 }
 
 // NewTCPSender returns the sending loop for c.
@@ -36,8 +38,13 @@ func (s *TCPSender) Run() error {
 	return err
 }
 
-// Finish sends the end of stream.
-func (s *TCPSender) Finish() error { return s.conn.CloseWrite() }
+// Finish sends the end of stream. With MSG_ZEROCOPY it then waits a
+// little for the kernel's last completions, so that they are counted.
+func (s *TCPSender) Finish() error {
+	err := s.conn.CloseWrite()
+	s.awaitCompletions()
+	return err
+}
 
 // Conn returns the connection.
 func (s *TCPSender) Conn() net.Conn { return s.conn }
@@ -57,6 +64,7 @@ type TCPReceiver struct {
 	conn *net.TCPConn
 	rc   syscall.RawConn
 	size int
+	mode rxMode
 }
 
 // NewTCPReceiver returns the receiving loop for c.

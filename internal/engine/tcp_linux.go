@@ -7,6 +7,12 @@ import "golang.org/x/sys/unix"
 // lock is taken once, not per message. It returns to the Go poller only on
 // EAGAIN.
 func (s *TCPSender) send() error {
+	switch s.mode {
+	case sendFile:
+		return s.sendFile()
+	case sendMsgZeroCopy:
+		return s.sendMsgZeroCopy()
+	}
 	buf, ring, size := s.payload.buf, s.payload.ring, s.size
 	off := 0
 	var werr error
@@ -41,6 +47,12 @@ func (s *TCPSender) send() error {
 
 // receive is the receiving hot loop: one read(2) per call into buf.
 func (r *TCPReceiver) receive(buf []byte) error {
+	switch r.mode {
+	case rxSplice:
+		return r.receiveSplice()
+	case rxDiscard:
+		return r.receiveDiscard(buf)
+	}
 	var rerr error
 	seen := false
 	err := r.rc.Read(func(fd uintptr) bool {

@@ -41,6 +41,7 @@ type UDPSender struct {
 	rate    float64 // payload bits per second; 0 for as fast as possible
 	epoch   time.Time
 	hdr     udpFormat // datagram header
+	gso     int       // UDP_SEGMENT datagram size (SetGSO); 0 for one datagram per send
 }
 
 // NewUDPSender returns the sending loop for the connected socket c.
@@ -79,6 +80,28 @@ func (s *UDPSender) due(start time.Time, sent uint64) (int, time.Time) {
 		return 0, start.Add(time.Duration(float64(sent) / perNs))
 	}
 	return int(min(allowed-sent, udpBatch)), time.Time{}
+}
+
+// segments is how many datagrams one send makes: 1, or with GSO the send
+// size cut into datagrams of s.gso bytes, the last one shorter.
+func (s *UDPSender) segments() int {
+	if s.gso <= 0 {
+		return 1
+	}
+	return (s.size + s.gso - 1) / s.gso
+}
+
+// stamp writes the header of every datagram of one send: sequence numbers
+// from seq on, and the send time now.
+func (s *UDPSender) stamp(buf []byte, seq, now uint64) {
+	step := len(buf)
+	if s.gso > 0 {
+		step = s.gso
+	}
+	for off := 0; off < len(buf); off += step {
+		s.hdr.stamp(buf[off:], seq, now)
+		seq++
+	}
 }
 
 // Finish sends the end-of-stream datagrams, telling the receiver how many
@@ -128,6 +151,7 @@ type UDPReceiver struct {
 	fin   int64 // datagrams the sender says it sent; -1 until its end of stream
 	// hdr is the datagram header format.
 	hdr udpFormat
+	gro bool // UDP_GRO is on (EnableGRO)
 }
 
 // NewUDPReceiver returns the receiving loop for the connected socket c,

@@ -18,8 +18,9 @@ func (s *UDPSender) send() error {
 	start := time.Now()
 	var seq uint64
 	var ferr error
+	per := uint64(s.segments()) // datagrams per send: more than one with GSO
 	for !s.stopped() {
-		n, next := s.due(start, seq)
+		n, next := s.due(start, seq/per)
 		if n == 0 {
 			if !s.sleepUntil(next) {
 				break
@@ -28,14 +29,14 @@ func (s *UDPSender) send() error {
 		}
 		now := uint64(time.Since(s.epoch))
 		for i := range n {
-			s.hdr.stamp(b.bufs[i], seq+uint64(i), now)
+			s.stamp(b.bufs[i], seq+uint64(i)*per, now)
 		}
 		err := s.rc.Write(func(fd uintptr) bool {
 			for {
 				m, e := b.sendmmsg(fd, n)
 				switch e {
 				case 0:
-					seq += uint64(m)
+					seq += uint64(m) * per
 					s.ctr.packets.Store(int64(seq))
 					s.ctr.bytes.Add(int64(m * s.size))
 					s.ctr.calls.Add(1)
@@ -74,6 +75,9 @@ func (s *UDPSender) send() error {
 // clock read per batch for the arrival time.
 func (r *UDPReceiver) receive() error {
 	b := newMmsgBatch(udpBatch, r.size)
+	if r.gro {
+		b.withControl(groControl)
+	}
 	seen := false
 	var ferr error
 	err := r.rc.Read(func(fd uintptr) bool {
@@ -103,7 +107,7 @@ func (r *UDPReceiver) receive() error {
 			now := int64(time.Since(r.epoch))
 			r.ctr.calls.Add(1)
 			for i := range n {
-				if !r.handle(b.bufs[i][:b.hdrs[i].len], now) {
+				if !r.handleMsg(b, i, now) {
 					r.publish()
 					r.ended.Store(true)
 					return true
@@ -120,4 +124,28 @@ func (r *UDPReceiver) receive() error {
 		return nil
 	}
 	return err
+}
+
+// groControl is the control buffer of a GRO receive: room for the
+// UDP_GRO message and its int.
+var groControl = unix.CmsgSpace(4)
+
+// handleMsg processes the i-th datagram of a receive batch, or with GRO
+// the datagrams the kernel joined in it: each has the size its control
+// message gives, the last one possibly shorter, and each is counted by its
+// own sequence number. It returns false at the end-of-stream datagram.
+func (r *UDPReceiver) handleMsg(b *mmsgBatch, i int, now int64) bool {
+	d := b.bufs[i][:b.hdrs[i].len]
+	if b.ctrl != nil {
+		if seg := groSegment(b.ctrl[i][:b.hdrs[i].hdr.Controllen]); seg > 0 && len(d) > seg {
+			r.ctr.coalesced.Add(1)
+			for off := 0; off < len(d); off += seg {
+				if !r.handle(d[off:min(off+seg, len(d))], now) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return r.handle(d, now)
 }

@@ -57,6 +57,9 @@ func Env(w io.Writer, env run.Env, opts EnvOptions) {
 		}
 		row(label, "%s = %s", n, strings.Join(vals, " "))
 	}
+	if env.DataPath != nil {
+		row("data path", "%s", dataPathSupport(*env.DataPath))
+	}
 	tw.Flush()
 	if env.Interface == nil {
 		fmt.Fprintln(w, "interface: none described; name one with --dev or give --peer")

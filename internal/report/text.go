@@ -48,12 +48,17 @@ func Heading(w io.Writer, t spec.Test, server string) {
 		if t.RateBitsPerSecond > 0 {
 			rate = units.FormatBits(t.RateBitsPerSecond) + " per stream"
 		}
-		fmt.Fprintf(w, ", %d-byte datagrams %s, %s\n", t.SendSize, dirLabel(t.Directions()[0]), rate)
+		size := t.SendSize
+		if t.GSOSize > 0 {
+			size = t.GSOSize // the send is cut into datagrams of this size
+		}
+		fmt.Fprintf(w, ", %d-byte datagrams %s, %s\n", size, dirLabel(t.Directions()[0]), rate)
 	case t.Kind.RR():
 		fmt.Fprintf(w, ", request %d bytes, response %d bytes, burst %d\n", t.RequestSize, t.ResponseSize, t.Burst)
 	default:
 		fmt.Fprintf(w, ", congestion control %s, payload %s\n", cc, t.Payload.Kind)
 	}
+	dataPathHeading(w, t)
 }
 
 // IntervalHeader is the line above interval lines.
@@ -121,6 +126,7 @@ func Text(w io.Writer, res run.Result) {
 		fmt.Fprintln(w)
 		EnvSummary(w, res.Local.Env, res.Remote.Env)
 	}
+	DataPath(w, res)
 	Warnings(w, res.Warnings)
 }
 

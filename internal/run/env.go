@@ -23,6 +23,8 @@ type Env struct {
 	// Warnings say what could not be read, when the record is embedded
 	// in a result (`wirespeed env` prints them on stderr instead).
 	Warnings []string `json:"warnings,omitempty"`
+	// DataPath is what the kernel offers the data path options.
+	DataPath *DataPathSupport `json:"datapath,omitempty"`
 }
 
 // CPUInfo is the processor as /proc/cpuinfo describes it.

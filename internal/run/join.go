@@ -61,6 +61,7 @@ func Join(t spec.Test, local, remote SideResult) Result {
 	}
 	res.Summary, res.Intervals = sumDirections(res.Directions)
 	joinCPU(&res, local, remote)
+	joinDataPath(&res, local, remote)
 	return res
 }
 

@@ -103,6 +103,8 @@ type StreamSide struct {
 	// SeqFirst or later arrived, late ones included.
 	SeqFirst  uint64 `json:"seq_first,omitempty"`
 	SeqUnique int64  `json:"seq_unique,omitempty"`
+	// DataPath is this side's record of the stream's data path options.
+	DataPath *StreamDataPath `json:"datapath,omitempty"`
 }
 
 // Latency summarises the latency of transactions, in microseconds, from a
@@ -150,6 +152,9 @@ type SideResult struct {
 	// window's opening to the last one's closing.
 	Counters *Counters `json:"counters,omitempty"`
 	Warnings []string  `json:"warnings,omitempty"`
+	// DataPath is what this side did about the spec's data path options
+	// (datapath.go), present when the spec asks for any.
+	DataPath *DataPath `json:"datapath,omitempty"`
 	// CPU is this side's CPU over its measurement window when the spec
 	// asks for it; CPUError says why it is missing when sampling failed.
 	// Its service demand is filled in by Join, from the test's bytes.
@@ -276,6 +281,8 @@ type SideInfo struct {
 	// carried the test with its MTU, driver, offloads and qdisc, TCP
 	// congestion control and sysctls.
 	Env *Env `json:"env,omitempty"`
+	// DataPath is what the side did about the spec's data path options.
+	DataPath *DataPath `json:"datapath,omitempty"`
 }
 
 // Tick is one interval of one direction, joined from its receiver's report

@@ -78,6 +78,7 @@ type Config struct {
 	UDPOptions []engine.UDPOption
 
 	cpu *cpuMeter // set by Run
+	dp  *dataPath // set by Run
 }
 
 // abortDrain bounds the drain after an interrupt.
@@ -99,6 +100,7 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 	}
 	res := run.SideResult{Side: cfg.Side}
 	cfg.cpu = newCPUMeter(&cfg)
+	cfg.dp = newDataPath(&cfg)
 	flows := map[spec.Direction]*flow{}
 	var order []*flow
 	defer func() {
@@ -116,7 +118,7 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 		}
 	}()
 	var payload *engine.Payload
-	for _, c := range cfg.Conns {
+	for k, c := range cfg.Conns {
 		f := flows[c.Dir]
 		if f == nil {
 			f = &flow{cfg: &cfg, dir: c.Dir, role: cfg.role(c.Dir)}
@@ -138,9 +140,15 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("stream %d: %w", c.ID, err)
 		}
+		sdp, cpu, err := cfg.dp.apply(k, c, f.role, l)
+		if err != nil {
+			return res, fmt.Errorf("stream %d: %w", c.ID, err)
+		}
 		f.loops = append(f.loops, l)
 		f.ids = append(f.ids, c.ID)
 		f.info = append(f.info, si)
+		f.dps = append(f.dps, sdp)
+		f.cpus = append(f.cpus, cpu)
 	}
 
 	// Request/response loops each keep an OS thread and its P for the whole
@@ -165,11 +173,11 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 	for _, f := range order {
 		f.loopsDone = make(chan struct{})
 		var loops sync.WaitGroup
-		for _, l := range f.loops {
+		for j, l := range f.loops {
 			loops.Add(1)
 			go func() {
 				defer loops.Done()
-				if err := l.Run(); err != nil {
+				if err := runPinned(l, f.cpus[j]); err != nil {
 					errOnce.Do(func() { loopErr = fmt.Errorf("%s stream: %w", f.role, err) })
 					cancel()
 				}
@@ -191,11 +199,24 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 	res.Counters = host.counters
 	res.Warnings = host.warnings
 	cfg.cpu.result(&res)
+	res.DataPath = cfg.dp.result(&res)
 	if loopErr != nil {
 		res.Error = loopErr.Error()
 		return res, loopErr
 	}
 	return res, nil
+}
+
+// runPinned runs l, on a thread bound to cpu unless cpu is negative.
+func runPinned(l engine.Loop, cpu int) error {
+	if cpu >= 0 {
+		_, unpin, err := engine.Pin(cpu)
+		if err != nil {
+			return fmt.Errorf("-T: %w", err)
+		}
+		defer unpin()
+	}
+	return l.Run()
 }
 
 // role is what this side does on a flow of direction dir.
@@ -230,7 +251,9 @@ func (cfg *Config) newLoop(c Conn, role run.Role, p *engine.Payload) (engine.Loo
 	udp, _ := c.Conn.(*net.UDPConn)
 	switch {
 	case t.Kind == spec.TCPCRR && role == run.Requester:
-		return engine.NewCRRClient(cfg.CRRNetwork, cfg.CRRAddr, cfg.CRROptions, t.RequestSize, t.ResponseSize)
+		opts := cfg.CRROptions
+		opts.BusyPollMicros = t.BusyPollMicros
+		return engine.NewCRRClient(cfg.CRRNetwork, cfg.CRRAddr, opts, t.RequestSize, t.ResponseSize)
 	case t.Kind == spec.TCPCRR:
 		if cfg.CRR == nil {
 			return nil, fmt.Errorf("TCP_CRR server without a listener")
@@ -275,6 +298,8 @@ type flow struct {
 	loops []engine.Loop
 	ids   []int
 	info  []engine.SocketInfo
+	dps   []*run.StreamDataPath // each stream's data path record
+	cpus  []int                 // the CPU each loop is pinned to, -1 for none
 
 	host      *hostWindow
 	loopsDone chan struct{} // closed when every loop of the flow returned
@@ -546,6 +571,7 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 			SndBuf:            f.info[i].SndBuf,
 			RcvBuf:            f.info[i].RcvBuf,
 			CongestionControl: f.info[i].CongestionControl,
+			DataPath:          f.cfg.dp.finishStream(f.dps[i], l, end),
 		}
 		if f.perStream != nil {
 			ss.Intervals = f.perStream[i]

@@ -131,6 +131,20 @@ type Test struct {
 	// CPU asks both sides to measure CPU utilization over their window
 	// (--cpu).
 	CPU bool
+
+	// Data path options (see datapath.go): they change what is measured,
+	// so every one of them is recorded with the result.
+	LocalCPUs  CPUList // -T: CPUs the client's data-path threads are pinned to; "" for none
+	RemoteCPUs CPUList // -T: the same on the server
+	ZeroCopy   string  // --zerocopy: how TCP senders hand payload to the kernel: copy ("" too), sendfile or msg
+	Rx         string  // --rx: how TCP receivers take it: copy ("" too), splice or discard
+	// FQRateBitsPerSecond caps every stream's sender with
+	// SO_MAX_PACING_RATE (--fq-rate, bits/s; the kernel takes bytes/s); 0
+	// for no cap.
+	FQRateBitsPerSecond float64
+	BusyPollMicros      int  // --busy-poll: SO_BUSY_POLL on request/response sockets, microseconds; 0 for none
+	GSOSize             int  // --gso: UDP_STREAM datagram size the sender's kernel segments each send into (UDP_SEGMENT); 0 for none
+	GRO                 bool // --gro: UDP_GRO on the UDP_STREAM receiver
 }
 
 // Defaults for a Test, documented in the flag help.
@@ -174,6 +188,8 @@ func Default() Test {
 		Burst:        1,
 		Parallel:     1,
 		Payload:      Payload{Kind: PayloadRandom},
+		ZeroCopy:     ZeroCopyOff,
+		Rx:           RxCopy,
 	}
 }
 
@@ -242,7 +258,7 @@ func (t Test) Validate() error {
 	default:
 		return fmt.Errorf("payload %q: use random, zeros or a file name", t.Payload.Kind)
 	}
-	return nil
+	return t.validateDataPath()
 }
 
 // Stream is one data connection of a test.
@@ -286,6 +302,14 @@ type wire struct {
 	ResponseSize      int     `json:"response_size,omitempty"`
 	Burst             int     `json:"burst,omitempty"`
 	CPU               bool    `json:"cpu"`
+	LocalCPUs         []int   `json:"local_cpus,omitempty"`
+	RemoteCPUs        []int   `json:"remote_cpus,omitempty"`
+	ZeroCopy          string  `json:"zerocopy,omitempty"`
+	Rx                string  `json:"rx,omitempty"`
+	FQRateBPS         float64 `json:"fq_rate_bps,omitempty"`
+	BusyPollMicros    int     `json:"busy_poll_us,omitempty"`
+	GSOSize           int     `json:"gso_size,omitempty"`
+	GRO               bool    `json:"gro,omitempty"`
 }
 
 // MarshalJSON writes t with durations in seconds.
@@ -310,6 +334,14 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		ResponseSize:      t.ResponseSize,
 		Burst:             t.Burst,
 		CPU:               t.CPU,
+		LocalCPUs:         t.LocalCPUs.CPUs(),
+		RemoteCPUs:        t.RemoteCPUs.CPUs(),
+		ZeroCopy:          t.ZeroCopy,
+		Rx:                t.Rx,
+		FQRateBPS:         t.FQRateBitsPerSecond,
+		BusyPollMicros:    t.BusyPollMicros,
+		GSOSize:           t.GSOSize,
+		GRO:               t.GRO,
 	})
 }
 
@@ -339,6 +371,15 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		ResponseSize:      w.ResponseSize,
 		Burst:             w.Burst,
 		CPU:               w.CPU,
+
+		LocalCPUs:           NewCPUList(w.LocalCPUs),
+		RemoteCPUs:          NewCPUList(w.RemoteCPUs),
+		ZeroCopy:            w.ZeroCopy,
+		Rx:                  w.Rx,
+		FQRateBitsPerSecond: w.FQRateBPS,
+		BusyPollMicros:      w.BusyPollMicros,
+		GSOSize:             w.GSOSize,
+		GRO:                 w.GRO,
 	}
 	return nil
 }

@@ -51,6 +51,7 @@ var Sysctls = []string{
 	"net.ipv4.tcp_mtu_probing",
 	"net.core.busy_poll",
 	"net.core.busy_read",
+	"net.core.optmem_max",
 }
 
 // Collect describes this host. Anything it cannot read (a driver that
@@ -82,6 +83,7 @@ func Collect(ctx context.Context, opts Options) (run.Env, []string, error) {
 			env.Sysctls[name] = v
 		}
 	}
+	env.DataPath = c.dataPath(env.KernelRelease, filepath.Clean(root) == "/proc")
 	if err := ctx.Err(); err != nil {
 		return env, c.warnings, err
 	}

@@ -75,3 +75,19 @@ func TestCollectNoSuchDev(t *testing.T) {
 		t.Errorf("error = %v, want one saying the interface does not exist", err)
 	}
 }
+
+// TestCollectDataPath: on the live host the data path options are tried
+// on sockets; this kernel (4.14 or later, as CI's) has them all.
+func TestCollectDataPath(t *testing.T) {
+	env, _, err := Collect(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp := env.DataPath
+	if dp == nil || !dp.Probed {
+		t.Fatalf("data path support %+v, want probed", dp)
+	}
+	if KernelAtLeast(env.KernelRelease, 5, 0) && !(dp.MsgZeroCopy && dp.UDPGSO && dp.UDPGRO && dp.TCPInternalPacing) {
+		t.Errorf("kernel %s: support %+v, want every feature", env.KernelRelease, *dp)
+	}
+}

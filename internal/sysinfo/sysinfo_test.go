@@ -36,7 +36,10 @@ func TestCollectFixture(t *testing.T) {
 			"net.ipv4.tcp_mtu_probing": {1},
 			"net.core.busy_poll":       {50},
 			"net.core.busy_read":       {0},
+			"net.core.optmem_max":      {131072},
 		},
+		// By the release: a fixture's features are not probed.
+		DataPath: &run.DataPathSupport{MsgZeroCopy: true, UDPGSO: true, UDPGRO: true, TCPInternalPacing: true, DefaultQdisc: "fq_codel"},
 	}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Errorf("Collect (-want +got):\n%s", diff)

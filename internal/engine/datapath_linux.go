@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// notSupported reports whether errno says the kernel lacks an option,
+// rather than refusing it for this socket or user.
+func notSupported(err error) bool {
+	return errors.Is(err, unix.ENOPROTOOPT) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS)
+}
+
+// SetPacingRate caps the rate at which the kernel sends on c to
+// bytesPerSecond (SO_MAX_PACING_RATE) and returns the cap it reads back.
+// The cap counts the packets' headers too. TCP paces to it by itself
+// since Linux 4.20 (its internal pacing); other sockets are paced only by
+// the fq qdisc.
+func SetPacingRate(c Socket, bytesPerSecond uint64) (uint64, error) {
+	var got uint64
+	err := withFD(c, func(fd int) error {
+		err := unix.SetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, bytesPerSecond)
+		if errors.Is(err, unix.EINVAL) && bytesPerSecond < math.MaxUint32 {
+			// Kernels before 64-bit pacing rates take 32 bits only.
+			err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, int(bytesPerSecond))
+		}
+		if err != nil {
+			return &optError{fmt.Sprintf("set SO_MAX_PACING_RATE %d bytes/s", bytesPerSecond), err}
+		}
+		if got, err = unix.GetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE); err != nil {
+			return &optError{"get SO_MAX_PACING_RATE", err}
+		}
+		return nil
+	})
+	return got, err
+}
+
+// SetBusyPoll sets SO_BUSY_POLL on c: a blocking receive spins up to usec
+// microseconds on the device queue before it sleeps. It returns what the
+// kernel reads back. Raising it above net.core.busy_read needs
+// CAP_NET_ADMIN.
+func SetBusyPoll(c Socket, usec int) (int, error) {
+	var got int
+	err := withFD(c, func(fd int) (err error) {
+		got, err = setBusyPoll(fd, usec)
+		return err
+	})
+	return got, err
+}
+
+func setBusyPoll(fd, usec int) (int, error) {
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_BUSY_POLL, usec); err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return 0, fmt.Errorf("set SO_BUSY_POLL %d us: raising it above the system's net.core.busy_read needs CAP_NET_ADMIN; run as root or raise the sysctl: %w", usec, os.ErrPermission)
+		}
+		return 0, &optError{fmt.Sprintf("set SO_BUSY_POLL %d us", usec), err}
+	}
+	got, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_BUSY_POLL)
+	if err != nil {
+		return 0, &optError{"get SO_BUSY_POLL", err}
+	}
+	return got, nil
+}
+
+// ProbeBusyPoll sets SO_BUSY_POLL on a socket of its own and returns what
+// the kernel grants: what the TCP_CRR client's per-transaction sockets get
+// (Options.BusyPollMicros).
+func ProbeBusyPoll(usec int) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	return setBusyPoll(fd, usec)
+}
+
+// SetBusyPoll makes the TCP_CRR server loops set SO_BUSY_POLL on every
+// connection they accept, which do not inherit it from the listener. It
+// sets it on the listener too, to learn what the kernel grants, and
+// returns that. Call before the loops run.
+func (sh *CRRShared) SetBusyPoll(usec int) (int, error) {
+	var got int
+	var serr error
+	if err := sh.rc.Control(func(fd uintptr) { got, serr = setBusyPoll(int(fd), usec) }); err != nil {
+		return 0, err
+	}
+	if serr == nil {
+		sh.busyPoll = got
+	}
+	return got, serr
+}
+
+// NAPIID returns the id of the device queue (NAPI context) c's last
+// packets arrived from (SO_INCOMING_NAPI_ID): 0 when they came from none,
+// as on loopback, where busy polling has nothing to poll.
+func NAPIID(c Socket) (int, error) {
+	var id int
+	err := withFD(c, func(fd int) (err error) {
+		id, err = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_INCOMING_NAPI_ID)
+		if err != nil {
+			return &optError{"get SO_INCOMING_NAPI_ID", err}
+		}
+		return nil
+	})
+	return id, err
+}
+
+// SetGSO makes the kernel cut every send of the sender into datagrams of
+// size bytes (UDP_SEGMENT): one sendmmsg entry carries several datagrams,
+// each stamped with its own sequence number. The send size must be at
+// least size, and its remainder after whole datagrams either 0 or a
+// datagram of its own (spec.Test.Validate checks both). Call before Run.
+func (s *UDPSender) SetGSO(size int) error {
+	if size < udpHeaderLen || size > s.size {
+		return fmt.Errorf("GSO datagram size %d outside %d..%d (the send size)", size, udpHeaderLen, s.size)
+	}
+	if tail := s.size % size; tail != 0 && tail < udpHeaderLen {
+		return fmt.Errorf("send size %d leaves a last datagram of %d bytes, too short for its header", s.size, tail)
+	}
+	err := withFD(s.conn, func(fd int) error {
+		return unix.SetsockoptInt(fd, unix.SOL_UDP, unix.UDP_SEGMENT, size)
+	})
+	if err != nil {
+		return &optError{fmt.Sprintf("set UDP_SEGMENT %d", size), err}
+	}
+	s.gso = size
+	return nil
+}
+
+// EnableGRO turns UDP_GRO on: the kernel may hand the receiver several
+// datagrams of one flow joined in one buffer, with their size in a
+// control message; the loop cuts them apart again, so that every datagram
+// is counted by its sequence number as without GRO. Call before Run.
+func (r *UDPReceiver) EnableGRO() error {
+	err := withFD(r.conn, func(fd int) error {
+		return unix.SetsockoptInt(fd, unix.SOL_UDP, unix.UDP_GRO, 1)
+	})
+	if err != nil {
+		return &optError{"set UDP_GRO", err}
+	}
+	r.gro = true
+	r.size = max(r.size, groBuffer)
+	return nil
+}
+
+// groBuffer is the receive buffer of a GRO receiver: the kernel joins up
+// to 64 KiB of datagrams.
+const groBuffer = 1 << 16
+
+// groSegment returns the datagram size of a buffer UDP_GRO joined, from
+// the control messages of its receive; 0 when it holds one datagram.
+func groSegment(b []byte) int {
+	for len(b) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+		l := int(h.Len)
+		if l < unix.SizeofCmsghdr || l > len(b) {
+			return 0
+		}
+		if h.Level == unix.SOL_UDP && h.Type == unix.UDP_GRO && l >= unix.SizeofCmsghdr+4 {
+			return int(*(*int32)(unsafe.Pointer(&b[unix.SizeofCmsghdr])))
+		}
+		b = nextCmsg(b, l)
+	}
+	return 0
+}

@@ -1,0 +1,68 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"wirespeed/internal/run"
+	"wirespeed/internal/spec"
+)
+
+// TestDataPathText: the heading names every option a run asks for, and
+// the result says what each side did, for a TCP stream with pinning,
+// zero-copy, splice and pacing, a busy-polled TCP_RR and a UDP_STREAM
+// with GSO and GRO whose pacing nothing enforces.
+func TestDataPathText(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	i := func(v int64) *int64 { return &v }
+	stream := spec.Default()
+	stream.LocalCPUs, stream.RemoteCPUs = "1", "0:1"
+	stream.ZeroCopy, stream.Rx, stream.FQRateBitsPerSecond = spec.ZeroCopyMsg, spec.RxSplice, 5e9
+	rr := spec.Default()
+	rr.Kind, rr.BusyPollMicros = spec.TCPRR, 50
+	udp := spec.Default()
+	udp.Kind, udp.SendSize, udp.GSOSize, udp.GRO, udp.FQRateBitsPerSecond = spec.UDPStream, 44*1472, 1472, true, 1e8
+	plain := spec.Default()
+
+	results := []run.Result{
+		{Spec: stream,
+			Local: run.SideInfo{DataPath: &run.DataPath{
+				PinnedCPUs: []run.PinnedCPU{{CPU: 1, Streams: []int{1}, UtilPct: f(99.2)}},
+				ZeroCopy:   spec.ZeroCopyMsg, ZeroCopySends: 3761, ZeroCopyCompleted: 3761, ZeroCopyCopied: 3761,
+				Pacing: &run.Pacing{AskedBitsPerSecond: 5e9, GrantedBytesPerSecond: 625000000, Interface: "lo", Qdisc: "noqueue",
+					HonouredBy: "tcp", AchievedBitsPerSecond: 4.93e9},
+			}},
+			Remote: run.SideInfo{DataPath: &run.DataPath{
+				PinnedCPUs: []run.PinnedCPU{{CPU: 0, Streams: []int{1}, UtilPct: f(87.5)}}, Rx: spec.RxSplice,
+			}}},
+		{Spec: rr,
+			Local:  run.SideInfo{DataPath: &run.DataPath{BusyPoll: &run.BusyPoll{AskedMicros: 50, GrantedMicros: 50, SysctlBusyPoll: i(0), SysctlBusyRead: i(0)}}},
+			Remote: run.SideInfo{DataPath: &run.DataPath{BusyPoll: &run.BusyPoll{AskedMicros: 50, GrantedMicros: 50, NAPIID: 8193}}}},
+		{Spec: udp,
+			Local: run.SideInfo{DataPath: &run.DataPath{GSOSize: 1472,
+				Pacing: &run.Pacing{AskedBitsPerSecond: 1e8, GrantedBytesPerSecond: 12500000, Interface: "lo", Qdisc: "noqueue"}}},
+			Remote: run.SideInfo{DataPath: &run.DataPath{GRO: true, Coalesced: 1935}}},
+		{Spec: stream,
+			Local: run.SideInfo{DataPath: &run.DataPath{ZeroCopy: spec.ZeroCopyOff, ZeroCopyNote: "--zerocopy msg: the kernel refused MSG_ZEROCOPY"}}},
+		{Spec: plain},
+	}
+	var buf bytes.Buffer
+	for k, res := range results {
+		fmt.Fprintf(&buf, "--- %d\n", k+1)
+		Heading(&buf, res.Spec, "127.0.0.1:7575")
+		DataPath(&buf, res)
+	}
+	golden(t, "datapath.txt", buf.String())
+}
+
+// TestEnvDataPath: the environment record's line on what the kernel
+// offers the data path options.
+func TestEnvDataPath(t *testing.T) {
+	var b bytes.Buffer
+	Env(&b, run.Env{Hostname: "h", KernelRelease: "6.18.44", CPU: run.CPUInfo{Count: 2},
+		DataPath: &run.DataPathSupport{MsgZeroCopy: true, UDPGSO: true, UDPGRO: true, TCPInternalPacing: true, DefaultQdisc: "fq_codel", Probed: true}}, EnvOptions{})
+	Env(&b, run.Env{Hostname: "old", KernelRelease: "4.15.0",
+		DataPath: &run.DataPathSupport{MsgZeroCopy: true}}, EnvOptions{})
+	golden(t, "env-datapath", b.String())
+}

@@ -1,0 +1,181 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DataPath is what one side did about the spec's data path options
+// (pinning, zero-copy, receive mode, pacing, busy polling, UDP GSO/GRO)
+// and what its kernel said about them. A side reports it whenever the
+// spec asks for any of them, so that a result never claims an option a
+// side did not apply.
+type DataPath struct {
+	// PinnedCPUs are the CPUs this side's data-path threads were bound
+	// to, one entry per CPU.
+	PinnedCPUs []PinnedCPU `json:"pinned_cpus,omitempty"`
+
+	// ZeroCopy is how this side's TCP senders handed payload to the
+	// kernel: the spec's mode, or "copy" when the kernel refused it, and
+	// ZeroCopyNote says why. Empty on a side that sends nothing.
+	ZeroCopy     string `json:"zerocopy,omitempty"`
+	ZeroCopyNote string `json:"zerocopy_note,omitempty"`
+	// With MSG_ZEROCOPY: sends made, completions the kernel reported, and
+	// how many of those it copied after all (every delivery to a local
+	// socket is copied: loopback, veth), over the run, all streams.
+	ZeroCopySends     int64 `json:"zerocopy_sends,omitempty"`
+	ZeroCopyCompleted int64 `json:"zerocopy_completed,omitempty"`
+	ZeroCopyCopied    int64 `json:"zerocopy_copied,omitempty"`
+
+	// Rx is how this side's TCP receivers took the payload: copy, splice
+	// or discard. Empty on a side that receives nothing.
+	Rx string `json:"rx,omitempty"`
+
+	Pacing   *Pacing   `json:"pacing,omitempty"`
+	BusyPoll *BusyPoll `json:"busy_poll,omitempty"`
+
+	// GSOSize is the UDP_SEGMENT datagram size of this side's UDP
+	// senders; GRO says UDP_GRO was on for its receivers, and Coalesced
+	// counts the receive buffers that held several datagrams.
+	GSOSize   int   `json:"gso_size,omitempty"`
+	GRO       bool  `json:"gro,omitempty"`
+	Coalesced int64 `json:"gro_coalesced,omitempty"`
+}
+
+// PinnedCPU is one CPU data-path threads were pinned to.
+type PinnedCPU struct {
+	CPU     int   `json:"cpu"`
+	Streams []int `json:"streams"` // the stream ids whose threads ran on it
+	// UtilPct is the CPU's utilization over the side's window, from the
+	// CPU figures (absent when CPU was not measured).
+	UtilPct *float64 `json:"util_pct,omitempty"`
+}
+
+// Pacing is what a sending side's kernel made of --fq-rate.
+type Pacing struct {
+	AskedBitsPerSecond float64 `json:"asked_bps"`
+	// GrantedBytesPerSecond is SO_MAX_PACING_RATE as read back from the
+	// sockets (the kernel's unit; it counts headers too).
+	GrantedBytesPerSecond uint64 `json:"granted_bytes_per_s"`
+	// Interface and Qdisc are the interface the route to the peer leaves
+	// by and the kind of its root queueing discipline.
+	Interface string `json:"interface,omitempty"`
+	Qdisc     string `json:"qdisc,omitempty"`
+	// HonouredBy is what enforces the cap: "fq" (the qdisc), "tcp" (TCP's
+	// own pacing, Linux 4.20 and later), or "" when nothing does; Note
+	// says why.
+	HonouredBy string `json:"honoured_by"`
+	Note       string `json:"note,omitempty"`
+	// AchievedBitsPerSecond is the fastest stream's payload rate as its
+	// receiver counted it, for comparison with the cap (joined from both
+	// sides' figures).
+	AchievedBitsPerSecond float64 `json:"achieved_bps,omitempty"`
+}
+
+// BusyPoll is what a side's kernel made of --busy-poll.
+type BusyPoll struct {
+	AskedMicros int `json:"asked_us"`
+	// GrantedMicros is SO_BUSY_POLL as read back from the sockets.
+	GrantedMicros int `json:"granted_us"`
+	// SysctlBusyPoll and SysctlBusyRead are net.core.busy_poll and
+	// net.core.busy_read, the system-wide settings (absent where
+	// unreadable).
+	SysctlBusyPoll *int64 `json:"sysctl_busy_poll_us,omitempty"`
+	SysctlBusyRead *int64 `json:"sysctl_busy_read_us,omitempty"`
+	// NAPIID is the device queue the sockets' packets last came from
+	// (SO_INCOMING_NAPI_ID); 0 means none, as on loopback and veth
+	// without NAPI, where busy polling has nothing to poll.
+	NAPIID int `json:"napi_id"`
+}
+
+// StreamDataPath is one side's data path record of one stream.
+type StreamDataPath struct {
+	CPU                  *int   `json:"cpu,omitempty"` // the CPU its thread was pinned to
+	ZeroCopySends        int64  `json:"zerocopy_sends,omitempty"`
+	ZeroCopyCompleted    int64  `json:"zerocopy_completed,omitempty"`
+	ZeroCopyCopied       int64  `json:"zerocopy_copied,omitempty"`
+	PacingBytesPerSecond uint64 `json:"pacing_bytes_per_s,omitempty"` // SO_MAX_PACING_RATE read back
+	BusyPollMicros       int    `json:"busy_poll_us,omitempty"`       // SO_BUSY_POLL read back
+	NAPIID               int    `json:"napi_id,omitempty"`
+	Coalesced            int64  `json:"gro_coalesced,omitempty"`
+}
+
+// joinDataPath copies each side's data path record into the result,
+// compares the paced rate with the achieved one, and turns what a side
+// could not do into warnings.
+func joinDataPath(res *Result, local, remote SideResult) {
+	res.Local.DataPath, res.Remote.DataPath = local.DataPath, remote.DataPath
+	t := res.Spec
+	if t.DataPathOptions() == nil {
+		return
+	}
+	for _, s := range []SideResult{local, remote} {
+		dp := s.DataPath
+		if dp == nil {
+			if len(s.Flows) > 0 {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: no data path record: its wirespeed may predate %s and have measured without them",
+					s.Side, strings.Join(t.DataPathOptions(), ", ")))
+			}
+			continue
+		}
+		if dp.ZeroCopyNote != "" {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: %s", s.Side, dp.ZeroCopyNote))
+		}
+		if p := dp.Pacing; p != nil {
+			p.AchievedBitsPerSecond = fastestSent(res, s.Side)
+			if p.HonouredBy == "" {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: --fq-rate is not enforced: %s", s.Side, p.Note))
+			} else if p.AchievedBitsPerSecond > 1.1*p.AskedBitsPerSecond {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: a stream reached %.4g bit/s against a pacing cap of %.4g bit/s: the cap did not hold",
+					s.Side, p.AchievedBitsPerSecond, p.AskedBitsPerSecond))
+			}
+		}
+	}
+}
+
+// fastestSent is the highest receiver-counted rate of a stream side sent.
+func fastestSent(res *Result, side Side) float64 {
+	var best float64
+	for _, st := range res.Streams {
+		if st.Sender.Side == side && st.Sender.Role == Sender {
+			best = max(best, st.Summary.BitsPerSecond)
+		}
+	}
+	return best
+}
+
+// AddCPUUtil fills the pinned CPUs' utilization from the side's CPU
+// figures, which have every CPU's.
+func (dp *DataPath) AddCPUUtil(c *CPU) {
+	if dp == nil || c == nil {
+		return
+	}
+	for i := range dp.PinnedCPUs {
+		for k, id := range c.PerCPUIDs {
+			if id == dp.PinnedCPUs[i].CPU && k < len(c.PerCPUUtilPct) {
+				u := c.PerCPUUtilPct[k]
+				dp.PinnedCPUs[i].UtilPct = &u
+			}
+		}
+	}
+}
+
+// DataPathSupport is what a host's kernel offers the data path options,
+// for its environment record: each feature known from the release it
+// appeared in and, for the live host, confirmed by trying it on a
+// socket. What a run could actually use is in its result's data path
+// records.
+type DataPathSupport struct {
+	MsgZeroCopy bool `json:"msg_zerocopy"` // SO_ZEROCOPY and MSG_ZEROCOPY on TCP (Linux 4.14)
+	UDPGSO      bool `json:"udp_gso"`      // UDP_SEGMENT (4.18)
+	UDPGRO      bool `json:"udp_gro"`      // UDP_GRO (5.0)
+	// TCPInternalPacing is TCP's own pacing, which enforces
+	// SO_MAX_PACING_RATE without the fq qdisc (4.20).
+	TCPInternalPacing bool `json:"tcp_internal_pacing"`
+	// DefaultQdisc is net.core.default_qdisc, what an mq root gives each
+	// queue: fq there paces UDP too.
+	DefaultQdisc string `json:"default_qdisc,omitempty"`
+	// Probed says the socket options were tried on this host rather than
+	// only inferred from the release.
+	Probed bool `json:"probed"`
+}
