@@ -3,12 +3,15 @@ package engine
 import (
 	"fmt"
 	"net"
+	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
 // TCPSender writes size-byte messages of a payload on a TCP connection.
 type TCPSender struct {
 	base
+	streamSocket
 	conn    *net.TCPConn
 	rc      syscall.RawConn
 	payload *Payload
@@ -26,7 +29,9 @@ func NewTCPSender(c *net.TCPConn, p *Payload, size int) (*TCPSender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data connection: %w", err)
 	}
-	return &TCPSender{base: newBase(wakeConn(c)), conn: c, rc: rc, payload: p, size: size}, nil
+	s := &TCPSender{base: newBase(wakeConn(c)), conn: c, rc: rc, payload: p, size: size}
+	s.streamSocket.init(c, rc)
+	return s, nil
 }
 
 // Run writes until Stop or a failure.
@@ -41,7 +46,7 @@ func (s *TCPSender) Run() error {
 // Finish sends the end of stream. With MSG_ZEROCOPY it then waits a
 // little for the kernel's last completions, so that they are counted.
 func (s *TCPSender) Finish() error {
-	err := s.conn.CloseWrite()
+	err := s.closeWrite()
 	s.awaitCompletions()
 	return err
 }
@@ -49,18 +54,10 @@ func (s *TCPSender) Finish() error {
 // Conn returns the connection.
 func (s *TCPSender) Conn() net.Conn { return s.conn }
 
-// Close closes the connection.
-func (s *TCPSender) Close() error { return s.conn.Close() }
-
-// TCPRawConn gives samplers the socket (TCP_INFO).
-func (s *TCPSender) TCPRawConn() syscall.RawConn { return s.rc }
-
-// Info reads the socket's buffer sizes and congestion control.
-func (s *TCPSender) Info() (SocketInfo, error) { return rawInfo(s.rc, true) }
-
 // TCPReceiver reads a TCP connection to its end, size bytes per call.
 type TCPReceiver struct {
 	base
+	streamSocket
 	conn *net.TCPConn
 	rc   syscall.RawConn
 	size int
@@ -76,7 +73,9 @@ func NewTCPReceiver(c *net.TCPConn, size int) (*TCPReceiver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data connection: %w", err)
 	}
-	return &TCPReceiver{base: newBase(wakeConn(c)), conn: c, rc: rc, size: size}, nil
+	r := &TCPReceiver{base: newBase(wakeConn(c)), conn: c, rc: rc, size: size}
+	r.streamSocket.init(c, rc)
+	return r, nil
 }
 
 // Run reads until the sender's end of stream (Ended is then true), Stop
@@ -95,11 +94,49 @@ func (r *TCPReceiver) Finish() error { return nil }
 // Conn returns the connection.
 func (r *TCPReceiver) Conn() net.Conn { return r.conn }
 
-// Close closes the connection.
-func (r *TCPReceiver) Close() error { return r.conn.Close() }
+// streamSocket is a TCP stream loop's socket: the connection's, or, once
+// a copying loop took it over on Linux (see takeBlocking), a duplicate of
+// the descriptor the loop owns outside Go's poller.
+type streamSocket struct {
+	sconn *net.TCPConn
+	live  atomic.Pointer[rawHolder] // the socket now in use
+	own   closer                    // the duplicate, once taken
+	mu    sync.Mutex
+}
+
+func (s *streamSocket) init(c *net.TCPConn, rc syscall.RawConn) {
+	s.sconn = c
+	s.live.Store(&rawHolder{rc})
+}
 
 // TCPRawConn gives samplers the socket (TCP_INFO).
-func (r *TCPReceiver) TCPRawConn() syscall.RawConn { return r.rc }
+func (s *streamSocket) TCPRawConn() syscall.RawConn { return s.live.Load().rc }
+
+// rawHolder boxes a RawConn for an atomic pointer.
+type rawHolder struct{ rc syscall.RawConn }
+
+// SyscallConn gives access to the socket now in use, for socket options.
+func (s *streamSocket) SyscallConn() (syscall.RawConn, error) { return s.TCPRawConn(), nil }
 
 // Info reads the socket's buffer sizes and congestion control.
-func (r *TCPReceiver) Info() (SocketInfo, error) { return rawInfo(r.rc, true) }
+func (s *streamSocket) Info() (SocketInfo, error) { return rawInfo(s.TCPRawConn(), true) }
+
+// closeWrite sends the end of stream.
+func (s *streamSocket) closeWrite() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.own != nil {
+		return shutdownWrite(s.TCPRawConn())
+	}
+	return s.sconn.CloseWrite()
+}
+
+// Close closes the socket.
+func (s *streamSocket) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.own != nil {
+		return s.own.Close()
+	}
+	return s.sconn.Close()
+}

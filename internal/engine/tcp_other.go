@@ -5,6 +5,7 @@ package engine
 import (
 	"errors"
 	"io"
+	"syscall"
 )
 
 // send is the portable loop through net.Conn.
@@ -54,3 +55,7 @@ func (r *TCPReceiver) receive(buf []byte) error {
 	}
 	return nil
 }
+
+// shutdownWrite is not reached on other platforms: their loops keep the
+// connection, and closeWrite uses it.
+func shutdownWrite(syscall.RawConn) error { return ErrUnsupported }

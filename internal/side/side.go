@@ -232,9 +232,12 @@ func (cfg *Config) role(dir spec.Direction) run.Role {
 	return run.Receiver
 }
 
-// lockedLoops is how many loops of this side hold an OS thread and a P.
+// lockedLoops is how many loops of this side hold an OS thread and a P:
+// the request/response loops and the TCP stream loops (the copying ones;
+// the zero-copy modes keep Go's poller, and count here anyway).
 func lockedLoops(cfg Config) int {
-	if cfg.Spec.Kind == spec.TCPRR || cfg.Spec.Kind == spec.UDPRR {
+	switch cfg.Spec.Kind {
+	case spec.TCPRR, spec.UDPRR, spec.TCPStream, spec.TCPMaerts, spec.TCPBidir:
 		return len(cfg.Conns)
 	}
 	return 0
