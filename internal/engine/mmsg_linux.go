@@ -48,15 +48,25 @@ func (b *mmsgBatch) withControl(size int) {
 	}
 }
 
-// sendmmsg sends the first n datagrams of b on fd; it returns how many the
-// kernel took.
-func (b *mmsgBatch) sendmmsg(fd uintptr, n int) (int, unix.Errno) {
-	r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(n), 0, 0, 0)
+// sendmmsgRaw is sendmmsg without telling the Go scheduler, for a loop
+// that owns its thread and a P (see UDPSender.send).
+func (b *mmsgBatch) sendmmsgRaw(fd uintptr, n int) (int, unix.Errno) {
+	r, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(n), 0, 0, 0)
 	return int(r), e
 }
 
-// recvmmsg receives up to len(b.bufs) datagrams on fd without waiting.
-func (b *mmsgBatch) recvmmsg(fd uintptr) (int, unix.Errno) {
+// recvmmsgWait receives up to len(b.bufs) datagrams on a blocking fd: it
+// waits for the first (as long as the socket's receive timeout) and takes
+// what else has arrived without waiting (MSG_WAITFORONE). Raw: the caller
+// owns a P and a locked thread (see blockingFD).
+func (b *mmsgBatch) recvmmsgWait(fd uintptr) (int, unix.Errno) {
+	b.reset()
+	r, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(len(b.hdrs)), unix.MSG_WAITFORONE, 0, 0)
+	return int(r), e
+}
+
+// reset readies the headers for a receive.
+func (b *mmsgBatch) reset() {
 	for i := range b.hdrs {
 		b.iovs[i].SetLen(len(b.bufs[i]))
 		b.hdrs[i].hdr.Flags = 0
@@ -64,6 +74,4 @@ func (b *mmsgBatch) recvmmsg(fd uintptr) (int, unix.Errno) {
 			b.hdrs[i].hdr.SetControllen(len(b.ctrl[i]))
 		}
 	}
-	r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(len(b.hdrs)), unix.MSG_DONTWAIT, 0, 0)
-	return int(r), e
 }

@@ -294,3 +294,9 @@ func (c *CRRClient) Counters() Counters { return rrCounters(&c.ctr, c.req, c.res
 // Counters reads the counters; Bytes is request plus response bytes of
 // the answered connections.
 func (s *CRRServer) Counters() Counters { return rrCounters(&s.ctr, s.req, s.resp) }
+
+// KeptSocket is a duplicate of a socket (see Keep).
+type KeptSocket interface {
+	syscall.Conn
+	Close() error
+}

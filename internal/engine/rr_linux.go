@@ -46,6 +46,9 @@ func (f *fdFile) Control(fn func(fd uintptr)) error { fn(uintptr(f.fd)); return 
 func (f *fdFile) Read(func(fd uintptr) bool) error  { return ErrUnsupported }
 func (f *fdFile) Write(func(fd uintptr) bool) error { return ErrUnsupported }
 
+// SyscallConn gives the descriptor to what sets socket options.
+func (f *fdFile) SyscallConn() (syscall.RawConn, error) { return f, nil }
+
 // Close closes the descriptor once.
 func (f *fdFile) Close() error {
 	var err error
@@ -424,4 +427,26 @@ func rawWrite(fd int, p []byte) (int, error) {
 		return -1, e
 	}
 	return int(n), nil
+}
+
+// Keep returns a duplicate of c's socket that keeps it open after c (or
+// the loop that took it over) is closed, outside Go's poller.
+func Keep(c net.Conn) (KeptSocket, error) {
+	rcc, ok := c.(rawConn)
+	if !ok {
+		return nil, fmt.Errorf("data connection %T has no raw socket", c)
+	}
+	rc, err := rcc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var nfd int
+	var derr error
+	if err := rc.Control(func(fd uintptr) { nfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	return &fdFile{fd: nfd}, nil
 }

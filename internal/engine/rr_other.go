@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"syscall"
 	"time"
 )
@@ -166,3 +167,13 @@ func detach(_ net.Conn, rc syscall.RawConn) (closer, syscall.RawConn, error) {
 // finishRR is done through the connection on other platforms; see
 // RRClient.Finish.
 func finishRR(syscall.RawConn, bool) error { return nil }
+
+// Keep returns a duplicate of c's socket that keeps it open after c is
+// closed.
+func Keep(c net.Conn) (KeptSocket, error) {
+	fc, ok := c.(interface{ File() (*os.File, error) })
+	if !ok {
+		return nil, ErrUnsupported
+	}
+	return fc.File()
+}

@@ -94,17 +94,18 @@ func (r *TCPReceiver) Finish() error { return nil }
 // Conn returns the connection.
 func (r *TCPReceiver) Conn() net.Conn { return r.conn }
 
-// streamSocket is a TCP stream loop's socket: the connection's, or, once
-// a copying loop took it over on Linux (see takeBlocking), a duplicate of
-// the descriptor the loop owns outside Go's poller.
+// streamSocket is a stream loop's socket (TCP, or a UDP receiver's): the
+// connection's, or, once the loop took it over on Linux (see
+// takeBlocking), a duplicate of the descriptor the loop owns outside Go's
+// poller.
 type streamSocket struct {
-	sconn *net.TCPConn
+	sconn net.Conn
 	live  atomic.Pointer[rawHolder] // the socket now in use
 	own   closer                    // the duplicate, once taken
 	mu    sync.Mutex
 }
 
-func (s *streamSocket) init(c *net.TCPConn, rc syscall.RawConn) {
+func (s *streamSocket) init(c net.Conn, rc syscall.RawConn) {
 	s.sconn = c
 	s.live.Store(&rawHolder{rc})
 }
@@ -128,7 +129,10 @@ func (s *streamSocket) closeWrite() error {
 	if s.own != nil {
 		return shutdownWrite(s.TCPRawConn())
 	}
-	return s.sconn.CloseWrite()
+	if tc, ok := s.sconn.(*net.TCPConn); ok {
+		return tc.CloseWrite()
+	}
+	return nil
 }
 
 // Close closes the socket.

@@ -34,6 +34,7 @@ const udpBatch = 64
 // paced to a rate or as fast as the socket takes them.
 type UDPSender struct {
 	base
+	streamSocket
 	conn    *net.UDPConn
 	rc      syscall.RawConn
 	payload *Payload
@@ -55,7 +56,9 @@ func NewUDPSender(c *net.UDPConn, p *Payload, size int, rateBPS float64, opts ..
 	if err != nil {
 		return nil, fmt.Errorf("data socket: %w", err)
 	}
-	return &UDPSender{base: newBase(wakeConn(c)), conn: c, rc: rc, payload: p, size: size, rate: rateBPS, epoch: time.Now(), hdr: udpFormatOf(opts)}, nil
+	u := &UDPSender{base: newBase(wakeConn(c)), conn: c, rc: rc, payload: p, size: size, rate: rateBPS, epoch: time.Now(), hdr: udpFormatOf(opts)}
+	u.streamSocket.init(c, rc)
+	return u, nil
 }
 
 // Run sends until Stop or a failure. Counters.Packets is the number of
@@ -113,14 +116,12 @@ func (s *UDPSender) Finish() error {
 	var b [udpHeaderLen]byte
 	binary.BigEndian.PutUint64(b[:8], finSeq)
 	binary.BigEndian.PutUint64(b[8:], uint64(s.ctr.packets.Load()))
-	s.conn.SetWriteDeadline(time.Time{})
 	start := time.Now()
-	var first error
 	for _, at := range finSchedule {
 		sleepUntil(start.Add(at), nil)
-		if _, err := s.conn.Write(b[:]); err != nil && first == nil {
-			first = err
-		}
+		// The socket may be the loop's own now (takeRaw): write through
+		// whichever is in use. A lost one is what the repeats are for.
+		s.streamSocket.TCPRawConn().Control(func(fd uintptr) { writeNonblocking(int(fd), b[:]) })
 	}
 	return nil
 }
@@ -129,19 +130,22 @@ func (s *UDPSender) Finish() error {
 func (s *UDPSender) Conn() net.Conn { return s.conn }
 
 // Info reads the socket's buffer sizes.
-func (s *UDPSender) Info() (SocketInfo, error) { return rawInfo(s.rc, false) }
+func (s *UDPSender) Info() (SocketInfo, error) {
+	return rawInfo(s.streamSocket.TCPRawConn(), false)
+}
 
 // TCPRawConn is nil: the socket is UDP.
 func (s *UDPSender) TCPRawConn() syscall.RawConn { return nil }
 
 // Close closes the socket.
-func (s *UDPSender) Close() error { return s.conn.Close() }
+func (s *UDPSender) Close() error { return s.streamSocket.Close() }
 
 // UDPReceiver receives datagrams on a connected UDP socket, tracking their
 // sequence numbers (loss, reordering, duplicates) and the jitter, until
 // the sender's end-of-stream datagram.
 type UDPReceiver struct {
 	base
+	streamSocket
 	conn  *net.UDPConn
 	rc    syscall.RawConn
 	size  int
@@ -162,7 +166,9 @@ func NewUDPReceiver(c *net.UDPConn, size int, opts ...UDPOption) (*UDPReceiver, 
 	if err != nil {
 		return nil, fmt.Errorf("data socket: %w", err)
 	}
-	return &UDPReceiver{base: newBase(wakeConn(c)), conn: c, rc: rc, size: max(size, udpHeaderLen), epoch: time.Now(), tr: newSeqTracker(), fin: -1, hdr: udpFormatOf(opts)}, nil
+	r := &UDPReceiver{base: newBase(wakeConn(c)), conn: c, rc: rc, size: max(size, udpHeaderLen), epoch: time.Now(), tr: newSeqTracker(), fin: -1, hdr: udpFormatOf(opts)}
+	r.streamSocket.init(c, rc)
+	return r, nil
 }
 
 // Run receives until the sender's end of stream, Stop or a failure.
@@ -240,13 +246,15 @@ func (r *UDPReceiver) Finish() error { return nil }
 func (r *UDPReceiver) Conn() net.Conn { return r.conn }
 
 // Info reads the socket's buffer sizes.
-func (r *UDPReceiver) Info() (SocketInfo, error) { return rawInfo(r.rc, false) }
+func (r *UDPReceiver) Info() (SocketInfo, error) {
+	return rawInfo(r.streamSocket.TCPRawConn(), false)
+}
 
 // TCPRawConn is nil: the socket is UDP.
 func (r *UDPReceiver) TCPRawConn() syscall.RawConn { return nil }
 
 // Close closes the socket.
-func (r *UDPReceiver) Close() error { return r.conn.Close() }
+func (r *UDPReceiver) Close() error { return r.streamSocket.Close() }
 
 // seqWindow is how many sequence numbers behind the highest seen a
 // receiver still tells a late datagram from a duplicate.

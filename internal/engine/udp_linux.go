@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"runtime"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -10,14 +12,25 @@ import (
 // each stamped with its sequence number and the batch's send time (one
 // clock read per batch), paced by absolute time when a rate is set, so
 // that the average rate is exact whatever the timer's granularity.
+//
+// The socket is taken out of Go's poller and the calls are raw, on a
+// locked thread (takeRaw): through the scheduler, each sendmmsg of a
+// batch lasted long enough for the runtime's monitor to hand the P off,
+// and the sender switched context 89 000 times a second, against 900 for
+// iperf3's. A full socket buffer (EAGAIN) is still counted as a send
+// error; the loop then waits in poll(2) until it drains.
 func (s *UDPSender) send() error {
 	b := newMmsgBatch(udpBatch, s.size)
 	for i, buf := range b.bufs {
 		copy(buf, s.payload.at((i*s.size)%s.payload.ring, s.size))
 	}
+	fd, undo, err := s.takeRaw()
+	if err != nil {
+		return err
+	}
+	defer undo()
 	start := time.Now()
 	var seq uint64
-	var ferr error
 	per := uint64(s.segments()) // datagrams per send: more than one with GSO
 	for !s.stopped() {
 		n, next := s.due(start, seq/per)
@@ -31,45 +44,59 @@ func (s *UDPSender) send() error {
 		for i := range n {
 			s.stamp(b.bufs[i], seq+uint64(i)*per, now)
 		}
-		err := s.rc.Write(func(fd uintptr) bool {
-			for {
-				m, e := b.sendmmsg(fd, n)
-				switch e {
-				case 0:
-					seq += uint64(m) * per
-					s.ctr.packets.Store(int64(seq))
-					s.ctr.bytes.Add(int64(m * s.size))
-					s.ctr.calls.Add(1)
-					return true
-				case unix.EINTR:
-					continue
-				case unix.EAGAIN:
-					// Socket buffer full: counted, then wait until it drains.
-					s.ctr.sendErrors.Add(1)
-					return false
-				case unix.ENOBUFS, unix.ECONNREFUSED:
-					// Device queue full, or the peer's port answered ICMP
-					// unreachable to an earlier datagram: counted, retried.
-					s.ctr.sendErrors.Add(1)
-					return true
-				default:
-					ferr = e
-					return true
-				}
-			}
-		})
-		if ferr != nil {
-			return ferr
-		}
-		if err != nil {
-			if isTimeout(err) && s.stopped() {
-				return nil
-			}
-			return err
+		m, e := b.sendmmsgRaw(uintptr(fd), n)
+		switch e {
+		case 0:
+			seq += uint64(m) * per
+			s.ctr.packets.Store(int64(seq))
+			s.ctr.bytes.Add(int64(m * s.size))
+			s.ctr.calls.Add(1)
+		case unix.EINTR:
+		case unix.EAGAIN:
+			// Socket buffer full: counted, then wait until it drains.
+			s.ctr.sendErrors.Add(1)
+			waitWritable(fd)
+		case unix.ENOBUFS, unix.ECONNREFUSED:
+			// Device queue full, or the peer's port answered ICMP
+			// unreachable to an earlier datagram: counted, retried.
+			s.ctr.sendErrors.Add(1)
+		default:
+			return e
 		}
 	}
 	return nil
 }
+
+// takeRaw takes the socket out of Go's poller for a loop that makes raw
+// non-blocking calls on a locked thread, and returns the descriptor and
+// the function that unlocks the thread.
+func (s *streamSocket) takeRaw() (int, func(), error) {
+	s.mu.Lock()
+	f, frc, err := detach(s.sconn, s.TCPRawConn())
+	if err == nil {
+		s.own = f
+		s.live.Store(&rawHolder{frc})
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return 0, nil, err
+	}
+	runtime.LockOSThread()
+	var fd int
+	frc.Control(func(f uintptr) { fd = int(f) })
+	return fd, runtime.UnlockOSThread, nil
+}
+
+// waitWritable waits in poll(2) until fd is writable, at most
+// pollInterval, without the Go scheduler.
+func waitWritable(fd int) {
+	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLOUT}
+	ts := unix.NsecToTimespec(int64(pollInterval))
+	unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+}
+
+// writeNonblocking writes b on fd once, whatever comes of it.
+func writeNonblocking(fd int, b []byte) { unix.Write(fd, b) }
 
 // receive is the UDP receiving loop: batches through recvmmsg(2), one
 // clock read per batch for the arrival time.
@@ -78,52 +105,48 @@ func (r *UDPReceiver) receive() error {
 	if r.gro {
 		b.withControl(groControl)
 	}
+	// A blocking recvmmsg on a socket outside Go's poller, waiting for the
+	// first datagram and taking what else has arrived (MSG_WAITFORONE):
+	// through the poller, the receiver parked and was woken for every
+	// datagram or two, and the wake-ups, not the datagrams, took its CPU.
+	fd, undo, err := r.takeBlocking()
+	if err != nil {
+		return err
+	}
+	defer undo()
 	seen := false
-	var ferr error
-	err := r.rc.Read(func(fd uintptr) bool {
-		for !r.stop.Load() {
-			n, e := b.recvmmsg(fd)
-			switch e {
-			case 0:
-			case unix.EINTR:
-				continue
-			case unix.EAGAIN:
-				return false
-			case unix.ECONNREFUSED:
-				// An ICMP unreachable for an earlier datagram of ours: none
-				// are sent on this socket, so it is stale; read on.
-				continue
-			default:
-				ferr = e
-				return true
-			}
-			if !seen && n > 0 {
-				seen = true
-				r.markFirst()
-			}
-			if r.mark.Swap(false) {
-				r.tr.markWindow()
-			}
-			now := int64(time.Since(r.epoch))
-			r.ctr.calls.Add(1)
-			for i := range n {
-				if !r.handleMsg(b, i, now) {
-					r.publish()
-					r.ended.Store(true)
-					return true
-				}
-			}
-			r.publish()
+	for !r.stop.Load() {
+		n, e := b.recvmmsgWait(uintptr(fd))
+		switch e {
+		case 0:
+		case unix.EINTR, unix.EAGAIN:
+			continue // a signal or the poll timeout: look at the stop flag
+		case unix.ECONNREFUSED:
+			// An ICMP unreachable for an earlier datagram of ours: none
+			// are sent on this socket, so it is stale; read on.
+			continue
+		default:
+			return e
 		}
-		return true
-	})
-	if ferr != nil {
-		return ferr
+		if !seen && n > 0 {
+			seen = true
+			r.markFirst()
+		}
+		if r.mark.Swap(false) {
+			r.tr.markWindow()
+		}
+		now := int64(time.Since(r.epoch))
+		r.ctr.calls.Add(1)
+		for i := range n {
+			if !r.handleMsg(b, i, now) {
+				r.publish()
+				r.ended.Store(true)
+				return nil
+			}
+		}
+		r.publish()
 	}
-	if isTimeout(err) && r.stopped() {
-		return nil
-	}
-	return err
+	return nil
 }
 
 // groControl is the control buffer of a GRO receive: room for the

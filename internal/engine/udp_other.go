@@ -3,6 +3,7 @@
 package engine
 
 import (
+	"syscall"
 	"time"
 )
 
@@ -68,3 +69,6 @@ func (r *UDPReceiver) receive() error {
 	}
 	return nil
 }
+
+// writeNonblocking writes b on fd once, whatever comes of it.
+func writeNonblocking(fd int, b []byte) { syscall.Write(sysFD(uintptr(fd)), b) }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"net"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -291,7 +290,7 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (run.Result, e
 	}
 	// Duplicates of the sending TCP sockets outlive side.Run's close, so
 	// that this side can see its last bytes reach the server's kernel.
-	var dups []*os.File
+	var dups []engine.KeptSocket
 	defer func() {
 		for _, f := range dups {
 			f.Close()
@@ -299,7 +298,7 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (run.Result, e
 	}()
 	for _, c := range sends {
 		if tc, ok := c.Conn.(*net.TCPConn); ok {
-			if f, err := tc.File(); err == nil {
+			if f, err := engine.Keep(tc); err == nil {
 				dups = append(dups, f)
 			}
 		}
@@ -431,7 +430,7 @@ type stateResult struct {
 
 // waitUnsent waits until every socket's sent data is acknowledged, at
 // most timeout.
-func waitUnsent(socks []*os.File, timeout time.Duration) {
+func waitUnsent(socks []engine.KeptSocket, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for _, f := range socks {
 		for time.Now().Before(deadline) {

@@ -386,7 +386,10 @@ func (s *Server) test(ctx context.Context, cc conn, cookie Cookie, log *slog.Log
 		return sum, fail(cc, errInitTest, errnoInval, err)
 	}
 	defer func() {
+		// The loops own their sockets (some take them out of the
+		// connection): close through them.
 		for _, st := range streams {
+			st.loop.Close()
 			st.conn.Close()
 		}
 	}()
@@ -543,6 +546,9 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 	}
 	start := time.Now()
 	cpu0, cpuErr := measure.ReadProcessCPU()
+	// Each loop keeps an OS thread and its P while it runs (see
+	// engine.AddProcs).
+	defer engine.AddProcs(len(streams))()
 	for _, st := range streams {
 		go func() {
 			defer close(st.done)
@@ -610,7 +616,7 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 	for _, st := range streams {
 		if st.sends {
 			<-st.done
-			st.conn.Close()
+			st.loop.Close()
 		}
 	}
 	drain(streams)

@@ -233,14 +233,13 @@ func (cfg *Config) role(dir spec.Direction) run.Role {
 }
 
 // lockedLoops is how many loops of this side hold an OS thread and a P:
-// the request/response loops and the TCP stream loops (the copying ones;
-// the zero-copy modes keep Go's poller, and count here anyway).
+// all but TCP_CRR's (the zero-copy TCP modes keep Go's poller, and count
+// here anyway).
 func lockedLoops(cfg Config) int {
-	switch cfg.Spec.Kind {
-	case spec.TCPRR, spec.UDPRR, spec.TCPStream, spec.TCPMaerts, spec.TCPBidir:
-		return len(cfg.Conns)
+	if cfg.Spec.Kind == spec.TCPCRR {
+		return 0
 	}
-	return 0
+	return len(cfg.Conns)
 }
 
 // active reports whether a role drives its flow: it starts at once and
