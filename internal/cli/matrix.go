@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -353,34 +352,14 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 			return usagef("--set %s=...: give --remote-dev, the server's interface", d.Key())
 		}
 	}
-	host, port, err := parseTarget(target, f.run.port, portSet)
-	if err != nil {
-		return err
-	}
-	sec, err := f.run.sec.security(host == "")
-	if err != nil {
-		return err
-	}
-
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	label := addr
-	e.procRoot = f.run.measure.procRoot
-	if host == "" {
-		a, stop, err := embeddedServer(ctx, e, base.IPVersion)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		addr, label = a, a+" (embedded server)"
-	}
-	c, err := client.Dial(ctx, client.Config{Addr: addr, IPVersion: base.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: f.run.measure.procRoot,
-		Security: sec})
+	c, err := connect(ctx, e, &f.run, target, portSet, base.IPVersion, nil)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	addr, label := c.addr, c.label
 
-	m := &matrixRun{e: e, f: f, c: c, base: base, rep: rep, sizes: sizes, dims: dims, addr: addr}
+	m := &matrixRun{e: e, f: f, c: c.Client, base: base, rep: rep, sizes: sizes, dims: dims, addr: addr}
 	if err := m.open(); err != nil {
 		return err
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"wirespeed/internal/client"
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
 	"wirespeed/internal/server"
@@ -191,27 +190,6 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if err != nil {
 		return err
 	}
-	host, port, err := parseTarget(target, f.port, portSet)
-	if err != nil {
-		return err
-	}
-	sec, err := f.sec.security(host == "")
-	if err != nil {
-		return err
-	}
-
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	label := addr
-	e.procRoot = f.measure.procRoot
-	if host == "" {
-		a, stop, err := embeddedServer(ctx, e, t.IPVersion)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		addr, label = a, a+" (embedded server)"
-	}
-
 	text := !f.json
 	var mu sync.Mutex
 	headerShown := false
@@ -224,17 +202,15 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		}
 		report.Tick(e.stdout, tk)
 	}
-	cfg := client.Config{Addr: addr, IPVersion: t.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log}
-	cfg.Security = sec
-	if text && t.Interval > 0 {
-		cfg.OnInterval = onTick
+	if !text || t.Interval == 0 {
+		onTick = nil
 	}
-	cfg.ProcRoot = f.measure.procRoot
-	c, err := client.Dial(ctx, cfg)
+	c, err := connect(ctx, e, f, target, portSet, t.IPVersion, onTick)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	addr, label := c.addr, c.label
 
 	kinds := []spec.Kind{t.Kind}
 	if f.tradeoff {

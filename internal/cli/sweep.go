@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -123,32 +122,12 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 		}
 		doc = prev
 	}
-	host, port, err := parseTarget(target, f.run.port, portSet)
-	if err != nil {
-		return err
-	}
-	sec, err := f.run.sec.security(host == "")
-	if err != nil {
-		return err
-	}
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	label := addr
-	e.procRoot = f.run.measure.procRoot
-	if host == "" {
-		a, stop, err := embeddedServer(ctx, e, base.IPVersion)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		addr, label = a, a+" (embedded server)"
-	}
-	cfg := client.Config{Addr: addr, IPVersion: base.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: f.run.measure.procRoot}
-	cfg.Security = sec
-	c, err := client.Dial(ctx, cfg)
+	c, err := connect(ctx, e, &f.run, target, portSet, base.IPVersion, nil)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	label := c.label
 
 	text := !f.run.json
 	prog := newProgress(e.stderr, isTerminal(e.stderr), base, rep, len(sizes))
@@ -160,7 +139,7 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 		doc:   doc,
 		iterate: func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
 			res, err := c.Iterate(ctx, t, rep, p)
-			res.Remote.Address = addr
+			res.Remote.Address = c.addr
 			return res, err
 		},
 		progress: prog,

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"context"
+	"net"
+	"strconv"
+
+	"wirespeed/internal/client"
+	"wirespeed/internal/run"
+)
+
+// connection is a control connection to the server a command measures
+// against: the HOST[:PORT] given, or an embedded server on loopback in
+// this process when none is.
+type connection struct {
+	*client.Client
+	addr  string // host:port dialled
+	label string // how the heading names it
+	stop  func() // stops the embedded server; nil without one
+}
+
+// Close says bye to the server and stops the embedded one.
+func (c *connection) Close() {
+	c.Client.Close()
+	if c.stop != nil {
+		c.stop()
+	}
+}
+
+// connect resolves the command's target, starts the embedded server when
+// no host is given, and dials it with the flags' security settings and
+// proc root. onTick, when set, receives the interval lines.
+func connect(ctx context.Context, e *env, f *runFlags, target string, portSet bool, ipVersion int, onTick func(run.Tick)) (*connection, error) {
+	host, port, err := parseTarget(target, f.port, portSet)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := f.sec.security(host == "")
+	if err != nil {
+		return nil, err
+	}
+	conn := &connection{addr: net.JoinHostPort(host, strconv.Itoa(port))}
+	conn.label = conn.addr
+	e.procRoot = f.measure.procRoot
+	if host == "" {
+		a, stop, err := embeddedServer(ctx, e, ipVersion)
+		if err != nil {
+			return nil, err
+		}
+		conn.addr, conn.label, conn.stop = a, a+" (embedded server)", stop
+	}
+	cfg := client.Config{Addr: conn.addr, IPVersion: ipVersion, Tool: version(), Hostname: e.hostname, Logger: e.log,
+		ProcRoot: f.measure.procRoot, OnInterval: onTick}
+	cfg.Security = sec
+	if conn.Client, err = client.Dial(ctx, cfg); err != nil {
+		if conn.stop != nil {
+			conn.stop()
+		}
+		return nil, err
+	}
+	return conn, nil
+}
