@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,7 +82,7 @@ func runPlot(e *env, files []string, output string) error {
 		if err := report.PointsCSV(&buf, series); err != nil {
 			return err
 		}
-		return writeAtomic(output, buf.Bytes())
+		return report.WriteAtomic(output, buf.Bytes())
 	}
 	p, err := report.Plot(series)
 	if err != nil {
@@ -114,26 +113,4 @@ func expandMatrices(docs []run.Document, labels []string, series []report.Series
 		}
 	}
 	return out
-}
-
-// writeAtomic writes b to path through a temporary file and a rename.
-func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp.Chmod(0o644)
-	_, werr := io.Copy(tmp, bytes.NewReader(b))
-	cerr := tmp.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, werr)
-	}
-	return nil
 }

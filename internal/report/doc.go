@@ -98,23 +98,28 @@ func WriteFile(path string, doc run.Document, text func(io.Writer)) error {
 	case ".txt":
 		text(&buf)
 	}
+	return WriteAtomic(path, buf.Bytes())
+}
+
+// WriteAtomic writes b to path through a temporary file in the same
+// directory and a rename, so that a reader never sees half a file, and an
+// interrupted write leaves the old one.
+func WriteAtomic(path string, b []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp.Chmod(0o644)
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
+	_, werr := tmp.Write(b)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if werr != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, werr)
 	}
 	return nil
 }
