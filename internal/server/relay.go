@@ -305,26 +305,10 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 	t := req.Spec
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{})
-	watched := make(chan error, 1)
-	go func() {
-		// Watch the requester while the relay runs: an abort stops the
-		// test against the peer (whose result is still sent); a lost or
-		// confused control connection stops it too and ends the session.
-		var err error
-		select {
-		case m, ok := <-msgs:
-			switch {
-			case !ok || m.err != nil:
-				err = fmt.Errorf("control connection lost during the relay: %v", m.err)
-			case m.msg.Type != control.TypeAbort:
-				err = fmt.Errorf("unexpected %q message during the relay", m.msg.Type)
-			}
-			cancel()
-		case <-done:
-		}
-		watched <- err
-	}()
+	// Watch the requester while the relay runs: an abort stops the test
+	// against the peer (whose result is still sent); a lost or confused
+	// control connection stops it too and ends the session.
+	stopWatch := watchControl(msgs, cancel, "the relay")
 
 	key := s.cfg.Relay.PSK
 	if key == nil {
@@ -348,8 +332,7 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 		defer c.Close()
 		return c.Run(runCtx, t)
 	}()
-	close(done)
-	abortErr := <-watched
+	abortErr := stopWatch()
 	d := time.Since(started).Round(time.Millisecond)
 	if abortErr != nil {
 		s.metrics().relayDone("failed")

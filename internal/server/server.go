@@ -480,25 +480,7 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{})
-	watched := make(chan error, 1)
-	go func() {
-		// Watch the control connection while the test runs: an abort, a
-		// closed connection or a protocol error ends the run.
-		var err error
-		select {
-		case m, ok := <-msgs:
-			switch {
-			case !ok || m.err != nil:
-				err = fmt.Errorf("control connection lost during the test: %v", m.err)
-			case m.msg.Type != control.TypeAbort:
-				err = fmt.Errorf("unexpected %q message during the test", m.msg.Type)
-			}
-			cancel()
-		case <-done:
-		}
-		watched <- err
-	}()
+	stopWatch := watchControl(msgs, cancel, "the test")
 	// When the server stops, tell the client first so that it stops sending
 	// and both sides close their streams cleanly.
 	stopNotice := context.AfterFunc(ctx, func() {
@@ -519,8 +501,7 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 		},
 		ProcRoot: s.cfg.ProcRoot,
 	})
-	close(done)
-	abortErr := <-watched
+	abortErr := stopWatch()
 	res.Hostname = s.cfg.Hostname
 	res.Env = sideEnv(ctx)
 	var bytes int64
@@ -532,4 +513,32 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 		return abortErr
 	}
 	return cc.Send(control.TypeResult, res)
+}
+
+// watchControl watches the control connection while a test (what names
+// it in errors) runs: an abort, a closed connection or a protocol error
+// cancels the run. The function it returns stops the watch and reports
+// why the run was cancelled, or nil for an abort or no cancellation.
+func watchControl(msgs <-chan recvd, cancel context.CancelFunc, what string) (stop func() error) {
+	done := make(chan struct{})
+	watched := make(chan error, 1)
+	go func() {
+		var err error
+		select {
+		case m, ok := <-msgs:
+			switch {
+			case !ok || m.err != nil:
+				err = fmt.Errorf("control connection lost during %s: %v", what, m.err)
+			case m.msg.Type != control.TypeAbort:
+				err = fmt.Errorf("unexpected %q message during %s", m.msg.Type, what)
+			}
+			cancel()
+		case <-done:
+		}
+		watched <- err
+	}()
+	return func() error {
+		close(done)
+		return <-watched
+	}
 }
