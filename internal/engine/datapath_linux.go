@@ -168,3 +168,43 @@ func groSegment(b []byte) int {
 	}
 	return 0
 }
+
+// Support is what the kernel grants of the data path's socket options.
+type Support struct {
+	MsgZeroCopy bool // SO_ZEROCOPY on TCP
+	UDPGSO      bool // UDP_SEGMENT
+	UDPGRO      bool // UDP_GRO
+}
+
+// ProbeSupport tries each data path socket option on a socket of its own:
+// a kernel built without a feature refuses it whatever its release.
+func ProbeSupport() (Support, error) {
+	try := func(typ, level, opt, val int) (bool, error) {
+		fd, err := unix.Socket(unix.AF_INET, typ|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return false, fmt.Errorf("socket: %w", err)
+		}
+		defer unix.Close(fd)
+		err = unix.SetsockoptInt(fd, level, opt, val)
+		switch {
+		case err == nil:
+			return true, nil
+		case notSupported(err), errors.Is(err, unix.EINVAL):
+			// Some kernels say EINVAL for an option they do not know.
+			return false, nil
+		}
+		return false, err
+	}
+	var s Support
+	var err error
+	if s.MsgZeroCopy, err = try(unix.SOCK_STREAM, unix.SOL_SOCKET, unix.SO_ZEROCOPY, 1); err != nil {
+		return s, fmt.Errorf("SO_ZEROCOPY: %w", err)
+	}
+	if s.UDPGSO, err = try(unix.SOCK_DGRAM, unix.SOL_UDP, unix.UDP_SEGMENT, 1400); err != nil {
+		return s, fmt.Errorf("UDP_SEGMENT: %w", err)
+	}
+	if s.UDPGRO, err = try(unix.SOCK_DGRAM, unix.SOL_UDP, unix.UDP_GRO, 1); err != nil {
+		return s, fmt.Errorf("UDP_GRO: %w", err)
+	}
+	return s, nil
+}

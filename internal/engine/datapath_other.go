@@ -47,5 +47,16 @@ func Pin(int) (Pinning, func(), error) { return Pinning{}, nil, errNoPlatform }
 // CheckCPU is Linux only.
 func CheckCPU(int) error { return errNoPlatform }
 
+// Support is what the kernel grants of the data path's socket options;
+// elsewhere than Linux, none.
+type Support struct {
+	MsgZeroCopy bool
+	UDPGSO      bool
+	UDPGRO      bool
+}
+
+// ProbeSupport is Linux only: elsewhere the options do not exist.
+func ProbeSupport() (Support, error) { return Support{}, nil }
+
 // ProbeBusyPoll is Linux only.
 func ProbeBusyPoll(int) (int, error) { return 0, errNoPlatform }

@@ -3,9 +3,11 @@ package sysinfo
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
+	"wirespeed/internal/engine"
 	"wirespeed/internal/run"
 )
 
@@ -29,6 +31,22 @@ func (c *collector) dataPath(release string, probe bool) *run.DataPathSupport {
 		}
 	}
 	return s
+}
+
+// probeDataPath replaces the release's guesses with what engine's own
+// sockets are granted. The options are Linux's: elsewhere none exists.
+func probeDataPath(s *run.DataPathSupport) error {
+	if runtime.GOOS != "linux" {
+		*s = run.DataPathSupport{}
+		return nil
+	}
+	got, err := engine.ProbeSupport()
+	if err != nil {
+		return err
+	}
+	s.MsgZeroCopy, s.UDPGSO, s.UDPGRO = got.MsgZeroCopy, got.UDPGSO, got.UDPGRO
+	s.Probed = true
+	return nil
 }
 
 // KernelAtLeast reports whether a release like "6.18.44-fc" is
