@@ -7,7 +7,6 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/report"
-	"wirespeed/internal/units"
 )
 
 // iterationLines returns what `wirespeed run` shows between iterations in
@@ -29,19 +28,6 @@ func iterationLines(w io.Writer, show bool, mu *sync.Mutex, resetHeader func()) 
 			resetHeader()
 			return
 		}
-		fmt.Fprintf(w, "iteration %d (of at most %d): %.2f 10^6bits/sec", ev.Iteration, ev.Max, units.Mega(ev.Result.Summary.BitsPerSecond))
-		if c := ev.Result.Summary.LocalCPU; c != nil {
-			fmt.Fprintf(w, ", local CPU %.1f%%", c.UtilPct)
-		}
-		if c := ev.Result.Summary.RemoteCPU; c != nil {
-			fmt.Fprintf(w, ", remote CPU %.1f%%", c.UtilPct)
-		}
-		if c := ev.Confidence; c != nil && c.AchievedPct != nil {
-			fmt.Fprintf(w, "; so far %s", report.PlusMinus(c.FigureConfidence, c.Level))
-		}
-		if ev.Result.Interrupted {
-			fmt.Fprint(w, " (interrupted)")
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence))
 	}
 }

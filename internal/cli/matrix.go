@@ -19,7 +19,6 @@ import (
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
-	"wirespeed/internal/units"
 )
 
 // maxCombinations bounds a matrix: every combination is at least one
@@ -656,8 +655,8 @@ func (m *matrixRun) progress(i, n int, label string) func(client.IterationEvent)
 		if !ev.Done {
 			return
 		}
-		fmt.Fprintf(w, "matrix: row %d of %d (%s): iteration %d of at most %d: %.2f 10^6bits/sec\n",
-			i+1, n, label, ev.Iteration, ev.Max, units.Mega(ev.Result.Summary.BitsPerSecond))
+		fmt.Fprintf(w, "matrix: row %d of %d (%s): %s\n",
+			i+1, n, label, report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence))
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
-	"wirespeed/internal/units"
 )
 
 // isTerminal reports whether w is a terminal, for a live progress line.
@@ -125,12 +124,8 @@ func (p *progress) iteration(ev client.IterationEvent) {
 		p.draw()
 		return
 	}
-	fmt.Fprintf(p.w, "sweep: size %d of %d (%d bytes): iteration %d of at most %d: %.2f 10^6bits/sec",
-		p.k+1, p.n, p.size, ev.Iteration, ev.Max, units.Mega(ev.Result.Summary.BitsPerSecond))
-	if c := ev.Confidence; c != nil && c.AchievedPct != nil {
-		fmt.Fprintf(p.w, ", %s so far", report.PlusMinus(c.FigureConfidence, c.Level))
-	}
-	fmt.Fprintf(p.w, "; %s\n", p.times())
+	fmt.Fprintf(p.w, "sweep: size %d of %d (%d bytes): %s; %s\n",
+		p.k+1, p.n, p.size, report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence), p.times())
 }
 
 // pointDone says that point k finished.

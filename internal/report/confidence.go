@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"wirespeed/internal/run"
+	"wirespeed/internal/units"
 )
 
 // PlusMinus is a figure's interval as netperf writes it,
@@ -55,4 +56,26 @@ func Confidence(w io.Writer, s run.Summary) {
 	line("throughput", &c.FigureConfidence)
 	line("local CPU util", c.LocalCPU)
 	line("remote CPU util", c.RemoteCPU)
+}
+
+// IterationLine is the line that ends one iteration of a repeated
+// measurement, as the run, sweep and matrix commands show it:
+// "iteration 2 of at most 10: 9341.22 10^6bits/sec, local CPU 48.1%,
+// remote CPU 51.0%; so far +/-1.2% @ 99% conf.". The CPU figures appear
+// when measured, the interval once the iterations so far give one.
+func IterationLine(iteration, max int, res run.Result, conf *run.Confidence) string {
+	s := fmt.Sprintf("iteration %d of at most %d: %.2f 10^6bits/sec", iteration, max, units.Mega(res.Summary.BitsPerSecond))
+	if c := res.Summary.LocalCPU; c != nil {
+		s += fmt.Sprintf(", local CPU %.1f%%", c.UtilPct)
+	}
+	if c := res.Summary.RemoteCPU; c != nil {
+		s += fmt.Sprintf(", remote CPU %.1f%%", c.UtilPct)
+	}
+	if conf != nil && conf.AchievedPct != nil {
+		s += "; so far " + PlusMinus(conf.FigureConfidence, conf.Level)
+	}
+	if res.Interrupted {
+		s += " (interrupted)"
+	}
+	return s
 }
