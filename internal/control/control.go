@@ -297,14 +297,6 @@ func NewConn(c net.Conn, maxFrame int) *Conn {
 	return &Conn{c: c, r: bufio.NewReaderSize(c, 4096), maxFrame: maxFrame}
 }
 
-// NewConnReader is NewConn for a connection whose first bytes were already
-// read into r (the server's protocol sniffing).
-func NewConnReader(c net.Conn, r *bufio.Reader, maxFrame int) *Conn {
-	cc := NewConn(c, maxFrame)
-	cc.r = r
-	return cc
-}
-
 // NetConn returns the underlying connection.
 func (c *Conn) NetConn() net.Conn { return c.c }
 

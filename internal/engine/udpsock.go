@@ -65,17 +65,3 @@ func ConnectUDP(c *net.UDPConn, peer netip.AddrPort) error {
 	}
 	return nil
 }
-
-// UDPInfo reads back the buffer sizes the kernel granted a UDP socket.
-func UDPInfo(c *net.UDPConn) (SocketInfo, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return SocketInfo{}, err
-	}
-	var si SocketInfo
-	var gerr error
-	if err := rc.Control(func(fd uintptr) { si, gerr = bufInfo(fd) }); err != nil {
-		return SocketInfo{}, err
-	}
-	return si, gerr
-}

@@ -116,13 +116,3 @@ func meshHosts(cfg MeshConfig) []Host {
 	}
 	return hosts
 }
-
-// Host returns the host called name ("h2"), and whether there is one.
-func (m *Mesh) Host(name string) (Host, bool) {
-	for _, h := range m.Hosts {
-		if string(h.Side) == name {
-			return h, true
-		}
-	}
-	return Host{}, false
-}
