@@ -319,7 +319,7 @@ func Compare(sources []Source, opts Options) (Result, error) {
 			if len(a) == 0 {
 				continue
 			}
-			line.Cells[0] = Cell{Present: true, N: len(a), Center: center(a, opts.Test)}
+			line.Cells[0] = Cell{Present: true, N: len(a), Center: stats.Center(a, opts.Test)}
 			for i, s := range sources[1:] {
 				b := Samples(s.Points[k], m)
 				if len(b) == 0 {
@@ -415,23 +415,4 @@ func specFields(t spec.Test) map[string]string {
 		out[k] = strings.Trim(string(v), `"`)
 	}
 	return out
-}
-
-// center is the centre the test compares: the median for the U test, the
-// mean for Welch's t.
-func center(v []float64, t stats.Test) float64 {
-	if t == stats.WelchT {
-		var sum float64
-		for _, x := range v {
-			sum += x
-		}
-		return sum / float64(len(v))
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -120,7 +120,7 @@ func Compare(a, b []float64, test Test, alpha float64) (Comparison, error) {
 	c := Comparison{Test: test, NA: len(a), NB: len(b), Alpha: alpha, P: 1}
 	switch test {
 	case UTest:
-		c.CenterA, c.CenterB = median(a), median(b)
+		c.CenterA, c.CenterB = Center(a, test), Center(b, test)
 		r := mannWhitney(a, b, exactUMax)
 		c.Statistic, c.P, c.Exact = r.u, r.p, r.exact
 		c.Warnings = append(c.Warnings, r.warnings...)
@@ -130,7 +130,7 @@ func Compare(a, b []float64, test Test, alpha float64) (Comparison, error) {
 				len(a), len(b), alpha, minP, uTestSamples(alpha)))
 		}
 	case WelchT:
-		c.CenterA, c.CenterB = stat.Mean(a, nil), stat.Mean(b, nil)
+		c.CenterA, c.CenterB = Center(a, test), Center(b, test)
 		r := welch(a, b)
 		c.Statistic, c.DF, c.P = r.t, r.df, r.p
 		c.Warnings = append(c.Warnings, r.warnings...)
@@ -350,6 +350,15 @@ func binomial(n, k int) float64 {
 		c = c * float64(n-k+i) / float64(i)
 	}
 	return c
+}
+
+// Center is the centre test compares: the median for the U test, the
+// mean for Welch's t.
+func Center(values []float64, test Test) float64 {
+	if test == WelchT {
+		return stat.Mean(values, nil)
+	}
+	return median(values)
 }
 
 func median(values []float64) float64 {

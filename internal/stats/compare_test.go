@@ -333,3 +333,16 @@ func TestUTestMinP(t *testing.T) {
 		}
 	}
 }
+
+func TestCenter(t *testing.T) {
+	v := []float64{4, 1, 10, 3}
+	if got := Center(v, UTest); got != 3.5 {
+		t.Errorf("Center(%v, U) = %v, want the median 3.5", v, got)
+	}
+	if got := Center(v, WelchT); got != 4.5 {
+		t.Errorf("Center(%v, Welch) = %v, want the mean 4.5", v, got)
+	}
+	if got := Center([]float64{5, 1, 2}, UTest); got != 2 {
+		t.Errorf("Center of an odd sample = %v, want the middle value 2", got)
+	}
+}
