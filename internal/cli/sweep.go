@@ -315,21 +315,8 @@ func readSweep(path string) (*run.Document, error) {
 // that differs.
 func resumable(path string, prev *run.Document, base spec.Test, rep spec.Repeat, sizes []int) error {
 	var diffs []string
-	a, b := fields(atSize(prev.Spec, 0)), fields(atSize(base, 0))
-	keys := make([]string, 0, len(a))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if a[k] != b[k] {
-			diffs = append(diffs, fmt.Sprintf("%s %s in the file, %s now", k, a[k], b[k]))
-		}
+	for _, d := range spec.Diff(atSize(prev.Spec, 0), atSize(base, 0)) {
+		diffs = append(diffs, fmt.Sprintf("%s %s in the file, %s now", d.Name, d.A, d.B))
 	}
 	if prev.Repeat == nil || *prev.Repeat != rep {
 		was := "none"
@@ -346,18 +333,6 @@ func resumable(path string, prev *run.Document, base spec.Test, rep spec.Repeat,
 			path, strings.Join(diffs, "; "))
 	}
 	return nil
-}
-
-// fields is a spec's JSON fields, each value as JSON text.
-func fields(t spec.Test) map[string]string {
-	b, _ := json.Marshal(t)
-	var m map[string]json.RawMessage
-	json.Unmarshal(b, &m)
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = string(v)
-	}
-	return out
 }
 
 func repeatString(r spec.Repeat) string {

@@ -8,12 +8,10 @@
 package comparison
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"wirespeed/internal/run"
@@ -385,34 +383,11 @@ func diffs(source int, keys []Key, of func(Key) []run.EnvDiff) []Diff {
 // specDiff lists the settings of the test that differ, by their JSON
 // names, other than the message sizes a point is matched by.
 func specDiff(a, b spec.Test) []run.EnvDiff {
-	fa, fb := specFields(a), specFields(b)
-	var names []string
-	for n := range fa {
-		names = append(names, n)
-	}
-	for n := range fb {
-		if _, ok := fa[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
+	a.SendSize, a.RequestSize, a.ResponseSize = 0, 0, 0
+	b.SendSize, b.RequestSize, b.ResponseSize = 0, 0, 0
 	var out []run.EnvDiff
-	for _, n := range names {
-		if fa[n] != fb[n] {
-			out = append(out, run.EnvDiff{Side: "spec", Name: n, A: fa[n], B: fb[n]})
-		}
-	}
-	return out
-}
-
-func specFields(t spec.Test) map[string]string {
-	t.SendSize, t.RequestSize, t.ResponseSize = 0, 0, 0
-	b, _ := json.Marshal(t)
-	var raw map[string]json.RawMessage
-	json.Unmarshal(b, &raw)
-	out := make(map[string]string, len(raw))
-	for k, v := range raw {
-		out[k] = strings.Trim(string(v), `"`)
+	for _, d := range spec.Diff(a, b) {
+		out = append(out, run.EnvDiff{Side: "spec", Name: d.Name, A: d.A, B: d.B})
 	}
 	return out
 }
