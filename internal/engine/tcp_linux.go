@@ -80,21 +80,30 @@ func (r *TCPReceiver) receive(buf []byte) error {
 }
 
 // takeBlocking takes the socket out of Go's poller for a copying loop
-// (detach), makes it blocking with a poll timeout on a locked OS thread
+// (take), makes it blocking with a poll timeout on a locked OS thread
 // (blockingFD), and returns the descriptor and the function that undoes
 // the blocking set-up. The duplicate stays the loop's socket until Close.
 func (s *streamSocket) takeBlocking() (int, func(), error) {
-	s.mu.Lock()
-	f, frc, err := detach(s.sconn, s.TCPRawConn())
-	if err == nil {
-		s.own = f
-		s.live.Store(&rawHolder{frc})
-	}
-	s.mu.Unlock()
+	frc, err := s.take()
 	if err != nil {
 		return 0, nil, err
 	}
 	return blockingFD(frc)
+}
+
+// take detaches the socket from Go's poller (detach) and makes the
+// duplicate the socket's own, the one Close and the counters' readers
+// use from now on.
+func (s *streamSocket) take() (syscall.RawConn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, frc, err := detach(s.sconn, s.TCPRawConn())
+	if err != nil {
+		return nil, err
+	}
+	s.own = f
+	s.live.Store(&rawHolder{frc})
+	return frc, nil
 }
 
 // shutdownWrite sends the end of stream on a socket outside the poller.

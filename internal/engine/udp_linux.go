@@ -71,13 +71,7 @@ func (s *UDPSender) send() error {
 // non-blocking calls on a locked thread, and returns the descriptor and
 // the function that unlocks the thread.
 func (s *streamSocket) takeRaw() (int, func(), error) {
-	s.mu.Lock()
-	f, frc, err := detach(s.sconn, s.TCPRawConn())
-	if err == nil {
-		s.own = f
-		s.live.Store(&rawHolder{frc})
-	}
-	s.mu.Unlock()
+	frc, err := s.take()
 	if err != nil {
 		return 0, nil, err
 	}
