@@ -91,19 +91,7 @@ func (t *MatrixTable) Row(w io.Writer, row run.MatrixRow) {
 		if rr := s.RRSummary; rr != nil && strings.HasPrefix(t.rate, "trans") {
 			rate = fmt.Sprintf("%.2f", rr.TransactionsPerSecond)
 		}
-		conf, iter, note := "-", "1", ""
-		if c := s.Confidence; c != nil {
-			iter = fmt.Sprint(c.Iterations)
-			if h, ok := c.HalfWidthPct(); ok {
-				conf = fmt.Sprintf("%.1f", h)
-			}
-			if c.Stop == "max_hit" {
-				note = "not reached"
-			}
-		}
-		if p.Interrupted {
-			note = "INTERRUPTED"
-		}
+		conf, iter, note := pointCells(p)
 		cells := []string{fmt.Sprint(p.MsgSize), rate, conf, iter}
 		cells = append(cells, strings.Split(cpuCells(s), "\t")...)
 		t.line(w, vals, cells, note)

@@ -47,19 +47,7 @@ func SweepRow(w io.Writer, p run.Point) {
 		st := p.Directions[0].Streams[0]
 		rcvBuf, sndBuf = st.Receiver.RcvBuf, st.Sender.SndBuf
 	}
-	conf, iter, note := "-", "1", ""
-	if c := s.Confidence; c != nil {
-		iter = fmt.Sprint(c.Iterations)
-		if h, ok := c.HalfWidthPct(); ok {
-			conf = fmt.Sprintf("%.1f", h)
-		}
-		if c.Stop == "max_hit" {
-			note = "not reached"
-		}
-	}
-	if p.Interrupted {
-		note = "INTERRUPTED"
-	}
+	conf, iter, note := pointCells(p)
 	rate := fmt.Sprintf("%.2f", units.Mega(s.BitsPerSecond))
 	if s.RRSummary != nil {
 		rate = fmt.Sprintf("%.2f", s.TransactionsPerSecond)
@@ -157,4 +145,24 @@ func notReached(c *run.Confidence) string {
 		}
 	}
 	return " " + strings.Join(parts, ", ")
+}
+
+// pointCells are a measured point's +/-% and iterations cells of a sweep
+// or matrix table, "-" when there is no interval, and the note after its
+// row: "not reached" when its interval was not, "INTERRUPTED" when it was.
+func pointCells(p run.Point) (conf, iter, note string) {
+	conf, iter = "-", "1"
+	if c := p.Summary.Confidence; c != nil {
+		iter = fmt.Sprint(c.Iterations)
+		if h, ok := c.HalfWidthPct(); ok {
+			conf = fmt.Sprintf("%.1f", h)
+		}
+		if c.Stop == "max_hit" {
+			note = "not reached"
+		}
+	}
+	if p.Interrupted {
+		note = "INTERRUPTED"
+	}
+	return conf, iter, note
 }
