@@ -36,7 +36,7 @@ leaves by (only the route is looked up; nothing is sent). Anything the
 kernel or driver does not report is left out with a warning on stderr.
 
 With --json the record is printed as the JSON object results embed.`,
-		Example: `  wirespeed env --peer 192.0.2.10
+		Example: `  wirespeed env --peer host
   wirespeed env --dev eth0 --features
   wirespeed env --peer 127.0.0.1 --json`,
 		Args: noArgs,

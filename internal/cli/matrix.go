@@ -72,9 +72,9 @@ does that).
 
 Some NICs reset their link when the MTU or an offload changes; --settle
 waits after each change before measuring.`,
-		Example: `  wirespeed matrix 192.0.2.10 --dev eth0 --set tso=on,off --set tx-checksumming=on,off
-  wirespeed matrix 192.0.2.10 --dev eth0 --remote-dev eth1 --set mtu=1500,9000 -I 99,5 -o mtu.json
-  wirespeed matrix 192.0.2.10 --dev eth0 --set gro=on,off --sizes 64,1460,64K -l 5`,
+		Example: `  wirespeed matrix host --dev eth0 --set tso=on,off --set tx-checksumming=on,off
+  wirespeed matrix host --dev eth0 --remote-dev eth1 --set mtu=1500,9000 -I 99,5 -o mtu.json
+  wirespeed matrix host --dev eth0 --set gro=on,off --sizes 64,1460,64K -l 5`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("matrix takes at most one HOST[:PORT], got %q", args)

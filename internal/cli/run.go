@@ -57,7 +57,7 @@ Tests: TCP_STREAM (client sends, the default), TCP_MAERTS (server sends; also
 -R), TCP_BIDIR (both at once). The throughput is what the receiver counted
 over the measurement window; the sender's count is shown beside it.`,
 		Example: `  wirespeed run                          # embedded loopback server, 10 s TCP_STREAM
-  wirespeed run 192.0.2.10 -l 60 -m 64K  # 60 s with 64 KiB sends
+  wirespeed run host -l 60 -m 64K        # 60 s with 64 KiB sends
   wirespeed run host -t TCP_BIDIR -P 4   # both directions, 4 streams each
   wirespeed run host --tradeoff --json   # one direction, then the other`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -47,7 +47,7 @@ control connection (--tls-cert, --tls-key) or both, and keep the limits
 (--max-duration, --max-parallel, --max-conns-per-addr, ...) to what the host
 can give; docs/security.md says what each protects against.`, server.DefaultPort),
 		Example: `  wirespeed serve
-  wirespeed serve --listen 192.0.2.10:7575 --max-tests 4
+  wirespeed serve --listen 127.0.0.1:7575 --max-tests 4
   wirespeed serve --listen [::1] --log-format json
   wirespeed serve --psk-file /etc/wirespeed/key --metrics-listen 127.0.0.1:9575`,
 		Args: noArgs,
