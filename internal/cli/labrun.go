@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -181,7 +180,7 @@ func runInLab(ctx context.Context, e *env, l *lab.Lab, args []string) error {
 	// process only, which passes it on once. Two signals at once (the
 	// terminal's and ours) would end the client before it restored what
 	// it changed.
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownProcessGroup(c)
 	done := make(chan struct{})
 	defer close(done)
 	if err := l.Start(lab.B, c); err != nil {
