@@ -59,7 +59,7 @@ func (l *Lab) StartServer(ctx context.Context, cmd *exec.Cmd, addr, key string) 
 		close(exited)
 	}()
 	s := &Server{PID: cmd.Process.Pid, Addr: addr, Key: key, Log: logPath, Started: time.Now(), Args: cmd.Args}
-	s.StartTicks, _ = startTicks(s.PID)
+	s.StartTicks, _ = startTicks(procRoot, s.PID)
 	if err := saveServer(l.Name, s); err != nil {
 		cmd.Process.Kill()
 		return nil, err
@@ -108,9 +108,14 @@ func tail(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// startTicks reads a process's start time from /proc/PID/stat.
-func startTicks(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// procRoot is where procfs is mounted. The lab's records name live
+// processes of this host, so it is always the host's; the functions that
+// read it take it as an argument for their tests.
+const procRoot = "/proc"
+
+// startTicks reads a process's start time from root/PID/stat.
+func startTicks(root string, pid int) (uint64, error) {
+	b, err := os.ReadFile(filepath.Join(root, strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return 0, err
 	}
@@ -137,7 +142,7 @@ func (s *Server) running(name string) bool {
 	if s == nil || s.PID <= 0 {
 		return false
 	}
-	ticks, err := startTicks(s.PID)
+	ticks, err := startTicks(procRoot, s.PID)
 	if err != nil || ticks != s.StartTicks {
 		return false
 	}
@@ -147,7 +152,7 @@ func (s *Server) running(name string) bool {
 		// alone identifies the process.
 		return true
 	}
-	if unix.Stat("/proc/"+strconv.Itoa(s.PID)+"/ns/net", &got) != nil {
+	if unix.Stat(filepath.Join(procRoot, strconv.Itoa(s.PID), "ns/net"), &got) != nil {
 		return false
 	}
 	return want.Ino == got.Ino && want.Dev == got.Dev
