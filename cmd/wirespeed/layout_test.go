@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bufio"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestArchitectureImportOrder keeps docs/architecture.md's package list
+// true: every package under internal/ is listed, and each imports only
+// packages listed below it, or spec and run (plain data every package
+// may read), as the page says.
+func TestArchitectureImportOrder(t *testing.T) {
+	const root = "../.."
+	f, err := os.Open(filepath.Join(root, "docs/architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	entry := regexp.MustCompile(`^(cmd/wirespeed|internal/[a-z0-9]+)/\s`)
+	pos := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m := entry.FindStringSubmatch(sc.Text()); m != nil {
+			if _, dup := pos[m[1]]; !dup {
+				pos[m[1]] = len(pos)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(pos) < 10 {
+		t.Fatalf("found %d packages in the list of docs/architecture.md; has its format changed?", len(pos))
+	}
+
+	dirs, err := filepath.Glob(filepath.Join(root, "internal/*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range append(dirs, filepath.Join(root, "cmd/wirespeed")) {
+		pkg, _ := filepath.Rel(root, dir)
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		var imports []string
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, is := range af.Imports {
+				p, _ := strconv.Unquote(is.Path.Value)
+				if rest, ok := strings.CutPrefix(p, "wirespeed/"); ok {
+					imports = append(imports, rest)
+				}
+			}
+		}
+		if len(files) == 0 {
+			continue
+		}
+		at, listed := pos[pkg]
+		if !listed {
+			t.Errorf("%s is not in the package list of docs/architecture.md", pkg)
+			continue
+		}
+		for _, imp := range imports {
+			if imp == "internal/spec" || imp == "internal/run" {
+				continue
+			}
+			if p, ok := pos[imp]; ok && p <= at {
+				t.Errorf("%s imports %s, listed above it in docs/architecture.md: move one, or say there why not", pkg, imp)
+			}
+		}
+	}
+}
