@@ -6,7 +6,7 @@ import (
 
 	"wirespeed/internal/lab"
 	"wirespeed/internal/nstest"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 )
 
 // The shaped-link tests measure rates, so they run first in this package
@@ -26,7 +26,7 @@ func TestTCPOverShapedLink(t *testing.T) {
 	l := nstest.NewLab(t, lab.Config{RateBitsPerSecond: rate})
 	addr := labServer(t, l, 7575)
 	var (
-		doc  run.Document
+		doc  result.Document
 		want float64
 	)
 	// On a shared machine the sender may be starved of CPU now and then:

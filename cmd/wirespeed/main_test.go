@@ -16,7 +16,7 @@ import (
 
 	"wirespeed/internal/lab"
 	"wirespeed/internal/nstest"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 )
 
 // The test binary doubles as the wirespeed program: started with
@@ -85,7 +85,7 @@ func labServer(t *testing.T, l *lab.Lab, port int, extra ...string) string {
 }
 
 // labRun runs `wirespeed run ... --json` in side b and returns the document.
-func labRun(t *testing.T, l *lab.Lab, args ...string) run.Document {
+func labRun(t *testing.T, l *lab.Lab, args ...string) result.Document {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -100,7 +100,7 @@ func labRun(t *testing.T, l *lab.Lab, args ...string) run.Document {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("wirespeed run %v: %v\n%s", args, err, stderr.String())
 	}
-	var doc run.Document
+	var doc result.Document
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatalf("not a results document: %v\n%s", err, stdout.String())
 	}
@@ -121,7 +121,7 @@ func TestUDPOverShapedLink(t *testing.T) {
 	// be starved of CPU now and then, so a run that falls short is tried
 	// again, up to three times in all.
 	want := rate * 1472 / (1472 + 14 + 20 + 8)
-	var doc run.Document
+	var doc result.Document
 	for attempt := 1; attempt <= 3; attempt++ {
 		doc = labRun(t, l, addr, "-t", "UDP_STREAM", "-b", strconv.Itoa(2*rate), "-l", "3", "-i", "0")
 		if got := doc.Summary.BitsPerSecond; math.Abs(got-want) <= 0.03*want {

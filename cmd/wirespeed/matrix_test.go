@@ -18,7 +18,8 @@ import (
 	"wirespeed/internal/lab"
 	"wirespeed/internal/netdev"
 	"wirespeed/internal/nstest"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
+	"wirespeed/internal/sysinfo"
 )
 
 // devState is a device's MTU and every kernel feature's state, active
@@ -128,7 +129,7 @@ func TestMatrixOverOffloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc run.Document
+	var doc result.Document
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestMatrixOverOffloads(t *testing.T) {
 		case !impossible:
 			// Each measured row's records show its settings on both ends.
 			res := r.Points[0].Result
-			for _, e := range []*run.Env{res.Local.Env, res.Remote.Env} {
+			for _, e := range []*sysinfo.Env{res.Local.Env, res.Remote.Env} {
 				if e == nil || e.Interface == nil {
 					t.Fatalf("row %s: no environment record", r.Label)
 				}

@@ -15,7 +15,7 @@ import (
 
 	"wirespeed/internal/lab"
 	"wirespeed/internal/nstest"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 )
 
 // meshServer starts `wirespeed serve` in host i of m, relaying to the
@@ -97,7 +97,7 @@ func TestMeshOverLab(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("wirespeed mesh: %v\n%s", err, stderr.String())
 	}
-	var doc run.MeshDocument
+	var doc result.MeshDocument
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatalf("not a mesh document: %v\n%s", err, stdout.String())
 	}
@@ -111,9 +111,9 @@ func TestMeshOverLab(t *testing.T) {
 		t.Errorf("local peers %+v: want h1 only, where the mesh ran", doc.Peers)
 	}
 	for _, p := range doc.Pairs {
-		wantVia := run.ViaRelay
+		wantVia := result.ViaRelay
 		if p.Source == peers[0] {
-			wantVia = run.ViaDirect
+			wantVia = result.ViaDirect
 		}
 		if p.Result == nil || p.Error != "" || p.Via != wantVia {
 			t.Errorf("pair %s -> %s via %s (want %s): %q", p.Source, p.Destination, p.Via, wantVia, p.Error)

@@ -11,7 +11,7 @@ import (
 
 	"wirespeed/internal/comparison"
 	"wirespeed/internal/report"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/stats"
 )
 
@@ -79,7 +79,7 @@ func runCompare(e *env, f *compareFlags, files []string) error {
 	if !(f.alpha > 0 && f.alpha < 1) {
 		return usagef("--alpha %g: a significance level between 0 and 1, such as 0.05", f.alpha)
 	}
-	docs := make([]run.Document, len(files))
+	docs := make([]result.Document, len(files))
 	names := make([]string, len(files))
 	for i, p := range files {
 		b, err := os.ReadFile(p)
@@ -89,8 +89,8 @@ func runCompare(e *env, f *compareFlags, files []string) error {
 		if err := json.Unmarshal(b, &docs[i]); err != nil {
 			return fmt.Errorf("compare %s: not a wirespeed results document: %w", p, err)
 		}
-		if docs[i].Schema != run.Schema {
-			return fmt.Errorf("compare %s: schema %q, this wirespeed reads %q", p, docs[i].Schema, run.Schema)
+		if docs[i].Schema != result.Schema {
+			return fmt.Errorf("compare %s: schema %q, this wirespeed reads %q", p, docs[i].Schema, result.Schema)
 		}
 		names[i] = filepath.Base(p)
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"wirespeed/internal/client"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 )
 
 // connection is a control connection to the server a command measures
@@ -30,7 +30,7 @@ func (c *connection) Close() {
 // connect resolves the command's target, starts the embedded server when
 // no host is given, and dials it with the flags' security settings and
 // proc root. onTick, when set, receives the interval lines.
-func connect(ctx context.Context, e *env, f *runFlags, target string, portSet bool, ipVersion int, onTick func(run.Tick)) (*connection, error) {
+func connect(ctx context.Context, e *env, f *runFlags, target string, portSet bool, ipVersion int, onTick func(result.Tick)) (*connection, error) {
 	host, port, err := parseTarget(target, f.port, portSet)
 	if err != nil {
 		return nil, err

@@ -7,8 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"wirespeed/internal/run"
+	"wirespeed/internal/sysinfo"
 )
 
 // runMain runs the command line and returns its exit status and output.
@@ -26,7 +25,7 @@ func TestEnvJSONLoopback(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var env run.Env
+	var env sysinfo.Env
 	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatalf("stdout is not a JSON record: %v\n%s", err, out)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"wirespeed/internal/lab"
 	"wirespeed/internal/nstest"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 )
 
 func TestLabClientArgs(t *testing.T) {
@@ -105,7 +105,7 @@ func TestLabServerAndRun(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("lab run: exit %d: %s", code, stderr)
 	}
-	var doc run.Document
+	var doc result.Document
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("lab run --json: %v\n%s", err, out)
 	}

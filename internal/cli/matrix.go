@@ -17,7 +17,7 @@ import (
 	"wirespeed/internal/control"
 	"wirespeed/internal/netconf"
 	"wirespeed/internal/report"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -111,14 +111,14 @@ waits after each change before measuring.`,
 
 // parseDimensions reads the --set flags: each NAME=V1,V2,... with an
 // optional local: or remote: prefix. Every value is checked as a setting.
-func parseDimensions(sets []string) ([]run.MatrixDimension, error) {
-	var dims []run.MatrixDimension
+func parseDimensions(sets []string) ([]result.MatrixDimension, error) {
+	var dims []result.MatrixDimension
 	n := 1
 	for _, s := range sets {
-		var d run.MatrixDimension
+		var d result.MatrixDimension
 		body := strings.TrimSpace(s)
 		if p, rest, ok := strings.Cut(body, ":"); ok && (p == "local" || p == "remote") {
-			d.Side, body = run.Side(p), rest
+			d.Side, body = result.Side(p), rest
 		}
 		name, vals, ok := strings.Cut(body, "=")
 		name = strings.ToLower(strings.TrimSpace(name))
@@ -163,13 +163,13 @@ func onOffWord(on bool) string {
 
 // combinations returns every combination of the dimensions' values, the
 // last dimension varying fastest.
-func combinations(dims []run.MatrixDimension) [][]run.MatrixSetting {
-	out := [][]run.MatrixSetting{{}}
+func combinations(dims []result.MatrixDimension) [][]result.MatrixSetting {
+	out := [][]result.MatrixSetting{{}}
 	for _, d := range dims {
-		var next [][]run.MatrixSetting
+		var next [][]result.MatrixSetting
 		for _, c := range out {
 			for _, v := range d.Values {
-				row := append(slices.Clip(c), run.MatrixSetting{Name: d.Name, Side: d.Side, Value: v})
+				row := append(slices.Clip(c), result.MatrixSetting{Name: d.Name, Side: d.Side, Value: v})
 				next = append(next, row)
 			}
 		}
@@ -183,7 +183,7 @@ func combinations(dims []run.MatrixDimension) [][]run.MatrixSetting {
 // features turned off. Turning features on first means a feature that
 // another one depends on (tx checksumming, for TSO) is on before the
 // dependent one is asked for.
-func settingsFor(row []run.MatrixSetting, side run.Side) []netconf.Setting {
+func settingsFor(row []result.MatrixSetting, side result.Side) []netconf.Setting {
 	var mtu, on, off []netconf.Setting
 	for _, s := range row {
 		if s.Side != "" && s.Side != side {
@@ -207,13 +207,13 @@ func settingsFor(row []run.MatrixSetting, side run.Side) []netconf.Setting {
 
 // changer changes one side's device for a matrix.
 type changer interface {
-	side() run.Side
-	device() run.MatrixDevice
+	side() result.Side
+	device() result.MatrixDevice
 	// check says whether every setting could be made, changing nothing.
 	check(ctx context.Context, settings []netconf.Setting) error
 	// set makes the settings and checks they hold; it returns what it
 	// changed even when it fails.
-	set(ctx context.Context, settings []netconf.Setting) ([]run.SettingChange, error)
+	set(ctx context.Context, settings []netconf.Setting) ([]netconf.SettingChange, error)
 	// finish restores the device, or leaves it (keep). Only the first
 	// call of finish and abandon does anything.
 	finish(ctx context.Context, keep bool) error
@@ -224,14 +224,14 @@ type changer interface {
 // localChanger changes a device of this host, in the client's network
 // namespace or a named one.
 type localChanger struct {
-	sd  run.Side
-	dev run.MatrixDevice
+	sd  result.Side
+	dev result.MatrixDevice
 	ns  *netconf.Session
 }
 
-func openLocal(e *env, sd run.Side, dev, nsName string, keep bool) (*localChanger, error) {
+func openLocal(e *env, sd result.Side, dev, nsName string, keep bool) (*localChanger, error) {
 	opts := netconf.Options{Dev: dev, Keep: keep, Log: e.log}
-	md := run.MatrixDevice{Dev: dev, Via: "local"}
+	md := result.MatrixDevice{Dev: dev, Via: "local"}
 	if nsName != "" {
 		h, err := netns.GetFromName(nsName)
 		if err != nil {
@@ -248,14 +248,14 @@ func openLocal(e *env, sd run.Side, dev, nsName string, keep bool) (*localChange
 	return &localChanger{sd: sd, dev: md, ns: ns}, nil
 }
 
-func (l *localChanger) side() run.Side           { return l.sd }
-func (l *localChanger) device() run.MatrixDevice { return l.dev }
+func (l *localChanger) side() result.Side           { return l.sd }
+func (l *localChanger) device() result.MatrixDevice { return l.dev }
 
 func (l *localChanger) check(_ context.Context, settings []netconf.Setting) error {
 	return l.ns.Check(settings...)
 }
 
-func (l *localChanger) set(_ context.Context, settings []netconf.Setting) ([]run.SettingChange, error) {
+func (l *localChanger) set(_ context.Context, settings []netconf.Setting) ([]netconf.SettingChange, error) {
 	before := len(l.ns.Changes())
 	err := l.ns.Set(settings...)
 	if err == nil {
@@ -281,9 +281,9 @@ type remoteChanger struct {
 	dev string
 }
 
-func (r *remoteChanger) side() run.Side { return run.Remote }
-func (r *remoteChanger) device() run.MatrixDevice {
-	return run.MatrixDevice{Dev: r.dev, Via: "server"}
+func (r *remoteChanger) side() result.Side { return result.Remote }
+func (r *remoteChanger) device() result.MatrixDevice {
+	return result.MatrixDevice{Dev: r.dev, Via: "server"}
 }
 
 func (r *remoteChanger) check(ctx context.Context, settings []netconf.Setting) error {
@@ -291,7 +291,7 @@ func (r *remoteChanger) check(ctx context.Context, settings []netconf.Setting) e
 	return err
 }
 
-func (r *remoteChanger) set(ctx context.Context, settings []netconf.Setting) ([]run.SettingChange, error) {
+func (r *remoteChanger) set(ctx context.Context, settings []netconf.Setting) ([]netconf.SettingChange, error) {
 	reply, err := r.c.Netconf(ctx, control.NetconfSet, r.dev, settingStrings(settings))
 	return reply.Changes, err
 }
@@ -344,10 +344,10 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 		return usagef("--remote-netns names where --remote-dev is; give --remote-dev too")
 	}
 	for _, d := range dims {
-		if d.Side == run.Local && f.dev == "" {
+		if d.Side == result.Local && f.dev == "" {
 			return usagef("--set %s=...: give --dev, the local interface", d.Key())
 		}
-		if d.Side == run.Remote && f.remoteDev == "" {
+		if d.Side == result.Remote && f.remoteDev == "" {
 			return usagef("--set %s=...: give --remote-dev, the server's interface", d.Key())
 		}
 	}
@@ -373,17 +373,17 @@ type matrixRun struct {
 	base     spec.Test
 	rep      spec.Repeat
 	sizes    []int
-	dims     []run.MatrixDimension
+	dims     []result.MatrixDimension
 	addr     string
 	changers []changer
-	doc      *run.Document
+	doc      *result.Document
 }
 
 // open opens the devices to change. From here on, run restores them on
 // every path out; when opening one fails, open restores the others.
 func (m *matrixRun) open() error {
 	if m.f.dev != "" {
-		lc, err := openLocal(m.e, run.Local, m.f.dev, "", m.f.keep)
+		lc, err := openLocal(m.e, result.Local, m.f.dev, "", m.f.keep)
 		if err != nil {
 			return err
 		}
@@ -391,7 +391,7 @@ func (m *matrixRun) open() error {
 	}
 	if m.f.remoteDev != "" {
 		if m.f.remoteNetns != "" {
-			lc, err := openLocal(m.e, run.Remote, m.f.remoteDev, m.f.remoteNetns, m.f.keep)
+			lc, err := openLocal(m.e, result.Remote, m.f.remoteDev, m.f.remoteNetns, m.f.keep)
 			if err != nil {
 				m.abandon()
 				return err
@@ -421,20 +421,20 @@ func (m *matrixRun) run(ctx context.Context, label string) error {
 	stopAbandon := context.AfterFunc(ctx, m.abandon)
 	defer stopAbandon()
 
-	mx := &run.Matrix{Dimensions: m.dims, Rows: []run.MatrixRow{}, Keep: m.f.keep}
+	mx := &result.Matrix{Dimensions: m.dims, Rows: []result.MatrixRow{}, Keep: m.f.keep}
 	for _, ch := range m.changers {
 		d := ch.device()
-		if ch.side() == run.Local {
+		if ch.side() == result.Local {
 			mx.Local = &d
 		} else {
 			mx.Remote = &d
 		}
 	}
-	m.doc = &run.Document{
-		Schema:  run.Schema,
-		Tool:    run.Tool{Name: "wirespeed", Version: version()},
+	m.doc = &result.Document{
+		Schema:  result.Schema,
+		Tool:    result.Tool{Name: "wirespeed", Version: version()},
 		Command: "matrix",
-		Result:  run.Result{Spec: m.base, Intervals: []run.Interval{}, Directions: []run.DirectionResult{}, Streams: []run.Stream{}},
+		Result:  result.Result{Spec: m.base, Intervals: []result.Interval{}, Directions: []result.DirectionResult{}, Streams: []result.Stream{}},
 		Sizes:   m.sizes,
 		Matrix:  mx,
 	}
@@ -516,7 +516,7 @@ func (m *matrixRun) rows(ctx context.Context, label string) error {
 			m.doc.Interrupted = true
 			break
 		}
-		row := run.MatrixRow{Index: i + 1, Label: run.RowLabel(combo), Settings: combo, Points: []run.Point{}}
+		row := result.MatrixRow{Index: i + 1, Label: result.RowLabel(combo), Settings: combo, Points: []result.Point{}}
 		progress := m.progress(i, len(combos), row.Label)
 		skip, err := m.apply(ctx, &row)
 		if ctx.Err() != nil {
@@ -560,7 +560,7 @@ func (m *matrixRun) rows(ctx context.Context, label string) error {
 // apply makes a row's settings on every device. It returns why the row
 // must be skipped (a setting failed or did not hold), or an error that
 // ends the matrix (the control connection failed).
-func (m *matrixRun) apply(ctx context.Context, row *run.MatrixRow) (string, error) {
+func (m *matrixRun) apply(ctx context.Context, row *result.MatrixRow) (string, error) {
 	var skips []string
 	for _, ch := range m.changers {
 		settings := settingsFor(row.Settings, ch.side())
@@ -595,8 +595,8 @@ func (m *matrixRun) apply(ctx context.Context, row *run.MatrixRow) (string, erro
 }
 
 // measure runs a row's point, or its sweep.
-func (m *matrixRun) measure(ctx context.Context, row *run.MatrixRow, progress func(client.IterationEvent)) error {
-	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
+func (m *matrixRun) measure(ctx context.Context, row *result.MatrixRow, progress func(client.IterationEvent)) error {
+	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
 		res, err := m.c.Iterate(ctx, t, rep, p)
 		res.Remote.Address = m.addr
 		return res, err
@@ -610,7 +610,7 @@ func (m *matrixRun) measure(ctx context.Context, row *run.MatrixRow, progress fu
 		if m.base.Kind.RR() {
 			size = m.base.RequestSize
 		}
-		row.Points = []run.Point{{MsgSize: size, Result: res}}
+		row.Points = []result.Point{{MsgSize: size, Result: res}}
 		row.Interrupted = res.Interrupted || ctx.Err() != nil
 		if err != nil {
 			return fmt.Errorf("row %d (%s): %w", row.Index, row.Label, err)
@@ -622,7 +622,7 @@ func (m *matrixRun) measure(ctx context.Context, row *run.MatrixRow, progress fu
 		rep:   m.rep,
 		sizes: m.sizes,
 		doc:   newSweepDoc(m.base, m.rep, m.sizes),
-		iterate: func(ctx context.Context, t spec.Test, rep spec.Repeat, _ func(client.IterationEvent)) (run.Result, error) {
+		iterate: func(ctx context.Context, t spec.Test, rep spec.Repeat, _ func(client.IterationEvent)) (result.Result, error) {
 			return iterate(ctx, t, rep, progress)
 		},
 	}
@@ -637,7 +637,7 @@ func (m *matrixRun) measure(ctx context.Context, row *run.MatrixRow, progress fu
 
 // addRow puts a row in the document; the top level repeats the first
 // measured point, as a sweep's does.
-func (m *matrixRun) addRow(row run.MatrixRow) {
+func (m *matrixRun) addRow(row result.MatrixRow) {
 	mx := m.doc.Matrix
 	mx.Rows = append(mx.Rows, row)
 	if len(m.doc.Directions) == 0 && len(row.Points) > 0 {

@@ -12,7 +12,6 @@ import (
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
 	"wirespeed/internal/netconf"
-	"wirespeed/internal/run"
 )
 
 // fakeNetconfServer speaks just enough of the control protocol to answer
@@ -56,7 +55,7 @@ func fakeNetconfServer(t *testing.T) (addr string, got chan control.NetconfReque
 					continue
 				}
 				cc.Send(control.TypeNetconfDone, control.NetconfReply{Action: req.Action, Dev: req.Dev,
-					Changes: []run.SettingChange{{Device: req.Dev, Setting: "tso", Before: "on", After: "off"}}})
+					Changes: []netconf.SettingChange{{Device: req.Dev, Setting: "tso", Before: "on", After: "off"}}})
 			}
 		}
 	}()

@@ -12,24 +12,24 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"wirespeed/internal/netconf"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 )
 
 func TestParseDimensions(t *testing.T) {
 	tests := []struct {
 		name    string
 		sets    []string
-		want    []run.MatrixDimension
+		want    []result.MatrixDimension
 		wantErr string
 	}{
-		{name: "features and mtu", sets: []string{"tso=on,off", "TX-Checksumming=ON,false", "mtu=1500, 9000"}, want: []run.MatrixDimension{
+		{name: "features and mtu", sets: []string{"tso=on,off", "TX-Checksumming=ON,false", "mtu=1500, 9000"}, want: []result.MatrixDimension{
 			{Name: "tso", Values: []string{"on", "off"}},
 			{Name: "tx-checksumming", Values: []string{"on", "off"}},
 			{Name: "mtu", Values: []string{"1500", "9000"}},
 		}},
-		{name: "sides", sets: []string{"remote:gro=on,off", "local:gro=off"}, want: []run.MatrixDimension{
-			{Name: "gro", Side: run.Remote, Values: []string{"on", "off"}},
-			{Name: "gro", Side: run.Local, Values: []string{"off"}},
+		{name: "sides", sets: []string{"remote:gro=on,off", "local:gro=off"}, want: []result.MatrixDimension{
+			{Name: "gro", Side: result.Remote, Values: []string{"on", "off"}},
+			{Name: "gro", Side: result.Local, Values: []string{"off"}},
 		}},
 		{name: "no values", sets: []string{"tso"}, wantErr: "NAME=VALUE,VALUE"},
 		{name: "bad value", sets: []string{"tso=on,maybe"}, wantErr: "on or off"},
@@ -59,13 +59,13 @@ func TestParseDimensions(t *testing.T) {
 }
 
 func TestCombinations(t *testing.T) {
-	dims := []run.MatrixDimension{
+	dims := []result.MatrixDimension{
 		{Name: "tso", Values: []string{"on", "off"}},
-		{Name: "mtu", Side: run.Remote, Values: []string{"1500", "9000"}},
+		{Name: "mtu", Side: result.Remote, Values: []string{"1500", "9000"}},
 	}
 	var got []string
 	for _, c := range combinations(dims) {
-		got = append(got, run.RowLabel(c))
+		got = append(got, result.RowLabel(c))
 	}
 	want := []string{"tso=on remote:mtu=1500", "tso=on remote:mtu=9000", "tso=off remote:mtu=1500", "tso=off remote:mtu=9000"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -76,17 +76,17 @@ func TestCombinations(t *testing.T) {
 // TestSettingsOrder: the MTU first, then features turned on, then off,
 // and only what applies to the side.
 func TestSettingsOrder(t *testing.T) {
-	row := []run.MatrixSetting{
+	row := []result.MatrixSetting{
 		{Name: "tso", Value: "on"},
 		{Name: "tx-checksumming", Value: "off"},
-		{Name: "gro", Side: run.Remote, Value: "on"},
+		{Name: "gro", Side: result.Remote, Value: "on"},
 		{Name: "mtu", Value: "9000"},
 	}
 	str := func(ss []netconf.Setting) string { return strings.Join(settingStrings(ss), " ") }
-	if got, want := str(settingsFor(row, run.Local)), "mtu=9000 tso=on tx-checksumming=off"; got != want {
+	if got, want := str(settingsFor(row, result.Local)), "mtu=9000 tso=on tx-checksumming=off"; got != want {
 		t.Errorf("local: %q, want %q", got, want)
 	}
-	if got, want := str(settingsFor(row, run.Remote)), "mtu=9000 tso=on gro=on tx-checksumming=off"; got != want {
+	if got, want := str(settingsFor(row, result.Remote)), "mtu=9000 tso=on gro=on tx-checksumming=off"; got != want {
 		t.Errorf("remote: %q, want %q", got, want)
 	}
 }
@@ -132,12 +132,14 @@ type fakeChanger struct {
 	abandons atomic.Int32 // abandon may run on another goroutine
 }
 
-func (f *fakeChanger) side() run.Side           { return run.Local }
-func (f *fakeChanger) device() run.MatrixDevice { return run.MatrixDevice{Dev: "fake0", Via: "local"} }
+func (f *fakeChanger) side() result.Side { return result.Local }
+func (f *fakeChanger) device() result.MatrixDevice {
+	return result.MatrixDevice{Dev: "fake0", Via: "local"}
+}
 func (f *fakeChanger) check(context.Context, []netconf.Setting) error {
 	return nil
 }
-func (f *fakeChanger) set(_ context.Context, s []netconf.Setting) ([]run.SettingChange, error) {
+func (f *fakeChanger) set(_ context.Context, s []netconf.Setting) ([]netconf.SettingChange, error) {
 	f.sets = append(f.sets, s)
 	if len(f.sets) == f.panicAt {
 		panic("boom")

@@ -16,7 +16,7 @@ import (
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
 	"wirespeed/internal/report"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/units"
 )
@@ -86,7 +86,7 @@ FILE (which the relaying servers do not have).`,
 }
 
 // meshPeer is one peer of a round, and whether it is this host.
-type meshPeer = run.MeshPeer
+type meshPeer = result.MeshPeer
 
 // mesher measures rounds of a mesh.
 type mesher struct {
@@ -184,7 +184,7 @@ func runMesh(ctx context.Context, e *env, f *meshFlags, portSet bool) error {
 
 // status is the exit status of a single round: an error when a pair
 // failed or the round was interrupted.
-func (m *mesher) status(doc *run.MeshDocument) error {
+func (m *mesher) status(doc *result.MeshDocument) error {
 	if doc.Interrupted {
 		return errInterrupted
 	}
@@ -202,7 +202,7 @@ func (m *mesher) status(doc *run.MeshDocument) error {
 
 // show writes a round's document: the matrix (or JSON) to stdout, and
 // the -o file.
-func (m *mesher) show(doc *run.MeshDocument, round int) error {
+func (m *mesher) show(doc *result.MeshDocument, round int) error {
 	f := &m.f.run
 	if f.json {
 		if err := report.MeshJSON(m.e.stdout, *doc); err != nil {
@@ -404,7 +404,7 @@ func localAddrs() map[netip.Addr]bool {
 
 // round measures one round of the mesh and returns its document; an
 // error without a document means the peers could not be found.
-func (m *mesher) round(ctx context.Context, round int) (*run.MeshDocument, error) {
+func (m *mesher) round(ctx context.Context, round int) (*result.MeshDocument, error) {
 	var peers []meshPeer
 	var err error
 	if m.f.peersDNS != "" {
@@ -422,9 +422,9 @@ func (m *mesher) round(ctx context.Context, round int) (*run.MeshDocument, error
 	if err := m.markLocal(ctx, peers); err != nil {
 		return nil, err
 	}
-	doc := &run.MeshDocument{
-		Schema:  run.MeshSchema,
-		Tool:    run.Tool{Name: "wirespeed", Version: version()},
+	doc := &result.MeshDocument{
+		Schema:  result.MeshSchema,
+		Tool:    result.Tool{Name: "wirespeed", Version: version()},
 		Command: "mesh",
 		Spec:    m.t,
 		Started: time.Now(),
@@ -450,8 +450,8 @@ func (m *mesher) round(ctx context.Context, round int) (*run.MeshDocument, error
 // asked twice and no peer's figures are shared with another test. It
 // returns the pairs in the order asked. An interrupt stops it: pairs not
 // started are listed with an error.
-func (m *mesher) measureAll(ctx context.Context, peers []meshPeer, pairs []meshPair) []run.MeshPair {
-	out := make([]run.MeshPair, len(pairs))
+func (m *mesher) measureAll(ctx context.Context, peers []meshPeer, pairs []meshPair) []result.MeshPair {
+	out := make([]result.MeshPair, len(pairs))
 	pending := make([]int, len(pairs))
 	for i := range pending {
 		pending[i] = i
@@ -486,20 +486,20 @@ func (m *mesher) measureAll(ctx context.Context, peers []meshPeer, pairs []meshP
 	}
 	for _, i := range pending {
 		p := pairs[i]
-		out[i] = run.MeshPair{Source: peers[p.src].Name, Destination: peers[p.dst].Name, Via: via(peers[p.src]), Error: run.MeshNotMeasured}
+		out[i] = result.MeshPair{Source: peers[p.src].Name, Destination: peers[p.dst].Name, Via: via(peers[p.src]), Error: result.MeshNotMeasured}
 	}
 	return out
 }
 
 func via(src meshPeer) string {
 	if src.Local {
-		return run.ViaDirect
+		return result.ViaDirect
 	}
-	return run.ViaRelay
+	return result.ViaRelay
 }
 
 // progress writes a line per pair to stderr.
-func (m *mesher) progress(k, n int, p run.MeshPair) {
+func (m *mesher) progress(k, n int, p result.MeshPair) {
 	what := "failed: " + p.Error
 	if r := p.Result; r != nil {
 		if r.Spec.Kind.RR() && r.Summary.RRSummary != nil {
@@ -523,9 +523,9 @@ const (
 
 // measurePair measures one pair, directly when the source is this host,
 // through the source's server otherwise.
-func (m *mesher) measurePair(ctx context.Context, src, dst meshPeer) run.MeshPair {
-	mp := run.MeshPair{Source: src.Name, Destination: dst.Name, Via: via(src)}
-	var res run.Result
+func (m *mesher) measurePair(ctx context.Context, src, dst meshPeer) result.MeshPair {
+	mp := result.MeshPair{Source: src.Name, Destination: dst.Name, Via: via(src)}
+	var res result.Result
 	var err error
 	for attempt := 0; ; attempt++ {
 		res, err = m.measure(ctx, src, dst)
@@ -547,13 +547,13 @@ func (m *mesher) measurePair(ctx context.Context, src, dst meshPeer) run.MeshPai
 	return mp
 }
 
-func (m *mesher) measure(ctx context.Context, src, dst meshPeer) (run.Result, error) {
+func (m *mesher) measure(ctx context.Context, src, dst meshPeer) (result.Result, error) {
 	cfg := client.Config{Addr: dst.Address, IPVersion: m.t.IPVersion, Tool: version(), Hostname: m.e.hostname, Logger: m.e.log, ProcRoot: m.f.run.measure.procRoot}
 	cfg.Security = m.sec
 	if src.Local {
 		c, err := client.Dial(ctx, cfg)
 		if err != nil {
-			return run.Result{}, err
+			return result.Result{}, err
 		}
 		defer c.Close()
 		return c.Iterate(ctx, m.t, m.rep, nil)
@@ -561,11 +561,11 @@ func (m *mesher) measure(ctx context.Context, src, dst meshPeer) (run.Result, er
 	cfg.Addr = src.Address
 	c, err := client.Dial(ctx, cfg)
 	if err != nil {
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	defer c.Close()
 	req := control.RelayRequest{Peer: dst.Address, Spec: m.t, Source: src.Name, Destination: dst.Name}
-	return client.IterateFunc(ctx, m.rep, func(ctx context.Context) (run.Result, error) {
+	return client.IterateFunc(ctx, m.rep, func(ctx context.Context) (result.Result, error) {
 		return c.Relay(ctx, req)
 	}, nil)
 }

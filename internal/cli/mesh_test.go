@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 )
 
 // executeEnv runs the command line with e's resolver, as Main does.
@@ -76,9 +76,9 @@ func meshKey(t *testing.T) string {
 	return writeFile(t, "key", []byte("0123456789abcdef0123456789abcdef\n"))
 }
 
-func decodeMesh(t *testing.T, b []byte) run.MeshDocument {
+func decodeMesh(t *testing.T, b []byte) result.MeshDocument {
 	t.Helper()
-	var doc run.MeshDocument
+	var doc result.MeshDocument
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("not a mesh document: %v\n%s", err, b)
 	}
@@ -99,7 +99,7 @@ func TestMesh(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	doc := decodeMesh(t, []byte(out))
-	if doc.Schema != run.MeshSchema || doc.Command != "mesh" || len(doc.Peers) != 3 || !doc.Peers[0].Local || doc.Peers[1].Local {
+	if doc.Schema != result.MeshSchema || doc.Command != "mesh" || len(doc.Peers) != 3 || !doc.Peers[0].Local || doc.Peers[1].Local {
 		t.Errorf("document head: %s %s peers %+v", doc.Schema, doc.Command, doc.Peers)
 	}
 	if len(doc.Pairs) != 6 {
@@ -108,9 +108,9 @@ func TestMesh(t *testing.T) {
 	seen := map[[2]string]bool{}
 	for _, p := range doc.Pairs {
 		seen[[2]string{p.Source, p.Destination}] = true
-		wantVia := run.ViaRelay
+		wantVia := result.ViaRelay
 		if p.Source == peers[0] {
-			wantVia = run.ViaDirect
+			wantVia = result.ViaDirect
 		}
 		if p.Via != wantVia || p.Result == nil || p.Error != "" || p.Result.Summary.BitsPerSecond <= 0 {
 			t.Errorf("pair %s -> %s via %s: error %q, result %v", p.Source, p.Destination, p.Via, p.Error, p.Result != nil)
@@ -124,7 +124,7 @@ func TestMesh(t *testing.T) {
 		t.Errorf("pairs %v: want every ordered pair once", seen)
 	}
 	m := doc.Matrix
-	if m.Figure != run.MeshThroughput || m.Orientation != run.RowsSenders || len(m.Values) != 3 {
+	if m.Figure != result.MeshThroughput || m.Orientation != result.RowsSenders || len(m.Values) != 3 {
 		t.Fatalf("matrix %+v", m)
 	}
 	for i := range 3 {
@@ -187,11 +187,11 @@ func TestMeshPeersDNS(t *testing.T) {
 	if strings.Join(names, ",") != "127.0.0.1,127.0.0.2,127.0.0.3" {
 		t.Errorf("peers %v, want the three addresses in order", names)
 	}
-	if doc.Matrix.Figure != run.MeshLatencyP50 || doc.Matrix.Orientation != run.RowsClients {
+	if doc.Matrix.Figure != result.MeshLatencyP50 || doc.Matrix.Orientation != result.RowsClients {
 		t.Errorf("matrix %s rows %s", doc.Matrix.Figure, doc.Matrix.Orientation)
 	}
 	for _, p := range doc.Pairs {
-		if p.Via != run.ViaRelay || p.Result == nil || p.Result.Summary.RRSummary == nil || p.Result.Summary.Latency.P50 <= 0 {
+		if p.Via != result.ViaRelay || p.Result == nil || p.Result.Summary.RRSummary == nil || p.Result.Summary.Latency.P50 <= 0 {
 			t.Errorf("pair %s -> %s via %s: %q", p.Source, p.Destination, p.Via, p.Error)
 		}
 	}
@@ -243,7 +243,7 @@ func TestMeshEvery(t *testing.T) {
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	rounds := 0
 	for dec.More() {
-		var doc run.MeshDocument
+		var doc result.MeshDocument
 		if err := dec.Decode(&doc); err != nil {
 			t.Fatal(err)
 		}

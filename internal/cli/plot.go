@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"wirespeed/internal/report"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 )
 
 func newPlotCmd(e *env) *cobra.Command {
@@ -55,7 +55,7 @@ func runPlot(e *env, files []string, output string) error {
 	case ext != ".csv" && !slices.Contains(report.PlotFormats, ext):
 		return usagef("plot output %q: use a .svg, .png, .pdf or .csv name", output)
 	}
-	docs := make([]run.Document, len(files))
+	docs := make([]result.Document, len(files))
 	for i, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -64,8 +64,8 @@ func runPlot(e *env, files []string, output string) error {
 		if err := json.Unmarshal(b, &docs[i]); err != nil {
 			return fmt.Errorf("plot %s: not a wirespeed results document: %w", f, err)
 		}
-		if docs[i].Schema != run.Schema {
-			return fmt.Errorf("plot %s: schema %q, this wirespeed reads %q", f, docs[i].Schema, run.Schema)
+		if docs[i].Schema != result.Schema {
+			return fmt.Errorf("plot %s: schema %q, this wirespeed reads %q", f, docs[i].Schema, result.Schema)
 		}
 	}
 	labels := report.Labels(files, docs)
@@ -98,7 +98,7 @@ func runPlot(e *env, files []string, output string) error {
 // expandMatrices replaces the series of each matrix document by one per
 // measured row, labelled with the row's settings (after the file's label
 // when there are several files).
-func expandMatrices(docs []run.Document, labels []string, series []report.Series) []report.Series {
+func expandMatrices(docs []result.Document, labels []string, series []report.Series) []report.Series {
 	var out []report.Series
 	for i, d := range docs {
 		if d.Matrix == nil {

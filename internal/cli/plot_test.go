@@ -13,7 +13,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/report"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -25,8 +25,8 @@ func writeSweep(t *testing.T, path string, cc string, sizes []int) {
 	base.CongestionControl = cc
 	rep := spec.Repeat{MaxIterations: 3, MinIterations: 3, ConfidenceLevel: 0.99, ConfidenceWidthPct: 5}
 	n := 0
-	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
-		return client.IterateFunc(ctx, rep, func(ctx context.Context) (run.Result, error) {
+	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
+		return client.IterateFunc(ctx, rep, func(ctx context.Context) (result.Result, error) {
 			n++
 			r, err := fakeIterate(ctx, t, rep, nil)
 			r.Summary.BitsPerSecond *= 1 + 0.01*float64(n%3)
@@ -34,7 +34,7 @@ func writeSweep(t *testing.T, path string, cc string, sizes []int) {
 		}, p)
 	}
 	sw := &sweeper{base: base, rep: rep, sizes: sizes, doc: newSweepDoc(base, rep, sizes), iterate: iterate,
-		save: func(d *run.Document) error {
+		save: func(d *result.Document) error {
 			return report.WriteFile(path, *d, func(w io.Writer) { report.SweepTable(w, *d) })
 		}}
 	if err := sw.run(context.Background()); err != nil {
@@ -166,13 +166,13 @@ func TestPlotMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sweepDoc run.Document
+	var sweepDoc result.Document
 	if err := json.Unmarshal(b, &sweepDoc); err != nil {
 		t.Fatal(err)
 	}
 	doc := sweepDoc
 	doc.Command, doc.Points = "matrix", nil
-	doc.Matrix = &run.Matrix{Rows: []run.MatrixRow{
+	doc.Matrix = &result.Matrix{Rows: []result.MatrixRow{
 		{Index: 1, Label: "mtu=1500", Points: sweepDoc.Points},
 		{Index: 2, Label: "mtu=9000", Skipped: "no"},
 		{Index: 3, Label: "mtu=4000", Points: sweepDoc.Points[:1]},

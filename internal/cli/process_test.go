@@ -22,7 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"wirespeed/internal/client"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 )
@@ -335,18 +335,18 @@ func TestServeSIGTERM(t *testing.T) {
 			sp := spec.Default()
 			sp.Kind = spec.TCPBidir
 			sp.Duration = tt.length
-			type result struct {
-				res run.Result
+			type outcome struct {
+				res result.Result
 				err error
 			}
-			done := make(chan result, 1)
+			done := make(chan outcome, 1)
 			go func() {
 				res, err := c.Run(context.Background(), sp)
-				done <- result{res, err}
+				done <- outcome{res, err}
 			}()
 			time.Sleep(500 * time.Millisecond)
 			p.cmd.Process.Signal(syscall.SIGTERM)
-			var r result
+			var r outcome
 			select {
 			case r = <-done:
 			case <-time.After(20 * time.Second):

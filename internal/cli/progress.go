@@ -11,7 +11,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/report"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -129,7 +129,7 @@ func (p *progress) iteration(ev client.IterationEvent) {
 }
 
 // pointDone says that point k finished.
-func (p *progress) pointDone(k int, pt run.Point) {
+func (p *progress) pointDone(k int, pt result.Point) {
 	if p == nil {
 		return
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"wirespeed/internal/report"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 )
@@ -193,7 +193,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	text := !f.json
 	var mu sync.Mutex
 	headerShown := false
-	onTick := func(tk run.Tick) {
+	onTick := func(tk result.Tick) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !headerShown {
@@ -216,11 +216,11 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if f.tradeoff {
 		kinds = []spec.Kind{spec.TCPStream, spec.TCPMaerts}
 	}
-	doc := run.Document{Schema: run.Schema, Tool: run.Tool{Name: "wirespeed", Version: version()}, Command: "run"}
+	doc := result.Document{Schema: result.Schema, Tool: result.Tool{Name: "wirespeed", Version: version()}, Command: "run"}
 	if rep.Repeats() {
 		doc.Repeat = &rep
 	}
-	var results []run.Result
+	var results []result.Result
 	var runErr error
 	for i, k := range kinds {
 		tk := t
@@ -294,8 +294,8 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	return nil
 }
 
-func tradeoffRatio(rs []run.Result) float64 {
-	return run.Ratio(rs[1].Summary.BitsPerSecond, rs[0].Summary.BitsPerSecond)
+func tradeoffRatio(rs []result.Result) float64 {
+	return result.Ratio(rs[1].Summary.BitsPerSecond, rs[0].Summary.BitsPerSecond)
 }
 
 // embeddedServer starts a server on loopback in this process and returns

@@ -14,7 +14,7 @@ import (
 	"wirespeed/internal/client"
 	"wirespeed/internal/iperf3"
 	"wirespeed/internal/report"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -65,7 +65,7 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 	headerShown := false
 	cfg := iperf3.ClientConfig{Addr: addr, IPVersion: t.IPVersion, Hostname: e.hostname, Logger: e.log, ProcRoot: f.measure.procRoot, Payload: payload}
 	if text && t.Interval > 0 {
-		cfg.OnInterval = func(tk run.Tick) {
+		cfg.OnInterval = func(tk result.Tick) {
 			mu.Lock()
 			defer mu.Unlock()
 			if !headerShown {
@@ -79,12 +79,12 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 	if text {
 		report.Heading(e.stdout, t, label)
 	}
-	res, runErr := client.IterateFunc(ctx, rep, func(ctx context.Context) (run.Result, error) { return iperf3.Run(ctx, cfg, t) },
+	res, runErr := client.IterateFunc(ctx, rep, func(ctx context.Context) (result.Result, error) { return iperf3.Run(ctx, cfg, t) },
 		iterationLines(e.stdout, text && rep.Repeats(), &mu, func() { headerShown = false }))
 	if runErr != nil && len(res.Directions) == 0 {
 		return runErr
 	}
-	doc := run.Document{Schema: run.Schema, Tool: run.Tool{Name: "wirespeed", Version: version()}, Command: "run --iperf3", Result: res}
+	doc := result.Document{Schema: result.Schema, Tool: result.Tool{Name: "wirespeed", Version: version()}, Command: "run --iperf3", Result: res}
 	if rep.Repeats() {
 		doc.Repeat = &rep
 	}

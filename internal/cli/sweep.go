@@ -14,7 +14,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/report"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -137,7 +137,7 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 		rep:   rep,
 		sizes: sizes,
 		doc:   doc,
-		iterate: func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
+		iterate: func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
 			res, err := c.Iterate(ctx, t, rep, p)
 			res.Remote.Address = c.addr
 			return res, err
@@ -145,7 +145,7 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 		progress: prog,
 	}
 	if out != "" {
-		sw.save = func(d *run.Document) error {
+		sw.save = func(d *result.Document) error {
 			return report.WriteFile(out, *d, func(w io.Writer) { report.SweepTable(w, *d) })
 		}
 	}
@@ -153,7 +153,7 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 		report.Heading(e.stdout, atSize(base, sizes[0]), label)
 		fmt.Fprintf(e.stdout, "sweep of message sizes %s\n\n", joinInts(sizes))
 		report.SweepHeader(e.stdout, rep.ConfidenceLevel, base.Kind)
-		sw.onPoint = func(p run.Point) {
+		sw.onPoint = func(p result.Point) {
 			prog.above(func() { report.SweepRow(e.stdout, p) })
 		}
 	}
@@ -177,16 +177,16 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 }
 
 // newSweepDoc is the document of a sweep before its first point.
-func newSweepDoc(base spec.Test, rep spec.Repeat, sizes []int) *run.Document {
+func newSweepDoc(base spec.Test, rep spec.Repeat, sizes []int) *result.Document {
 	r := rep
-	return &run.Document{
-		Schema:  run.Schema,
-		Tool:    run.Tool{Name: "wirespeed", Version: version()},
+	return &result.Document{
+		Schema:  result.Schema,
+		Tool:    result.Tool{Name: "wirespeed", Version: version()},
 		Command: "sweep",
-		Result:  run.Result{Spec: atSize(base, sizes[0]), Intervals: []run.Interval{}, Directions: []run.DirectionResult{}, Streams: []run.Stream{}},
+		Result:  result.Result{Spec: atSize(base, sizes[0]), Intervals: []result.Interval{}, Directions: []result.DirectionResult{}, Streams: []result.Stream{}},
 		Repeat:  &r,
 		Sizes:   sizes,
-		Points:  []run.Point{},
+		Points:  []result.Point{},
 	}
 }
 
@@ -198,13 +198,13 @@ type sweeper struct {
 	base  spec.Test
 	rep   spec.Repeat
 	sizes []int
-	doc   *run.Document
+	doc   *result.Document
 	// iterate measures one point.
-	iterate func(context.Context, spec.Test, spec.Repeat, func(client.IterationEvent)) (run.Result, error)
+	iterate func(context.Context, spec.Test, spec.Repeat, func(client.IterationEvent)) (result.Result, error)
 	// save writes the document; nil for none.
-	save func(*run.Document) error
+	save func(*result.Document) error
 	// onPoint is called with each point, kept or measured, in order.
-	onPoint  func(run.Point)
+	onPoint  func(result.Point)
 	progress *progress
 }
 
@@ -212,7 +212,7 @@ type sweeper struct {
 // point (the document then holds it, marked interrupted, and is saved) or
 // at the first error.
 func (s *sweeper) run(ctx context.Context) error {
-	have := map[int]run.Point{}
+	have := map[int]result.Point{}
 	for _, p := range s.doc.Points {
 		have[p.MsgSize] = p
 	}
@@ -242,7 +242,7 @@ func (s *sweeper) run(ctx context.Context) error {
 		if err != nil && len(res.Directions) == 0 {
 			return fmt.Errorf("size %d: %w", size, err)
 		}
-		p := run.Point{MsgSize: size, Result: res}
+		p := result.Point{MsgSize: size, Result: res}
 		have[size] = p
 		s.setPoints(have)
 		if res.Interrupted || ctx.Err() != nil {
@@ -274,7 +274,7 @@ func (s *sweeper) run(ctx context.Context) error {
 // setPoints orders the points by the sizes and makes the top level of
 // the document repeat the first one, as a run document with several runs
 // repeats the first.
-func (s *sweeper) setPoints(have map[int]run.Point) {
+func (s *sweeper) setPoints(have map[int]result.Point) {
 	s.doc.Points = s.doc.Points[:0]
 	for _, n := range s.sizes {
 		if p, ok := have[n]; ok {
@@ -289,18 +289,18 @@ func (s *sweeper) setPoints(have map[int]run.Point) {
 }
 
 // readSweep reads a sweep's results document to resume it.
-func readSweep(path string) (*run.Document, error) {
+func readSweep(path string) (*result.Document, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
-	var doc run.Document
+	var doc result.Document
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("resume %s: not a wirespeed results document: %w", path, err)
 	}
 	switch {
-	case doc.Schema != run.Schema:
-		return nil, fmt.Errorf("resume %s: schema %q, this wirespeed reads %q", path, doc.Schema, run.Schema)
+	case doc.Schema != result.Schema:
+		return nil, fmt.Errorf("resume %s: schema %q, this wirespeed reads %q", path, doc.Schema, result.Schema)
 	case doc.Command != "sweep":
 		return nil, fmt.Errorf("resume %s: it holds the result of `wirespeed %s`, not of a sweep", path, doc.Command)
 	case len(doc.Sizes) == 0:
@@ -313,7 +313,7 @@ func readSweep(path string) (*run.Document, error) {
 // asked now: the same test (but for its message size), the same
 // iterations and confidence, the same sizes. The error names every field
 // that differs.
-func resumable(path string, prev *run.Document, base spec.Test, rep spec.Repeat, sizes []int) error {
+func resumable(path string, prev *result.Document, base spec.Test, rep spec.Repeat, sizes []int) error {
 	var diffs []string
 	for _, d := range spec.Diff(atSize(prev.Spec, 0), atSize(base, 0)) {
 		diffs = append(diffs, fmt.Sprintf("%s %s in the file, %s now", d.Name, d.A, d.B))

@@ -16,7 +16,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/report"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 )
@@ -60,11 +60,11 @@ func TestSweepResume(t *testing.T) {
 	c := loopback(t)
 	path := filepath.Join(t.TempDir(), "sweep.json")
 	base, rep, sizes := sweepSpec(), spec.DefaultRepeat(), []int{1024, 2048, 4096, 8192}
-	save := func(d *run.Document) error {
+	save := func(d *result.Document) error {
 		return report.WriteFile(path, *d, func(w io.Writer) { report.SweepTable(w, *d) })
 	}
 	var measured []int
-	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
+	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
 		measured = append(measured, t.SendSize)
 		return c.Iterate(ctx, t, rep, p)
 	}
@@ -75,7 +75,7 @@ func TestSweepResume(t *testing.T) {
 	sw := &sweeper{base: base, rep: rep, sizes: sizes, doc: newSweepDoc(base, rep, sizes), iterate: iterate, save: save,
 		progress: newProgress(&stderr, false, base, rep, len(sizes))}
 	points := 0
-	sw.onPoint = func(run.Point) {
+	sw.onPoint = func(result.Point) {
 		if points++; points == 2 {
 			cancel()
 		}
@@ -105,7 +105,7 @@ func TestSweepResume(t *testing.T) {
 	stderr.Reset()
 	var rows []int
 	sw = &sweeper{base: base, rep: rep, sizes: sizes, doc: doc, iterate: iterate, save: save,
-		progress: newProgress(&stderr, false, base, rep, len(sizes)), onPoint: func(p run.Point) { rows = append(rows, p.MsgSize) }}
+		progress: newProgress(&stderr, false, base, rep, len(sizes)), onPoint: func(p result.Point) { rows = append(rows, p.MsgSize) }}
 	if err := sw.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -136,9 +136,9 @@ func TestSweepResume(t *testing.T) {
 }
 
 // fakeIterate measures nothing: throughput is the message size in Mbit/s.
-func fakeIterate(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
-	s := run.Summary{BitsPerSecond: float64(t.SendSize) * 1e6, ElapsedS: 1}
-	return run.Result{Spec: t, Summary: s, Directions: []run.DirectionResult{{Direction: spec.ClientToServer, Summary: s}}}, nil
+func fakeIterate(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
+	s := result.Summary{BitsPerSecond: float64(t.SendSize) * 1e6, ElapsedS: 1}
+	return result.Result{Spec: t, Summary: s, Directions: []result.DirectionResult{{Direction: spec.ClientToServer, Summary: s}}}, nil
 }
 
 // TestSweepInterruptedPoint: a point cut short is saved, marked, and run
@@ -146,13 +146,13 @@ func fakeIterate(ctx context.Context, t spec.Test, rep spec.Repeat, p func(clien
 func TestSweepInterruptedPoint(t *testing.T) {
 	base, rep, sizes := sweepSpec(), spec.DefaultRepeat(), []int{1, 2, 3}
 	var saved []byte
-	save := func(d *run.Document) error {
+	save := func(d *result.Document) error {
 		var err error
 		saved, err = json.Marshal(d)
 		return err
 	}
 	calls := 0
-	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
+	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
 		calls++
 		r, err := fakeIterate(ctx, t, rep, p)
 		r.Interrupted = t.SendSize == 2
@@ -162,14 +162,14 @@ func TestSweepInterruptedPoint(t *testing.T) {
 	if err := sw.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	var doc run.Document
+	var doc result.Document
 	json.Unmarshal(saved, &doc)
 	if calls != 2 || !doc.Interrupted || len(doc.Points) != 2 || doc.Points[1].Complete() {
 		t.Fatalf("calls %d, interrupted %v, points %d", calls, doc.Interrupted, len(doc.Points))
 	}
 	calls = 0
 	sw = &sweeper{base: base, rep: rep, sizes: sizes, doc: &doc, iterate: fakeIterate, save: save}
-	sw.iterate = func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
+	sw.iterate = func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
 		calls++
 		return fakeIterate(ctx, t, rep, p)
 	}
@@ -265,7 +265,7 @@ func TestSweepCommand(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("resume: exit %d, %s", code, errOut)
 	}
-	var doc run.Document
+	var doc result.Document
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Points) != 1 || doc.Command != "sweep" {
 		t.Errorf("resumed document: %v %s", err, out)
 	}

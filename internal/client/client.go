@@ -1,7 +1,7 @@
 // Package client runs tests against one wirespeed server: it opens the
 // control connection, says hello, and for each run sends the spec, opens
 // fresh data connections, runs its own side, collects the server's side
-// and joins both into a run.Result.
+// and joins both into a result.Result.
 package client
 
 import (
@@ -18,7 +18,7 @@ import (
 
 	"wirespeed/internal/control"
 	"wirespeed/internal/engine"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
 )
@@ -38,7 +38,7 @@ type Config struct {
 	// OnInterval, when set, receives each interval of each direction as
 	// soon as the receiver's and the sender's halves are both in. It is
 	// called from one goroutine at a time.
-	OnInterval func(run.Tick)
+	OnInterval func(result.Tick)
 	Logger     *slog.Logger
 	// HandshakeTimeout bounds the connect and the hello; default 5s.
 	HandshakeTimeout time.Duration
@@ -168,19 +168,19 @@ func (c *Client) Close() error {
 // result. When ctx is cancelled mid-run it asks the server to stop, and
 // returns what both sides measured, marked as interrupted, with a nil
 // error. A run that cannot start returns an error and no result.
-func (c *Client) Run(ctx context.Context, t spec.Test) (run.Result, error) {
+func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 	if c.broken {
-		return run.Result{}, errors.New("control connection is unusable after an earlier failure")
+		return result.Result{}, errors.New("control connection is unusable after an earlier failure")
 	}
 	if err := t.Validate(); err != nil {
-		return run.Result{}, fmt.Errorf("%w: %v", control.ErrInvalid, err)
+		return result.Result{}, fmt.Errorf("%w: %v", control.ErrInvalid, err)
 	}
 	req := control.TestRequest{Spec: t}
 	var content []byte
 	if t.Payload.Kind == spec.PayloadFile {
 		b, err := c.loadPayload(t.Payload.Path)
 		if err != nil {
-			return run.Result{}, err
+			return result.Result{}, err
 		}
 		content = b
 		if dirsInclude(t, spec.ServerToClient) {
@@ -189,7 +189,7 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (run.Result, error) {
 	}
 	if err := c.cc.Send(control.TypeTest, req); err != nil {
 		c.broken = true
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	var acc control.Accepted
 	if err := c.cc.Expect(control.TypeAccepted, &acc, 10*time.Second); err != nil {
@@ -197,18 +197,18 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (run.Result, error) {
 		if !errors.As(err, &re) {
 			c.broken = true
 		}
-		return run.Result{}, c.explain(err)
+		return result.Result{}, c.explain(err)
 	}
 
 	conns, err := c.dialStreams(ctx, t, acc)
 	if err != nil {
 		c.broken = true
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	if err := c.cc.Expect(control.TypeReady, nil, 15*time.Second); err != nil {
 		closeConns(conns)
 		c.broken = true
-		return run.Result{}, c.explain(err)
+		return result.Result{}, c.explain(err)
 	}
 	return c.measure(ctx, t, acc, conns, content)
 }
@@ -321,18 +321,18 @@ func closeConns(cs []side.Conn) {
 }
 
 // measure starts the run on both sides and collects both results.
-func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted, conns []side.Conn, content []byte) (run.Result, error) {
+func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted, conns []side.Conn, content []byte) (result.Result, error) {
 	started := time.Now()
 	if err := c.cc.Send(control.TypeStart, struct{}{}); err != nil {
 		closeConns(conns)
 		c.broken = true
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	ticks := newTicker(t, c.cfg.OnInterval)
 
 	// The server's messages: intervals while the test runs, then its result.
 	type remote struct {
-		res run.SideResult
+		res result.SideResult
 		err error
 	}
 	remoteCh := make(chan remote, 1)
@@ -355,12 +355,12 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			}
 			switch m.Type {
 			case control.TypeInterval:
-				var r run.IntervalReport
+				var r result.IntervalReport
 				if err := m.Decode(&r); err != nil {
 					remoteCh <- remote{err: err}
 					return
 				}
-				r.Side = run.Remote
+				r.Side = result.Remote
 				ticks.add(r)
 			case control.TypeAbort:
 				// The server ends the test early (it is shutting down):
@@ -372,9 +372,9 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 				serverAbort.Unlock()
 				cancel()
 			case control.TypeResult:
-				var r run.SideResult
+				var r result.SideResult
 				err := m.Decode(&r)
-				r.Side = run.Remote
+				r.Side = result.Remote
 				remoteCh <- remote{res: r, err: err}
 				return
 			default:
@@ -395,7 +395,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	go func() {
 		r, err := side.Run(runCtx, side.Config{
 			Spec:       t,
-			Side:       run.Local,
+			Side:       result.Local,
 			Sends:      spec.ClientToServer,
 			Conns:      conns,
 			Payload:    content,
@@ -440,7 +440,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	}
 
 	local.res.Env = c.localEnv(ctx)
-	res := run.Join(t, local.res, rem.res)
+	res := result.Join(t, local.res, rem.res)
 	res.Started = started
 	res.Local.Hostname = c.cfg.Hostname
 	res.Remote.Address = c.cfg.Addr

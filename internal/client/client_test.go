@@ -18,7 +18,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 )
@@ -89,8 +89,8 @@ func TestStreamKinds(t *testing.T) {
 		for _, parallel := range []int{1, 4} {
 			t.Run(string(kind)+"/P"+string(rune('0'+parallel)), func(t *testing.T) {
 				var mu sync.Mutex
-				var ticks []run.Tick
-				c := dial(t, client.Config{Addr: addr, OnInterval: func(tk run.Tick) {
+				var ticks []result.Tick
+				c := dial(t, client.Config{Addr: addr, OnInterval: func(tk result.Tick) {
 					mu.Lock()
 					ticks = append(ticks, tk)
 					mu.Unlock()
@@ -118,7 +118,7 @@ func TestStreamKinds(t *testing.T) {
 }
 
 // checkResult asserts what must hold for every complete stream run.
-func checkResult(t *testing.T, sp spec.Test, res run.Result) {
+func checkResult(t *testing.T, sp spec.Test, res result.Result) {
 	t.Helper()
 	if res.Interrupted {
 		t.Errorf("result marked interrupted")

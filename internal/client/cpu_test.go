@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"wirespeed/internal/client"
-	"wirespeed/internal/run"
+	"wirespeed/internal/measure"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 )
@@ -33,7 +33,7 @@ func TestCPUOnLoopback(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for name, cpu := range map[string]*run.CPU{"local": res.Summary.LocalCPU, "remote": res.Summary.RemoteCPU} {
+			for name, cpu := range map[string]*measure.CPU{"local": res.Summary.LocalCPU, "remote": res.Summary.RemoteCPU} {
 				if cpu == nil {
 					t.Fatalf("%s CPU missing; warnings %q", name, res.Warnings)
 				}

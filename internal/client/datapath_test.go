@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wirespeed/internal/client"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 )
@@ -26,7 +26,7 @@ import (
 // checkTotals asserts that every stream's receiver got exactly what its
 // sender sent: the modes that take a copy out must not change the bytes
 // moved.
-func checkTotals(t *testing.T, res run.Result) {
+func checkTotals(t *testing.T, res result.Result) {
 	t.Helper()
 	for _, st := range res.Streams {
 		if st.Sender.TotalBytes == 0 || st.Sender.TotalBytes != st.Receiver.TotalBytes || !st.Receiver.Complete {
@@ -39,10 +39,10 @@ func checkTotals(t *testing.T, res run.Result) {
 }
 
 // sideDP returns the data path record of side s, failing without one.
-func sideDP(t *testing.T, res run.Result, s run.Side) *run.DataPath {
+func sideDP(t *testing.T, res result.Result, s result.Side) *result.DataPath {
 	t.Helper()
 	info := res.Local
-	if s == run.Remote {
+	if s == result.Remote {
 		info = res.Remote
 	}
 	if info.DataPath == nil {
@@ -199,9 +199,9 @@ func TestPinning(t *testing.T) {
 				}
 			}
 			for _, s := range []struct {
-				side run.Side
+				side result.Side
 				cpu  int
-			}{{run.Local, local}, {run.Remote, remote}} {
+			}{{result.Local, local}, {result.Remote, remote}} {
 				dp := sideDP(t, res, s.side)
 				if len(dp.PinnedCPUs) != 1 || dp.PinnedCPUs[0].CPU != s.cpu || !slices.Equal(dp.PinnedCPUs[0].Streams, []int{1, 2}) {
 					t.Errorf("%s pinned %+v, want streams 1 and 2 on CPU %d", s.side, dp.PinnedCPUs, s.cpu)
@@ -246,7 +246,7 @@ func TestFQRate(t *testing.T) {
 	if got > 1.15*rate || got < 0.5*rate {
 		t.Errorf("paced to %.3g bit/s, got %.3g", rate, got)
 	}
-	p := sideDP(t, res, run.Local).Pacing
+	p := sideDP(t, res, result.Local).Pacing
 	if p == nil {
 		t.Fatal("no pacing record on the sending side")
 	}
@@ -264,7 +264,7 @@ func TestFQRate(t *testing.T) {
 	if res, err = c.Run(context.Background(), sp); err != nil {
 		t.Fatal(err)
 	}
-	if p := sideDP(t, res, run.Local).Pacing; p == nil || p.HonouredBy != "" || !strings.Contains(p.Note, "only the fq qdisc paces UDP") {
+	if p := sideDP(t, res, result.Local).Pacing; p == nil || p.HonouredBy != "" || !strings.Contains(p.Note, "only the fq qdisc paces UDP") {
 		t.Errorf("UDP pacing record %+v, want it not honoured on noqueue", p)
 	}
 	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "--fq-rate is not enforced") }) {
@@ -292,7 +292,7 @@ func TestBusyPoll(t *testing.T) {
 			if res.Summary.RRSummary == nil || res.Summary.Transactions == 0 {
 				t.Fatal("no transactions")
 			}
-			for _, s := range []run.Side{run.Local, run.Remote} {
+			for _, s := range []result.Side{result.Local, result.Remote} {
 				bp := sideDP(t, res, s).BusyPoll
 				if bp == nil || bp.AskedMicros != 50 || bp.GrantedMicros != 50 || bp.SysctlBusyRead == nil {
 					t.Errorf("%s busy poll record %+v, want 50 us asked and granted and the sysctls", s, bp)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"wirespeed/internal/control"
-	"wirespeed/internal/run"
 	"wirespeed/internal/sysinfo"
 )
 
@@ -22,13 +21,13 @@ const envTimeout = 5 * time.Second
 // costs netlink and ethtool calls), and collected again after RefreshEnv.
 type envCache struct {
 	mu  sync.Mutex
-	env *run.Env
+	env *sysinfo.Env
 }
 
 // localEnv returns the client's record for the route to the server,
 // collecting it when there is none. It never fails: what could not be
 // read is in the record's warnings.
-func (c *Client) localEnv(ctx context.Context) *run.Env {
+func (c *Client) localEnv(ctx context.Context) *sysinfo.Env {
 	c.env.mu.Lock()
 	defer c.env.mu.Unlock()
 	if c.env.env == nil {
@@ -38,7 +37,7 @@ func (c *Client) localEnv(ctx context.Context) *run.Env {
 	return c.env.env
 }
 
-func (c *Client) collectEnv(ctx context.Context) run.Env {
+func (c *Client) collectEnv(ctx context.Context) sysinfo.Env {
 	// Collected after a run too, when ctx may be cancelled (Ctrl-C): the
 	// record is still wanted for the partial result.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), envTimeout)
@@ -64,7 +63,7 @@ func (c *Client) collectEnv(ctx context.Context) run.Env {
 // (it lists the env capability), RefreshEnv asks it for a fresh one,
 // which it then sends with its next results, and returns it; otherwise it
 // returns nil.
-func (c *Client) RefreshEnv(ctx context.Context) (*run.Env, error) {
+func (c *Client) RefreshEnv(ctx context.Context) (*sysinfo.Env, error) {
 	c.env.mu.Lock()
 	c.env.env = nil
 	c.env.mu.Unlock()
@@ -91,4 +90,4 @@ func (c *Client) RefreshEnv(ctx context.Context) (*run.Env, error) {
 
 // LocalEnv returns the client's environment record, collecting it when
 // it has none (at the first run, and after RefreshEnv).
-func (c *Client) LocalEnv(ctx context.Context) run.Env { return *c.localEnv(ctx) }
+func (c *Client) LocalEnv(ctx context.Context) sysinfo.Env { return *c.localEnv(ctx) }

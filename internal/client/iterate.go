@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
 )
@@ -21,9 +21,9 @@ type IterationEvent struct {
 	Max  int
 	Done bool
 	// Result is the iteration's own result, when Done.
-	Result run.Result
+	Result result.Result
 	// Confidence is the interval over the iterations so far, when Done.
-	Confidence *run.Confidence
+	Confidence *result.Confidence
 	// Stop is true when this was the last iteration.
 	Stop bool
 }
@@ -31,13 +31,13 @@ type IterationEvent struct {
 // Iterate runs t as rep asks, each iteration a full run over fresh data
 // connections on this control connection, and returns the mean result
 // (see IterateFunc).
-func (c *Client) Iterate(ctx context.Context, t spec.Test, rep spec.Repeat, progress func(IterationEvent)) (run.Result, error) {
-	return IterateFunc(ctx, rep, func(ctx context.Context) (run.Result, error) { return c.Run(ctx, t) }, progress)
+func (c *Client) Iterate(ctx context.Context, t spec.Test, rep spec.Repeat, progress func(IterationEvent)) (result.Result, error) {
+	return IterateFunc(ctx, rep, func(ctx context.Context) (result.Result, error) { return c.Run(ctx, t) }, progress)
 }
 
 // IterateFunc repeats once as rep asks and returns the result of the
 // repeated measurement: with one iteration at most, once's result as it
-// is; otherwise run.Mean of the iterations, with every iteration in
+// is; otherwise result.Mean of the iterations, with every iteration in
 // Iterations and the confidence interval in Summary.Confidence.
 //
 // The stopping rule is stats.Iterations for each figure measured:
@@ -53,9 +53,9 @@ func (c *Client) Iterate(ctx context.Context, t spec.Test, rep spec.Repeat, prog
 // loop too; the error is returned beside the iterations completed so far
 // (or beside the failed run's partial result when there were none).
 // progress may be nil.
-func IterateFunc(ctx context.Context, rep spec.Repeat, once func(context.Context) (run.Result, error), progress func(IterationEvent)) (run.Result, error) {
+func IterateFunc(ctx context.Context, rep spec.Repeat, once func(context.Context) (result.Result, error), progress func(IterationEvent)) (result.Result, error) {
 	if err := rep.Validate(); err != nil {
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	emit := func(ev IterationEvent) {
 		if progress != nil {
@@ -69,9 +69,9 @@ func IterateFunc(ctx context.Context, rep spec.Repeat, once func(context.Context
 		return res, err
 	}
 	var (
-		all      []run.Result // every iteration, interrupted ones too
-		complete []run.Result // the ones the statistics are over
-		conf     *run.Confidence
+		all      []result.Result // every iteration, interrupted ones too
+		complete []result.Result // the ones the statistics are over
+		conf     *result.Confidence
 		warnings []string
 		runErr   error
 	)
@@ -112,9 +112,9 @@ func IterateFunc(ctx context.Context, rep spec.Repeat, once func(context.Context
 	if len(over) == 0 {
 		over = all
 	}
-	out := run.Mean(over)
+	out := result.Mean(over)
 	for i, r := range all {
-		out.Iterations = append(out.Iterations, run.IterationOf(i+1, r))
+		out.Iterations = append(out.Iterations, result.IterationOf(i+1, r))
 		if r.Interrupted {
 			out.Interrupted = true
 		}
@@ -133,7 +133,7 @@ func IterateFunc(ctx context.Context, rep spec.Repeat, once func(context.Context
 	}
 	out.Warnings = append(out.Warnings, warnings...)
 	if conf == nil {
-		conf = &run.Confidence{Level: rep.ConfidenceLevel, WidthPct: rep.ConfidenceWidthPct, Iterations: len(over)}
+		conf = &result.Confidence{Level: rep.ConfidenceLevel, WidthPct: rep.ConfidenceWidthPct, Iterations: len(over)}
 	}
 	if out.Interrupted || runErr != nil {
 		conf.Stop = "interrupted"
@@ -145,13 +145,13 @@ func IterateFunc(ctx context.Context, rep spec.Repeat, once func(context.Context
 // decide computes the confidence interval of every figure over rs and
 // whether to stop: when every figure's decision is to stop, which below
 // the maximum means every interval was reached.
-func decide(rep spec.Repeat, rs []run.Result) (*run.Confidence, bool, []string, error) {
+func decide(rep spec.Repeat, rs []result.Result) (*result.Confidence, bool, []string, error) {
 	rule := stats.Iterations{
 		Min:    rep.MinIterations,
 		Max:    rep.MaxIterations,
 		Target: stats.Target{Level: rep.ConfidenceLevel, WidthPct: rep.ConfidenceWidthPct},
 	}
-	conf := &run.Confidence{Level: rep.ConfidenceLevel, WidthPct: rep.ConfidenceWidthPct, Iterations: len(rs), Stop: "reached"}
+	conf := &result.Confidence{Level: rep.ConfidenceLevel, WidthPct: rep.ConfidenceWidthPct, Iterations: len(rs), Stop: "reached"}
 	tput := make([]float64, len(rs))
 	var local, remote []float64
 	for i, r := range rs {
@@ -168,7 +168,7 @@ func decide(rep spec.Repeat, rs []run.Result) (*run.Confidence, bool, []string, 
 		warnings []string                // in order of first appearance
 		names    = map[string][]string{} // the figures that gave each
 	)
-	figure := func(name string, values []float64) (*run.FigureConfidence, error) {
+	figure := func(name string, values []float64) (*result.FigureConfidence, error) {
 		d, err := rule.Decide(values)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -229,8 +229,8 @@ func decide(rep spec.Repeat, rs []run.Result) (*run.Confidence, bool, []string, 
 
 // figureConfidence turns a stats.Summary into what the document keeps,
 // leaving out every value JSON cannot carry.
-func figureConfidence(s stats.Summary, widthPct float64) *run.FigureConfidence {
-	f := &run.FigureConfidence{}
+func figureConfidence(s stats.Summary, widthPct float64) *result.FigureConfidence {
+	f := &result.FigureConfidence{}
 	finite := func(v float64) *float64 {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil

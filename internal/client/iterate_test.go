@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"wirespeed/internal/client"
-	"wirespeed/internal/run"
+	"wirespeed/internal/measure"
+	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 )
@@ -18,21 +19,21 @@ import (
 // fake returns a run function that hands out results with the given
 // throughputs (bits/s) and local CPU utilizations (nil: no CPU), one per
 // call, and counts the calls.
-func fake(tput []float64, cpu []float64, calls *int) func(context.Context) (run.Result, error) {
-	return func(ctx context.Context) (run.Result, error) {
+func fake(tput []float64, cpu []float64, calls *int) func(context.Context) (result.Result, error) {
+	return func(ctx context.Context) (result.Result, error) {
 		i := *calls
 		*calls++
 		if i >= len(tput) {
-			return run.Result{}, errors.New("fake: no more results")
+			return result.Result{}, errors.New("fake: no more results")
 		}
-		s := run.Summary{BitsPerSecond: tput[i], Bytes: int64(tput[i] / 8), ElapsedS: 1}
+		s := result.Summary{BitsPerSecond: tput[i], Bytes: int64(tput[i] / 8), ElapsedS: 1}
 		if cpu != nil {
-			s.LocalCPU = &run.CPU{UtilPct: cpu[i], CPUs: 2, ElapsedS: 1, BusiestCPU: -1}
+			s.LocalCPU = &measure.CPU{UtilPct: cpu[i], CPUs: 2, ElapsedS: 1, BusiestCPU: -1}
 		}
-		return run.Result{
+		return result.Result{
 			Started:    time.Unix(int64(1000+i), 0),
 			Summary:    s,
-			Directions: []run.DirectionResult{{Direction: spec.ClientToServer, Summary: s}},
+			Directions: []result.DirectionResult{{Direction: spec.ClientToServer, Summary: s}},
 		}, nil
 	}
 }
@@ -152,7 +153,7 @@ func TestIterateInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	inner := fake([]float64{100, 40, 100}, []float64{10, 5, 10}, &calls)
-	once := func(ctx context.Context) (run.Result, error) {
+	once := func(ctx context.Context) (result.Result, error) {
 		r, err := inner(ctx)
 		if calls == 2 {
 			cancel()
@@ -174,7 +175,7 @@ func TestIterateInterrupted(t *testing.T) {
 	if c.Stop != "interrupted" || c.AchievedPct != nil || c.Iterations != 1 {
 		t.Errorf("confidence %+v", c)
 	}
-	b, err := json.Marshal(run.Document{Result: res})
+	b, err := json.Marshal(result.Document{Result: res})
 	if err != nil {
 		t.Fatalf("encode: %v", err)
 	}
@@ -216,7 +217,7 @@ func TestIterateOnLoopback(t *testing.T) {
 	if res.Iterations[0].Started.Equal(res.Iterations[1].Started) || res.Iterations[0].LocalCPU == nil {
 		t.Errorf("iterations %+v", res.Iterations)
 	}
-	if _, err := json.Marshal(run.Document{Result: res}); err != nil {
+	if _, err := json.Marshal(result.Document{Result: res}); err != nil {
 		t.Errorf("encode: %v", err)
 	}
 }

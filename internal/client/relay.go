@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"wirespeed/internal/control"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -33,25 +33,25 @@ const relayAbortWait = 10 * time.Second
 // measured, marked interrupted, which Relay returns with a nil error, as
 // Run does. Relay always returns within the test's warm-up and length
 // plus RelayGrace.
-func (c *Client) Relay(ctx context.Context, req control.RelayRequest) (run.Result, error) {
+func (c *Client) Relay(ctx context.Context, req control.RelayRequest) (result.Result, error) {
 	if c.broken {
-		return run.Result{}, errors.New("control connection is unusable after an earlier failure")
+		return result.Result{}, errors.New("control connection is unusable after an earlier failure")
 	}
 	if err := req.Spec.Validate(); err != nil {
-		return run.Result{}, fmt.Errorf("%w: %v", control.ErrInvalid, err)
+		return result.Result{}, fmt.Errorf("%w: %v", control.ErrInvalid, err)
 	}
 	if req.Spec.Payload.Kind == spec.PayloadFile {
-		return run.Result{}, fmt.Errorf("%w: a relayed test cannot send a --payload file (the relaying server has no copy): use random or zeros", control.ErrInvalid)
+		return result.Result{}, fmt.Errorf("%w: a relayed test cannot send a --payload file (the relaying server has no copy): use random or zeros", control.ErrInvalid)
 	}
 	if err := control.CheckRelayPeer(req.Peer); err != nil {
-		return run.Result{}, fmt.Errorf("%w: %v", control.ErrInvalid, err)
+		return result.Result{}, fmt.Errorf("%w: %v", control.ErrInvalid, err)
 	}
 	if err := c.cc.Send(control.TypeRelay, req); err != nil {
 		c.broken = true
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	type answer struct {
-		res run.Result
+		res result.Result
 		err error
 	}
 	ch := make(chan answer, 1)
@@ -78,7 +78,7 @@ func (c *Client) Relay(ctx context.Context, req control.RelayRequest) (run.Resul
 		if !errors.As(a.err, &re) {
 			c.broken = true
 		}
-		return run.Result{}, c.explainRelay(req.Peer, a.err)
+		return result.Result{}, c.explainRelay(req.Peer, a.err)
 	}
 	if ctx.Err() != nil {
 		a.res.Interrupted = true

@@ -3,52 +3,52 @@ package client
 import (
 	"sync"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
 // ticker pairs the receiver's and the sender's report of each interval of
 // each direction and hands the joined tick on, in order.
 type ticker struct {
-	emit func(run.Tick)
+	emit func(result.Tick)
 	mu   sync.Mutex
 	dirs map[spec.Direction]*dirTicks
 }
 
 type dirTicks struct {
 	next int
-	rcv  map[int]run.IntervalReport
-	snd  map[int]run.IntervalReport
+	rcv  map[int]result.IntervalReport
+	snd  map[int]result.IntervalReport
 }
 
-func newTicker(t spec.Test, emit func(run.Tick)) *ticker {
+func newTicker(t spec.Test, emit func(result.Tick)) *ticker {
 	tk := &ticker{emit: emit, dirs: map[spec.Direction]*dirTicks{}}
 	for _, d := range t.Directions() {
-		tk.dirs[d] = &dirTicks{rcv: map[int]run.IntervalReport{}, snd: map[int]run.IntervalReport{}}
+		tk.dirs[d] = &dirTicks{rcv: map[int]result.IntervalReport{}, snd: map[int]result.IntervalReport{}}
 	}
 	return tk
 }
 
 // add takes one side's report. Safe for concurrent use.
-func (tk *ticker) add(r run.IntervalReport) {
+func (tk *ticker) add(r result.IntervalReport) {
 	if tk.emit == nil {
 		return
 	}
 	tk.mu.Lock()
 	defer tk.mu.Unlock()
 	switch r.Role {
-	case run.Requester:
+	case result.Requester:
 		// The requester measures a request/response test on its own.
-		tk.emit(run.JoinTick(r, nil))
+		tk.emit(result.JoinTick(r, nil))
 		return
-	case run.Responder:
+	case result.Responder:
 		return
 	}
 	d := tk.dirs[r.Direction]
 	if d == nil {
 		return
 	}
-	if r.Role == run.Receiver {
+	if r.Role == result.Receiver {
 		d.rcv[r.Index] = r
 	} else {
 		d.snd[r.Index] = r
@@ -59,7 +59,7 @@ func (tk *ticker) add(r run.IntervalReport) {
 		if !okR || !okS {
 			return
 		}
-		tk.emit(run.JoinTick(rcv, &snd))
+		tk.emit(result.JoinTick(rcv, &snd))
 		delete(d.rcv, d.next)
 		delete(d.snd, d.next)
 		d.next++
@@ -83,11 +83,11 @@ func (tk *ticker) flush() {
 			if !ok {
 				continue
 			}
-			var snd *run.IntervalReport
+			var snd *result.IntervalReport
 			if s, ok := d.snd[d.next]; ok {
 				snd = &s
 			}
-			tk.emit(run.JoinTick(rcv, snd))
+			tk.emit(result.JoinTick(rcv, snd))
 			delete(d.rcv, d.next)
 		}
 	}

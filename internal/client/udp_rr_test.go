@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"wirespeed/internal/client"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 )
@@ -41,7 +41,7 @@ func TestUDPStream(t *testing.T) {
 			// another test binary may starve it, so a run whose rate is off
 			// is tried again, up to three times in all.
 			want := tt.rate * float64(tt.parallel)
-			var res run.Result
+			var res result.Result
 			var rateErr string
 			for attempt := 1; attempt <= 3; attempt++ {
 				var err error
@@ -186,7 +186,7 @@ func TestRequestResponse(t *testing.T) {
 				t.Errorf("intervals %+v", res.Intervals)
 			}
 			for _, st := range res.Streams {
-				if st.Sender.Role != run.Requester || st.Receiver.Role != run.Responder || st.Summary.RRSummary == nil {
+				if st.Sender.Role != result.Requester || st.Receiver.Role != result.Responder || st.Summary.RRSummary == nil {
 					t.Errorf("stream %d: roles %s/%s", st.ID, st.Sender.Role, st.Receiver.Role)
 				}
 			}

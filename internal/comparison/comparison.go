@@ -14,7 +14,8 @@ import (
 	"slices"
 	"strings"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/measure"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
 )
@@ -24,7 +25,7 @@ type Source struct {
 	// Name labels the source: a file name, or a matrix row's settings.
 	Name string
 	// Points are the source's measured points, by key.
-	Points map[Key]run.Result
+	Points map[Key]result.Result
 	// Order lists the keys in the source's own order.
 	Order []Key
 }
@@ -49,7 +50,7 @@ func (k Key) String() string {
 }
 
 // keyOf is the key of a point of a (possibly) matrix row.
-func keyOf(row string, r run.Result) Key {
+func keyOf(row string, r result.Result) Key {
 	k := Key{Row: row, Test: r.Spec.Kind, Size: fmt.Sprint(r.Spec.SendSize)}
 	if r.Spec.Kind.RR() {
 		k.Size = fmt.Sprintf("%d,%d", r.Spec.RequestSize, r.Spec.ResponseSize)
@@ -62,14 +63,14 @@ func keyOf(row string, r run.Result) Key {
 // (--tradeoff) gives a point per run. A single matrix document, compared
 // with nothing else, gives a source per row instead (rows keyed by test
 // and size only), so that its rows are compared with its first.
-func Sources(names []string, docs []run.Document) ([]Source, error) {
+func Sources(names []string, docs []result.Document) ([]Source, error) {
 	if len(docs) == 1 && docs[0].Matrix != nil {
 		var out []Source
 		for _, r := range docs[0].Matrix.Rows {
 			if len(r.Points) == 0 {
 				continue
 			}
-			s := Source{Name: r.Label, Points: map[Key]run.Result{}}
+			s := Source{Name: r.Label, Points: map[Key]result.Result{}}
 			for _, p := range r.Points {
 				s.add(keyOf("", p.Result), p.Result)
 			}
@@ -85,7 +86,7 @@ func Sources(names []string, docs []run.Document) ([]Source, error) {
 	}
 	var out []Source
 	for i, d := range docs {
-		s := Source{Name: names[i], Points: map[Key]run.Result{}}
+		s := Source{Name: names[i], Points: map[Key]result.Result{}}
 		switch {
 		case d.Matrix != nil:
 			for _, r := range d.Matrix.Rows {
@@ -112,7 +113,7 @@ func Sources(names []string, docs []run.Document) ([]Source, error) {
 	return out, nil
 }
 
-func (s *Source) add(k Key, r run.Result) {
+func (s *Source) add(k Key, r result.Result) {
 	if _, ok := s.Points[k]; !ok {
 		s.Order = append(s.Order, k)
 	}
@@ -126,7 +127,7 @@ type Metric struct {
 	Unit string // "10^6bits/sec", "%", "us/KB", "trans/sec"
 	// Key names it in JSON: "throughput_bps", "local_util_pct", ...
 	Key   string
-	Value func(run.Summary) (float64, bool) `json:"-"`
+	Value func(result.Summary) (float64, bool) `json:"-"`
 	// Scale is what Value's numbers are multiplied by for Unit (1e-6 for
 	// bits/s shown as 10^6bits/sec).
 	Scale float64
@@ -135,26 +136,26 @@ type Metric struct {
 // metrics are the figures compared, in order. Throughput for stream
 // tests, transactions per second for request/response tests.
 var metrics = []Metric{
-	{Name: "throughput", Unit: "10^6bits/sec", Key: "throughput_bps", Scale: 1e-6, Value: func(s run.Summary) (float64, bool) {
+	{Name: "throughput", Unit: "10^6bits/sec", Key: "throughput_bps", Scale: 1e-6, Value: func(s result.Summary) (float64, bool) {
 		if s.RRSummary != nil {
 			return 0, false
 		}
 		return s.BitsPerSecond, true
 	}},
-	{Name: "transaction rate", Unit: "trans/sec", Key: "transactions_per_s", Scale: 1, Value: func(s run.Summary) (float64, bool) {
+	{Name: "transaction rate", Unit: "trans/sec", Key: "transactions_per_s", Scale: 1, Value: func(s result.Summary) (float64, bool) {
 		if s.RRSummary == nil {
 			return 0, false
 		}
 		return s.TransactionsPerSecond, true
 	}},
-	{Name: "local CPU util", Unit: "%", Key: "local_util_pct", Scale: 1, Value: cpuValue(func(s run.Summary) *run.CPU { return s.LocalCPU }, false)},
-	{Name: "remote CPU util", Unit: "%", Key: "remote_util_pct", Scale: 1, Value: cpuValue(func(s run.Summary) *run.CPU { return s.RemoteCPU }, false)},
-	{Name: "local service demand", Unit: "us/KB", Key: "local_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s run.Summary) *run.CPU { return s.LocalCPU }, true)},
-	{Name: "remote service demand", Unit: "us/KB", Key: "remote_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s run.Summary) *run.CPU { return s.RemoteCPU }, true)},
+	{Name: "local CPU util", Unit: "%", Key: "local_util_pct", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.LocalCPU }, false)},
+	{Name: "remote CPU util", Unit: "%", Key: "remote_util_pct", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.RemoteCPU }, false)},
+	{Name: "local service demand", Unit: "us/KB", Key: "local_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.LocalCPU }, true)},
+	{Name: "remote service demand", Unit: "us/KB", Key: "remote_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.RemoteCPU }, true)},
 }
 
-func cpuValue(side func(run.Summary) *run.CPU, demand bool) func(run.Summary) (float64, bool) {
-	return func(s run.Summary) (float64, bool) {
+func cpuValue(side func(result.Summary) *measure.CPU, demand bool) func(result.Summary) (float64, bool) {
+	return func(s result.Summary) (float64, bool) {
 		c := side(s)
 		if c == nil {
 			return 0, false
@@ -169,7 +170,7 @@ func cpuValue(side func(run.Summary) *run.CPU, demand bool) func(run.Summary) (f
 // Samples returns a point's values of a metric: one per iteration that
 // ran to its end (interrupted ones are not in the mean either), or the
 // result's own value when it was a single run.
-func Samples(r run.Result, m Metric) []float64 {
+func Samples(r result.Result, m Metric) []float64 {
 	var out []float64
 	if len(r.Iterations) > 0 {
 		for _, it := range r.Iterations {
@@ -227,7 +228,7 @@ type Table struct {
 // it.
 type Diff struct {
 	Source int // index of the source that differs from the baseline
-	run.EnvDiff
+	result.EnvDiff
 	Points, Of int
 }
 
@@ -350,11 +351,11 @@ func Compare(sources []Source, opts Options) (Result, error) {
 	}
 
 	for i, s := range sources[1:] {
-		res.EnvDiffs = append(res.EnvDiffs, diffs(i+1, common, func(k Key) []run.EnvDiff {
+		res.EnvDiffs = append(res.EnvDiffs, diffs(i+1, common, func(k Key) []result.EnvDiff {
 			a, b := base.Points[k], s.Points[k]
-			return append(run.DiffEnv(run.Local, a.Local.Env, b.Local.Env), run.DiffEnv(run.Remote, a.Remote.Env, b.Remote.Env)...)
+			return append(result.DiffEnv(result.Local, a.Local.Env, b.Local.Env), result.DiffEnv(result.Remote, a.Remote.Env, b.Remote.Env)...)
 		})...)
-		res.SpecDiffs = append(res.SpecDiffs, diffs(i+1, common, func(k Key) []run.EnvDiff {
+		res.SpecDiffs = append(res.SpecDiffs, diffs(i+1, common, func(k Key) []result.EnvDiff {
 			return specDiff(base.Points[k].Spec, s.Points[k].Spec)
 		})...)
 	}
@@ -363,9 +364,9 @@ func Compare(sources []Source, opts Options) (Result, error) {
 
 // diffs gathers the differences of one source over the points, each once
 // with the number of points that show it, in the order first seen.
-func diffs(source int, keys []Key, of func(Key) []run.EnvDiff) []Diff {
+func diffs(source int, keys []Key, of func(Key) []result.EnvDiff) []Diff {
 	var out []Diff
-	at := map[run.EnvDiff]int{}
+	at := map[result.EnvDiff]int{}
 	for _, k := range keys {
 		for _, d := range of(k) {
 			j, ok := at[d]
@@ -382,12 +383,12 @@ func diffs(source int, keys []Key, of func(Key) []run.EnvDiff) []Diff {
 
 // specDiff lists the settings of the test that differ, by their JSON
 // names, other than the message sizes a point is matched by.
-func specDiff(a, b spec.Test) []run.EnvDiff {
+func specDiff(a, b spec.Test) []result.EnvDiff {
 	a.SendSize, a.RequestSize, a.ResponseSize = 0, 0, 0
 	b.SendSize, b.RequestSize, b.ResponseSize = 0, 0, 0
-	var out []run.EnvDiff
+	var out []result.EnvDiff
 	for _, d := range spec.Diff(a, b) {
-		out = append(out, run.EnvDiff{Side: "spec", Name: d.Name, A: d.A, B: d.B})
+		out = append(out, result.EnvDiff{Side: "spec", Name: d.Name, A: d.A, B: d.B})
 	}
 	return out
 }

@@ -8,37 +8,39 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/measure"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
+	"wirespeed/internal/sysinfo"
 )
 
 // point is a result at size whose iterations have these throughputs
 // (bits/s) and local CPU utilizations (%).
-func point(size int, bps, util []float64, env *run.Env) run.Point {
+func point(size int, bps, util []float64, env *sysinfo.Env) result.Point {
 	sp := spec.Default()
 	sp.SendSize = size
-	r := run.Result{Spec: sp, Directions: []run.DirectionResult{{}}, Remote: run.SideInfo{Env: env}}
+	r := result.Result{Spec: sp, Directions: []result.DirectionResult{{}}, Remote: result.SideInfo{Env: env}}
 	for i := range bps {
-		s := run.Summary{BitsPerSecond: bps[i], LocalCPU: &run.CPU{UtilPct: util[i], ServiceDemandMicrosPerKB: util[i] / 10}}
-		r.Iterations = append(r.Iterations, run.Iteration{Index: i + 1, Summary: s})
+		s := result.Summary{BitsPerSecond: bps[i], LocalCPU: &measure.CPU{UtilPct: util[i], ServiceDemandMicrosPerKB: util[i] / 10}}
+		r.Iterations = append(r.Iterations, result.Iteration{Index: i + 1, Summary: s})
 	}
-	r.Summary = run.MeanSummary(func() []run.Summary {
-		var ss []run.Summary
+	r.Summary = result.MeanSummary(func() []result.Summary {
+		var ss []result.Summary
 		for _, it := range r.Iterations {
 			ss = append(ss, it.Summary)
 		}
 		return ss
 	}())
-	return run.Point{MsgSize: size, Result: r}
+	return result.Point{MsgSize: size, Result: r}
 }
 
-func env(mtu int, kernel string) *run.Env {
-	return &run.Env{KernelRelease: kernel, Interface: &run.Interface{Name: "wst-a", MTU: mtu}}
+func env(mtu int, kernel string) *sysinfo.Env {
+	return &sysinfo.Env{KernelRelease: kernel, Interface: &sysinfo.Interface{Name: "wst-a", MTU: mtu}}
 }
 
-func sweep(points ...run.Point) run.Document {
-	d := run.Document{Schema: run.Schema, Command: "sweep", Points: points}
+func sweep(points ...result.Point) result.Document {
+	d := result.Document{Schema: result.Schema, Command: "sweep", Points: points}
 	d.Result = points[0].Result
 	return d
 }
@@ -63,7 +65,7 @@ func sweep(points ...run.Point) run.Document {
 //	Welch: t = 3/sqrt(1/3+1/3) = 3.674235, df = 4, p = 0.021312
 //	(the closed form of the t CDF for df = 4; see stats' tests):
 //	significant with --test welch.
-func fixtures() ([]string, []run.Document) {
+func fixtures() ([]string, []result.Document) {
 	a := sweep(
 		point(131072, []float64{9.0e9, 9.2e9, 9.1e9, 9.3e9}, []float64{50, 51, 52, 53}, env(1500, "6.8.0")),
 		point(1460, []float64{10e9, 11e9, 12e9}, []float64{30, 30, 30}, env(1500, "6.8.0")),
@@ -77,7 +79,7 @@ func fixtures() ([]string, []run.Document) {
 	for i := range b.Points {
 		b.Points[i].Spec.Parallel = 2
 	}
-	return []string{"a.json", "b.json"}, []run.Document{a, b}
+	return []string{"a.json", "b.json"}, []result.Document{a, b}
 }
 
 func line(t *testing.T, res Result, metric string, k Key) Line {
@@ -139,11 +141,11 @@ func TestCompareUTest(t *testing.T) {
 	if diff := cmp.Diff(map[string][]Key{"b.json": {{Test: spec.TCPStream, Size: "64"}}}, res.Unmatched); diff != "" {
 		t.Errorf("unmatched (-want +got):\n%s", diff)
 	}
-	wantEnv := []Diff{{Source: 1, EnvDiff: run.EnvDiff{Side: run.Remote, Name: "mtu", A: "1500", B: "9000"}, Points: 2, Of: 2}}
+	wantEnv := []Diff{{Source: 1, EnvDiff: result.EnvDiff{Side: result.Remote, Name: "mtu", A: "1500", B: "9000"}, Points: 2, Of: 2}}
 	if diff := cmp.Diff(wantEnv, res.EnvDiffs); diff != "" {
 		t.Errorf("environment differences (-want +got):\n%s", diff)
 	}
-	wantSpec := []Diff{{Source: 1, EnvDiff: run.EnvDiff{Side: "spec", Name: "parallel", A: "1", B: "2"}, Points: 2, Of: 2}}
+	wantSpec := []Diff{{Source: 1, EnvDiff: result.EnvDiff{Side: "spec", Name: "parallel", A: "1", B: "2"}, Points: 2, Of: 2}}
 	if diff := cmp.Diff(wantSpec, res.SpecDiffs); diff != "" {
 		t.Errorf("test setting differences (-want +got):\n%s", diff)
 	}
@@ -173,12 +175,12 @@ func TestCompareWelch(t *testing.T) {
 func TestCompareMatrixRows(t *testing.T) {
 	_, docs := fixtures()
 	p1, p2 := docs[0].Points[0], docs[1].Points[0]
-	m := run.Document{Schema: run.Schema, Command: "matrix", Matrix: &run.Matrix{Rows: []run.MatrixRow{
-		{Index: 1, Label: "mtu=1500", Points: []run.Point{p1}},
-		{Index: 2, Label: "mtu=9000", Points: []run.Point{p2}},
+	m := result.Document{Schema: result.Schema, Command: "matrix", Matrix: &result.Matrix{Rows: []result.MatrixRow{
+		{Index: 1, Label: "mtu=1500", Points: []result.Point{p1}},
+		{Index: 2, Label: "mtu=9000", Points: []result.Point{p2}},
 		{Index: 3, Label: "mtu=4000", Skipped: "no"},
 	}}}
-	srcs, err := Sources([]string{"m.json"}, []run.Document{m})
+	srcs, err := Sources([]string{"m.json"}, []result.Document{m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func TestCompareMatrixRows(t *testing.T) {
 		t.Errorf("rows: %+v, env %+v", *c, res.EnvDiffs)
 	}
 
-	srcs, err = Sources([]string{"m1.json", "m2.json"}, []run.Document{m, m})
+	srcs, err = Sources([]string{"m1.json", "m2.json"}, []result.Document{m, m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +225,7 @@ func TestSamplesLeaveOutInterrupted(t *testing.T) {
 	if got := Samples(p, metrics[0]); !cmp.Equal(got, []float64{1, 2}) {
 		t.Errorf("samples %v, want the two complete iterations", got)
 	}
-	single := run.Result{Summary: run.Summary{BitsPerSecond: 5}, Started: time.Unix(0, 0)}
+	single := result.Result{Summary: result.Summary{BitsPerSecond: 5}, Started: time.Unix(0, 0)}
 	if got := Samples(single, metrics[0]); !cmp.Equal(got, []float64{5}) {
 		t.Errorf("single run: %v", got)
 	}
@@ -238,12 +240,12 @@ func TestSourcesErrors(t *testing.T) {
 	if _, err := Sources([]string{"a"}, docs[:1]); err == nil || !strings.Contains(err.Error(), "two") {
 		t.Errorf("one sweep: %v", err)
 	}
-	empty := run.Document{Schema: run.Schema}
-	if _, err := Sources([]string{"a", "e"}, []run.Document{docs[0], empty}); err == nil || !strings.Contains(err.Error(), "e holds no measured point") {
+	empty := result.Document{Schema: result.Schema}
+	if _, err := Sources([]string{"a", "e"}, []result.Document{docs[0], empty}); err == nil || !strings.Contains(err.Error(), "e holds no measured point") {
 		t.Errorf("empty document: %v", err)
 	}
 	other := sweep(point(99, []float64{1}, []float64{1}, nil))
-	srcs, _ := Sources([]string{"a", "o"}, []run.Document{docs[0], other})
+	srcs, _ := Sources([]string{"a", "o"}, []result.Document{docs[0], other})
 	if _, err := Compare(srcs, Options{}); err == nil || !strings.Contains(err.Error(), "no point in common") {
 		t.Errorf("nothing in common: %v", err)
 	}

@@ -8,7 +8,8 @@ import (
 	"io"
 	"testing"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/measure"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -168,24 +169,24 @@ func FuzzDecodeAccepted(f *testing.F) {
 }
 
 func FuzzDecodeResult(f *testing.F) {
-	res := run.SideResult{Side: run.Remote, Hostname: "h", Flows: []run.Flow{{
-		Direction: spec.ClientToServer, Side: run.Remote, Role: run.Receiver, ElapsedS: 1, Bytes: 1000,
-		Intervals: []run.Interval{{StartS: 0, EndS: 1, Bytes: 1000, BitsPerSecond: 8000}},
-		Streams:   []run.StreamSide{{ID: 1, Side: run.Remote, Role: run.Receiver, Bytes: 1000, TCPInfo: &run.TCPInfo{SndMSS: 1448}}},
+	res := result.SideResult{Side: result.Remote, Hostname: "h", Flows: []result.Flow{{
+		Direction: spec.ClientToServer, Side: result.Remote, Role: result.Receiver, ElapsedS: 1, Bytes: 1000,
+		Intervals: []result.Interval{{StartS: 0, EndS: 1, Bytes: 1000, BitsPerSecond: 8000}},
+		Streams:   []result.StreamSide{{ID: 1, Side: result.Remote, Role: result.Receiver, Bytes: 1000, TCPInfo: &measure.TCPInfo{SndMSS: 1448}}},
 	}}}
 	b, _ := json.Marshal(res)
 	f.Add(b)
 	f.Add([]byte(`{"flows":[{"streams":[{"id":-1,"tcp_info":null}],"intervals":null}],"error":"x"}`))
 	f.Add([]byte(`{"flows":{}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var r run.SideResult
+		var r result.SideResult
 		if err := decodeBody(TypeResult, body, &r); err != nil {
 			return
 		}
 		// Whatever decodes can be joined with a local side without a panic.
 		sp := spec.Default()
 		sp.Kind = spec.TCPBidir
-		run.Join(sp, run.SideResult{Side: run.Local}, r)
+		result.Join(sp, result.SideResult{Side: result.Local}, r)
 	})
 }
 

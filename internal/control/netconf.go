@@ -3,8 +3,8 @@ package control
 import (
 	"errors"
 	"slices"
-
-	"wirespeed/internal/run"
+	"wirespeed/internal/netconf"
+	"wirespeed/internal/sysinfo"
 )
 
 // Messages about the server's host, sent between tests (see
@@ -49,7 +49,7 @@ func (h Hello) Has(capability string) bool { return slices.Contains(h.Capabiliti
 
 // EnvReply is the body of the server's env message.
 type EnvReply struct {
-	Env run.Env `json:"env"`
+	Env sysinfo.Env `json:"env"`
 }
 
 // Actions of a netconf request.
@@ -85,9 +85,9 @@ type NetconfReply struct {
 	Dev    string `json:"dev"`
 	// Changes are the settings this request changed, with every kernel
 	// feature each one moved.
-	Changes []run.SettingChange `json:"changes,omitempty"`
+	Changes []netconf.SettingChange `json:"changes,omitempty"`
 	// Env is the server's environment record after the request.
-	Env *run.Env `json:"env,omitempty"`
+	Env *sysinfo.Env `json:"env,omitempty"`
 }
 
 // HasCode reports whether err is an error message from the peer with

@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -73,7 +73,7 @@ type RelayRequest struct {
 // relaying server's client joined from both sides, as `wirespeed run`
 // would have made it there.
 type RelayResult struct {
-	Result run.Result `json:"result"`
+	Result result.Result `json:"result"`
 }
 
 // DecodeRelayRequest decodes and checks a relay message: the peer is a

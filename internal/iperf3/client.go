@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"wirespeed/internal/engine"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
 )
@@ -28,7 +28,7 @@ type ClientConfig struct {
 	// OnInterval, when set, receives this side's samples as they are
 	// taken (the iperf3 server sends none). Called from one goroutine at
 	// a time.
-	OnInterval func(run.Tick)
+	OnInterval func(result.Tick)
 	// ProcRoot is where /proc is mounted, for the local CPU figures.
 	ProcRoot string
 	// Payload is the content of a --payload file.
@@ -82,12 +82,12 @@ func ParamsFor(t spec.Test) Params {
 // server's from its results exchange. Interrupting ctx ends the test
 // early (TEST_END), still exchanges results, and marks the result
 // interrupted.
-func Run(ctx context.Context, cfg ClientConfig, t spec.Test) (run.Result, error) {
+func Run(ctx context.Context, cfg ClientConfig, t spec.Test) (result.Result, error) {
 	if err := t.Validate(); err != nil {
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	if err := CheckTest(t); err != nil {
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 5 * time.Second
@@ -103,7 +103,7 @@ func Run(ctx context.Context, cfg ClientConfig, t spec.Test) (run.Result, error)
 	d := net.Dialer{Timeout: cfg.HandshakeTimeout}
 	c, err := d.DialContext(ctx, network, cfg.Addr)
 	if err != nil {
-		return run.Result{}, fmt.Errorf("connect to iperf3 server %s: %w", cfg.Addr, err)
+		return result.Result{}, fmt.Errorf("connect to iperf3 server %s: %w", cfg.Addr, err)
 	}
 	defer c.Close()
 	// Unblock any read or write when ctx ends before the test does.
@@ -130,7 +130,7 @@ type client struct {
 	network string
 }
 
-func (cl *client) run(ctx context.Context) (run.Result, error) {
+func (cl *client) run(ctx context.Context) (result.Result, error) {
 	t := cl.t
 	stop := context.AfterFunc(ctx, func() {
 		// Before the test runs, an interrupt abandons it.
@@ -138,43 +138,43 @@ func (cl *client) run(ctx context.Context) (run.Result, error) {
 	})
 	if _, err := cl.cc.c.Write(cl.cookie[:]); err != nil {
 		stop()
-		return run.Result{}, fmt.Errorf("send cookie: %w", err)
+		return result.Result{}, fmt.Errorf("send cookie: %w", err)
 	}
 	if err := cl.cc.expectState(ParamExchange, ReadTimeout); err != nil {
 		stop()
-		return run.Result{}, cl.explain(ctx, err)
+		return result.Result{}, cl.explain(ctx, err)
 	}
 	params, err := ParamsFor(t).Marshal()
 	if err != nil {
 		stop()
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	if err := cl.cc.writeJSON(params); err != nil {
 		stop()
-		return run.Result{}, fmt.Errorf("send parameters: %w", err)
+		return result.Result{}, fmt.Errorf("send parameters: %w", err)
 	}
 	if err := cl.cc.expectState(CreateStreams, ReadTimeout); err != nil {
 		stop()
-		return run.Result{}, cl.explain(ctx, err)
+		return result.Result{}, cl.explain(ctx, err)
 	}
 	conns, err := cl.openStreams(ctx)
 	if err != nil {
 		stop()
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	if err := cl.cc.expectState(TestStart, ReadTimeout); err != nil {
 		stop()
 		closeAll(conns)
-		return run.Result{}, cl.explain(ctx, err)
+		return result.Result{}, cl.explain(ctx, err)
 	}
 	if err := cl.cc.expectState(TestRunning, ReadTimeout); err != nil {
 		stop()
 		closeAll(conns)
-		return run.Result{}, cl.explain(ctx, err)
+		return result.Result{}, cl.explain(ctx, err)
 	}
 	if !stop() {
 		closeAll(conns)
-		return run.Result{}, ctx.Err()
+		return result.Result{}, ctx.Err()
 	}
 	return cl.measure(ctx, conns)
 }
@@ -277,7 +277,7 @@ const unsentTimeout = 2 * time.Second
 
 // measure runs this side's loops, ends the test with TEST_END and
 // exchanges results.
-func (cl *client) measure(ctx context.Context, conns []side.Conn) (run.Result, error) {
+func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result, error) {
 	t := cl.t
 	started := time.Now()
 	var sends, recvs []side.Conn
@@ -305,13 +305,13 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (run.Result, e
 	}
 
 	var mu sync.Mutex
-	onInterval := func(r run.IntervalReport) {
+	onInterval := func(r result.IntervalReport) {
 		if cl.cfg.OnInterval == nil {
 			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		cl.cfg.OnInterval(run.JoinTick(r, nil))
+		cl.cfg.OnInterval(result.JoinTick(r, nil))
 	}
 	runSide := func(cs []side.Conn, drain time.Duration) <-chan sideResult {
 		ch := make(chan sideResult, 1)
@@ -322,7 +322,7 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (run.Result, e
 		go func() {
 			r, err := side.Run(ctx, side.Config{
 				Spec:         t,
-				Side:         run.Local,
+				Side:         result.Local,
 				Sends:        spec.ClientToServer,
 				Conns:        cs,
 				Payload:      cl.cfg.Payload,
@@ -361,7 +361,7 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (run.Result, e
 	}
 	if err := cl.cc.writeState(TestEnd); err != nil {
 		<-recvCh
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	// The server closes its streams and asks for results; the receiving
 	// loops read to those ends meanwhile.
@@ -378,30 +378,30 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (run.Result, e
 		st.err = fmt.Errorf("%w: got %v after TEST_END, want EXCHANGE_RESULTS", ErrProtocol, st.s)
 	}
 	if st.err != nil {
-		return run.Result{}, cl.explain(context.Background(), st.err)
+		return result.Result{}, cl.explain(context.Background(), st.err)
 	}
 	mine, err := clientResults(t, local).Marshal()
 	if err != nil {
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	if err := cl.cc.writeJSON(mine); err != nil {
-		return run.Result{}, fmt.Errorf("send results: %w", err)
+		return result.Result{}, fmt.Errorf("send results: %w", err)
 	}
 	b, err := cl.cc.readJSON(MaxResultsLen, ReadTimeout)
 	if err != nil {
-		return run.Result{}, fmt.Errorf("read the server's results: %w", err)
+		return result.Result{}, fmt.Errorf("read the server's results: %w", err)
 	}
 	theirs, err := ParseResults(b)
 	if err != nil {
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	if err := cl.cc.expectState(DisplayResults, ReadTimeout); err != nil {
-		return run.Result{}, err
+		return result.Result{}, err
 	}
 	cl.cc.writeState(IperfDone)
 
 	remote, warnings := remoteSide(t, theirs)
-	res := run.Join(t, local, remote)
+	res := result.Join(t, local, remote)
 	res.Started = started
 	res.Local.Hostname = cl.cfg.Hostname
 	res.Remote.Address = cl.cfg.Addr
@@ -418,7 +418,7 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (run.Result, e
 }
 
 type sideResult struct {
-	res  run.SideResult
+	res  result.SideResult
 	err  error
 	skip bool
 }
@@ -445,7 +445,7 @@ func waitUnsent(socks []engine.KeptSocket, timeout time.Duration) {
 
 // mergeSides joins the sending and the receiving side.Run of a
 // two-direction test into one side's result.
-func mergeSides(a, b sideResult) run.SideResult {
+func mergeSides(a, b sideResult) result.SideResult {
 	switch {
 	case a.skip:
 		return b.res

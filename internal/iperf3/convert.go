@@ -3,7 +3,8 @@ package iperf3
 import (
 	"fmt"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/measure"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -15,7 +16,7 @@ func iperf3ID(wirespeedID int) int { return streamID(wirespeedID - 1) }
 // EXCHANGE_RESULTS: its own figures in iperf3's form. Bytes are the
 // stream's whole life, or its window when there was a warm-up (iperf3
 // leaves the omitted seconds out).
-func clientResults(t spec.Test, local run.SideResult) Results {
+func clientResults(t spec.Test, local result.SideResult) Results {
 	r := Results{SenderHasRetransmits: -1}
 	if c := local.CPU; c != nil && c.ElapsedS > 0 {
 		r.CPUUtilUser = 100 * c.ProcessUserS / c.ElapsedS
@@ -23,7 +24,7 @@ func clientResults(t spec.Test, local run.SideResult) Results {
 		r.CPUUtilTotal = r.CPUUtilUser + r.CPUUtilSystem
 	}
 	for _, f := range local.Flows {
-		if f.Role == run.Sender {
+		if f.Role == result.Sender {
 			r.SenderHasRetransmits = 0
 			if !t.Kind.UDP() {
 				r.SenderHasRetransmits = 1
@@ -35,7 +36,7 @@ func clientResults(t spec.Test, local run.SideResult) Results {
 				sr.Bytes = s.Bytes
 			}
 			switch {
-			case f.Role == run.Sender:
+			case f.Role == result.Sender:
 				sr.Packets = s.TotalPackets
 				if !t.Kind.UDP() {
 					sr.Retransmits = s.Retransmits
@@ -53,8 +54,8 @@ func clientResults(t spec.Test, local run.SideResult) Results {
 
 // remoteSide turns an iperf3 server's results into the remote side of a
 // wirespeed result, and says what iperf3 could not tell.
-func remoteSide(t spec.Test, theirs Results) (run.SideResult, []string) {
-	rs := run.SideResult{Side: run.Remote}
+func remoteSide(t spec.Test, theirs Results) (result.SideResult, []string) {
+	rs := result.SideResult{Side: result.Remote}
 	byID := map[int]StreamResult{}
 	for _, s := range theirs.Streams {
 		byID[s.ID] = s
@@ -64,16 +65,16 @@ func remoteSide(t spec.Test, theirs Results) (run.SideResult, []string) {
 	}
 	elapsed := 0.0
 	for _, d := range t.Directions() {
-		role := run.Receiver
+		role := result.Receiver
 		if d == spec.ServerToClient {
-			role = run.Sender
+			role = result.Sender
 		}
-		f := run.Flow{Direction: d, Side: run.Remote, Role: role, Intervals: []run.Interval{}}
+		f := result.Flow{Direction: d, Side: result.Remote, Role: role, Intervals: []result.Interval{}}
 		for _, st := range t.Streams() {
 			if st.Dir != d {
 				continue
 			}
-			ss := run.StreamSide{ID: st.ID, Side: run.Remote, Role: role, Complete: true, CongestionControl: theirs.CongestionUsed}
+			ss := result.StreamSide{ID: st.ID, Side: result.Remote, Role: role, Complete: true, CongestionControl: theirs.CongestionUsed}
 			s, ok := byID[iperf3ID(st.ID)]
 			if !ok {
 				warnings = append(warnings, fmt.Sprintf("the iperf3 server's results have no stream %d (wirespeed's stream %d)", iperf3ID(st.ID), st.ID))
@@ -81,7 +82,7 @@ func remoteSide(t spec.Test, theirs Results) (run.SideResult, []string) {
 				continue
 			}
 			ss.Bytes, ss.TotalBytes = s.Bytes, s.Bytes
-			if role == run.Sender {
+			if role == result.Sender {
 				ss.Retransmits = max(s.Retransmits, 0)
 				ss.Packets, ss.TotalPackets = s.Packets, s.Packets
 			} else if t.Kind.UDP() {
@@ -99,7 +100,7 @@ func remoteSide(t spec.Test, theirs Results) (run.SideResult, []string) {
 		rs.Flows = append(rs.Flows, f)
 	}
 	if t.CPU && elapsed > 0 {
-		rs.CPU = &run.CPU{
+		rs.CPU = &measure.CPU{
 			ProcessUserS:   theirs.CPUUtilUser / 100 * elapsed,
 			ProcessSystemS: theirs.CPUUtilSystem / 100 * elapsed,
 			ElapsedS:       elapsed,

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"wirespeed/internal/iperf3"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 )
@@ -282,7 +282,7 @@ func TestWirespeedClientAgainstIperf3Server(t *testing.T) {
 // checkResult checks wirespeed's own result: every stream's two sides
 // agree, the iperf3 server's figures are there, and the result says what
 // the server could not provide.
-func checkResult(t *testing.T, m mode, res run.Result) {
+func checkResult(t *testing.T, m mode, res result.Result) {
 	t.Helper()
 	if res.Interrupted {
 		t.Error("result is marked interrupted")
@@ -320,7 +320,7 @@ func checkResult(t *testing.T, m mode, res run.Result) {
 // checkServerOwn compares the iperf3 server's own -J report with the
 // figures it sent wirespeed in its results exchange. iperf3 3.12's server
 // reports only its own side in -J: the sums of the client's side are 0.
-func checkServerOwn(t *testing.T, j iperfJSON, res run.Result) {
+func checkServerOwn(t *testing.T, j iperfJSON, res result.Result) {
 	t.Helper()
 	var own int64
 	for _, s := range []*iperfSum{j.End.SumSent, j.End.SumReceived, j.End.SumSentReverse, j.End.SumReceivedReverse} {
@@ -330,7 +330,7 @@ func checkServerOwn(t *testing.T, j iperfJSON, res run.Result) {
 	}
 	var remote int64
 	for _, st := range res.Streams {
-		if st.Sender.Side == run.Remote {
+		if st.Sender.Side == result.Remote {
 			remote += st.Sender.TotalBytes
 		} else {
 			remote += st.Receiver.TotalBytes

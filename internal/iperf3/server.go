@@ -647,7 +647,7 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 				mine.SenderHasRetransmits = 1
 				r.Retransmits = 0
 				if rc, err := c.SyscallConn(); err == nil {
-					if ti, err := measure.TCPInfo(rc); err == nil {
+					if ti, err := measure.ReadTCPInfo(rc); err == nil {
 						r.Retransmits = ti.TotalRetrans
 					}
 				}

@@ -9,14 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"wirespeed/internal/run"
 )
 
 // CPU utilization is sampled system-wide from <proc root>/stat at the start
 // and end of a window (ReadCPU, CPUDelta) together with this process's own
 // CPU time (ReadProcessCPU, ProcessCPU.Sub); CPUResult joins them into the
-// results document's run.CPU. Callers take each sample at the agreed
+// results document's CPU. Callers take each sample at the agreed
 // moments with the monotonic clock; nothing here reads a clock.
 
 // CPUTimes is the time one CPU, or all of them together, has spent in each
@@ -283,13 +281,13 @@ func (p ProcessCPU) Sub(q ProcessCPU) ProcessCPU {
 	return ProcessCPU{User: p.User - q.User, System: p.System - q.System}
 }
 
-// CPUResult fills one side's run.CPU from the system-wide usage and the
+// CPUResult fills one side's CPU from the system-wide usage and the
 // process's CPU time over the same window. elapsedS is the window's
 // length in seconds by the monotonic clock and bytes the payload this side
 // moved in it, for the service demand. The service demand is 0 when no
 // bytes moved or when the samples had no per-CPU lines to count CPUs by.
-func CPUResult(u CPUUsage, proc ProcessCPU, elapsedS float64, bytes int64) run.CPU {
-	c := run.CPU{
+func CPUResult(u CPUUsage, proc ProcessCPU, elapsedS float64, bytes int64) CPU {
+	c := CPU{
 		UtilPct:        u.UtilPct,
 		UserPct:        u.UserPct,
 		NicePct:        u.NicePct,
@@ -312,6 +310,6 @@ func CPUResult(u CPUUsage, proc ProcessCPU, elapsedS float64, bytes int64) run.C
 		c.PerCPUUtilPct = append(c.PerCPUUtilPct, p.UtilPct)
 		c.PerCPUIDs = append(c.PerCPUIDs, p.CPU)
 	}
-	c.ServiceDemandMicrosPerKB = run.ServiceDemand(u.UtilPct, c.CPUs, elapsedS, bytes)
+	c.ServiceDemandMicrosPerKB = ServiceDemand(u.UtilPct, c.CPUs, elapsedS, bytes)
 	return c
 }

@@ -16,8 +16,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"wirespeed/internal/run"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -324,7 +322,7 @@ func TestServiceDemand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := run.ServiceDemand(tt.utilPct, tt.cpus, tt.elapsedS, tt.bytes)
+			got := ServiceDemand(tt.utilPct, tt.cpus, tt.elapsedS, tt.bytes)
 			if math.Abs(got-tt.want) > 1e-9*math.Max(1, tt.want) {
 				t.Errorf("ServiceDemand(%v, %d, %v, %d) = %v, want %v", tt.utilPct, tt.cpus, tt.elapsedS, tt.bytes, got, tt.want)
 			}

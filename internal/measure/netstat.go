@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"wirespeed/internal/run"
 )
 
 // NetCounters is one reading of the kernel's protocol counters, keyed by
@@ -132,29 +130,29 @@ func parseCounter(s string) (int64, error) {
 // Delta returns how much each counter changed from before to c. Counters
 // that only one reading has are left out. Unsigned arithmetic keeps a
 // counter that wrapped around 2^64 right.
-func (c NetCounters) Delta(before NetCounters) run.Counters {
+func (c NetCounters) Delta(before NetCounters) Counters {
 	all := make(map[string]int64, len(c))
 	for k, v := range c {
 		if b, ok := before[k]; ok {
 			all[k] = int64(uint64(v) - uint64(b))
 		}
 	}
-	return run.Counters{
-		TCP: run.TCPCounters{
+	return Counters{
+		TCP: TCPCounters{
 			InSegs:       all["Tcp.InSegs"],
 			OutSegs:      all["Tcp.OutSegs"],
 			RetransSegs:  all["Tcp.RetransSegs"],
 			InErrs:       all["Tcp.InErrs"],
 			InCsumErrors: all["Tcp.InCsumErrors"],
 		},
-		UDP: run.UDPCounters{
+		UDP: UDPCounters{
 			InDatagrams:  all["Udp.InDatagrams"],
 			InErrors:     all["Udp.InErrors"],
 			RcvbufErrors: all["Udp.RcvbufErrors"],
 			SndbufErrors: all["Udp.SndbufErrors"],
 			InCsumErrors: all["Udp.InCsumErrors"],
 		},
-		TCPExt: run.TCPExtCounters{
+		TCPExt: TCPExtCounters{
 			LostRetransmit:   all["TcpExt.TCPLostRetransmit"],
 			FastRetrans:      all["TcpExt.TCPFastRetrans"],
 			SlowStartRetrans: all["TcpExt.TCPSlowStartRetrans"],

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"wirespeed/internal/run"
 )
 
 func TestReadNetCountersDelta(t *testing.T) {
@@ -24,22 +22,22 @@ func TestReadNetCountersDelta(t *testing.T) {
 	got := after.Delta(before)
 
 	// Differences of the fixture values, worked out by hand.
-	want := run.Counters{
-		TCP: run.TCPCounters{
+	want := Counters{
+		TCP: TCPCounters{
 			InSegs:       9450127 - 9449027, // 1100
 			OutSegs:      1200,
 			RetransSegs:  7,
 			InErrs:       1,
 			InCsumErrors: 2,
 		},
-		UDP: run.UDPCounters{
+		UDP: UDPCounters{
 			InDatagrams:  50,
 			InErrors:     3,
 			RcvbufErrors: 3,
 			SndbufErrors: 0,
 			InCsumErrors: 1,
 		},
-		TCPExt: run.TCPExtCounters{
+		TCPExt: TCPExtCounters{
 			LostRetransmit:   2,
 			FastRetrans:      4,
 			SlowStartRetrans: 1,

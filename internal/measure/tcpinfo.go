@@ -6,15 +6,13 @@ package measure
 import (
 	"errors"
 	"syscall"
-
-	"wirespeed/internal/run"
 )
 
 // ErrUnsupported is returned where the platform does not offer a sampler.
 var ErrUnsupported = errors.New("not supported on this platform")
 
-// TCPInfo reads the kernel's TCP_INFO for the socket behind rc.
+// ReadTCPInfo reads the kernel's TCP_INFO for the socket behind rc.
 // On platforms without TCP_INFO it returns ErrUnsupported.
-func TCPInfo(rc syscall.RawConn) (run.TCPInfo, error) {
+func ReadTCPInfo(rc syscall.RawConn) (TCPInfo, error) {
 	return tcpInfo(rc)
 }

@@ -5,11 +5,9 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-
-	"wirespeed/internal/run"
 )
 
-func tcpInfo(rc syscall.RawConn) (run.TCPInfo, error) {
+func tcpInfo(rc syscall.RawConn) (TCPInfo, error) {
 	var (
 		ti   *unix.TCPInfo
 		gerr error
@@ -17,12 +15,12 @@ func tcpInfo(rc syscall.RawConn) (run.TCPInfo, error) {
 	if err := rc.Control(func(fd uintptr) {
 		ti, gerr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
 	}); err != nil {
-		return run.TCPInfo{}, fmt.Errorf("tcp_info: %w", err)
+		return TCPInfo{}, fmt.Errorf("tcp_info: %w", err)
 	}
 	if gerr != nil {
-		return run.TCPInfo{}, fmt.Errorf("tcp_info: %w", gerr)
+		return TCPInfo{}, fmt.Errorf("tcp_info: %w", gerr)
 	}
-	return run.TCPInfo{
+	return TCPInfo{
 		SndMSS:        int(ti.Snd_mss),
 		RcvMSS:        int(ti.Rcv_mss),
 		PMTU:          int(ti.Pmtu),

@@ -4,8 +4,6 @@ package measure
 
 import (
 	"syscall"
-
-	"wirespeed/internal/run"
 )
 
-func tcpInfo(syscall.RawConn) (run.TCPInfo, error) { return run.TCPInfo{}, ErrUnsupported }
+func tcpInfo(syscall.RawConn) (TCPInfo, error) { return TCPInfo{}, ErrUnsupported }

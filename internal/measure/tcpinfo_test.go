@@ -19,7 +19,7 @@ func TestTCPInfo(t *testing.T) {
 	}
 	defer c.Close()
 	rc, _ := c.(*net.TCPConn).SyscallConn()
-	ti, err := TCPInfo(rc)
+	ti, err := ReadTCPInfo(rc)
 	if runtime.GOOS != "linux" {
 		if !errors.Is(err, ErrUnsupported) {
 			t.Errorf("got %v, want ErrUnsupported", err)

@@ -35,7 +35,6 @@ import (
 	"github.com/vishvananda/netns"
 
 	"wirespeed/internal/netdev"
-	"wirespeed/internal/run"
 )
 
 // Errors callers can test for with errors.Is. A feature the driver does
@@ -157,7 +156,7 @@ type Session struct {
 	origMTU      int
 	touched      map[string]bool // kernel features Set asked for
 	mtuChanged   bool
-	changes      []run.SettingChange
+	changes      []SettingChange
 	ended        bool
 	endErr       error // what the restore returned
 }
@@ -298,16 +297,16 @@ func (s *Session) setFeature(st Setting) error {
 	return nil
 }
 
-func (s *Session) change(setting, before, after string) run.SettingChange {
-	return run.SettingChange{Device: s.opts.Dev, Namespace: s.opts.NetnsName, Setting: setting, Before: before, After: after}
+func (s *Session) change(setting, before, after string) SettingChange {
+	return SettingChange{Device: s.opts.Dev, Namespace: s.opts.NetnsName, Setting: setting, Before: before, After: after}
 }
 
 // diffFeatures lists the features whose active state differs.
-func diffFeatures(before, after netdev.Features) []run.FeatureChange {
-	var out []run.FeatureChange
+func diffFeatures(before, after netdev.Features) []FeatureChange {
+	var out []FeatureChange
 	for _, a := range after {
 		if b, ok := before.Get(a.Name); ok && b.Active != a.Active {
-			out = append(out, run.FeatureChange{Name: a.Name, Before: b.Active, After: a.Active})
+			out = append(out, FeatureChange{Name: a.Name, Before: b.Active, After: a.Active})
 		}
 	}
 	return out
@@ -315,10 +314,10 @@ func diffFeatures(before, after netdev.Features) []run.FeatureChange {
 
 // Changes returns what Set changed so far, in order, for the results
 // document.
-func (s *Session) Changes() []run.SettingChange {
+func (s *Session) Changes() []SettingChange {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]run.SettingChange(nil), s.changes...)
+	return append([]SettingChange(nil), s.changes...)
 }
 
 // Restore puts back every setting Set changed and ends the session, unless

@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"wirespeed/internal/netdev"
-	"wirespeed/internal/run"
 )
 
 // fakeDev is a device with veth-like features and the kernel's rule that
@@ -159,8 +158,8 @@ func TestSetRecordsAndRestores(t *testing.T) {
 	if d.active("tx-checksum-ip-generic") || d.active("tx-tcp-segmentation") || d.mtuV != 9000 {
 		t.Fatalf("after Set: csum %v tso %v mtu %d", d.active("tx-checksum-ip-generic"), d.active("tx-tcp-segmentation"), d.mtuV)
 	}
-	want := []run.SettingChange{
-		{Device: "veth0", Namespace: "wst-t-a", Setting: "tx", Before: "on", After: "off", Features: []run.FeatureChange{
+	want := []SettingChange{
+		{Device: "veth0", Namespace: "wst-t-a", Setting: "tx", Before: "on", After: "off", Features: []FeatureChange{
 			{Name: "tx-checksum-ip-generic", Before: true, After: false},
 			{Name: "tx-tcp-segmentation", Before: true, After: false, Consequence: true},
 			{Name: "tx-tcp6-segmentation", Before: true, After: false, Consequence: true},

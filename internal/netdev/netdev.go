@@ -17,8 +17,6 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netns"
-
-	"wirespeed/internal/run"
 )
 
 // Errors callers can test for with errors.Is.
@@ -182,8 +180,8 @@ func groupNames(fs Features) string {
 // Summary is the state of a set of features shown as one: on when any of
 // them is active, requested when any is requested, fixed when none can
 // change. This is how the ethtool program shows its groups.
-func (fs Features) Summary(name string) run.Feature {
-	s := run.Feature{Name: name, Fixed: true}
+func (fs Features) Summary(name string) FeatureState {
+	s := FeatureState{Name: name, Fixed: true}
 	for _, f := range fs {
 		s.On = s.On || f.Active
 		s.Requested = s.Requested || f.Requested
@@ -194,8 +192,8 @@ func (fs Features) Summary(name string) run.Feature {
 
 // Offloads returns ethtool's groups that the device has, in ethtool's
 // order, each summarised from its features.
-func (fs Features) Offloads() []run.Feature {
-	var out []run.Feature
+func (fs Features) Offloads() []FeatureState {
+	var out []FeatureState
 	for _, g := range Groups {
 		if m := g.Members(fs); len(m) > 0 {
 			out = append(out, m.Summary(g.Long))
@@ -205,10 +203,10 @@ func (fs Features) Offloads() []run.Feature {
 }
 
 // Record returns every feature as a results document records it.
-func (fs Features) Record() []run.Feature {
-	out := make([]run.Feature, 0, len(fs))
+func (fs Features) Record() []FeatureState {
+	out := make([]FeatureState, 0, len(fs))
 	for _, f := range fs {
-		out = append(out, run.Feature{Name: f.Name, On: f.Active, Fixed: !f.Changeable, Requested: f.Requested})
+		out = append(out, FeatureState{Name: f.Name, On: f.Active, Fixed: !f.Changeable, Requested: f.Requested})
 	}
 	return out
 }

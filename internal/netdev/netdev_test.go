@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"wirespeed/internal/run"
 )
 
 // vethLike is a feature list shaped like a veth device's.
@@ -82,7 +80,7 @@ func TestResolveErrorListsNames(t *testing.T) {
 }
 
 func TestOffloads(t *testing.T) {
-	want := []run.Feature{
+	want := []FeatureState{
 		{Name: "rx-checksumming", On: true, Fixed: true, Requested: true},
 		// on because one member (generic) is on; not fixed because one can change
 		{Name: "tx-checksumming", On: true, Fixed: false, Requested: true},
@@ -99,7 +97,7 @@ func TestOffloads(t *testing.T) {
 
 func TestRecord(t *testing.T) {
 	got := vethLike[4:6].Record()
-	want := []run.Feature{
+	want := []FeatureState{
 		{Name: "tx-tcp-segmentation", On: false, Fixed: false, Requested: true},
 		{Name: "tx-tcp-ecn-segmentation", On: true, Fixed: false, Requested: true},
 	}

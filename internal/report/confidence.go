@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"io"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/units"
 )
 
 // PlusMinus is a figure's interval as netperf writes it,
 // "+/-1.2% @ 99% conf.", or "no interval" when there is none (fewer than
 // two iterations).
-func PlusMinus(f run.FigureConfidence, level float64) string {
+func PlusMinus(f result.FigureConfidence, level float64) string {
 	h, ok := f.HalfWidthPct()
 	if !ok {
 		return "no interval"
@@ -28,7 +28,7 @@ func levelPct(level float64) string {
 // Confidence writes how the mean of a repeated measurement was reached:
 // the iterations, the interval asked and, per figure, the interval
 // achieved, with NOT REACHED where it is wider than asked.
-func Confidence(w io.Writer, s run.Summary) {
+func Confidence(w io.Writer, s result.Summary) {
 	c := s.Confidence
 	if c == nil {
 		return
@@ -43,7 +43,7 @@ func Confidence(w io.Writer, s run.Summary) {
 	}
 	fmt.Fprintf(w, "mean of %d iteration%s (per-stream figures: the last iteration's); interval asked +/-%.4g%% @ %s%% conf.: %s\n",
 		c.Iterations, plural(c.Iterations), c.WidthPct/2, levelPct(c.Level), verdict)
-	line := func(name string, f *run.FigureConfidence) {
+	line := func(name string, f *result.FigureConfidence) {
 		if f == nil {
 			return
 		}
@@ -63,7 +63,7 @@ func Confidence(w io.Writer, s run.Summary) {
 // "iteration 2 of at most 10: 9341.22 10^6bits/sec, local CPU 48.1%,
 // remote CPU 51.0%; so far +/-1.2% @ 99% conf.". The CPU figures appear
 // when measured, the interval once the iterations so far give one.
-func IterationLine(iteration, max int, res run.Result, conf *run.Confidence) string {
+func IterationLine(iteration, max int, res result.Result, conf *result.Confidence) string {
 	s := fmt.Sprintf("iteration %d of at most %d: %.2f 10^6bits/sec", iteration, max, units.Mega(res.Summary.BitsPerSecond))
 	if c := res.Summary.LocalCPU; c != nil {
 		s += fmt.Sprintf(", local CPU %.1f%%", c.UtilPct)

@@ -3,36 +3,37 @@ package report
 import (
 	"testing"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/measure"
+	"wirespeed/internal/result"
 )
 
 func TestIterationLine(t *testing.T) {
 	achieved := 2.4
 	tests := []struct {
 		name string
-		res  run.Result
-		conf *run.Confidence
+		res  result.Result
+		conf *result.Confidence
 		want string
 	}{
 		{
 			name: "first",
-			res:  run.Result{Summary: run.Summary{BitsPerSecond: 9_341_220_000}},
+			res:  result.Result{Summary: result.Summary{BitsPerSecond: 9_341_220_000}},
 			want: "iteration 1 of at most 10: 9341.22 10^6bits/sec",
 		},
 		{
 			name: "cpu and interval",
-			res: run.Result{Summary: run.Summary{
+			res: result.Result{Summary: result.Summary{
 				BitsPerSecond: 1_500_000,
-				LocalCPU:      &run.CPU{UtilPct: 48.12},
-				RemoteCPU:     &run.CPU{UtilPct: 51},
+				LocalCPU:      &measure.CPU{UtilPct: 48.12},
+				RemoteCPU:     &measure.CPU{UtilPct: 51},
 			}},
-			conf: &run.Confidence{Level: 0.99, FigureConfidence: run.FigureConfidence{AchievedPct: &achieved}},
+			conf: &result.Confidence{Level: 0.99, FigureConfidence: result.FigureConfidence{AchievedPct: &achieved}},
 			want: "iteration 1 of at most 10: 1.50 10^6bits/sec, local CPU 48.1%, remote CPU 51.0%; so far +/-1.2% @ 99% conf.",
 		},
 		{
 			name: "no interval yet, interrupted",
-			res:  run.Result{Summary: run.Summary{BitsPerSecond: 2e6}, Interrupted: true},
-			conf: &run.Confidence{Level: 0.99},
+			res:  result.Result{Summary: result.Summary{BitsPerSecond: 2e6}, Interrupted: true},
+			conf: &result.Confidence{Level: 0.99},
 			want: "iteration 1 of at most 10: 2.00 10^6bits/sec (interrupted)",
 		},
 	}

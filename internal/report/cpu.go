@@ -6,19 +6,20 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/measure"
+	"wirespeed/internal/result"
 	"wirespeed/internal/units"
 )
 
 // hasCPU reports whether a result carries CPU figures of either side.
-func hasCPU(s run.Summary) bool { return s.LocalCPU != nil || s.RemoteCPU != nil }
+func hasCPU(s result.Summary) bool { return s.LocalCPU != nil || s.RemoteCPU != nil }
 
 // cpuTable is netperf's TCP_STREAM table with its CPU columns (netperf
 // -c -C): utilization in percent of all CPUs and service demand in
 // microseconds of CPU per KB, local and remote. A run with two directions
 // shows the CPU on its total row: CPU is measured per side, not per
 // direction.
-func cpuTable(w io.Writer, res run.Result) {
+func cpuTable(w io.Writer, res result.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "Recv\tSend\tSend\t\t\tLocal\tRemote\tLocal\tRemote\t\t")
 	fmt.Fprintln(tw, "Socket\tSocket\tMessage\tElapsed\t\tCPU\tCPU\tService\tService\t\t")
@@ -48,14 +49,14 @@ func cpuTable(w io.Writer, res run.Result) {
 // cpuCells is the four CPU cells of a table row, tab-separated: local and
 // remote utilization, local and remote service demand; "-" for a side
 // without figures.
-func cpuCells(s run.Summary) string {
-	util := func(c *run.CPU) string {
+func cpuCells(s result.Summary) string {
+	util := func(c *measure.CPU) string {
 		if c == nil || c.CPUs == 0 {
 			return "-"
 		}
 		return fmt.Sprintf("%.2f", c.UtilPct)
 	}
-	sd := func(c *run.CPU) string {
+	sd := func(c *measure.CPU) string {
 		switch {
 		case c == nil || c.CPUs == 0:
 			return "-"
@@ -72,10 +73,10 @@ func cpuCells(s run.Summary) string {
 // hi hardware interrupts, si softirq, id idle; ni nice, wa iowait and st
 // steal when not zero), the busiest single CPU and the wirespeed
 // process's own CPU time.
-func CPU(w io.Writer, s run.Summary) {
+func CPU(w io.Writer, s result.Summary) {
 	for _, c := range []struct {
 		name string
-		cpu  *run.CPU
+		cpu  *measure.CPU
 	}{{"local", s.LocalCPU}, {"remote", s.RemoteCPU}} {
 		if c.cpu != nil {
 			fmt.Fprintf(w, "%-6s %s\n", c.name, cpuLine(*c.cpu))
@@ -83,7 +84,7 @@ func CPU(w io.Writer, s run.Summary) {
 	}
 }
 
-func cpuLine(c run.CPU) string {
+func cpuLine(c measure.CPU) string {
 	if c.CPUs == 0 {
 		return processOnlyLine(c)
 	}
@@ -111,7 +112,7 @@ func cpuLine(c run.CPU) string {
 // measurement writes what Text shows after each side's figures: the CPU
 // lines and the confidence interval of a repeated measurement, after a
 // blank line.
-func measurement(w io.Writer, res run.Result) {
+func measurement(w io.Writer, res result.Result) {
 	if hasCPU(res.Summary) {
 		fmt.Fprintln(w)
 		CPU(w, res.Summary)
@@ -125,7 +126,7 @@ func measurement(w io.Writer, res run.Result) {
 // processOnlyLine is the CPU line of a side that reported only its own
 // process's CPU time, without system-wide figures (CPUs is 0): an iperf3
 // peer.
-func processOnlyLine(c run.CPU) string {
+func processOnlyLine(c measure.CPU) string {
 	pct := 0.0
 	if c.ElapsedS > 0 {
 		pct = 100 * (c.ProcessUserS + c.ProcessSystemS) / c.ElapsedS

@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/engine"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/units"
 )
@@ -66,10 +67,10 @@ func dataPathParts(t spec.Test) []string {
 // its kernel said: pinned CPUs and how busy they were, the zero-copy
 // completions, the receive mode, the pacing cap and what enforces it, the
 // busy polling granted, GSO and GRO. Nothing for a run without options.
-func DataPath(w io.Writer, res run.Result) {
+func DataPath(w io.Writer, res result.Result) {
 	sides := []struct {
 		name string
-		dp   *run.DataPath
+		dp   *result.DataPath
 	}{{"local", res.Local.DataPath}, {"remote", res.Remote.DataPath}}
 	first := true
 	for _, s := range sides {
@@ -90,7 +91,7 @@ func DataPath(w io.Writer, res run.Result) {
 	}
 }
 
-func dataPathLines(dp *run.DataPath) []string {
+func dataPathLines(dp *result.DataPath) []string {
 	var out []string
 	if len(dp.PinnedCPUs) > 0 {
 		var parts []string
@@ -179,7 +180,7 @@ func dashIfEmpty(s string) string {
 
 // dataPathSupport is the environment record's line on what the kernel
 // offers the data path options.
-func dataPathSupport(s run.DataPathSupport) string {
+func dataPathSupport(s engine.DataPathSupport) string {
 	yn := func(name string, ok bool) string {
 		if ok {
 			return name

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"testing"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/engine"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sysinfo"
 )
 
 // TestDataPathText: the heading names every option a run asks for, and
@@ -25,26 +27,26 @@ func TestDataPathText(t *testing.T) {
 	udp.Kind, udp.SendSize, udp.GSOSize, udp.GRO, udp.FQRateBitsPerSecond = spec.UDPStream, 44*1472, 1472, true, 1e8
 	plain := spec.Default()
 
-	results := []run.Result{
+	results := []result.Result{
 		{Spec: stream,
-			Local: run.SideInfo{DataPath: &run.DataPath{
-				PinnedCPUs: []run.PinnedCPU{{CPU: 1, Streams: []int{1}, UtilPct: f(99.2)}},
+			Local: result.SideInfo{DataPath: &result.DataPath{
+				PinnedCPUs: []result.PinnedCPU{{CPU: 1, Streams: []int{1}, UtilPct: f(99.2)}},
 				ZeroCopy:   spec.ZeroCopyMsg, ZeroCopySends: 3761, ZeroCopyCompleted: 3761, ZeroCopyCopied: 3761,
-				Pacing: &run.Pacing{AskedBitsPerSecond: 5e9, GrantedBytesPerSecond: 625000000, Interface: "lo", Qdisc: "noqueue",
+				Pacing: &result.Pacing{AskedBitsPerSecond: 5e9, GrantedBytesPerSecond: 625000000, Interface: "lo", Qdisc: "noqueue",
 					HonouredBy: "tcp", AchievedBitsPerSecond: 4.93e9},
 			}},
-			Remote: run.SideInfo{DataPath: &run.DataPath{
-				PinnedCPUs: []run.PinnedCPU{{CPU: 0, Streams: []int{1}, UtilPct: f(87.5)}}, Rx: spec.RxSplice,
+			Remote: result.SideInfo{DataPath: &result.DataPath{
+				PinnedCPUs: []result.PinnedCPU{{CPU: 0, Streams: []int{1}, UtilPct: f(87.5)}}, Rx: spec.RxSplice,
 			}}},
 		{Spec: rr,
-			Local:  run.SideInfo{DataPath: &run.DataPath{BusyPoll: &run.BusyPoll{AskedMicros: 50, GrantedMicros: 50, SysctlBusyPoll: i(0), SysctlBusyRead: i(0)}}},
-			Remote: run.SideInfo{DataPath: &run.DataPath{BusyPoll: &run.BusyPoll{AskedMicros: 50, GrantedMicros: 50, NAPIID: 8193}}}},
+			Local:  result.SideInfo{DataPath: &result.DataPath{BusyPoll: &result.BusyPoll{AskedMicros: 50, GrantedMicros: 50, SysctlBusyPoll: i(0), SysctlBusyRead: i(0)}}},
+			Remote: result.SideInfo{DataPath: &result.DataPath{BusyPoll: &result.BusyPoll{AskedMicros: 50, GrantedMicros: 50, NAPIID: 8193}}}},
 		{Spec: udp,
-			Local: run.SideInfo{DataPath: &run.DataPath{GSOSize: 1472,
-				Pacing: &run.Pacing{AskedBitsPerSecond: 1e8, GrantedBytesPerSecond: 12500000, Interface: "lo", Qdisc: "noqueue"}}},
-			Remote: run.SideInfo{DataPath: &run.DataPath{GRO: true, Coalesced: 1935}}},
+			Local: result.SideInfo{DataPath: &result.DataPath{GSOSize: 1472,
+				Pacing: &result.Pacing{AskedBitsPerSecond: 1e8, GrantedBytesPerSecond: 12500000, Interface: "lo", Qdisc: "noqueue"}}},
+			Remote: result.SideInfo{DataPath: &result.DataPath{GRO: true, Coalesced: 1935}}},
 		{Spec: stream,
-			Local: run.SideInfo{DataPath: &run.DataPath{ZeroCopy: spec.ZeroCopyOff, ZeroCopyNote: "--zerocopy msg: the kernel refused MSG_ZEROCOPY"}}},
+			Local: result.SideInfo{DataPath: &result.DataPath{ZeroCopy: spec.ZeroCopyOff, ZeroCopyNote: "--zerocopy msg: the kernel refused MSG_ZEROCOPY"}}},
 		{Spec: plain},
 	}
 	var buf bytes.Buffer
@@ -60,9 +62,9 @@ func TestDataPathText(t *testing.T) {
 // offers the data path options.
 func TestEnvDataPath(t *testing.T) {
 	var b bytes.Buffer
-	Env(&b, run.Env{Hostname: "h", KernelRelease: "6.18.44", CPU: run.CPUInfo{Count: 2},
-		DataPath: &run.DataPathSupport{MsgZeroCopy: true, UDPGSO: true, UDPGRO: true, TCPInternalPacing: true, DefaultQdisc: "fq_codel", Probed: true}}, EnvOptions{})
-	Env(&b, run.Env{Hostname: "old", KernelRelease: "4.15.0",
-		DataPath: &run.DataPathSupport{MsgZeroCopy: true}}, EnvOptions{})
+	Env(&b, sysinfo.Env{Hostname: "h", KernelRelease: "6.18.44", CPU: sysinfo.CPUInfo{Count: 2},
+		DataPath: &engine.DataPathSupport{MsgZeroCopy: true, UDPGSO: true, UDPGRO: true, TCPInternalPacing: true, DefaultQdisc: "fq_codel", Probed: true}}, EnvOptions{})
+	Env(&b, sysinfo.Env{Hostname: "old", KernelRelease: "4.15.0",
+		DataPath: &engine.DataPathSupport{MsgZeroCopy: true}}, EnvOptions{})
 	golden(t, "env-datapath", b.String())
 }

@@ -11,11 +11,11 @@ import (
 	"strconv"
 	"strings"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 )
 
 // JSON writes the document, indented, with a final newline.
-func JSON(w io.Writer, doc run.Document) error {
+func JSON(w io.Writer, doc result.Document) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
@@ -31,7 +31,7 @@ var csvHeader = []string{
 // CSV writes one row per direction of each run, and a "both" row for runs
 // with two directions. A sweep's document has one row per point instead
 // (PointsCSV).
-func CSV(w io.Writer, doc run.Document) error {
+func CSV(w io.Writer, doc result.Document) error {
 	if doc.Matrix != nil {
 		return PointsCSV(w, MatrixSeries(doc))
 	}
@@ -42,7 +42,7 @@ func CSV(w io.Writer, doc run.Document) error {
 	cw.Write(csvHeader)
 	runs := doc.Runs
 	if len(runs) == 0 {
-		runs = []run.Result{doc.Result}
+		runs = []result.Result{doc.Result}
 	}
 	for _, r := range runs {
 		for _, d := range r.Directions {
@@ -56,7 +56,7 @@ func CSV(w io.Writer, doc run.Document) error {
 	return cw.Error()
 }
 
-func csvRow(r run.Result, dir string, s run.Summary) []string {
+func csvRow(r result.Result, dir string, s result.Summary) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	return []string{
 		string(r.Spec.Kind), dir, strconv.Itoa(r.Spec.Parallel), strconv.Itoa(r.Spec.SendSize),
@@ -81,7 +81,7 @@ func CheckPath(path string) error {
 // WriteFile writes the document to path in the format its extension names,
 // atomically: to a temporary file in the same directory, then renamed, so
 // a reader never sees half a document. text renders the .txt form.
-func WriteFile(path string, doc run.Document, text func(io.Writer)) error {
+func WriteFile(path string, doc result.Document, text func(io.Writer)) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/netdev"
+	"wirespeed/internal/sysinfo"
 	"wirespeed/internal/units"
 )
 
@@ -21,7 +22,7 @@ type EnvOptions struct {
 
 // Env writes the environment record of one host as a block of
 // "label  value" lines.
-func Env(w io.Writer, env run.Env, opts EnvOptions) {
+func Env(w io.Writer, env sysinfo.Env, opts EnvOptions) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(label, format string, a ...any) {
 		fmt.Fprintf(tw, "%s\t%s\n", label, fmt.Sprintf(format, a...))
@@ -68,7 +69,7 @@ func Env(w io.Writer, env run.Env, opts EnvOptions) {
 	writeInterface(w, env, opts)
 }
 
-func writeInterface(w io.Writer, env run.Env, opts EnvOptions) {
+func writeInterface(w io.Writer, env sysinfo.Env, opts EnvOptions) {
 	ifc := env.Interface
 	fmt.Fprintln(w)
 	head := fmt.Sprintf("interface %s (index %d)", ifc.Name, ifc.Index)
@@ -134,7 +135,7 @@ func writeInterface(w io.Writer, env run.Env, opts EnvOptions) {
 }
 
 // featureRows writes features as ethtool -k does: "name: on [fixed]".
-func featureRows(w io.Writer, fs []run.Feature) {
+func featureRows(w io.Writer, fs []netdev.FeatureState) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	for _, f := range fs {
 		note := ""
@@ -154,7 +155,7 @@ func featureRows(w io.Writer, fs []run.Feature) {
 }
 
 // EnvJSON writes the record as an indented JSON document.
-func EnvJSON(w io.Writer, env run.Env) error {
+func EnvJSON(w io.Writer, env sysinfo.Env) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(env)

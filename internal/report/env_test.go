@@ -4,37 +4,37 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"wirespeed/internal/netdev"
+	"wirespeed/internal/sysinfo"
 
 	"github.com/google/go-cmp/cmp"
-
-	"wirespeed/internal/run"
 )
 
 // vethEnv is a record as sysinfo gives it for a lab's veth end.
-func vethEnv() run.Env {
-	return run.Env{
+func vethEnv() sysinfo.Env {
+	return sysinfo.Env{
 		Hostname:      "lab-a",
 		KernelRelease: "6.18.44",
-		CPU:           run.CPUInfo{Model: "Intel(R) Xeon(R) Processor", Count: 2},
+		CPU:           sysinfo.CPUInfo{Model: "Intel(R) Xeon(R) Processor", Count: 2},
 		Peer:          "10.77.0.2",
-		Interface: &run.Interface{
+		Interface: &sysinfo.Interface{
 			Name: "wst-a", Index: 2, Driver: "veth", DriverVersion: "1.0", MTU: 9000,
 			SpeedMbps: 10000, Duplex: "full",
-			Offloads: []run.Feature{
+			Offloads: []netdev.FeatureState{
 				{Name: "rx-checksumming", On: true, Requested: true},
 				{Name: "tx-checksumming", On: true, Requested: true},
 				{Name: "tcp-segmentation-offload", On: false, Requested: true}, // kept off: sg is off
 				{Name: "large-receive-offload", Fixed: true},
 			},
-			Features: []run.Feature{
+			Features: []netdev.FeatureState{
 				{Name: "tx-scatter-gather", On: false},
 				{Name: "tx-tcp-segmentation", On: false, Requested: true},
 				{Name: "rx-lro", Fixed: true},
 				{Name: "highdma", On: true, Requested: true},
 			},
-			Qdisc: &run.Qdisc{Kind: "tbf", Handle: "1:0", RateBitsPerSecond: 1e9, BurstBytes: 500000, LimitBytes: 1125000},
+			Qdisc: &sysinfo.Qdisc{Kind: "tbf", Handle: "1:0", RateBitsPerSecond: 1e9, BurstBytes: 500000, LimitBytes: 1125000},
 		},
-		CongestionControl: run.CongestionControl{Default: "cubic", Available: []string{"reno", "cubic"}},
+		CongestionControl: sysinfo.CongestionControl{Default: "cubic", Available: []string{"reno", "cubic"}},
 		Sysctls: map[string][]int64{
 			"net.ipv4.tcp_rmem":  {4096, 131072, 6291456},
 			"net.core.rmem_max":  {212992},
@@ -46,13 +46,13 @@ func vethEnv() run.Env {
 func TestEnvText(t *testing.T) {
 	tests := []struct {
 		name string
-		env  run.Env
+		env  sysinfo.Env
 		opts EnvOptions
 	}{
 		{name: "env-veth", env: vethEnv()},
 		{name: "env-veth-features", env: vethEnv(), opts: EnvOptions{AllFeatures: true}},
-		{name: "env-host-only", env: run.Env{Hostname: "h", CPU: run.CPUInfo{Count: 1}}},
-		{name: "env-unknown-link", env: func() run.Env {
+		{name: "env-host-only", env: sysinfo.Env{Hostname: "h", CPU: sysinfo.CPUInfo{Count: 1}}},
+		{name: "env-unknown-link", env: func() sysinfo.Env {
 			e := vethEnv()
 			e.Peer = ""
 			e.Interface.SpeedMbps, e.Interface.Duplex, e.Interface.Qdisc = 0, "", nil
@@ -74,7 +74,7 @@ func TestEnvJSONRoundTrip(t *testing.T) {
 	if err := EnvJSON(&b, vethEnv()); err != nil {
 		t.Fatal(err)
 	}
-	var back run.Env
+	var back sysinfo.Env
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestLab(t *testing.T) {
 	var b bytes.Buffer
 	Lab(&b, LabStatus{Name: "lab", MTU: 9000, RateBitsPerSecond: 1e9, Hosts: []LabHost{
 		{Side: "a", Netns: "wst-lab-a", Dev: "wst-a", IPv4: "10.77.0.1", IPv6: "fd00:77::1",
-			Offloads: []run.Feature{{Name: "rx-checksumming", On: true}, {Name: "tx-checksumming", On: true},
+			Offloads: []netdev.FeatureState{{Name: "rx-checksumming", On: true}, {Name: "tx-checksumming", On: true},
 				{Name: "scatter-gather", On: true}, {Name: "tcp-segmentation-offload"}, {Name: "generic-segmentation-offload"},
 				{Name: "generic-receive-offload", On: true}, {Name: "large-receive-offload", Fixed: true}}},
 		{Side: "b", Netns: "wst-lab-b", Dev: "wst-b", IPv4: "10.77.0.2", IPv6: "fd00:77::2"},

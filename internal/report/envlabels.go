@@ -1,6 +1,9 @@
 package report
 
-import "wirespeed/internal/run"
+import (
+	"wirespeed/internal/result"
+	"wirespeed/internal/sysinfo"
+)
 
 // envLabels are the items of d's environment records that Labels tells
 // documents apart by: "local mtu", "remote tso", "local kernel", ... A
@@ -8,11 +11,11 @@ import "wirespeed/internal/run"
 // otherwise a document measured before records existed would differ in
 // all of them. The host name is left out: Labels has the client and the
 // server already.
-func envLabels(docs []run.Document, d run.Document) map[string]string {
+func envLabels(docs []result.Document, d result.Document) map[string]string {
 	out := map[string]string{}
-	for _, side := range []run.Side{run.Local, run.Remote} {
-		of := func(d run.Document) *run.Env {
-			if side == run.Local {
+	for _, side := range []result.Side{result.Local, result.Remote} {
+		of := func(d result.Document) *sysinfo.Env {
+			if side == result.Local {
 				return d.Local.Env
 			}
 			return d.Remote.Env

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/sysinfo"
 	"wirespeed/internal/units"
 )
 
@@ -20,13 +20,13 @@ var summaryOffloads = []string{
 // kernel, the interface of the test with its driver and MTU, the key
 // offloads, the root qdisc and the default congestion control. The full
 // record is in the JSON document (local.env, remote.env).
-func EnvSummary(w io.Writer, local, remote *run.Env) {
+func EnvSummary(w io.Writer, local, remote *sysinfo.Env) {
 	if local == nil && remote == nil {
 		return
 	}
 	for _, s := range []struct {
 		name string
-		env  *run.Env
+		env  *sysinfo.Env
 	}{{"local", local}, {"remote", remote}} {
 		if s.env != nil {
 			fmt.Fprintf(w, "%-6s env: %s\n", s.name, EnvLine(*s.env))
@@ -37,7 +37,7 @@ func EnvSummary(w io.Writer, local, remote *run.Env) {
 // EnvLine is an environment record in one line:
 // "kernel 6.8.0, wst-a (veth) mtu 9000, rx on tx on sg on tso off gso on
 // gro on lro off, qdisc noqueue, cc cubic".
-func EnvLine(env run.Env) string {
+func EnvLine(env sysinfo.Env) string {
 	parts := []string{"kernel " + orDash(env.KernelRelease)}
 	if ifc := env.Interface; ifc != nil {
 		dev := ifc.Name
@@ -48,7 +48,7 @@ func EnvLine(env run.Env) string {
 		var offs []string
 		for _, name := range summaryOffloads {
 			if f, ok := ifc.Feature(name); ok {
-				offs = append(offs, run.OffloadShort(name)+" "+onOff(f.On))
+				offs = append(offs, sysinfo.OffloadShort(name)+" "+onOff(f.On))
 			}
 		}
 		if len(offs) > 0 {

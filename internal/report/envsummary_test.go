@@ -3,8 +3,7 @@ package report
 import (
 	"bytes"
 	"testing"
-
-	"wirespeed/internal/run"
+	"wirespeed/internal/sysinfo"
 )
 
 // TestTextWithEnv: a result with both sides' records shows a compact
@@ -25,7 +24,7 @@ func TestTextWithEnv(t *testing.T) {
 }
 
 func TestEnvLineWithoutInterface(t *testing.T) {
-	got := EnvLine(run.Env{KernelRelease: "6.1"})
+	got := EnvLine(sysinfo.Env{KernelRelease: "6.1"})
 	if want := "kernel 6.1, interface unknown, cc -"; got != want {
 		t.Errorf("EnvLine = %q, want %q", got, want)
 	}

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/netdev"
 	"wirespeed/internal/units"
 )
 
@@ -27,7 +27,7 @@ type LabHost struct {
 	Side, Netns, Dev string
 	IPv4, IPv6       string
 	// Offloads are the veth end's offload groups; nil when not read.
-	Offloads []run.Feature
+	Offloads []netdev.FeatureState
 }
 
 // Lab writes the status of one lab.

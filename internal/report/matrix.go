@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/units"
 )
 
@@ -15,7 +15,7 @@ import (
 // iterations and the CPU columns. Its widths are fixed when it is made,
 // so that rows can be printed one at a time as they finish.
 type MatrixTable struct {
-	dims   []run.MatrixDimension
+	dims   []result.MatrixDimension
 	widths []int
 	sizes  bool   // a column for the message size
 	rate   string // the unit of the rate column
@@ -25,7 +25,7 @@ type MatrixTable struct {
 // NewMatrixTable lays out the table of m. sweep adds the message size
 // column; rr shows transactions per second instead of throughput; level
 // is the confidence level (a fraction) of the interval column.
-func NewMatrixTable(m *run.Matrix, sweep, rr bool, level float64) *MatrixTable {
+func NewMatrixTable(m *result.Matrix, sweep, rr bool, level float64) *MatrixTable {
 	t := &MatrixTable{dims: m.Dimensions, sizes: sweep, rate: "10^6bits/sec", level: level}
 	if rr {
 		t.rate = "trans/sec"
@@ -69,7 +69,7 @@ func (t *MatrixTable) Header(w io.Writer) {
 
 // Row writes a row's lines: one per point (one for a run, one per size
 // for a sweep), its settings on the first; a skipped row says so.
-func (t *MatrixTable) Row(w io.Writer, row run.MatrixRow) {
+func (t *MatrixTable) Row(w io.Writer, row result.MatrixRow) {
 	vals := make([]string, len(t.dims))
 	for j, d := range t.dims {
 		for _, s := range row.Settings {
@@ -117,11 +117,11 @@ func (t *MatrixTable) line(w io.Writer, dims, cells []string, note string) {
 
 // MatrixHeading says what a matrix varies, on which devices, before its
 // table.
-func MatrixHeading(w io.Writer, m *run.Matrix) {
+func MatrixHeading(w io.Writer, m *result.Matrix) {
 	var devs []string
 	for _, d := range []struct {
 		side string
-		dev  *run.MatrixDevice
+		dev  *result.MatrixDevice
 	}{{"local", m.Local}, {"remote", m.Remote}} {
 		if d.dev == nil {
 			continue
@@ -145,7 +145,7 @@ func MatrixHeading(w io.Writer, m *run.Matrix) {
 }
 
 // MatrixTableOf writes a whole matrix document: heading, table and notes.
-func MatrixTableOf(w io.Writer, doc run.Document) {
+func MatrixTableOf(w io.Writer, doc result.Document) {
 	m := doc.Matrix
 	if m == nil {
 		return
@@ -168,7 +168,7 @@ func MatrixTableOf(w io.Writer, doc run.Document) {
 // features the kernel moved on its own, intervals not reached, warnings,
 // one end changed alone, the environment, and whether every device was
 // restored.
-func MatrixNotes(w io.Writer, doc run.Document) {
+func MatrixNotes(w io.Writer, doc result.Document) {
 	m := doc.Matrix
 	if m == nil {
 		return
@@ -238,7 +238,7 @@ func MatrixNotes(w io.Writer, doc run.Document) {
 		break
 	}
 	var devs []string
-	for _, d := range []*run.MatrixDevice{m.Local, m.Remote} {
+	for _, d := range []*result.MatrixDevice{m.Local, m.Remote} {
 		if d != nil {
 			devs = append(devs, d.Dev)
 		}
@@ -255,7 +255,7 @@ func MatrixNotes(w io.Writer, doc run.Document) {
 
 // MatrixSeries is a matrix document's rows as series: one per measured
 // row, labelled with its settings, for CSV and plots.
-func MatrixSeries(doc run.Document) []Series {
+func MatrixSeries(doc result.Document) []Series {
 	if doc.Matrix == nil {
 		return nil
 	}

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/netconf"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -13,18 +14,18 @@ import (
 // pair: the CPU fixture scaled per row, one row the kernel could not
 // hold (skipped), one whose change moved TSO too, one whose interval was
 // not reached.
-func matrixDoc(t *testing.T) run.Document {
+func matrixDoc(t *testing.T) result.Document {
 	base := load(t, "cpu.json")
 	rep := spec.Repeat{MaxIterations: 5, MinIterations: 3, ConfidenceLevel: 0.99, ConfidenceWidthPct: 5}
-	mx := &run.Matrix{
-		Local:  &run.MatrixDevice{Dev: "wst-b", Via: "local"},
-		Remote: &run.MatrixDevice{Dev: "wst-a", Netns: "wst-lab-a", Via: "netns"},
-		Dimensions: []run.MatrixDimension{
+	mx := &result.Matrix{
+		Local:  &result.MatrixDevice{Dev: "wst-b", Via: "local"},
+		Remote: &result.MatrixDevice{Dev: "wst-a", Netns: "wst-lab-a", Via: "netns"},
+		Dimensions: []result.MatrixDimension{
 			{Name: "tx-checksumming", Values: []string{"on", "off"}},
 			{Name: "tso", Values: []string{"on", "off"}},
 		},
 	}
-	point := func(scale float64, conf *run.Confidence) []run.Point {
+	point := func(scale float64, conf *result.Confidence) []result.Point {
 		r := base.Result
 		r.Summary.BitsPerSecond *= scale
 		lc, rc := *r.Summary.LocalCPU, *r.Summary.RemoteCPU
@@ -32,39 +33,39 @@ func matrixDoc(t *testing.T) run.Document {
 		rc.ServiceDemandMicrosPerKB /= scale
 		r.Summary.LocalCPU, r.Summary.RemoteCPU = &lc, &rc
 		r.Summary.Confidence = conf
-		return []run.Point{{MsgSize: r.Spec.SendSize, Result: r}}
+		return []result.Point{{MsgSize: r.Spec.SendSize, Result: r}}
 	}
-	reached := func(pct float64) *run.Confidence {
-		return &run.Confidence{Level: 0.99, WidthPct: 5, Iterations: 3, Stop: "reached",
-			FigureConfidence: run.FigureConfidence{AchievedPct: f64(pct), Reached: true},
-			LocalCPU:         &run.FigureConfidence{AchievedPct: f64(1), Reached: true},
-			RemoteCPU:        &run.FigureConfidence{AchievedPct: f64(1.5), Reached: true}}
+	reached := func(pct float64) *result.Confidence {
+		return &result.Confidence{Level: 0.99, WidthPct: 5, Iterations: 3, Stop: "reached",
+			FigureConfidence: result.FigureConfidence{AchievedPct: f64(pct), Reached: true},
+			LocalCPU:         &result.FigureConfidence{AchievedPct: f64(1), Reached: true},
+			RemoteCPU:        &result.FigureConfidence{AchievedPct: f64(1.5), Reached: true}}
 	}
-	settings := func(tx, tso string) []run.MatrixSetting {
-		return []run.MatrixSetting{{Name: "tx-checksumming", Value: tx}, {Name: "tso", Value: tso}}
+	settings := func(tx, tso string) []result.MatrixSetting {
+		return []result.MatrixSetting{{Name: "tx-checksumming", Value: tx}, {Name: "tso", Value: tso}}
 	}
-	mx.Rows = []run.MatrixRow{
+	mx.Rows = []result.MatrixRow{
 		{Index: 1, Label: "tx-checksumming=on tso=on", Settings: settings("on", "on"), Points: point(1, reached(1.2))},
 		{Index: 2, Label: "tx-checksumming=on tso=off", Settings: settings("on", "off"), Points: point(0.6, reached(2.1)),
-			Changes: []run.SettingChange{{Device: "wst-b", Setting: "tso", Before: "on", After: "off",
-				Features: []run.FeatureChange{{Name: "tx-tcp-segmentation", Before: true}}}}},
-		{Index: 3, Label: "tx-checksumming=off tso=on", Settings: settings("off", "on"), Points: []run.Point{},
+			Changes: []netconf.SettingChange{{Device: "wst-b", Setting: "tso", Before: "on", After: "off",
+				Features: []netconf.FeatureChange{{Name: "tx-tcp-segmentation", Before: true}}}}},
+		{Index: 3, Label: "tx-checksumming=off tso=on", Settings: settings("off", "on"), Points: []result.Point{},
 			Skipped: "wst-b: tso is not on (tx-tcp-segmentation, tx-tcp6-segmentation): the kernel did not apply the setting",
-			Changes: []run.SettingChange{{Device: "wst-b", Setting: "tx-checksumming", Before: "on", After: "off",
-				Features: []run.FeatureChange{
+			Changes: []netconf.SettingChange{{Device: "wst-b", Setting: "tx-checksumming", Before: "on", After: "off",
+				Features: []netconf.FeatureChange{
 					{Name: "tx-checksum-ip-generic", Before: true},
 					{Name: "tx-tcp-segmentation", Before: true, Consequence: true},
 					{Name: "tx-tcp6-segmentation", Before: true, Consequence: true},
 				}}}},
 		{Index: 4, Label: "tx-checksumming=off tso=off", Settings: settings("off", "off"), Points: point(0.45,
-			&run.Confidence{Level: 0.99, WidthPct: 5, Iterations: 5, Stop: "max_hit",
-				FigureConfidence: run.FigureConfidence{AchievedPct: f64(9.8)},
-				LocalCPU:         &run.FigureConfidence{AchievedPct: f64(1), Reached: true}})},
+			&result.Confidence{Level: 0.99, WidthPct: 5, Iterations: 5, Stop: "max_hit",
+				FigureConfidence: result.FigureConfidence{AchievedPct: f64(9.8)},
+				LocalCPU:         &result.FigureConfidence{AchievedPct: f64(1), Reached: true}})},
 	}
 	local, remote := vethEnv(), vethEnv()
 	local.Interface.Name = "wst-b"
 	mx.Rows[0].Points[0].Local.Env, mx.Rows[0].Points[0].Remote.Env = &local, &remote
-	doc := run.Document{Schema: run.Schema, Tool: base.Tool, Command: "matrix", Repeat: &rep, Matrix: mx}
+	doc := result.Document{Schema: result.Schema, Tool: base.Tool, Command: "matrix", Repeat: &rep, Matrix: mx}
 	doc.Result = mx.Rows[0].Points[0].Result
 	return doc
 }
@@ -92,10 +93,10 @@ func TestMatrixSweepAndRestoreFailure(t *testing.T) {
 	p2 := r.Points[0]
 	p2.MsgSize = 1460
 	r.Points = append(r.Points, p2)
-	doc.Matrix.Rows = []run.MatrixRow{r}
+	doc.Matrix.Rows = []result.MatrixRow{r}
 	doc.Matrix.Remote = nil
-	doc.Matrix.Dimensions = []run.MatrixDimension{{Name: "mtu", Values: []string{"1500", "9000"}}}
-	doc.Matrix.Rows[0].Settings = []run.MatrixSetting{{Name: "mtu", Value: "1500"}}
+	doc.Matrix.Dimensions = []result.MatrixDimension{{Name: "mtu", Values: []string{"1500", "9000"}}}
+	doc.Matrix.Rows[0].Settings = []result.MatrixSetting{{Name: "mtu", Value: "1500"}}
 	doc.Matrix.RestoreErrors = []string{"wst-b: restore mtu 1500 on wst-b: operation not permitted"}
 	var buf bytes.Buffer
 	MatrixTableOf(&buf, doc)

@@ -10,23 +10,23 @@ import (
 	"strconv"
 	"strings"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
 // MeshHeading says what the matrix that follows shows.
-func MeshHeading(w io.Writer, doc run.MeshDocument) {
+func MeshHeading(w io.Writer, doc result.MeshDocument) {
 	m := doc.Matrix
 	t := doc.Spec
 	what := fmt.Sprintf("throughput in 10^6bits/sec, the receiver's count over %.2f s", t.Duration.Seconds())
-	if m.Figure == run.MeshLatencyP50 {
+	if m.Figure == result.MeshLatencyP50 {
 		what = fmt.Sprintf("p50 latency in us, over %.2f s", t.Duration.Seconds())
 	}
 	rows := "rows send, columns receive"
 	switch {
 	case t.Kind == spec.TCPBidir:
 		rows = "both directions summed; rows are the clients, columns the servers"
-	case m.Orientation == run.RowsClients:
+	case m.Orientation == result.RowsClients:
 		rows = "rows are the clients, columns the servers"
 	}
 	round := ""
@@ -40,7 +40,7 @@ func MeshHeading(w io.Writer, doc run.MeshDocument) {
 // MeshMatrix writes the matrix, rows of senders (or clients) and columns
 // of receivers (or servers), then the pairs that failed or were cut
 // short.
-func MeshMatrix(w io.Writer, doc run.MeshDocument) {
+func MeshMatrix(w io.Writer, doc result.MeshDocument) {
 	m := doc.Matrix
 	type state struct {
 		asked, failed, interrupted bool
@@ -50,7 +50,7 @@ func MeshMatrix(w io.Writer, doc run.MeshDocument) {
 		src, dst := doc.Cell(p)
 		st := &state{asked: true}
 		switch {
-		case p.Error == run.MeshNotMeasured:
+		case p.Error == result.MeshNotMeasured:
 			continue
 		case p.Result == nil || len(p.Result.Directions) == 0:
 			st.failed = true
@@ -112,21 +112,21 @@ func MeshMatrix(w io.Writer, doc run.MeshDocument) {
 }
 
 func meshCell(figure string, v float64) string {
-	if figure == run.MeshLatencyP50 {
+	if figure == result.MeshLatencyP50 {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
 	return strconv.FormatFloat(v/1e6, 'f', 2, 64)
 }
 
 // MeshText writes the heading and the matrix.
-func MeshText(w io.Writer, doc run.MeshDocument) {
+func MeshText(w io.Writer, doc result.MeshDocument) {
 	MeshHeading(w, doc)
 	fmt.Fprintln(w)
 	MeshMatrix(w, doc)
 }
 
 // MeshJSON writes the mesh document, indented, with a final newline.
-func MeshJSON(w io.Writer, doc run.MeshDocument) error {
+func MeshJSON(w io.Writer, doc result.MeshDocument) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
@@ -139,7 +139,7 @@ var meshCSVHeader = []string{
 
 // MeshCSV writes one row per pair, in the order measured; empty cells
 // where a figure does not apply or the pair failed.
-func MeshCSV(w io.Writer, doc run.MeshDocument) error {
+func MeshCSV(w io.Writer, doc result.MeshDocument) error {
 	cw := csv.NewWriter(w)
 	cw.Write(meshCSVHeader)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -164,7 +164,7 @@ func MeshCSV(w io.Writer, doc run.MeshDocument) error {
 
 // WriteMeshFile writes the mesh document to path in the format its
 // extension names (.json, .csv or .txt), atomically, as WriteFile does.
-func WriteMeshFile(path string, doc run.MeshDocument) error {
+func WriteMeshFile(path string, doc result.MeshDocument) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}

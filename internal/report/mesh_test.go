@@ -5,20 +5,21 @@ import (
 	"testing"
 	"time"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
 )
 
 // meshDoc is a three-peer mesh with one slow peer (c), one pair cut
 // short and one failed.
-func meshDoc(kind spec.Kind) run.MeshDocument {
+func meshDoc(kind spec.Kind) result.MeshDocument {
 	t := spec.Default()
 	t.Kind = kind
 	t.Duration = 500 * time.Millisecond
-	doc := run.MeshDocument{
-		Schema: run.MeshSchema, Command: "mesh", Spec: t,
+	doc := result.MeshDocument{
+		Schema: result.MeshSchema, Command: "mesh", Spec: t,
 		Started: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
-		Peers:   []run.MeshPeer{{Name: "a", Address: "10.77.1.1:7575", Local: true}, {Name: "b", Address: "10.77.1.2:7575"}, {Name: "c", Address: "10.77.1.3:7575"}},
+		Peers:   []result.MeshPeer{{Name: "a", Address: "10.77.1.1:7575", Local: true}, {Name: "b", Address: "10.77.1.2:7575"}, {Name: "c", Address: "10.77.1.3:7575"}},
 	}
 	figure := map[[2]string]float64{
 		{"a", "b"}: 941.2e6, {"a", "c"}: 19.1e6, {"b", "a"}: 938.7e6,
@@ -29,9 +30,9 @@ func meshDoc(kind spec.Kind) run.MeshDocument {
 			if src == dst {
 				continue
 			}
-			p := run.MeshPair{Source: src, Destination: dst, Via: run.ViaRelay}
+			p := result.MeshPair{Source: src, Destination: dst, Via: result.ViaRelay}
 			if src == "a" {
-				p.Via = run.ViaDirect
+				p.Via = result.ViaDirect
 			}
 			v, ok := figure[[2]string{src, dst}]
 			if !ok {
@@ -39,9 +40,9 @@ func meshDoc(kind spec.Kind) run.MeshDocument {
 				doc.Pairs = append(doc.Pairs, p)
 				continue
 			}
-			r := run.Result{Spec: t, Directions: []run.DirectionResult{{}}}
+			r := result.Result{Spec: t, Directions: []result.DirectionResult{{}}}
 			r.Summary.BitsPerSecond = v
-			r.Summary.RRSummary = &run.RRSummary{Transactions: 100, Latency: run.Latency{Count: 100, P50: v / 1e7, P99: v / 5e6}}
+			r.Summary.RRSummary = &result.RRSummary{Transactions: 100, Latency: stats.Latency{Count: 100, P50: v / 1e7, P99: v / 5e6}}
 			if src == "b" && dst == "c" {
 				r.Interrupted = true
 			}

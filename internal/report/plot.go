@@ -20,8 +20,9 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
 )
 
 // A plot kind draws one kind of figure of some results. Throughput
@@ -79,10 +80,10 @@ func latencyPlot(series []Series) (*plot.Plot, error) {
 	dashes := [][]vg.Length{nil, {vg.Points(5), vg.Points(3)}, {vg.Points(1), vg.Points(2)}}
 	for i, s := range series {
 		col := plotutil.DarkColors[i%len(plotutil.DarkColors)]
-		pcts := []func(run.Latency) float64{
-			func(l run.Latency) float64 { return l.P50 },
-			func(l run.Latency) float64 { return l.P99 },
-			func(l run.Latency) float64 { return l.P999 },
+		pcts := []func(stats.Latency) float64{
+			func(l stats.Latency) float64 { return l.P50 },
+			func(l stats.Latency) float64 { return l.P99 },
+			func(l stats.Latency) float64 { return l.P999 },
 		}
 		for k, pct := range pcts {
 			xys := make(plotter.XYs, len(s.Points))
@@ -341,7 +342,7 @@ func sizeLabel(n int64) string {
 // iterations asked, the server and the client host, as "field=value"
 // joined by ", ". Documents that differ in none of these are told apart
 // by their names (file names, without directory and extension).
-func Labels(names []string, docs []run.Document) []string {
+func Labels(names []string, docs []result.Document) []string {
 	fieldsOf := make([]map[string]string, len(docs))
 	var keys []string
 	for i, d := range docs {

@@ -5,50 +5,52 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
+	"wirespeed/internal/sysinfo"
 )
 
 func TestLabels(t *testing.T) {
-	doc := func(mod func(*run.Document)) run.Document {
-		d := run.Document{}
+	doc := func(mod func(*result.Document)) result.Document {
+		d := result.Document{}
 		d.Spec = spec.Default()
 		d.Remote.Address = "10.0.0.2:7575"
 		mod(&d)
 		return d
 	}
-	same := func(*run.Document) {}
+	same := func(*result.Document) {}
 	tests := []struct {
 		name string
-		docs []run.Document
+		docs []result.Document
 		want []string
 	}{
-		{"one file", []run.Document{doc(same)}, []string{"a"}},
-		{"nothing differs", []run.Document{doc(same), doc(same)}, []string{"a", "b"}},
-		{"message size is the sweep's", []run.Document{doc(same), doc(func(d *run.Document) { d.Spec.SendSize = 64 })}, []string{"a", "b"}},
-		{"embedded servers' ports", []run.Document{doc(same), doc(func(d *run.Document) { d.Remote.Address = "10.0.0.2:40000" })}, []string{"a", "b"}},
-		{"two fields", []run.Document{
-			doc(func(d *run.Document) { d.Spec.CongestionControl = "bbr" }),
-			doc(func(d *run.Document) { d.Spec.Parallel = 4 }),
+		{"one file", []result.Document{doc(same)}, []string{"a"}},
+		{"nothing differs", []result.Document{doc(same), doc(same)}, []string{"a", "b"}},
+		{"message size is the sweep's", []result.Document{doc(same), doc(func(d *result.Document) { d.Spec.SendSize = 64 })}, []string{"a", "b"}},
+		{"embedded servers' ports", []result.Document{doc(same), doc(func(d *result.Document) { d.Remote.Address = "10.0.0.2:40000" })}, []string{"a", "b"}},
+		{"two fields", []result.Document{
+			doc(func(d *result.Document) { d.Spec.CongestionControl = "bbr" }),
+			doc(func(d *result.Document) { d.Spec.Parallel = 4 }),
 		}, []string{"congestion_control=bbr, parallel=1", "congestion_control=default, parallel=4"}},
-		{"test first", []run.Document{
-			doc(func(d *run.Document) { d.Spec.Kind, d.Spec.NoDelay = spec.TCPMaerts, true }),
+		{"test first", []result.Document{
+			doc(func(d *result.Document) { d.Spec.Kind, d.Spec.NoDelay = spec.TCPMaerts, true }),
 			doc(same),
 		}, []string{"test=TCP_MAERTS, nodelay=true", "test=TCP_STREAM, nodelay=false"}},
-		{"environments", []run.Document{
-			doc(func(d *run.Document) { e := vethEnv(); d.Remote.Env, d.Local.Env = &e, &e }),
-			doc(func(d *run.Document) {
+		{"environments", []result.Document{
+			doc(func(d *result.Document) { e := vethEnv(); d.Remote.Env, d.Local.Env = &e, &e }),
+			doc(func(d *result.Document) {
 				e := vethEnv()
 				e.Hostname = "other"
-				e.Interface = &run.Interface{Name: "wst-a", Driver: "veth", MTU: 1500, SpeedMbps: 10000,
+				e.Interface = &sysinfo.Interface{Name: "wst-a", Driver: "veth", MTU: 1500, SpeedMbps: 10000,
 					Offloads: e.Interface.Offloads, Qdisc: e.Interface.Qdisc}
 				d.Remote.Env = &e
 				l := vethEnv()
 				d.Local.Env = &l
 			}),
 		}, []string{"remote mtu=9000", "remote mtu=1500"}},
-		{"an environment missing is no difference", []run.Document{
-			doc(func(d *run.Document) { e := vethEnv(); d.Remote.Env = &e }),
+		{"an environment missing is no difference", []result.Document{
+			doc(func(d *result.Document) { e := vethEnv(); d.Remote.Env = &e }),
 			doc(same),
 		}, []string{"a", "b"}},
 	}
@@ -63,17 +65,17 @@ func TestLabels(t *testing.T) {
 }
 
 func TestPlotRefusesMixedKinds(t *testing.T) {
-	rr := run.Point{MsgSize: 1}
+	rr := result.Point{MsgSize: 1}
 	rr.Spec.Kind = spec.TCPRR
-	rr.Summary.RRSummary = &run.RRSummary{Latency: run.Latency{Count: 1, P50: 10, P99: 20, P999: 30}}
-	st := run.Point{MsgSize: 1}
+	rr.Summary.RRSummary = &result.RRSummary{Latency: stats.Latency{Count: 1, P50: 10, P99: 20, P999: 30}}
+	st := result.Point{MsgSize: 1}
 	st.Spec.Kind = spec.TCPStream
-	if _, err := Plot([]Series{{Label: "rr", Points: []run.Point{rr}}, {Label: "stream", Points: []run.Point{st}}}); err == nil {
+	if _, err := Plot([]Series{{Label: "rr", Points: []result.Point{rr}}, {Label: "stream", Points: []result.Point{st}}}); err == nil {
 		t.Errorf("TCP_RR and TCP_STREAM results drew one plot")
 	}
 	noLatency := rr
 	noLatency.Summary.RRSummary = nil
-	if _, err := Plot([]Series{{Label: "rr", Points: []run.Point{noLatency}}}); err == nil {
+	if _, err := Plot([]Series{{Label: "rr", Points: []result.Point{noLatency}}}); err == nil {
 		t.Errorf("a TCP_RR result without latency figures drew a latency plot")
 	}
 }

@@ -5,19 +5,19 @@ import (
 	"io"
 	"strconv"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 )
 
 // Series is the points of one results document, labelled for a plot or a
 // CSV file that puts several documents side by side.
 type Series struct {
 	Label  string
-	Points []run.Point
+	Points []result.Point
 }
 
 // PointsOf returns a document's points: a sweep's, or the single point of
 // a run (at its send size).
-func PointsOf(doc run.Document) []run.Point {
+func PointsOf(doc result.Document) []result.Point {
 	if len(doc.Points) > 0 {
 		return doc.Points
 	}
@@ -28,7 +28,7 @@ func PointsOf(doc run.Document) []run.Point {
 	if doc.Spec.Kind.RR() {
 		size = doc.Spec.RequestSize
 	}
-	return []run.Point{{MsgSize: size, Result: doc.Result}}
+	return []result.Point{{MsgSize: size, Result: doc.Result}}
 }
 
 var pointsCSVHeader = []string{

@@ -11,18 +11,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
 // load reads a recorded results document from testdata.
-func load(t *testing.T, name string) run.Document {
+func load(t *testing.T, name string) result.Document {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc run.Document
+	var doc result.Document
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +69,10 @@ func TestTicks(t *testing.T) {
 		doc := load(t, name+".json")
 		for _, d := range doc.Directions {
 			for i, iv := range d.Intervals {
-				tk := run.Tick{Direction: d.Direction, Index: i, Interval: iv}
+				tk := result.Tick{Direction: d.Direction, Index: i, Interval: iv}
 				for _, s := range d.Streams {
 					if i < len(s.Receiver.Intervals) {
-						tk.Streams = append(tk.Streams, run.StreamInterval{ID: s.ID, Interval: s.Receiver.Intervals[i]})
+						tk.Streams = append(tk.Streams, result.StreamInterval{ID: s.ID, Interval: s.Receiver.Intervals[i]})
 					}
 				}
 				Tick(&buf, tk)
@@ -176,11 +176,11 @@ func f64(v float64) *float64 { return &v }
 // and, per figure, what was reached.
 func TestTextConfidence(t *testing.T) {
 	doc := load(t, "cpu.json")
-	doc.Summary.Confidence = &run.Confidence{
+	doc.Summary.Confidence = &result.Confidence{
 		Level: 0.99, WidthPct: 5, Iterations: 10, Stop: "max_hit",
-		FigureConfidence: run.FigureConfidence{AchievedPct: f64(2.4), Reached: true, Lo: f64(5.1e10), Hi: f64(5.2e10)},
-		LocalCPU:         &run.FigureConfidence{AchievedPct: f64(7.25), Reached: false},
-		RemoteCPU:        &run.FigureConfidence{},
+		FigureConfidence: result.FigureConfidence{AchievedPct: f64(2.4), Reached: true, Lo: f64(5.1e10), Hi: f64(5.2e10)},
+		LocalCPU:         &result.FigureConfidence{AchievedPct: f64(7.25), Reached: false},
+		RemoteCPU:        &result.FigureConfidence{},
 	}
 	doc.Warnings = []string{"local CPU utilization: confidence interval not reached in 10 iterations: it is 7.25% wide, asked 5% at 99% confidence"}
 	var buf bytes.Buffer

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/units"
 )
@@ -40,7 +40,7 @@ func SweepHeader(w io.Writer, level float64, kind spec.Kind) {
 
 // SweepRow writes one point's row: the mean over its iterations, with a
 // note when its interval was not reached or it was interrupted.
-func SweepRow(w io.Writer, p run.Point) {
+func SweepRow(w io.Writer, p result.Point) {
 	s := p.Summary
 	rcvBuf, sndBuf := 0, 0
 	if len(p.Directions) > 0 && len(p.Directions[0].Streams) > 0 {
@@ -74,7 +74,7 @@ func sweepLine(w io.Writer, cells []string, note string) {
 // SweepTable writes a sweep's table: a row per point in the order of the
 // sizes, then what a reader must know about the points: intervals not
 // reached, interruptions and warnings.
-func SweepTable(w io.Writer, doc run.Document) {
+func SweepTable(w io.Writer, doc result.Document) {
 	level := 0.99
 	if doc.Repeat != nil {
 		level = doc.Repeat.ConfidenceLevel
@@ -88,7 +88,7 @@ func SweepTable(w io.Writer, doc run.Document) {
 
 // SweepNotes writes what the rows cannot say: sizes not measured yet,
 // and each point's warnings.
-func SweepNotes(w io.Writer, doc run.Document) {
+func SweepNotes(w io.Writer, doc result.Document) {
 	done := map[int]bool{}
 	for _, p := range doc.Points {
 		done[p.MsgSize] = p.Complete()
@@ -129,11 +129,11 @@ func SweepNotes(w io.Writer, doc run.Document) {
 
 // notReached lists the +/- of each figure whose interval is wider than
 // asked.
-func notReached(c *run.Confidence) string {
+func notReached(c *result.Confidence) string {
 	var parts []string
 	for _, f := range []struct {
 		name string
-		fc   *run.FigureConfidence
+		fc   *result.FigureConfidence
 	}{{"throughput", &c.FigureConfidence}, {"local CPU", c.LocalCPU}, {"remote CPU", c.RemoteCPU}} {
 		if f.fc == nil || f.fc.Reached {
 			continue
@@ -150,7 +150,7 @@ func notReached(c *run.Confidence) string {
 // pointCells are a measured point's +/-% and iterations cells of a sweep
 // or matrix table, "-" when there is no interval, and the note after its
 // row: "not reached" when its interval was not, "INTERRUPTED" when it was.
-func pointCells(p run.Point) (conf, iter, note string) {
+func pointCells(p result.Point) (conf, iter, note string) {
 	conf, iter = "-", "1"
 	if c := p.Summary.Confidence; c != nil {
 		iter = fmt.Sprint(c.Iterations)

@@ -5,18 +5,18 @@ import (
 	"strings"
 	"testing"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
 // sweepDoc is a recorded sweep: the CPU fixture at four sizes, one with
 // its interval reached, one not, one of a single iteration and one
 // interrupted, and a fifth size not measured yet.
-func sweepDoc(t *testing.T) run.Document {
+func sweepDoc(t *testing.T) result.Document {
 	base := load(t, "cpu.json")
 	rep := spec.Repeat{MaxIterations: 10, MinIterations: 3, ConfidenceLevel: 0.99, ConfidenceWidthPct: 5}
-	doc := run.Document{Schema: run.Schema, Tool: base.Tool, Command: "sweep", Repeat: &rep, Sizes: []int{64, 1460, 8192, 65536, 131000}}
-	point := func(size int, scale float64, conf *run.Confidence, interrupted bool, warnings ...string) run.Point {
+	doc := result.Document{Schema: result.Schema, Tool: base.Tool, Command: "sweep", Repeat: &rep, Sizes: []int{64, 1460, 8192, 65536, 131000}}
+	point := func(size int, scale float64, conf *result.Confidence, interrupted bool, warnings ...string) result.Point {
 		r := base.Result
 		r.Spec.SendSize = size
 		r.Summary.BitsPerSecond *= scale
@@ -27,20 +27,20 @@ func sweepDoc(t *testing.T) run.Document {
 		r.Summary.Confidence = conf
 		r.Interrupted = interrupted
 		r.Warnings = warnings
-		return run.Point{MsgSize: size, Result: r}
+		return result.Point{MsgSize: size, Result: r}
 	}
-	doc.Points = []run.Point{
-		point(64, 0.05, &run.Confidence{Level: 0.99, WidthPct: 5, Iterations: 3, Stop: "reached",
-			FigureConfidence: run.FigureConfidence{AchievedPct: f64(1.9), Reached: true},
-			LocalCPU:         &run.FigureConfidence{AchievedPct: f64(0.8), Reached: true},
-			RemoteCPU:        &run.FigureConfidence{AchievedPct: f64(1.1), Reached: true}}, false),
-		point(1460, 0.5, &run.Confidence{Level: 0.99, WidthPct: 5, Iterations: 10, Stop: "max_hit",
-			FigureConfidence: run.FigureConfidence{AchievedPct: f64(7.3), Reached: false},
-			LocalCPU:         &run.FigureConfidence{AchievedPct: f64(2), Reached: true},
-			RemoteCPU:        &run.FigureConfidence{AchievedPct: f64(12.5), Reached: false}}, false,
+	doc.Points = []result.Point{
+		point(64, 0.05, &result.Confidence{Level: 0.99, WidthPct: 5, Iterations: 3, Stop: "reached",
+			FigureConfidence: result.FigureConfidence{AchievedPct: f64(1.9), Reached: true},
+			LocalCPU:         &result.FigureConfidence{AchievedPct: f64(0.8), Reached: true},
+			RemoteCPU:        &result.FigureConfidence{AchievedPct: f64(1.1), Reached: true}}, false),
+		point(1460, 0.5, &result.Confidence{Level: 0.99, WidthPct: 5, Iterations: 10, Stop: "max_hit",
+			FigureConfidence: result.FigureConfidence{AchievedPct: f64(7.3), Reached: false},
+			LocalCPU:         &result.FigureConfidence{AchievedPct: f64(2), Reached: true},
+			RemoteCPU:        &result.FigureConfidence{AchievedPct: f64(12.5), Reached: false}}, false,
 			"throughput, remote CPU utilization: confidence interval not reached in 10 iterations"),
-		point(8192, 0.9, &run.Confidence{Level: 0.99, WidthPct: 5, Iterations: 1, Stop: "interrupted",
-			FigureConfidence: run.FigureConfidence{}}, true, "server ended the test early: server shutting down"),
+		point(8192, 0.9, &result.Confidence{Level: 0.99, WidthPct: 5, Iterations: 1, Stop: "interrupted",
+			FigureConfidence: result.FigureConfidence{}}, true, "server ended the test early: server shutting down"),
 	}
 	doc.Result = doc.Points[0].Result
 	return doc

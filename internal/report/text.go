@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/units"
 )
@@ -68,7 +68,7 @@ func IntervalHeader(w io.Writer) {
 
 // Tick writes the interval lines of one tick: one per stream, and a [SUM]
 // line when the direction has several streams.
-func Tick(w io.Writer, tk run.Tick) {
+func Tick(w io.Writer, tk result.Tick) {
 	if len(tk.Streams) > 1 {
 		for _, s := range tk.Streams {
 			intervalLine(w, fmt.Sprintf("%3d", s.ID), tk.Direction, s.Interval, true)
@@ -86,7 +86,7 @@ func Tick(w io.Writer, tk run.Tick) {
 // intervalLine writes one iperf-style line; cwnd is shown for a stream,
 // not for a sum of several. UDP lines show the jitter and lost/total
 // datagrams as iperf's do; request/response lines the transaction rate.
-func intervalLine(w io.Writer, id string, d spec.Direction, iv run.Interval, cwnd bool) {
+func intervalLine(w io.Writer, id string, d spec.Direction, iv result.Interval, cwnd bool) {
 	if d == spec.RequestResponse {
 		fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %12d trans  %12.0f trans/s\n",
 			id, dirLabel(d), iv.StartS, iv.EndS, iv.Packets, iv.TransactionsPerSecond)
@@ -95,7 +95,7 @@ func intervalLine(w io.Writer, id string, d spec.Direction, iv run.Interval, cwn
 	fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %12s  %15s",
 		id, dirLabel(d), iv.StartS, iv.EndS, units.FormatBytes(float64(iv.Bytes)), units.FormatBits(iv.BitsPerSecond))
 	if iv.Packets > 0 || iv.JitterMs > 0 {
-		fmt.Fprintf(w, "  %.3f ms  %d/%d (%.2g%%)\n", iv.JitterMs, iv.Lost, iv.Packets+iv.Lost, 100*run.Ratio(float64(iv.Lost), float64(iv.Packets+iv.Lost)))
+		fmt.Fprintf(w, "  %.3f ms  %d/%d (%.2g%%)\n", iv.JitterMs, iv.Lost, iv.Packets+iv.Lost, 100*result.Ratio(float64(iv.Lost), float64(iv.Packets+iv.Lost)))
 		return
 	}
 	fmt.Fprintf(w, "  retr %d", iv.Retransmits)
@@ -107,7 +107,7 @@ func intervalLine(w io.Writer, id string, d spec.Direction, iv run.Interval, cwn
 
 // Text writes the result of one run: the netperf table, then per direction
 // and side what each measured, then any warnings.
-func Text(w io.Writer, res run.Result) {
+func Text(w io.Writer, res result.Result) {
 	if res.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: the run was stopped early; the figures cover only what was measured before.")
 	}
@@ -132,7 +132,7 @@ func Text(w io.Writer, res run.Result) {
 
 // UDPTable writes netperf's UDP_STREAM table: the sender's line, then the
 // receiver's, then what became of the datagrams.
-func UDPTable(w io.Writer, res run.Result) {
+func UDPTable(w io.Writer, res result.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "Socket\tMessage\tElapsed\tMessages\t\t\t\t\t")
 	fmt.Fprintln(tw, "Size\tSize\tTime\tOkay\tErrors\tThroughput\t\t\t")
@@ -141,7 +141,7 @@ func UDPTable(w io.Writer, res run.Result) {
 	for _, d := range res.Directions {
 		u := d.Summary.UDPSummary
 		if u == nil {
-			u = &run.UDPSummary{}
+			u = &result.UDPSummary{}
 		}
 		sndBuf, rcvBuf := 0, 0
 		if len(d.Streams) > 0 {
@@ -161,7 +161,7 @@ func UDPTable(w io.Writer, res run.Result) {
 		fmt.Fprintf(w, "\n%s datagrams: %d sent, %d received, %d lost (%.3g%%), %d out of order, %d duplicate; jitter %.3f ms; %d send errors\n",
 			dirLabel(d.Direction), u.PacketsSent, u.PacketsReceived, u.Lost, u.LossPct, u.OutOfOrder, u.Duplicates, u.JitterMs, u.SendErrors)
 		snd, rcv := res.Local.Counters, res.Remote.Counters
-		if d.Sender == run.Remote {
+		if d.Sender == result.Remote {
 			snd, rcv = rcv, snd
 		}
 		if rcv != nil {
@@ -176,7 +176,7 @@ func UDPTable(w io.Writer, res run.Result) {
 
 // RRTable writes netperf's request/response table, then the latency of
 // the transactions.
-func RRTable(w io.Writer, res run.Result) {
+func RRTable(w io.Writer, res result.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	cpu := hasCPU(res.Summary)
 	head := [][]string{
@@ -196,7 +196,7 @@ func RRTable(w io.Writer, res run.Result) {
 	for _, d := range res.Directions {
 		rr := d.Summary.RRSummary
 		if rr == nil {
-			rr = &run.RRSummary{}
+			rr = &result.RRSummary{}
 		}
 		sndBuf, rcvBuf := 0, 0
 		if len(d.Streams) > 0 {
@@ -228,7 +228,7 @@ func RRTable(w io.Writer, res run.Result) {
 
 // Table writes netperf's TCP_STREAM table: one row per direction, with the
 // socket sizes the kernel granted, and a total row for two directions.
-func Table(w io.Writer, res run.Result) {
+func Table(w io.Writer, res result.Result) {
 	if hasCPU(res.Summary) {
 		cpuTable(w, res)
 		return
@@ -255,7 +255,7 @@ func Table(w io.Writer, res run.Result) {
 
 // Sides writes, for each direction, what the sender and the receiver each
 // measured: per stream when there are several, then for the direction.
-func Sides(w io.Writer, res run.Result) {
+func Sides(w io.Writer, res result.Result) {
 	for i, d := range res.Directions {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -270,23 +270,23 @@ func Sides(w io.Writer, res run.Result) {
 			sideRow(tw, id, s.Receiver, s.Receiver.Bytes, s.Summary.ElapsedS, s.Summary.BitsPerSecond)
 		}
 		if n > 1 {
-			all := func(side run.Side, role run.Role) run.StreamSide {
-				return run.StreamSide{Side: side, Role: role, Retransmits: d.Summary.Retransmits}
+			all := func(side result.Side, role result.Role) result.StreamSide {
+				return result.StreamSide{Side: side, Role: role, Retransmits: d.Summary.Retransmits}
 			}
-			sideRow(tw, "all", all(d.Sender, run.Sender), d.Summary.SenderBytes, d.Summary.SenderElapsedS, d.Summary.SenderBitsPerSecond)
-			sideRow(tw, "all", all(d.Receiver, run.Receiver), d.Summary.Bytes, d.Summary.ElapsedS, d.Summary.BitsPerSecond)
+			sideRow(tw, "all", all(d.Sender, result.Sender), d.Summary.SenderBytes, d.Summary.SenderElapsedS, d.Summary.SenderBitsPerSecond)
+			sideRow(tw, "all", all(d.Receiver, result.Receiver), d.Summary.Bytes, d.Summary.ElapsedS, d.Summary.BitsPerSecond)
 		}
 		tw.Flush()
 	}
 }
 
-func sideRow(w io.Writer, id string, s run.StreamSide, bytes int64, elapsed, bps float64) {
+func sideRow(w io.Writer, id string, s result.StreamSide, bytes int64, elapsed, bps float64) {
 	retr, mss, cwnd, rtt := "-", "-", "-", "-"
-	if s.Role == run.Sender {
+	if s.Role == result.Sender {
 		retr = fmt.Sprint(s.Retransmits)
 	}
 	if ti := s.TCPInfo; ti != nil {
-		if s.Role == run.Sender {
+		if s.Role == result.Sender {
 			mss = fmt.Sprint(ti.SndMSS)
 			cwnd = units.FormatBytes(float64(ti.CwndBytes))
 			rtt = fmt.Sprintf("%.0f", ti.RTTMicros)
@@ -311,11 +311,11 @@ func Warnings(w io.Writer, ws []string) {
 
 // Tradeoff writes two runs of opposite directions side by side, with the
 // ratio of the second's throughput to the first's.
-func Tradeoff(w io.Writer, a, b run.Result, ratio float64) {
+func Tradeoff(w io.Writer, a, b result.Result, ratio float64) {
 	fmt.Fprintln(w, "Tradeoff: one direction, then the other, over the same path")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "test\tdirection\tsecs.\t10^6bits/sec\tsender 10^6bits/sec\tretrans\t")
-	for _, r := range []run.Result{a, b} {
+	for _, r := range []result.Result{a, b} {
 		dir := "-"
 		if len(r.Directions) > 0 {
 			dir = dirLabel(r.Directions[0].Direction)
@@ -325,7 +325,7 @@ func Tradeoff(w io.Writer, a, b run.Result, ratio float64) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%s / %s = %.3f\n", b.Spec.Kind, a.Spec.Kind, ratio)
-	for _, r := range []run.Result{a, b} {
+	for _, r := range []result.Result{a, b} {
 		if r.Interrupted {
 			fmt.Fprintf(w, "INTERRUPTED: %s was stopped early.\n", r.Spec.Kind)
 		}

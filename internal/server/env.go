@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"wirespeed/internal/control"
-	"wirespeed/internal/run"
 	"wirespeed/internal/sysinfo"
 )
 
@@ -32,7 +31,7 @@ type hostSession struct {
 	// does not authenticate a client.
 	authenticated bool
 
-	env *run.Env
+	env *sysinfo.Env
 	// devs are the devices this session changed, by name.
 	devs map[string]*heldDev
 }
@@ -59,7 +58,7 @@ func hostSessionOf(ctx context.Context) *hostSession {
 
 // record returns the server's environment record for the route to the
 // client, collecting it when the session has none yet.
-func (hs *hostSession) record(ctx context.Context) *run.Env {
+func (hs *hostSession) record(ctx context.Context) *sysinfo.Env {
 	if hs.env == nil {
 		env := hs.srv.collectEnv(ctx, hs.peer)
 		hs.env = &env
@@ -70,7 +69,7 @@ func (hs *hostSession) record(ctx context.Context) *run.Env {
 // refresh forgets the record: the next result carries a fresh one.
 func (hs *hostSession) refresh() { hs.env = nil }
 
-func (s *Server) collectEnv(ctx context.Context, peer netip.Addr) run.Env {
+func (s *Server) collectEnv(ctx context.Context, peer netip.Addr) sysinfo.Env {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), envTimeout)
 	defer cancel()
 	env, warnings, err := sysinfo.Collect(ctx, sysinfo.Options{ProcRoot: s.cfg.ProcRoot, Peer: peer})
@@ -86,7 +85,7 @@ func (s *Server) collectEnv(ctx context.Context, peer netip.Addr) run.Env {
 
 // sideEnv is the record to send with a side result of the session in
 // ctx; nil outside a session.
-func sideEnv(ctx context.Context) *run.Env {
+func sideEnv(ctx context.Context) *sysinfo.Env {
 	hs := hostSessionOf(ctx)
 	if hs == nil {
 		return nil

@@ -18,7 +18,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/units"
 )
@@ -324,10 +324,10 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 		ProcRoot:         s.cfg.ProcRoot,
 	}
 	cfg.PSK = key
-	res, runErr := func() (run.Result, error) {
+	res, runErr := func() (result.Result, error) {
 		c, err := client.Dial(runCtx, cfg)
 		if err != nil {
-			return run.Result{}, err
+			return result.Result{}, err
 		}
 		defer c.Close()
 		return c.Run(runCtx, t)
@@ -369,13 +369,13 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 // fitRelayResult keeps the result within the control connection's frame
 // bound: a long test with many streams has many per-stream interval
 // samples; they are the first thing left out, with a warning.
-func (s *Server) fitRelayResult(cc *control.Conn, res run.Result) control.RelayResult {
+func (s *Server) fitRelayResult(cc *control.Conn, res result.Result) control.RelayResult {
 	rr := control.RelayResult{Result: res}
 	b, err := json.Marshal(rr)
 	if err != nil || len(b) < cc.MaxFrame()-1024 {
 		return rr
 	}
-	strip := func(ss []run.Stream) []run.Stream {
+	strip := func(ss []result.Stream) []result.Stream {
 		out := slices.Clone(ss)
 		for i := range out {
 			out[i].Sender.Intervals, out[i].Receiver.Intervals = nil, nil

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -82,7 +82,7 @@ func (m *Metrics) relayDone(result string) {
 }
 
 // pairMeasured sets the gauges of the pair to res's figures.
-func (m *Metrics) pairMeasured(source, destination string, res run.Result, now time.Time) {
+func (m *Metrics) pairMeasured(source, destination string, res result.Result, now time.Time) {
 	if m == nil {
 		return
 	}

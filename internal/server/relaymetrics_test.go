@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
 )
 
 // TestPairSeriesBounded: the pair labels come from requests, so a server
@@ -14,10 +15,10 @@ import (
 // ago, every series of it.
 func TestPairSeriesBounded(t *testing.T) {
 	m := NewMetrics()
-	stream := run.Result{Spec: spec.Test{Kind: spec.TCPStream}}
+	stream := result.Result{Spec: spec.Test{Kind: spec.TCPStream}}
 	stream.Summary.BitsPerSecond = 1e9
-	rr := run.Result{Spec: spec.Test{Kind: spec.TCPRR}}
-	rr.Summary.RRSummary = &run.RRSummary{Latency: run.Latency{P50: 10, P90: 20, P99: 30}}
+	rr := result.Result{Spec: spec.Test{Kind: spec.TCPRR}}
+	rr.Summary.RRSummary = &result.RRSummary{Latency: stats.Latency{P50: 10, P90: 20, P99: 30}}
 	t0 := time.Unix(1e9, 0)
 	m.pairMeasured("a", "oldest", rr, t0)
 	for i := range MaxPairSeries - 1 {

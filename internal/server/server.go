@@ -19,7 +19,7 @@ import (
 
 	"wirespeed/internal/control"
 	"wirespeed/internal/engine"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
 )
@@ -491,12 +491,12 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 	log.Debug("test started", "test", t.Kind, "streams", len(conns), "duration", t.Duration)
 	res, err := side.Run(runCtx, side.Config{
 		Spec:    t,
-		Side:    run.Remote,
+		Side:    result.Remote,
 		Sends:   spec.ServerToClient,
 		Conns:   conns,
 		Payload: payload,
 		CRR:     dp.crrShared,
-		OnInterval: func(r run.IntervalReport) {
+		OnInterval: func(r result.IntervalReport) {
 			cc.Send(control.TypeInterval, r)
 		},
 		ProcRoot: s.cfg.ProcRoot,

@@ -13,7 +13,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 )
@@ -39,14 +39,14 @@ func TestShutdownLetsRunningTestsFinish(t *testing.T) {
 	b := mustDial(t, client.Config{Addr: srv.addr})
 	sp := shortSpec(spec.TCPStream, 1)
 	sp.Duration = 1500 * time.Millisecond
-	type result struct {
-		res run.Result
+	type outcome struct {
+		res result.Result
 		err error
 	}
-	done := make(chan result, 1)
+	done := make(chan outcome, 1)
 	go func() {
 		res, err := a.Run(context.Background(), sp)
-		done <- result{res, err}
+		done <- outcome{res, err}
 	}()
 	time.Sleep(300 * time.Millisecond)
 	took := stopAsync(srv)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"wirespeed/internal/control"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -59,7 +59,7 @@ func (s *Server) observeTest(ctx context.Context, cc *control.Conn, recvTimeout 
 
 // testDone logs the line of a test whose side ran, and counts it. err is
 // the side's own error, abortErr the control connection's.
-func (s *Server) testDone(ctx context.Context, log *slog.Logger, t spec.Test, bytes int64, res run.SideResult, err, abortErr error) {
+func (s *Server) testDone(ctx context.Context, log *slog.Logger, t spec.Test, bytes int64, res result.SideResult, err, abortErr error) {
 	rec, _ := ctx.Value(recordKey{}).(*testRecord)
 	var d time.Duration
 	if rec != nil {
@@ -69,7 +69,7 @@ func (s *Server) testDone(ctx context.Context, log *slog.Logger, t spec.Test, by
 	m := s.metrics()
 	for _, f := range res.Flows {
 		dir := "received"
-		if f.Role == run.Sender {
+		if f.Role == result.Sender {
 			dir = "sent"
 		}
 		m.moved(dir, f.Bytes)
@@ -101,7 +101,7 @@ func (s *Server) testDone(ctx context.Context, log *slog.Logger, t spec.Test, by
 // end without an interrupt. A few milliseconds short is normal: a
 // receiver's window is anchored on its first byte and may end just after
 // the sender's end of stream arrives.
-func cutShort(t spec.Test, res run.SideResult) bool {
+func cutShort(t spec.Test, res result.SideResult) bool {
 	for _, f := range res.Flows {
 		if f.Truncated && f.ElapsedS < 0.9*t.Duration.Seconds() {
 			return true

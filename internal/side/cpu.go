@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"wirespeed/internal/measure"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 )
 
 // cpuMeter samples this side's CPU (system-wide /proc/stat and the
@@ -91,8 +91,8 @@ func (m *cpuMeter) close() {
 }
 
 // result fills the side's CPU figures, or says why there are none. The
-// service demand is left to run.Join, which knows the test's bytes.
-func (m *cpuMeter) result(res *run.SideResult) {
+// service demand is left to result.Join, which knows the test's bytes.
+func (m *cpuMeter) result(res *result.SideResult) {
 	if m == nil {
 		return
 	}

@@ -11,7 +11,7 @@ import (
 
 	"wirespeed/internal/engine"
 	"wirespeed/internal/measure"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/sysinfo"
 )
@@ -25,7 +25,7 @@ import (
 // record (the spec still names it, so the result shows both).
 type dataPath struct {
 	cfg *Config
-	rec run.DataPath
+	rec result.DataPath
 	// pins maps a CPU to the streams pinned to it, in stream order.
 	pins    map[int][]int
 	pinList []int // CPUs in the order first used
@@ -35,7 +35,7 @@ func newDataPath(cfg *Config) *dataPath { return &dataPath{cfg: cfg, pins: map[i
 
 // cpus is this side's -T list.
 func (d *dataPath) cpus() spec.CPUList {
-	if d.cfg.Side == run.Local {
+	if d.cfg.Side == result.Local {
 		return d.cfg.Spec.LocalCPUs
 	}
 	return d.cfg.Spec.RemoteCPUs
@@ -44,9 +44,9 @@ func (d *dataPath) cpus() spec.CPUList {
 // apply sets the options up on the loop of connection c, the k-th
 // (0-based) of this side. It returns the stream's record and the CPU its
 // loop must be pinned to, -1 for none.
-func (d *dataPath) apply(k int, c Conn, role run.Role, l engine.Loop) (*run.StreamDataPath, int, error) {
+func (d *dataPath) apply(k int, c Conn, role result.Role, l engine.Loop) (*result.StreamDataPath, int, error) {
 	t := d.cfg.Spec
-	sdp := &run.StreamDataPath{}
+	sdp := &result.StreamDataPath{}
 	cpu := -1
 	if n, ok := d.cpus().StreamCPU(k); ok {
 		if err := engine.CheckCPU(n); err != nil {
@@ -104,7 +104,7 @@ func (d *dataPath) apply(k int, c Conn, role run.Role, l engine.Loop) (*run.Stre
 		}
 	}
 
-	if t.FQRateBitsPerSecond > 0 && role == run.Sender {
+	if t.FQRateBitsPerSecond > 0 && role == result.Sender {
 		bps := uint64(max(1, t.FQRateBitsPerSecond/8))
 		got, err := engine.SetPacingRate(socketOf(c, l), bps)
 		if err != nil {
@@ -124,7 +124,7 @@ func (d *dataPath) apply(k int, c Conn, role run.Role, l engine.Loop) (*run.Stre
 		}
 		sdp.BusyPollMicros = got
 		if d.rec.BusyPoll == nil {
-			d.rec.BusyPoll = &run.BusyPoll{
+			d.rec.BusyPoll = &result.BusyPoll{
 				AskedMicros:    t.BusyPollMicros,
 				GrantedMicros:  got,
 				SysctlBusyPoll: d.sysctl("net.core.busy_poll"),
@@ -160,8 +160,8 @@ func (d *dataPath) busyPoll(c Conn, l engine.Loop) (int, error) {
 
 // pacing records what enforces the pacing cap of this side's senders: the
 // qdisc on the route to the peer, or TCP's own pacing.
-func (d *dataPath) pacing(c net.Conn, granted uint64) *run.Pacing {
-	p := &run.Pacing{AskedBitsPerSecond: d.cfg.Spec.FQRateBitsPerSecond, GrantedBytesPerSecond: granted}
+func (d *dataPath) pacing(c net.Conn, granted uint64) *result.Pacing {
+	p := &result.Pacing{AskedBitsPerSecond: d.cfg.Spec.FQRateBitsPerSecond, GrantedBytesPerSecond: granted}
 	var qerr error
 	if peer, err := netip.ParseAddrPort(c.RemoteAddr().String()); err != nil {
 		qerr = err
@@ -233,7 +233,7 @@ func (d *dataPath) sysctl(name string) *int64 {
 }
 
 // finishStream completes stream i's record from its loop's final counters.
-func (d *dataPath) finishStream(sdp *run.StreamDataPath, l engine.Loop, end engine.Counters) *run.StreamDataPath {
+func (d *dataPath) finishStream(sdp *result.StreamDataPath, l engine.Loop, end engine.Counters) *result.StreamDataPath {
 	if sdp == nil {
 		return nil
 	}
@@ -247,7 +247,7 @@ func (d *dataPath) finishStream(sdp *run.StreamDataPath, l engine.Loop, end engi
 			sdp.NAPIID = id
 		}
 	}
-	if *sdp == (run.StreamDataPath{}) {
+	if *sdp == (result.StreamDataPath{}) {
 		return nil
 	}
 	return sdp
@@ -255,13 +255,13 @@ func (d *dataPath) finishStream(sdp *run.StreamDataPath, l engine.Loop, end engi
 
 // result is this side's record, from what apply set up and the streams'
 // final figures; nil when the spec asks for no data path option.
-func (d *dataPath) result(res *run.SideResult) *run.DataPath {
+func (d *dataPath) result(res *result.SideResult) *result.DataPath {
 	if d.cfg.Spec.DataPathOptions() == nil {
 		return nil
 	}
 	rec := d.rec
 	for _, cpu := range d.pinList {
-		rec.PinnedCPUs = append(rec.PinnedCPUs, run.PinnedCPU{CPU: cpu, Streams: d.pins[cpu]})
+		rec.PinnedCPUs = append(rec.PinnedCPUs, result.PinnedCPU{CPU: cpu, Streams: d.pins[cpu]})
 	}
 	rec.AddCPUUtil(res.CPU)
 	for _, f := range res.Flows {

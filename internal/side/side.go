@@ -1,7 +1,7 @@
 // Package side runs one side of a test: it starts the engine loops on this
 // side's data connections, samples their counters and TCP_INFO on the
 // agreed schedule with the monotonic clock, stops the active loops when the
-// window ends, drains the passive ones, and returns a run.SideResult. The
+// window ends, drains the passive ones, and returns a result.SideResult. The
 // client and the server both run exactly this code for their side.
 //
 // Each direction of a test is a flow with an active role (a sender, or the
@@ -26,7 +26,7 @@ import (
 
 	"wirespeed/internal/engine"
 	"wirespeed/internal/measure"
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
 )
@@ -45,7 +45,7 @@ type Config struct {
 	Spec spec.Test
 	// Side is who runs this: the client (Local) or the server (Remote). In
 	// a request/response test the client makes the requests.
-	Side  run.Side
+	Side  result.Side
 	Sends spec.Direction // the direction this side sends in, for stream tests
 	Conns []Conn
 	// Payload is the file's content when Spec.Payload.Kind is "file".
@@ -53,7 +53,7 @@ type Config struct {
 	// OnInterval, when set, is called with each interval of each flow as it
 	// ends. It may be called from several goroutines at once and must not
 	// block for long.
-	OnInterval func(run.IntervalReport)
+	OnInterval func(result.IntervalReport)
 	// DrainTimeout bounds how long a passive loop keeps going after its
 	// window to reach the peer's end of stream. Default 5s.
 	DrainTimeout time.Duration
@@ -91,14 +91,14 @@ const abortDrain = time.Second
 // that fails ends the run for all loops of this side: a run with a broken
 // stream is not a measurement to keep going; the error is returned beside
 // the partial result.
-func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
+func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = 5 * time.Second
 	}
 	if cfg.FirstByteGrace <= 0 {
 		cfg.FirstByteGrace = 5 * time.Second
 	}
-	res := run.SideResult{Side: cfg.Side}
+	res := result.SideResult{Side: cfg.Side}
 	cfg.cpu = newCPUMeter(&cfg)
 	cfg.dp = newDataPath(&cfg)
 	flows := map[spec.Direction]*flow{}
@@ -125,7 +125,7 @@ func Run(ctx context.Context, cfg Config) (run.SideResult, error) {
 			flows[c.Dir] = f
 			order = append(order, f)
 		}
-		if f.role == run.Sender && payload == nil {
+		if f.role == result.Sender && payload == nil {
 			p, err := engine.NewPayload(cfg.Spec.Payload.Kind, cfg.Payload, cfg.Spec.SendSize)
 			if err != nil {
 				return res, err
@@ -220,16 +220,16 @@ func runPinned(l engine.Loop, cpu int) error {
 }
 
 // role is what this side does on a flow of direction dir.
-func (cfg *Config) role(dir spec.Direction) run.Role {
+func (cfg *Config) role(dir spec.Direction) result.Role {
 	switch {
-	case cfg.Spec.Kind.RR() && cfg.Side == run.Local:
-		return run.Requester
+	case cfg.Spec.Kind.RR() && cfg.Side == result.Local:
+		return result.Requester
 	case cfg.Spec.Kind.RR():
-		return run.Responder
+		return result.Responder
 	case dir == cfg.Sends:
-		return run.Sender
+		return result.Sender
 	}
-	return run.Receiver
+	return result.Receiver
 }
 
 // lockedLoops is how many loops of this side hold an OS thread and a P:
@@ -244,15 +244,15 @@ func lockedLoops(cfg Config) int {
 
 // active reports whether a role drives its flow: it starts at once and
 // stops when the window ends; the passive role follows it.
-func active(r run.Role) bool { return r == run.Sender || r == run.Requester }
+func active(r result.Role) bool { return r == result.Sender || r == result.Requester }
 
 // newLoop builds the engine loop for one connection.
-func (cfg *Config) newLoop(c Conn, role run.Role, p *engine.Payload) (engine.Loop, error) {
+func (cfg *Config) newLoop(c Conn, role result.Role, p *engine.Payload) (engine.Loop, error) {
 	t := cfg.Spec
 	tcp, _ := c.Conn.(*net.TCPConn)
 	udp, _ := c.Conn.(*net.UDPConn)
 	switch {
-	case t.Kind == spec.TCPCRR && role == run.Requester:
+	case t.Kind == spec.TCPCRR && role == result.Requester:
 		opts := cfg.CRROptions
 		opts.BusyPollMicros = t.BusyPollMicros
 		return engine.NewCRRClient(cfg.CRRNetwork, cfg.CRRAddr, opts, t.RequestSize, t.ResponseSize)
@@ -263,19 +263,19 @@ func (cfg *Config) newLoop(c Conn, role run.Role, p *engine.Payload) (engine.Loo
 		return engine.NewCRRServer(cfg.CRR, t.RequestSize, t.ResponseSize), nil
 	case t.Kind.RR() && c.Conn == nil:
 		return nil, fmt.Errorf("%s needs a connection", t.Kind)
-	case t.Kind.RR() && role == run.Requester:
+	case t.Kind.RR() && role == result.Requester:
 		return engine.NewRRClient(c.Conn, t.RequestSize, t.ResponseSize, t.Burst)
 	case t.Kind.RR():
 		return engine.NewRRServer(c.Conn, t.RequestSize, t.ResponseSize)
 	case t.Kind == spec.UDPStream && udp == nil:
 		return nil, fmt.Errorf("UDP_STREAM needs a UDP socket, got %T", c.Conn)
-	case t.Kind == spec.UDPStream && role == run.Sender:
+	case t.Kind == spec.UDPStream && role == result.Sender:
 		return engine.NewUDPSender(udp, p, t.SendSize, t.RateBitsPerSecond, cfg.UDPOptions...)
 	case t.Kind == spec.UDPStream:
 		return engine.NewUDPReceiver(udp, t.SendSize, cfg.UDPOptions...)
 	case tcp == nil:
 		return nil, fmt.Errorf("%s needs a TCP connection, got %T", t.Kind, c.Conn)
-	case role == run.Sender:
+	case role == result.Sender:
 		return engine.NewTCPSender(tcp, p, t.SendSize)
 	}
 	return engine.NewTCPReceiver(tcp, t.RecvSize)
@@ -296,25 +296,25 @@ type (
 type flow struct {
 	cfg   *Config
 	dir   spec.Direction
-	role  run.Role
+	role  result.Role
 	loops []engine.Loop
 	ids   []int
 	info  []engine.SocketInfo
-	dps   []*run.StreamDataPath // each stream's data path record
-	cpus  []int                 // the CPU each loop is pinned to, -1 for none
+	dps   []*result.StreamDataPath // each stream's data path record
+	cpus  []int                    // the CPU each loop is pinned to, -1 for none
 
 	host      *hostWindow
 	loopsDone chan struct{} // closed when every loop of the flow returned
 	aborted   bool
-	perStream [][]run.Interval
-	result    run.Flow
+	perStream [][]result.Interval
+	result    result.Flow
 }
 
 // sample is the flow's counters at one moment.
 type sample struct {
 	at     time.Time
 	ctr    []engine.Counters
-	tcp    []run.TCPInfo
+	tcp    []measure.TCPInfo
 	hasTCP []bool
 }
 
@@ -322,7 +322,7 @@ func (f *flow) take() sample {
 	s := sample{
 		at:     time.Now(),
 		ctr:    make([]engine.Counters, len(f.loops)),
-		tcp:    make([]run.TCPInfo, len(f.loops)),
+		tcp:    make([]measure.TCPInfo, len(f.loops)),
 		hasTCP: make([]bool, len(f.loops)),
 	}
 	for i, l := range f.loops {
@@ -330,7 +330,7 @@ func (f *flow) take() sample {
 	}
 	for i, l := range f.loops {
 		if rc := l.TCPRawConn(); rc != nil {
-			if ti, err := measure.TCPInfo(rc); err == nil {
+			if ti, err := measure.ReadTCPInfo(rc); err == nil {
 				s.tcp[i], s.hasTCP[i] = ti, true
 			}
 		}
@@ -343,7 +343,7 @@ func (f *flow) take() sample {
 // the loops and fills f.result.
 func (f *flow) run(ctx context.Context, start time.Time) {
 	sp := f.cfg.Spec
-	f.result = run.Flow{Direction: f.dir, Side: f.cfg.Side, Role: f.role}
+	f.result = result.Flow{Direction: f.dir, Side: f.cfg.Side, Role: f.role}
 
 	origin, ok := f.origin(ctx, start)
 	if !ok {
@@ -466,15 +466,15 @@ func (f *flow) wait(ctx context.Context, t time.Time) bool {
 }
 
 // delta is what stream i moved between two samples.
-func (f *flow) delta(i int, a, b sample) run.Interval {
+func (f *flow) delta(i int, a, b sample) result.Interval {
 	ca, cb := a.ctr[i], b.ctr[i]
-	iv := run.Interval{
+	iv := result.Interval{
 		Bytes:    cb.Bytes - ca.Bytes,
 		Packets:  cb.Packets - ca.Packets,
 		Lost:     cb.Lost - ca.Lost,
 		JitterMs: cb.JitterNanos / 1e6,
 	}
-	if f.role == run.Sender && a.hasTCP[i] && b.hasTCP[i] {
+	if f.role == result.Sender && a.hasTCP[i] && b.hasTCP[i] {
 		iv.Retransmits = b.tcp[i].TotalRetrans - a.tcp[i].TotalRetrans
 		iv.CwndBytes = b.tcp[i].CwndBytes
 		iv.RTTMicros = b.tcp[i].RTTMicros
@@ -484,17 +484,17 @@ func (f *flow) delta(i int, a, b sample) run.Interval {
 
 // interval reports the interval between prev and cur.
 func (f *flow) interval(index int, s0, prev, cur sample) {
-	sum := run.Interval{StartS: prev.at.Sub(s0.at).Seconds(), EndS: cur.at.Sub(s0.at).Seconds()}
+	sum := result.Interval{StartS: prev.at.Sub(s0.at).Seconds(), EndS: cur.at.Sub(s0.at).Seconds()}
 	dt := sum.EndS - sum.StartS
-	streams := make([]run.StreamInterval, len(f.loops))
+	streams := make([]result.StreamInterval, len(f.loops))
 	for i := range f.loops {
 		iv := f.delta(i, prev, cur)
 		iv.StartS, iv.EndS = sum.StartS, sum.EndS
-		iv.BitsPerSecond = run.Rate(iv.Bytes, dt)
+		iv.BitsPerSecond = result.Rate(iv.Bytes, dt)
 		if f.cfg.Spec.Kind.RR() {
-			iv.TransactionsPerSecond = run.PerSecond(iv.Packets, dt)
+			iv.TransactionsPerSecond = result.PerSecond(iv.Packets, dt)
 		}
-		streams[i] = run.StreamInterval{ID: f.ids[i], Interval: iv}
+		streams[i] = result.StreamInterval{ID: f.ids[i], Interval: iv}
 		sum.Bytes += iv.Bytes
 		sum.Packets += iv.Packets
 		sum.Lost += iv.Lost
@@ -503,19 +503,19 @@ func (f *flow) interval(index int, s0, prev, cur sample) {
 		sum.RTTMicros = max(sum.RTTMicros, iv.RTTMicros)
 		sum.JitterMs = max(sum.JitterMs, iv.JitterMs)
 	}
-	sum.BitsPerSecond = run.Rate(sum.Bytes, dt)
+	sum.BitsPerSecond = result.Rate(sum.Bytes, dt)
 	if f.cfg.Spec.Kind.RR() {
-		sum.TransactionsPerSecond = run.PerSecond(sum.Packets, dt)
+		sum.TransactionsPerSecond = result.PerSecond(sum.Packets, dt)
 	}
 	f.result.Intervals = append(f.result.Intervals, sum)
 	if f.perStream == nil {
-		f.perStream = make([][]run.Interval, len(f.loops))
+		f.perStream = make([][]result.Interval, len(f.loops))
 	}
 	for i, si := range streams {
 		f.perStream[i] = append(f.perStream[i], si.Interval)
 	}
 	if f.cfg.OnInterval != nil {
-		f.cfg.OnInterval(run.IntervalReport{Direction: f.dir, Side: f.cfg.Side, Role: f.role, Index: index, Interval: sum, Streams: streams})
+		f.cfg.OnInterval(result.IntervalReport{Direction: f.dir, Side: f.cfg.Side, Role: f.role, Index: index, Interval: sum, Streams: streams})
 	}
 }
 
@@ -558,12 +558,12 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 	r := &f.result
 	r.Truncated = truncated
 	if r.Intervals == nil {
-		r.Intervals = []run.Interval{}
+		r.Intervals = []result.Interval{}
 	}
 	var hists []*hdrhistogram.Histogram
 	for i, l := range f.loops {
 		end := l.Counters()
-		ss := run.StreamSide{
+		ss := result.StreamSide{
 			ID:                f.ids[i],
 			Side:              f.cfg.Side,
 			Role:              f.role,
@@ -599,7 +599,7 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 					ss.Retransmits = last.tcp[i].TotalRetrans - s0.tcp[i].TotalRetrans
 				}
 			}
-			if f.role == run.Sender && f.cfg.Spec.Kind.UDP() {
+			if f.role == result.Sender && f.cfg.Spec.Kind.UDP() {
 				ss.SeqFirst = uint64(a.Packets)
 			}
 		}
@@ -609,7 +609,7 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 		}
 		if ll, ok := l.(latencyLoop); ok && s0 != nil {
 			h := ll.Latency()
-			lat := stats.Latency(h)
+			lat := stats.LatencyOf(h)
 			ss.Latency = &lat
 			hists = append(hists, h)
 		}
@@ -621,7 +621,7 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 		for _, h := range hists {
 			all.Merge(h)
 		}
-		lat := stats.Latency(all)
+		lat := stats.LatencyOf(all)
 		r.Latency = &lat
 	}
 	if s0 != nil && last != nil {

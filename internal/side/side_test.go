@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"wirespeed/internal/run"
+	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
 
@@ -39,9 +39,9 @@ func TestReceiverAnchorsOnFirstByte(t *testing.T) {
 	sp.Interval = 100 * time.Millisecond
 	sp.SendSize = 16 << 10
 
-	rcvDone := make(chan run.SideResult, 1)
+	rcvDone := make(chan result.SideResult, 1)
 	go func() {
-		r, err := Run(context.Background(), Config{Spec: sp, Side: run.Remote, Sends: spec.ServerToClient,
+		r, err := Run(context.Background(), Config{Spec: sp, Side: result.Remote, Sends: spec.ServerToClient,
 			Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: b}}})
 		if err != nil {
 			t.Error(err)
@@ -50,20 +50,20 @@ func TestReceiverAnchorsOnFirstByte(t *testing.T) {
 	}()
 	const delay = 300 * time.Millisecond
 	time.Sleep(delay)
-	snd, err := Run(context.Background(), Config{Spec: sp, Side: run.Local, Sends: spec.ClientToServer,
+	snd, err := Run(context.Background(), Config{Spec: sp, Side: result.Local, Sends: spec.ClientToServer,
 		Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: a}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rcv := <-rcvDone
 	rf, sf := rcv.Flows[0], snd.Flows[0]
-	if rf.Role != run.Receiver || sf.Role != run.Sender {
+	if rf.Role != result.Receiver || sf.Role != result.Sender {
 		t.Fatalf("roles %s/%s", rf.Role, sf.Role)
 	}
 	if rf.StartOffsetS < delay.Seconds()-0.01 {
 		t.Errorf("receiver window opened %.3fs after its start, want after the first byte (%v)", rf.StartOffsetS, delay)
 	}
-	for _, f := range []run.Flow{rf, sf} {
+	for _, f := range []result.Flow{rf, sf} {
 		if math.Abs(f.ElapsedS-sp.Duration.Seconds()) > 0.05 {
 			t.Errorf("%s window %.3fs, want %v", f.Role, f.ElapsedS, sp.Duration)
 		}
@@ -87,7 +87,7 @@ func TestReceiverWithoutData(t *testing.T) {
 	sp := spec.Default()
 	sp.Duration = 100 * time.Millisecond
 	start := time.Now()
-	r, err := Run(context.Background(), Config{Spec: sp, Side: run.Remote, Sends: spec.ServerToClient,
+	r, err := Run(context.Background(), Config{Spec: sp, Side: result.Remote, Sends: spec.ServerToClient,
 		Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: b}}, FirstByteGrace: 200 * time.Millisecond, DrainTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -108,13 +108,13 @@ func TestCancel(t *testing.T) {
 	sp.Duration = 10 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	rcvDone := make(chan run.SideResult, 1)
+	rcvDone := make(chan result.SideResult, 1)
 	go func() {
-		r, _ := Run(ctx, Config{Spec: sp, Side: run.Remote, Sends: spec.ServerToClient, Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: b}}})
+		r, _ := Run(ctx, Config{Spec: sp, Side: result.Remote, Sends: spec.ServerToClient, Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: b}}})
 		rcvDone <- r
 	}()
 	start := time.Now()
-	snd, err := Run(ctx, Config{Spec: sp, Side: run.Local, Sends: spec.ClientToServer, Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: a}}})
+	snd, err := Run(ctx, Config{Spec: sp, Side: result.Local, Sends: spec.ClientToServer, Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: a}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestCancel(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("cancelled run took %v", d)
 	}
-	for _, r := range []run.SideResult{snd, rcv} {
+	for _, r := range []result.SideResult{snd, rcv} {
 		f := r.Flows[0]
 		if !r.Interrupted || !f.Truncated || f.Bytes == 0 || f.ElapsedS > 1 {
 			t.Errorf("%s: interrupted %v truncated %v bytes %d elapsed %.2f", f.Role, r.Interrupted, f.Truncated, f.Bytes, f.ElapsedS)

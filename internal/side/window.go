@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"wirespeed/internal/measure"
-	"wirespeed/internal/run"
 )
 
 // hostWindow samples what is host-wide rather than per stream (the
@@ -16,7 +15,7 @@ type hostWindow struct {
 	pending  int // flows whose window has not closed yet
 	opened   bool
 	before   measure.NetCounters
-	counters *run.Counters
+	counters *measure.Counters
 	warnings []string
 }
 

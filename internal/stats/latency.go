@@ -2,20 +2,18 @@ package stats
 
 import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"wirespeed/internal/run"
 )
 
-// Latency summarises a histogram of nanoseconds in microseconds: count,
+// LatencyOf summarises a histogram of nanoseconds in microseconds: count,
 // min, mean, the 50th, 90th, 99th and 99.9th percentiles, max and standard
 // deviation. The histogram's own precision bounds the error of each
 // figure. An empty histogram gives a zero Latency.
-func Latency(h *hdrhistogram.Histogram) run.Latency {
+func LatencyOf(h *hdrhistogram.Histogram) Latency {
 	if h == nil || h.TotalCount() == 0 {
-		return run.Latency{}
+		return Latency{}
 	}
 	us := func(ns int64) float64 { return float64(ns) / 1e3 }
-	return run.Latency{
+	return Latency{
 		Count:  h.TotalCount(),
 		Min:    us(h.Min()),
 		Mean:   h.Mean() / 1e3,

@@ -8,7 +8,7 @@ import (
 )
 
 func TestLatency(t *testing.T) {
-	if got := Latency(nil); got.Count != 0 {
+	if got := LatencyOf(nil); got.Count != 0 {
 		t.Errorf("nil histogram: %+v", got)
 	}
 	h := hdrhistogram.New(1, 3_600_000_000_000, 3)
@@ -16,7 +16,7 @@ func TestLatency(t *testing.T) {
 	for v := int64(1); v <= 1000; v++ {
 		h.RecordValue(v * 1000)
 	}
-	l := Latency(h)
+	l := LatencyOf(h)
 	near := func(name string, got, want float64) {
 		t.Helper()
 		if math.Abs(got-want) > want*0.001+0.001 {

@@ -2,14 +2,12 @@ package sysinfo
 
 import (
 	"net/netip"
-
-	"wirespeed/internal/run"
 )
 
 // Egress returns the interface the route to peer leaves by and its root
 // queueing discipline, in the calling thread's network namespace: what a
 // socket's pacing meets on its way out.
-func Egress(peer netip.Addr) (string, *run.Qdisc, error) {
+func Egress(peer netip.Addr) (string, *Qdisc, error) {
 	link, err := routeLink(peer)
 	if err != nil {
 		return "", nil, err

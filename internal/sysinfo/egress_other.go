@@ -4,9 +4,7 @@ package sysinfo
 
 import (
 	"net/netip"
-
-	"wirespeed/internal/run"
 )
 
 // Egress is Linux only.
-func Egress(netip.Addr) (string, *run.Qdisc, error) { return "", nil, ErrUnsupported }
+func Egress(netip.Addr) (string, *Qdisc, error) { return "", nil, ErrUnsupported }

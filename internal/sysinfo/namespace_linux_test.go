@@ -9,7 +9,6 @@ import (
 
 	"wirespeed/internal/lab"
 	"wirespeed/internal/nstest"
-	"wirespeed/internal/run"
 	"wirespeed/internal/sysinfo"
 )
 
@@ -21,7 +20,7 @@ func TestCollectVeth(t *testing.T) {
 	defer cancel()
 	for _, peer := range []netip.Addr{l.B.IPv4, l.B.IPv6} {
 		var (
-			env      run.Env
+			env      sysinfo.Env
 			warnings []string
 		)
 		err := l.Do(lab.A, func() (err error) {

@@ -2,7 +2,7 @@
 // the kernel release, the CPU, the interface that carries a test (found
 // from the route to the peer) with its driver, MTU, link speed, offload
 // features and qdisc, the TCP congestion control, and the sysctls that
-// change results, into a run.Env. It only reads; package netconf changes
+// change results, into a Env. It only reads; package netconf changes
 // settings and package report formats the record.
 //
 // Files under /proc are read from a root given as a parameter, so tests
@@ -22,8 +22,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"wirespeed/internal/run"
 )
 
 // ErrUnsupported is returned for what the platform cannot describe.
@@ -59,13 +57,13 @@ var Sysctls = []string{
 // explained in one of the returned warnings. It fails only when the
 // interface cannot be found at all: Dev does not exist, or no route leads
 // to Peer.
-func Collect(ctx context.Context, opts Options) (run.Env, []string, error) {
+func Collect(ctx context.Context, opts Options) (Env, []string, error) {
 	root := opts.ProcRoot
 	if root == "" {
 		root = "/proc"
 	}
 	c := &collector{root: root}
-	env := run.Env{Sysctls: map[string][]int64{}}
+	env := Env{Sysctls: map[string][]int64{}}
 
 	env.Hostname = c.line("sys/kernel/hostname", "hostname")
 	env.KernelRelease = c.line("sys/kernel/osrelease", "kernel release")
@@ -165,14 +163,14 @@ func readErr(err error) error {
 // readCPU reads the processor model and the number of logical CPUs from
 // cpuinfo. The model line differs by architecture: "model name" on x86,
 // "cpu" on POWER, "Hardware" or "CPU part" on ARM.
-func readCPU(path string) (run.CPUInfo, error) {
+func readCPU(path string) (CPUInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return run.CPUInfo{}, readErr(err)
+		return CPUInfo{}, readErr(err)
 	}
 	defer f.Close()
 	var (
-		cpu    run.CPUInfo
+		cpu    CPUInfo
 		models = map[string]string{}
 	)
 	sc := bufio.NewScanner(f)
@@ -192,7 +190,7 @@ func readCPU(path string) (run.CPUInfo, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return run.CPUInfo{}, fmt.Errorf("read %s: %w", path, err)
+		return CPUInfo{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	for _, k := range []string{"model name", "cpu", "Hardware", "CPU part"} {
 		if m, ok := models[k]; ok {

@@ -11,10 +11,9 @@ import (
 	"github.com/vishvananda/netns"
 
 	"wirespeed/internal/netdev"
-	"wirespeed/internal/run"
 )
 
-func (c *collector) collectInterface(ctx context.Context, dev string, peer netip.Addr) (*run.Interface, error) {
+func (c *collector) collectInterface(ctx context.Context, dev string, peer netip.Addr) (*Interface, error) {
 	var (
 		link netlink.Link
 		err  error
@@ -35,7 +34,7 @@ func (c *collector) collectInterface(ctx context.Context, dev string, peer netip
 		}
 	}
 	a := link.Attrs()
-	ifc := &run.Interface{Name: a.Name, Index: a.Index, MTU: a.MTU}
+	ifc := &Interface{Name: a.Name, Index: a.Index, MTU: a.MTU}
 
 	if q, err := rootQdisc(link); err != nil {
 		c.warn("qdisc of %s: %v", a.Name, err)
@@ -102,7 +101,7 @@ func routeLink(peer netip.Addr) (netlink.Link, error) {
 }
 
 // rootQdisc returns the queueing discipline at the root of link's egress.
-func rootQdisc(link netlink.Link) (*run.Qdisc, error) {
+func rootQdisc(link netlink.Link) (*Qdisc, error) {
 	qs, err := netlink.QdiscList(link)
 	if err != nil {
 		return nil, err
@@ -113,7 +112,7 @@ func rootQdisc(link netlink.Link) (*run.Qdisc, error) {
 			continue
 		}
 		maj, min := netlink.MajorMinor(a.Handle)
-		rq := &run.Qdisc{Kind: q.Type(), Handle: fmt.Sprintf("%x:%x", maj, min)}
+		rq := &Qdisc{Kind: q.Type(), Handle: fmt.Sprintf("%x:%x", maj, min)}
 		if tbf, ok := q.(*netlink.Tbf); ok {
 			rq.RateBitsPerSecond = tbf.Rate * 8
 			rq.BurstBytes = netlink.Xmitsize(tbf.Rate, tbf.Buffer)

@@ -5,13 +5,11 @@ package sysinfo
 import (
 	"context"
 	"net/netip"
-
-	"wirespeed/internal/run"
 )
 
 // collectInterface leaves the interface out with a warning: describing it
 // needs netlink and ethtool.
-func (c *collector) collectInterface(context.Context, string, netip.Addr) (*run.Interface, error) {
+func (c *collector) collectInterface(context.Context, string, netip.Addr) (*Interface, error) {
 	c.warn("interface: %v", ErrUnsupported)
 	return nil, nil
 }

@@ -4,10 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"wirespeed/internal/engine"
 
 	"github.com/google/go-cmp/cmp"
-
-	"wirespeed/internal/run"
 )
 
 func TestCollectFixture(t *testing.T) {
@@ -18,11 +17,11 @@ func TestCollectFixture(t *testing.T) {
 	if len(warnings) > 0 {
 		t.Errorf("warnings on a complete fixture: %q", warnings)
 	}
-	want := run.Env{
+	want := Env{
 		Hostname:      "fixture-host",
 		KernelRelease: "6.1.0-fixture-amd64",
-		CPU:           run.CPUInfo{Model: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", Count: 4},
-		CongestionControl: run.CongestionControl{
+		CPU:           CPUInfo{Model: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", Count: 4},
+		CongestionControl: CongestionControl{
 			Default:   "cubic",
 			Available: []string{"reno", "cubic", "bbr"},
 		},
@@ -39,7 +38,7 @@ func TestCollectFixture(t *testing.T) {
 			"net.core.optmem_max":      {131072},
 		},
 		// By the release: a fixture's features are not probed.
-		DataPath: &run.DataPathSupport{MsgZeroCopy: true, UDPGSO: true, UDPGRO: true, TCPInternalPacing: true, DefaultQdisc: "fq_codel"},
+		DataPath: &engine.DataPathSupport{MsgZeroCopy: true, UDPGSO: true, UDPGRO: true, TCPInternalPacing: true, DefaultQdisc: "fq_codel"},
 	}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Errorf("Collect (-want +got):\n%s", diff)
@@ -53,7 +52,7 @@ func TestCollectPartial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(run.CPUInfo{Model: "0xd0c", Count: 2}, env.CPU); diff != "" {
+	if diff := cmp.Diff(CPUInfo{Model: "0xd0c", Count: 2}, env.CPU); diff != "" {
 		t.Errorf("CPU (-want +got):\n%s", diff)
 	}
 	if env.KernelRelease != "6.6.0-arm" || env.Hostname != "" {

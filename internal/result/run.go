@@ -2,12 +2,15 @@
 // and the joined result of both sides (Result), with the JSON names the
 // results document uses. It is plain data plus the arithmetic that joins
 // the two sides; it does no I/O and reads no clock.
-package run
+package result
 
 import (
 	"time"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
+	"wirespeed/internal/sysinfo"
 )
 
 // Side names who measured a figure: the client process (local) or the
@@ -31,20 +34,6 @@ const (
 	Requester Role = "requester"
 	Responder Role = "responder"
 )
-
-// TCPInfo is the part of the kernel's TCP_INFO a result keeps. Zero where
-// the platform does not report it.
-type TCPInfo struct {
-	SndMSS        int     `json:"snd_mss"`
-	RcvMSS        int     `json:"rcv_mss"`
-	PMTU          int     `json:"pmtu"`
-	CwndSegments  int     `json:"cwnd_segments"`
-	CwndBytes     int64   `json:"cwnd_bytes"`
-	RTTMicros     float64 `json:"rtt_us"`
-	RTTVarMicros  float64 `json:"rttvar_us"`
-	TotalRetrans  int64   `json:"total_retrans"`
-	RcvSpaceBytes int64   `json:"rcv_space_bytes"`
-}
 
 // Interval is what was moved between two samples.
 type Interval struct {
@@ -77,26 +66,26 @@ type StreamSide struct {
 	Calls      int64 `json:"calls"`       // send or receive system calls inside the window
 	// Complete is true when TotalBytes is final: the sender stopped, or the
 	// receiver read up to the sender's end of stream.
-	Complete          bool       `json:"complete"`
-	SndBuf            int        `json:"sndbuf"` // granted by the kernel when the run started, read back after setting
-	RcvBuf            int        `json:"rcvbuf"`
-	SndBufEnd         int        `json:"sndbuf_end"` // at the end of the window, after the kernel's autotuning
-	RcvBufEnd         int        `json:"rcvbuf_end"`
-	CongestionControl string     `json:"congestion_control,omitempty"`
-	Retransmits       int64      `json:"retransmits"` // over the window
-	TCPInfo           *TCPInfo   `json:"tcp_info,omitempty"`
-	Intervals         []Interval `json:"intervals,omitempty"`
+	Complete          bool             `json:"complete"`
+	SndBuf            int              `json:"sndbuf"` // granted by the kernel when the run started, read back after setting
+	RcvBuf            int              `json:"rcvbuf"`
+	SndBufEnd         int              `json:"sndbuf_end"` // at the end of the window, after the kernel's autotuning
+	RcvBufEnd         int              `json:"rcvbuf_end"`
+	CongestionControl string           `json:"congestion_control,omitempty"`
+	Retransmits       int64            `json:"retransmits"` // over the window
+	TCPInfo           *measure.TCPInfo `json:"tcp_info,omitempty"`
+	Intervals         []Interval       `json:"intervals,omitempty"`
 
 	// UDP and request/response figures, over the window.
-	Packets      int64    `json:"packets,omitempty"`       // datagrams sent or received (distinct), or transactions
-	TotalPackets int64    `json:"total_packets,omitempty"` // the same over the connection's life
-	SendErrors   int64    `json:"send_errors,omitempty"`   // sends the kernel refused (EAGAIN, ENOBUFS), retried
-	Lost         int64    `json:"lost,omitempty"`          // sequence gaps seen by the receiver in the window
-	OutOfOrder   int64    `json:"out_of_order,omitempty"`
-	Duplicates   int64    `json:"duplicates,omitempty"`
-	JitterMs     float64  `json:"jitter_ms,omitempty"`
-	Timeouts     int64    `json:"timeouts,omitempty"` // transactions given up without an answer
-	Latency      *Latency `json:"latency_us,omitempty"`
+	Packets      int64          `json:"packets,omitempty"`       // datagrams sent or received (distinct), or transactions
+	TotalPackets int64          `json:"total_packets,omitempty"` // the same over the connection's life
+	SendErrors   int64          `json:"send_errors,omitempty"`   // sends the kernel refused (EAGAIN, ENOBUFS), retried
+	Lost         int64          `json:"lost,omitempty"`          // sequence gaps seen by the receiver in the window
+	OutOfOrder   int64          `json:"out_of_order,omitempty"`
+	Duplicates   int64          `json:"duplicates,omitempty"`
+	JitterMs     float64        `json:"jitter_ms,omitempty"`
+	Timeouts     int64          `json:"timeouts,omitempty"` // transactions given up without an answer
+	Latency      *stats.Latency `json:"latency_us,omitempty"`
 	// UDP sequence accounting. A sender's SeqFirst is its next sequence
 	// number when its window opened; a receiver's is the first it counted
 	// as the window's, and SeqUnique how many distinct datagrams numbered
@@ -105,20 +94,6 @@ type StreamSide struct {
 	SeqUnique int64  `json:"seq_unique,omitempty"`
 	// DataPath is this side's record of the stream's data path options.
 	DataPath *StreamDataPath `json:"datapath,omitempty"`
-}
-
-// Latency summarises the latency of transactions, in microseconds, from a
-// histogram whose values are within 0.1% of the true ones.
-type Latency struct {
-	Count  int64   `json:"count"`
-	Min    float64 `json:"min"`
-	Mean   float64 `json:"mean"`
-	P50    float64 `json:"p50"`
-	P90    float64 `json:"p90"`
-	P99    float64 `json:"p99"`
-	P999   float64 `json:"p999"`
-	Max    float64 `json:"max"`
-	StdDev float64 `json:"stddev"`
 }
 
 // Flow is what one side measured for one direction: the streams it sent
@@ -138,7 +113,7 @@ type Flow struct {
 	Intervals []Interval   `json:"intervals"`
 	Streams   []StreamSide `json:"streams"`
 	// Latency merges the streams' latencies (requester only).
-	Latency *Latency `json:"latency_us,omitempty"`
+	Latency *stats.Latency `json:"latency_us,omitempty"`
 }
 
 // SideResult is everything one side measured in one run.
@@ -150,19 +125,19 @@ type SideResult struct {
 	Error       string `json:"error,omitempty"`
 	// Counters is how the host's protocol counters changed from the first
 	// window's opening to the last one's closing.
-	Counters *Counters `json:"counters,omitempty"`
-	Warnings []string  `json:"warnings,omitempty"`
+	Counters *measure.Counters `json:"counters,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
 	// DataPath is what this side did about the spec's data path options
 	// (datapath.go), present when the spec asks for any.
 	DataPath *DataPath `json:"datapath,omitempty"`
 	// CPU is this side's CPU over its measurement window when the spec
 	// asks for it; CPUError says why it is missing when sampling failed.
 	// Its service demand is filled in by Join, from the test's bytes.
-	CPU      *CPU   `json:"cpu,omitempty"`
-	CPUError string `json:"cpu_error,omitempty"`
+	CPU      *measure.CPU `json:"cpu,omitempty"`
+	CPUError string       `json:"cpu_error,omitempty"`
 	// Env is this side's environment record (see env.go): collected once
 	// per control session and again after a setting changed, not per run.
-	Env *Env `json:"env,omitempty"`
+	Env *sysinfo.Env `json:"env,omitempty"`
 }
 
 // IntervalReport is one side's sample of one direction, sent as it
@@ -196,8 +171,8 @@ type Summary struct {
 	// LocalCPU and RemoteCPU are each side's CPU over its window, in the
 	// summary of a run (not of a direction or a stream) when the spec
 	// asks for CPU.
-	LocalCPU  *CPU `json:"local_cpu,omitempty"`
-	RemoteCPU *CPU `json:"remote_cpu,omitempty"`
+	LocalCPU  *measure.CPU `json:"local_cpu,omitempty"`
+	RemoteCPU *measure.CPU `json:"remote_cpu,omitempty"`
 	// Confidence is the confidence interval over iterations, when the
 	// result is the mean of several (see points.go).
 	Confidence *Confidence `json:"confidence,omitempty"`
@@ -223,10 +198,10 @@ type UDPSummary struct {
 
 // RRSummary is what a request/response test's client measured.
 type RRSummary struct {
-	Transactions          int64   `json:"transactions"`
-	TransactionsPerSecond float64 `json:"transactions_per_s"`
-	Timeouts              int64   `json:"timeouts"`
-	Latency               Latency `json:"latency_us"`
+	Transactions          int64         `json:"transactions"`
+	TransactionsPerSecond float64       `json:"transactions_per_s"`
+	Timeouts              int64         `json:"timeouts"`
+	Latency               stats.Latency `json:"latency_us"`
 	// ServerTransactions is how many requests the server answered over
 	// the whole run, for comparison with the client's count.
 	ServerTransactions int64 `json:"server_transactions"`
@@ -276,11 +251,11 @@ type SideInfo struct {
 	// Counters is how the side's kernel protocol counters (/proc/net/snmp,
 	// /proc/net/netstat) changed over its window; they count all traffic
 	// of its network namespace, not only the test's.
-	Counters *Counters `json:"counters,omitempty"`
+	Counters *measure.Counters `json:"counters,omitempty"`
 	// Env is the side's environment: kernel, CPU, the interface that
 	// carried the test with its MTU, driver, offloads and qdisc, TCP
 	// congestion control and sysctls.
-	Env *Env `json:"env,omitempty"`
+	Env *sysinfo.Env `json:"env,omitempty"`
 	// DataPath is what the side did about the spec's data path options.
 	DataPath *DataPath `json:"datapath,omitempty"`
 }

@@ -1,4 +1,4 @@
-package run
+package result
 
 import (
 	"strings"
@@ -6,15 +6,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"wirespeed/internal/measure"
+	"wirespeed/internal/netdev"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sysinfo"
 )
 
-func testEnv(mtu int, tso bool) *Env {
-	return &Env{
-		Hostname: "h", KernelRelease: "6.8.0", CPU: CPUInfo{Model: "cpu", Count: 2},
-		CongestionControl: CongestionControl{Default: "cubic"},
-		Interface: &Interface{Name: "wst-a", Driver: "veth", MTU: mtu, Qdisc: &Qdisc{Kind: "noqueue"},
-			Offloads: []Feature{{Name: "tx-checksumming", On: true}, {Name: "tcp-segmentation-offload", On: tso}}},
+func testEnv(mtu int, tso bool) *sysinfo.Env {
+	return &sysinfo.Env{
+		Hostname: "h", KernelRelease: "6.8.0", CPU: sysinfo.CPUInfo{Model: "cpu", Count: 2},
+		CongestionControl: sysinfo.CongestionControl{Default: "cubic"},
+		Interface: &sysinfo.Interface{Name: "wst-a", Driver: "veth", MTU: mtu, Qdisc: &sysinfo.Qdisc{Kind: "noqueue"},
+			Offloads: []netdev.FeatureState{{Name: "tx-checksumming", On: true}, {Name: "tcp-segmentation-offload", On: tso}}},
 		Sysctls: map[string][]int64{"net.ipv4.tcp_rmem": {4096, 131072, 6291456}},
 	}
 }
@@ -25,7 +28,7 @@ func testEnv(mtu int, tso bool) *Env {
 func TestJoinEnvAndChecksumWarning(t *testing.T) {
 	sp := spec.Default()
 	local := SideResult{Side: Local, Env: testEnv(1500, true)}
-	remote := SideResult{Side: Remote, Env: testEnv(9000, false), Counters: &Counters{TCP: TCPCounters{InCsumErrors: 7}}}
+	remote := SideResult{Side: Remote, Env: testEnv(9000, false), Counters: &measure.Counters{TCP: measure.TCPCounters{InCsumErrors: 7}}}
 	res := Join(sp, local, remote)
 	if res.Local.Env != local.Env || res.Remote.Env != remote.Env {
 		t.Error("Join did not keep the sides' records")
@@ -44,7 +47,7 @@ func TestJoinEnvAndChecksumWarning(t *testing.T) {
 func TestDiffEnv(t *testing.T) {
 	a, b := testEnv(1500, true), testEnv(9000, false)
 	b.Sysctls["net.core.rmem_max"] = []int64{212992}
-	b.Interface.Qdisc = &Qdisc{Kind: "tbf", RateBitsPerSecond: 20e6}
+	b.Interface.Qdisc = &sysinfo.Qdisc{Kind: "tbf", RateBitsPerSecond: 20e6}
 	got := DiffEnv(Remote, a, b)
 	want := []EnvDiff{
 		{Remote, "mtu", "1500", "9000"},

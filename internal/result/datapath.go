@@ -1,8 +1,9 @@
-package run
+package result
 
 import (
 	"fmt"
 	"strings"
+	"wirespeed/internal/measure"
 )
 
 // DataPath is what one side did about the spec's data path options
@@ -90,7 +91,7 @@ type BusyPoll struct {
 
 // StreamDataPath is one side's data path record of one stream.
 type StreamDataPath struct {
-	CPU                  *int   `json:"cpu,omitempty"` // the CPU its thread was pinned to
+	CPU                  *int   `json:"cpu,omitempty"` // the measure.CPU its thread was pinned to
 	ZeroCopySends        int64  `json:"zerocopy_sends,omitempty"`
 	ZeroCopyCompleted    int64  `json:"zerocopy_completed,omitempty"`
 	ZeroCopyCopied       int64  `json:"zerocopy_copied,omitempty"`
@@ -146,7 +147,7 @@ func fastestSent(res *Result, side Side) float64 {
 
 // AddCPUUtil fills the pinned CPUs' utilization from the side's CPU
 // figures, which have every CPU's.
-func (dp *DataPath) AddCPUUtil(c *CPU) {
+func (dp *DataPath) AddCPUUtil(c *measure.CPU) {
 	if dp == nil || c == nil {
 		return
 	}
@@ -158,24 +159,4 @@ func (dp *DataPath) AddCPUUtil(c *CPU) {
 			}
 		}
 	}
-}
-
-// DataPathSupport is what a host's kernel offers the data path options,
-// for its environment record: each feature known from the release it
-// appeared in and, for the live host, confirmed by trying it on a
-// socket. What a run could actually use is in its result's data path
-// records.
-type DataPathSupport struct {
-	MsgZeroCopy bool `json:"msg_zerocopy"` // SO_ZEROCOPY and MSG_ZEROCOPY on TCP (Linux 4.14)
-	UDPGSO      bool `json:"udp_gso"`      // UDP_SEGMENT (4.18)
-	UDPGRO      bool `json:"udp_gro"`      // UDP_GRO (5.0)
-	// TCPInternalPacing is TCP's own pacing, which enforces
-	// SO_MAX_PACING_RATE without the fq qdisc (4.20).
-	TCPInternalPacing bool `json:"tcp_internal_pacing"`
-	// DefaultQdisc is net.core.default_qdisc, what an mq root gives each
-	// queue: fq there paces UDP too.
-	DefaultQdisc string `json:"default_qdisc,omitempty"`
-	// Probed says the socket options were tried on this host rather than
-	// only inferred from the release.
-	Probed bool `json:"probed"`
 }

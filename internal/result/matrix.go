@@ -1,6 +1,9 @@
-package run
+package result
 
-import "strings"
+import (
+	"strings"
+	"wirespeed/internal/netconf"
+)
 
 // Matrix is what `wirespeed matrix` measured: the host settings it varied
 // (Dimensions), the devices it changed, and one row per combination of
@@ -73,7 +76,7 @@ type MatrixRow struct {
 	// Changes are the settings changed to reach this row from the one
 	// before (from the original state for the first), with every kernel
 	// feature each change moved, on every device.
-	Changes []SettingChange `json:"changes,omitempty"`
+	Changes []netconf.SettingChange `json:"changes,omitempty"`
 	// Skipped says why the row was not measured: the kernel would not
 	// take the combination (TSO on with tx checksumming off), or a
 	// setting failed.

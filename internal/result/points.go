@@ -1,9 +1,11 @@
-package run
+package result
 
 import (
 	"math"
 	"slices"
 	"time"
+	"wirespeed/internal/measure"
+	"wirespeed/internal/stats"
 )
 
 // Iteration is one run of a repeated measurement, as the results document
@@ -119,7 +121,7 @@ func MeanSummary(ss []Summary) Summary {
 	n := float64(len(ss))
 	var m Summary
 	var bytes, sbytes, retr float64
-	var local, remote []CPU
+	var local, remote []measure.CPU
 	for _, s := range ss {
 		m.BitsPerSecond += s.BitsPerSecond / n
 		m.SenderBitsPerSecond += s.SenderBitsPerSecond / n
@@ -196,7 +198,7 @@ func meanRR(ss []Summary) *RRSummary {
 	}
 	n := float64(len(rs))
 	var tr, tps, to, ct, st float64
-	var l Latency
+	var l stats.Latency
 	for _, r := range rs {
 		tr += float64(r.Transactions) / n
 		tps += r.TransactionsPerSecond / n
@@ -227,13 +229,13 @@ func meanRR(ss []Summary) *RRSummary {
 // CPU count and the busiest CPU's number are the last one's; per-CPU
 // figures are averaged when every entry lists the same CPUs, and the
 // last one's otherwise.
-func MeanCPU(cs []CPU) *CPU {
+func MeanCPU(cs []measure.CPU) *measure.CPU {
 	if len(cs) == 0 {
 		return nil
 	}
 	last := cs[len(cs)-1]
 	n := float64(len(cs))
-	m := CPU{CPUs: last.CPUs, BusiestCPU: last.BusiestCPU}
+	m := measure.CPU{CPUs: last.CPUs, BusiestCPU: last.BusiestCPU}
 	sameCPUs := true
 	for _, c := range cs {
 		m.UtilPct += c.UtilPct / n

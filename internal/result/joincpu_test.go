@@ -1,9 +1,10 @@
-package run
+package result
 
 import (
 	"strings"
 	"testing"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/spec"
 )
 
@@ -13,9 +14,9 @@ func TestJoinCPU(t *testing.T) {
 	sp := spec.Default()
 	sp.CPU = true
 	local := SideResult{Side: Local, Flows: []Flow{flow(spec.ClientToServer, Local, Sender, 2, map[int]int64{1: 2_000_000})},
-		CPU: &CPU{UtilPct: 50, CPUs: 4, ElapsedS: 2.5, PerCPUUtilPct: []float64{50}, PerCPUIDs: []int{0}}}
+		CPU: &measure.CPU{UtilPct: 50, CPUs: 4, ElapsedS: 2.5, PerCPUUtilPct: []float64{50}, PerCPUIDs: []int{0}}}
 	remote := SideResult{Side: Remote, Flows: []Flow{flow(spec.ClientToServer, Remote, Receiver, 2, map[int]int64{1: 1_024_000})},
-		CPU: &CPU{UtilPct: 10, CPUs: 2, ElapsedS: 2}}
+		CPU: &measure.CPU{UtilPct: 10, CPUs: 2, ElapsedS: 2}}
 	res := Join(sp, local, remote)
 	// local: 0.5 * 4 CPUs * 2.5 s = 5 s of CPU = 5e6 us over 1000 KB.
 	if got := res.Summary.LocalCPU.ServiceDemandMicrosPerKB; got != 5000 {

@@ -1,6 +1,9 @@
-package run
+package result
 
-import "fmt"
+import (
+	"fmt"
+	"wirespeed/internal/measure"
+)
 
 // joinCPU puts each side's CPU figures into the run's summary and computes
 // their service demand.
@@ -19,16 +22,16 @@ func joinCPU(res *Result, local, remote SideResult) {
 				if why == "" {
 					why = "none reported (a server older than --cpu, or a window that never opened)"
 				}
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: no CPU figures: %s", s.Side, why))
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: no measure.CPU figures: %s", s.Side, why))
 			}
 			continue
 		}
 		c := *s.CPU
 		c.PerCPUUtilPct = append([]float64(nil), c.PerCPUUtilPct...)
 		c.PerCPUIDs = append([]int(nil), c.PerCPUIDs...)
-		c.ServiceDemandMicrosPerKB = ServiceDemand(c.UtilPct, c.CPUs, c.ElapsedS, res.Summary.Bytes)
+		c.ServiceDemandMicrosPerKB = measure.ServiceDemand(c.UtilPct, c.CPUs, c.ElapsedS, res.Summary.Bytes)
 		if rr := res.Summary.RRSummary; rr != nil {
-			c.ServiceDemandMicrosPerTransaction = ServiceDemandPerTransaction(c.UtilPct, c.CPUs, c.ElapsedS, rr.Transactions)
+			c.ServiceDemandMicrosPerTransaction = measure.ServiceDemandPerTransaction(c.UtilPct, c.CPUs, c.ElapsedS, rr.Transactions)
 		}
 		if s.Side == Remote {
 			res.Summary.RemoteCPU = &c

@@ -1,9 +1,10 @@
-package run
+package result
 
 import (
 	"fmt"
 
 	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
 )
 
 // Join builds the result of a run of t from what the client (local) and
@@ -250,7 +251,7 @@ func joinRR(dir spec.Direction, reqSide, respSide Side, req, resp Flow) Directio
 	d.Intervals = append([]Interval{}, req.Intervals...)
 	for i := range d.Streams {
 		st := &d.Streams[i]
-		var lat *Latency
+		var lat *stats.Latency
 		if st.Sender.Latency != nil {
 			lat = st.Sender.Latency
 		}
@@ -265,7 +266,7 @@ func joinRR(dir spec.Direction, reqSide, respSide Side, req, resp Flow) Directio
 	return d
 }
 
-func rrSummary(req, resp []StreamSide, elapsed float64, lat *Latency) *RRSummary {
+func rrSummary(req, resp []StreamSide, elapsed float64, lat *stats.Latency) *RRSummary {
 	r := &RRSummary{}
 	for _, s := range req {
 		r.Transactions += s.Packets

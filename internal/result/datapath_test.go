@@ -1,9 +1,10 @@
-package run
+package result
 
 import (
 	"strings"
 	"testing"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/spec"
 )
 
@@ -46,7 +47,7 @@ func TestJoinDataPath(t *testing.T) {
 
 func TestAddCPUUtil(t *testing.T) {
 	dp := &DataPath{PinnedCPUs: []PinnedCPU{{CPU: 3}, {CPU: 1}}}
-	dp.AddCPUUtil(&CPU{PerCPUIDs: []int{0, 1, 3}, PerCPUUtilPct: []float64{10, 20, 30}})
+	dp.AddCPUUtil(&measure.CPU{PerCPUIDs: []int{0, 1, 3}, PerCPUUtilPct: []float64{10, 20, 30}})
 	if u := dp.PinnedCPUs[0].UtilPct; u == nil || *u != 30 {
 		t.Errorf("cpu 3: %v, want 30", u)
 	}
@@ -54,5 +55,5 @@ func TestAddCPUUtil(t *testing.T) {
 		t.Errorf("cpu 1: %v, want 20", u)
 	}
 	var none *DataPath
-	none.AddCPUUtil(&CPU{}) // nil-safe
+	none.AddCPUUtil(&measure.CPU{}) // nil-safe
 }
