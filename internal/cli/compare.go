@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -82,15 +80,9 @@ func runCompare(e *env, f *compareFlags, files []string) error {
 	docs := make([]result.Document, len(files))
 	names := make([]string, len(files))
 	for i, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
+		var err error
+		if docs[i], err = result.ReadFile(p); err != nil {
 			return fmt.Errorf("compare: %w", err)
-		}
-		if err := json.Unmarshal(b, &docs[i]); err != nil {
-			return fmt.Errorf("compare %s: not a wirespeed results document: %w", p, err)
-		}
-		if docs[i].Schema != result.Schema {
-			return fmt.Errorf("compare %s: schema %q, this wirespeed reads %q", p, docs[i].Schema, result.Schema)
 		}
 		names[i] = filepath.Base(p)
 	}

@@ -606,11 +606,7 @@ func (m *matrixRun) measure(ctx context.Context, row *result.MatrixRow, progress
 		if err != nil && len(res.Directions) == 0 {
 			return fmt.Errorf("row %d (%s): %w", row.Index, row.Label, err)
 		}
-		size := m.base.SendSize
-		if m.base.Kind.RR() {
-			size = m.base.RequestSize
-		}
-		row.Points = []result.Point{{MsgSize: size, Result: res}}
+		row.Points = []result.Point{{MsgSize: m.base.MessageSize(), Result: res}}
 		row.Interrupted = res.Interrupted || ctx.Err() != nil
 		if err != nil {
 			return fmt.Errorf("row %d (%s): %w", row.Index, row.Label, err)

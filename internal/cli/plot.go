@@ -2,9 +2,7 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -57,15 +55,9 @@ func runPlot(e *env, files []string, output string) error {
 	}
 	docs := make([]result.Document, len(files))
 	for i, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
+		var err error
+		if docs[i], err = result.ReadFile(f); err != nil {
 			return fmt.Errorf("plot: %w", err)
-		}
-		if err := json.Unmarshal(b, &docs[i]); err != nil {
-			return fmt.Errorf("plot %s: not a wirespeed results document: %w", f, err)
-		}
-		if docs[i].Schema != result.Schema {
-			return fmt.Errorf("plot %s: schema %q, this wirespeed reads %q", f, docs[i].Schema, result.Schema)
 		}
 	}
 	labels := report.Labels(files, docs)

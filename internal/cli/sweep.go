@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,14 +79,7 @@ same test settings, iterations and sizes as the command line.`,
 // atSize is the test of one point of a sweep: t with message size n. For
 // a request/response test, n is both the request and the response size,
 // as in netperf's TCP_RR sweeps (-r 1,1, -r 64,64, ...).
-func atSize(t spec.Test, n int) spec.Test {
-	if t.Kind.RR() {
-		t.RequestSize, t.ResponseSize = n, n
-		return t
-	}
-	t.SendSize = n
-	return t
-}
+func atSize(t spec.Test, n int) spec.Test { return t.AtMessageSize(n) }
 
 func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet, sizesSet bool) error {
 	base, err := f.run.buildSpec()
@@ -290,17 +281,11 @@ func (s *sweeper) setPoints(have map[int]result.Point) {
 
 // readSweep reads a sweep's results document to resume it.
 func readSweep(path string) (*result.Document, error) {
-	b, err := os.ReadFile(path)
+	doc, err := result.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
-	var doc result.Document
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("resume %s: not a wirespeed results document: %w", path, err)
-	}
 	switch {
-	case doc.Schema != result.Schema:
-		return nil, fmt.Errorf("resume %s: schema %q, this wirespeed reads %q", path, doc.Schema, result.Schema)
 	case doc.Command != "sweep":
 		return nil, fmt.Errorf("resume %s: it holds the result of `wirespeed %s`, not of a sweep", path, doc.Command)
 	case len(doc.Sizes) == 0:

@@ -51,11 +51,7 @@ func (k Key) String() string {
 
 // keyOf is the key of a point of a (possibly) matrix row.
 func keyOf(row string, r result.Result) Key {
-	k := Key{Row: row, Test: r.Spec.Kind, Size: fmt.Sprint(r.Spec.SendSize)}
-	if r.Spec.Kind.RR() {
-		k.Size = fmt.Sprintf("%d,%d", r.Spec.RequestSize, r.Spec.ResponseSize)
-	}
-	return k
+	return Key{Row: row, Test: r.Spec.Kind, Size: r.Spec.SizeLabel()}
 }
 
 // Sources turns documents into sources, one per document, each named by

@@ -3,10 +3,8 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,9 +14,7 @@ import (
 
 // JSON writes the document, indented, with a final newline.
 func JSON(w io.Writer, doc result.Document) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return result.Encode(w, doc)
 }
 
 // csvHeader names the columns of CSV output.
@@ -88,9 +84,7 @@ func WriteFile(path string, doc result.Document, text func(io.Writer)) error {
 	var buf bytes.Buffer
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".json":
-		if err := JSON(&buf, doc); err != nil {
-			return err
-		}
+		return result.WriteFile(path, doc)
 	case ".csv":
 		if err := CSV(&buf, doc); err != nil {
 			return err
@@ -98,28 +92,9 @@ func WriteFile(path string, doc result.Document, text func(io.Writer)) error {
 	case ".txt":
 		text(&buf)
 	}
-	return WriteAtomic(path, buf.Bytes())
+	return result.WriteAtomic(path, buf.Bytes())
 }
 
-// WriteAtomic writes b to path through a temporary file in the same
-// directory and a rename, so that a reader never sees half a file, and an
-// interrupted write leaves the old one.
-func WriteAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp.Chmod(0o644)
-	_, werr := tmp.Write(b)
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, werr)
-	}
-	return nil
-}
+// WriteAtomic is result.WriteAtomic, for the files report renders
+// (plots, mesh documents).
+func WriteAtomic(path string, b []byte) error { return result.WriteAtomic(path, b) }

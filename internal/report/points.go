@@ -24,11 +24,7 @@ func PointsOf(doc result.Document) []result.Point {
 	if len(doc.Directions) == 0 {
 		return nil
 	}
-	size := doc.Spec.SendSize
-	if doc.Spec.Kind.RR() {
-		size = doc.Spec.RequestSize
-	}
-	return []result.Point{{MsgSize: size, Result: doc.Result}}
+	return []result.Point{{MsgSize: doc.Spec.MessageSize(), Result: doc.Result}}
 }
 
 var pointsCSVHeader = []string{

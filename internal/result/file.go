@@ -1,0 +1,82 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// MaxFileBytes bounds what ReadFile reads: a document of a long run with
+// per-stream intervals is tens of megabytes; a file larger than this is
+// not one wirespeed wrote.
+const MaxFileBytes = 512 << 20
+
+// Encode writes doc as the results document's JSON, indented, one
+// document followed by a newline.
+func Encode(w io.Writer, doc Document) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// ReadFile reads a results document written by this schema version: the
+// one reader of `sweep --resume`, `compare` and `plot`. The error names
+// the file and what is wrong with it.
+func ReadFile(path string) (Document, error) {
+	var doc Document
+	f, err := os.Open(path)
+	if err != nil {
+		return doc, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return doc, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(b) > MaxFileBytes {
+		return doc, fmt.Errorf("%s: over %d MiB, not a wirespeed results document", path, MaxFileBytes>>20)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return doc, fmt.Errorf("%s: not a wirespeed results document: %w", path, err)
+	}
+	if doc.Schema != Schema {
+		return doc, fmt.Errorf("%s: schema %q, this wirespeed reads %q", path, doc.Schema, Schema)
+	}
+	return doc, nil
+}
+
+// WriteFile writes doc to path as JSON, atomically (see WriteAtomic): the
+// one writer of results documents, so that a sweep rewritten after every
+// point is never seen half written.
+func WriteFile(path string, doc Document) error {
+	var buf bytes.Buffer
+	if err := Encode(&buf, doc); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return WriteAtomic(path, buf.Bytes())
+}
+
+// WriteAtomic writes b to path through a temporary file in the same
+// directory and a rename, so that a reader never sees half a file, and an
+// interrupted write leaves the old one.
+func WriteAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp.Chmod(0o644)
+	_, werr := tmp.Write(b)
+	werr = errors.Join(werr, tmp.Close())
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, werr)
+	}
+	return nil
+}
