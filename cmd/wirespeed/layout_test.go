@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -79,5 +80,33 @@ func TestArchitectureImportOrder(t *testing.T) {
 				t.Errorf("%s imports %s, listed above it in docs/architecture.md: move one, or say there why not", pkg, imp)
 			}
 		}
+	}
+}
+
+// TestProcfsOnlyInMeasure keeps procfs paths in one package: outside
+// internal/measure no code names "/proc" in a string; it takes a proc root
+// (measure.DefaultProcRoot by default) so tests can feed fixture trees.
+func TestProcfsOnlyInMeasure(t *testing.T) {
+	const root = "../.."
+	files, err := filepath.Glob(filepath.Join(root, "internal/*/*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") || strings.Contains(file, "/internal/measure/") {
+			continue
+		}
+		af, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(af, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, _ := strconv.Unquote(lit.Value); strings.HasPrefix(s, "/proc") {
+					t.Errorf("%s names %s: take a proc root (measure.DefaultProcRoot) instead", file, lit.Value)
+				}
+			}
+			return true
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/report"
 	"wirespeed/internal/sysinfo"
 )
@@ -75,7 +76,10 @@ With --json the record is printed as the JSON object results embed.`,
 	fl.StringVar(&f.peer, "peer", "", "describe the interface that carries traffic to this address or host name")
 	fl.BoolVar(&f.json, "json", false, "print the record as JSON")
 	fl.BoolVar(&f.features, "features", false, "list every kernel feature of the interface, not only ethtool's groups")
-	fl.StringVar(&f.procRoot, "proc", "/proc", "where procfs is mounted")
+	fl.StringVar(&f.procRoot, "proc-root", measure.DefaultProcRoot, "where procfs is mounted")
+	// --proc was this flag's first name; it stays, hidden, for scripts.
+	fl.StringVar(&f.procRoot, "proc", measure.DefaultProcRoot, "where procfs is mounted")
+	fl.MarkDeprecated("proc", "use --proc-root, as run and serve do")
 	return cmd
 }
 

@@ -18,7 +18,7 @@ func setSockOpts(fd uintptr, opts Options) error {
 	}
 	if opts.CongestionControl != "" {
 		if err := unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, opts.CongestionControl); err != nil {
-			return fmt.Errorf("set congestion control %q: %w (see /proc/sys/net/ipv4/tcp_available_congestion_control)", opts.CongestionControl, err)
+			return fmt.Errorf("set congestion control %q: %w (sysctl net.ipv4.tcp_available_congestion_control lists the loaded ones)", opts.CongestionControl, err)
 		}
 	}
 	if opts.BusyPollMicros > 0 {

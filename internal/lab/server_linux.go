@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"wirespeed/internal/measure"
 
 	"golang.org/x/sys/unix"
 )
@@ -111,7 +112,7 @@ func tail(path string, n int) string {
 // procRoot is where procfs is mounted. The lab's records name live
 // processes of this host, so it is always the host's; the functions that
 // read it take it as an argument for their tests.
-const procRoot = "/proc"
+const procRoot = measure.DefaultProcRoot
 
 // startTicks reads a process's start time from root/PID/stat.
 func startTicks(root string, pid int) (uint64, error) {

@@ -1,6 +1,3 @@
-// Package measure owns the samplers: TCP_INFO of a socket now, and (later)
-// CPU time and kernel counters. Samplers that read /proc take the proc root
-// as a parameter so tests can feed them fixture trees.
 package measure
 
 import (

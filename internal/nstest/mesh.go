@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 
 	"wirespeed/internal/lab"
+	"wirespeed/internal/measure"
 )
 
 var staleMeshOnce sync.Once
@@ -63,7 +66,7 @@ func removeStaleMeshes(t testing.TB) {
 		if !ok || pid == os.Getpid() {
 			continue
 		}
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+		if _, err := os.Stat(filepath.Join(measure.DefaultProcRoot, strconv.Itoa(pid))); err == nil {
 			continue
 		}
 		if err := lab.RemoveMesh(name); err != nil {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"wirespeed/internal/lab"
+	"wirespeed/internal/measure"
 )
 
 // RequireRoot skips t unless the process runs as root on Linux.
@@ -91,7 +93,7 @@ func removeStale(t testing.TB) {
 		if !ok || pid == os.Getpid() {
 			continue
 		}
-		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+		if _, err := os.Stat(filepath.Join(measure.DefaultProcRoot, strconv.Itoa(pid))); err == nil {
 			continue // still running
 		}
 		if err := lab.Remove(name); err != nil {

@@ -1,7 +1,3 @@
-// Package report owns what people read: it renders results as netperf-style
-// text tables, iperf-style interval lines, the JSON document and CSV, and
-// writes them to an io.Writer or a file. It computes nothing new: every
-// figure it shows was computed by the packages that measured or joined it.
 package report
 
 import (

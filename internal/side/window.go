@@ -21,7 +21,7 @@ type hostWindow struct {
 
 func newHostWindow(procRoot string, flows int) *hostWindow {
 	if procRoot == "" {
-		procRoot = "/proc"
+		procRoot = measure.DefaultProcRoot
 	}
 	return &hostWindow{procRoot: procRoot, pending: flows}
 }

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"wirespeed/internal/measure"
 )
 
 // ErrUnsupported is returned for what the platform cannot describe.
@@ -60,7 +61,7 @@ var Sysctls = []string{
 func Collect(ctx context.Context, opts Options) (Env, []string, error) {
 	root := opts.ProcRoot
 	if root == "" {
-		root = "/proc"
+		root = measure.DefaultProcRoot
 	}
 	c := &collector{root: root}
 	env := Env{Sysctls: map[string][]int64{}}
@@ -81,7 +82,7 @@ func Collect(ctx context.Context, opts Options) (Env, []string, error) {
 			env.Sysctls[name] = v
 		}
 	}
-	env.DataPath = c.dataPath(env.KernelRelease, filepath.Clean(root) == "/proc")
+	env.DataPath = c.dataPath(env.KernelRelease, filepath.Clean(root) == measure.DefaultProcRoot)
 	if err := ctx.Err(); err != nil {
 		return env, c.warnings, err
 	}
