@@ -1,0 +1,43 @@
+package result
+
+import (
+	"testing"
+
+	"wirespeed/internal/spec"
+)
+
+// TestJoinUDPFirstSequence holds the per-stream join to counts worked out
+// by hand: the datagrams sent in the window are the sender's total less
+// the first sequence number the receiver counted as the window's, so a
+// stream whose window opened at sequence 100 is not charged with the 100
+// datagrams of the warm-up.
+func TestJoinUDPFirstSequence(t *testing.T) {
+	sp := spec.Default()
+	sp.Kind = spec.UDPStream
+	sp.Parallel = 2
+	snd := Flow{Direction: spec.ClientToServer, Side: Local, Role: Sender, ElapsedS: 1, Streams: []StreamSide{
+		{ID: 1, Side: Local, Role: Sender, Packets: 1000, TotalPackets: 1100, SendErrors: 7},
+		{ID: 2, Side: Local, Role: Sender, Packets: 500, TotalPackets: 500},
+	}}
+	rcv := Flow{Direction: spec.ClientToServer, Side: Remote, Role: Receiver, ElapsedS: 1, Streams: []StreamSide{
+		{ID: 1, Side: Remote, Role: Receiver, SeqFirst: 100, SeqUnique: 990, OutOfOrder: 3, JitterMs: 0.2},
+		{ID: 2, Side: Remote, Role: Receiver, SeqFirst: 0, SeqUnique: 500, JitterMs: 0.4},
+	}}
+	res := Join(sp, SideResult{Side: Local, Flows: []Flow{snd}}, SideResult{Side: Remote, Flows: []Flow{rcv}})
+	if len(res.Directions) != 1 {
+		t.Fatalf("%d directions, want 1", len(res.Directions))
+	}
+	d := res.Directions[0]
+	s1 := d.Streams[0].Summary.UDPSummary
+	if s1.PacketsSent != 1000 || s1.PacketsReceived != 990 || s1.Lost != 10 || s1.LossPct != 1 || s1.SendErrors != 7 {
+		t.Errorf("stream 1: sent %d received %d lost %d (%.2f%%) errors %d, want 1000 990 10 (1%%) 7",
+			s1.PacketsSent, s1.PacketsReceived, s1.Lost, s1.LossPct, s1.SendErrors)
+	}
+	u := d.Summary.UDPSummary
+	if u.PacketsSent != 1500 || u.PacketsReceived != 1490 || u.Lost != 10 || u.OutOfOrder != 3 {
+		t.Errorf("direction: sent %d received %d lost %d ooo %d, want 1500 1490 10 3", u.PacketsSent, u.PacketsReceived, u.Lost, u.OutOfOrder)
+	}
+	if want := (0.2 + 0.4) / 2; u.JitterMs < want-1e-12 || u.JitterMs > want+1e-12 {
+		t.Errorf("jitter %g ms, want the streams' mean %g", u.JitterMs, want)
+	}
+}
