@@ -83,22 +83,22 @@ func Sources(names []string, docs []result.Document) ([]Source, error) {
 	var out []Source
 	for i, d := range docs {
 		s := Source{Name: names[i], Points: map[Key]result.Result{}}
-		switch {
-		case d.Matrix != nil:
+		switch d.Kind() {
+		case result.KindMatrix:
 			for _, r := range d.Matrix.Rows {
 				for _, p := range r.Points {
 					s.add(keyOf(r.Label, p.Result), p.Result)
 				}
 			}
-		case len(d.Points) > 0:
+		case result.KindSweep:
 			for _, p := range d.Points {
 				s.add(keyOf("", p.Result), p.Result)
 			}
-		case len(d.Runs) > 0:
+		case result.KindTradeoff:
 			for _, r := range d.Runs {
 				s.add(keyOf("", r), r)
 			}
-		case len(d.Directions) > 0:
+		case result.KindRun:
 			s.add(keyOf("", d.Result), d.Result)
 		}
 		if len(s.Order) == 0 {

@@ -28,10 +28,10 @@ var csvHeader = []string{
 // with two directions. A sweep's document has one row per point instead
 // (PointsCSV).
 func CSV(w io.Writer, doc result.Document) error {
-	if doc.Matrix != nil {
+	switch doc.Kind() {
+	case result.KindMatrix:
 		return PointsCSV(w, MatrixSeries(doc))
-	}
-	if len(doc.Points) > 0 {
+	case result.KindSweep:
 		return PointsCSV(w, []Series{{Points: doc.Points}})
 	}
 	cw := csv.NewWriter(w)

@@ -18,9 +18,11 @@ type Series struct {
 // PointsOf returns a document's points: a sweep's, or the single point of
 // a run (at its send size).
 func PointsOf(doc result.Document) []result.Point {
-	if len(doc.Points) > 0 {
+	if doc.Kind() == result.KindSweep {
 		return doc.Points
 	}
+	// A run's result; a tradeoff's or a matrix's first, which the
+	// document also keeps at its top level.
 	if len(doc.Directions) == 0 {
 		return nil
 	}

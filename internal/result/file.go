@@ -80,3 +80,33 @@ func WriteAtomic(path string, b []byte) error {
 	}
 	return nil
 }
+
+// DocumentKind says what a results document holds, and so where its
+// figures are: a run's result at the top level, a tradeoff's runs, a
+// sweep's points or a matrix's rows.
+type DocumentKind string
+
+const (
+	KindRun      DocumentKind = "run"      // one result, at the top level
+	KindTradeoff DocumentKind = "tradeoff" // Runs: one direction, then the other
+	KindSweep    DocumentKind = "sweep"    // Points, one per message size
+	KindMatrix   DocumentKind = "matrix"   // Matrix.Rows, each with its points
+	KindEmpty    DocumentKind = ""         // nothing was measured
+)
+
+// Kind says what the document holds. It is read from the document's
+// content rather than from Command, so that a document is read the same
+// whichever command wrote it (a matrix of sweeps is a matrix).
+func (d *Document) Kind() DocumentKind {
+	switch {
+	case d.Matrix != nil:
+		return KindMatrix
+	case len(d.Points) > 0:
+		return KindSweep
+	case len(d.Runs) > 0:
+		return KindTradeoff
+	case len(d.Directions) > 0:
+		return KindRun
+	}
+	return KindEmpty
+}

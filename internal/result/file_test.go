@@ -57,3 +57,23 @@ func TestReadFileErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestDocumentKind(t *testing.T) {
+	run := Result{Directions: []DirectionResult{{}}}
+	tests := []struct {
+		name string
+		doc  Document
+		want DocumentKind
+	}{
+		{"empty", Document{}, KindEmpty},
+		{"run", Document{Result: run}, KindRun},
+		{"tradeoff", Document{Result: run, Runs: []Result{run, run}}, KindTradeoff},
+		{"sweep", Document{Result: run, Sizes: []int{1}, Points: []Point{{MsgSize: 1}}}, KindSweep},
+		{"matrix of sweeps", Document{Result: run, Points: []Point{{MsgSize: 1}}, Matrix: &Matrix{}}, KindMatrix},
+	}
+	for _, tt := range tests {
+		if got := tt.doc.Kind(); got != tt.want {
+			t.Errorf("%s: Kind() = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
