@@ -203,19 +203,36 @@ func (u CPUUsage) CPUs() int { return len(u.PerCPU) }
 // CPUDelta is the CPU usage between sample a and the later sample b. A
 // counter that went backwards (iowait can, on some kernels) counts as 0.
 // A CPU present in only one sample (hotplug) is left out of PerCPU.
+//
+// The all-CPU figures are the sum of the per-CPU lines of the CPUs in both
+// samples, not the "cpu" line: the kernel writes that line and the per-CPU
+// ones in two passes over the CPUs, so over a short window they can
+// disagree by a tick, and the average could then exceed the busiest CPU.
+// Only samples without per-CPU lines fall back to the "cpu" line.
 func CPUDelta(a, b CPUSample) CPUUsage {
-	u := shares(a.All, b.All)
-	u.BusiestCPU = -1
 	prev := make(map[int]CPUTimes, len(a.PerCPU))
 	for _, t := range a.PerCPU {
 		prev[t.CPU] = t
 	}
+	var all CPUTimes
+	var per []CPUUtil
 	for _, t := range b.PerCPU {
 		p, ok := prev[t.CPU]
 		if !ok {
 			continue
 		}
-		c := CPUUtil{CPU: t.CPU, UtilPct: shares(p, t).UtilPct}
+		d := delta(p, t)
+		all = all.add(d)
+		per = append(per, CPUUtil{CPU: t.CPU, UtilPct: percentages(d).UtilPct})
+	}
+	var u CPUUsage
+	if len(per) > 0 {
+		u = percentages(all)
+	} else {
+		u = percentages(delta(a.All, b.All))
+	}
+	u.BusiestCPU = -1
+	for _, c := range per {
 		u.PerCPU = append(u.PerCPU, c)
 		if u.BusiestCPU < 0 || c.UtilPct > u.BusiestCPUPct ||
 			(c.UtilPct == u.BusiestCPUPct && c.CPU < u.BusiestCPU) {
@@ -225,9 +242,9 @@ func CPUDelta(a, b CPUSample) CPUUsage {
 	return u
 }
 
-// shares turns the tick deltas between a and b into percentages.
-func shares(a, b CPUTimes) CPUUsage {
-	d := CPUTimes{
+// delta is the ticks counted in each state between a and the later b.
+func delta(a, b CPUTimes) CPUTimes {
+	return CPUTimes{
 		User:    sub(b.User, a.User),
 		Nice:    sub(b.Nice, a.Nice),
 		System:  sub(b.System, a.System),
@@ -237,6 +254,19 @@ func shares(a, b CPUTimes) CPUUsage {
 		SoftIRQ: sub(b.SoftIRQ, a.SoftIRQ),
 		Steal:   sub(b.Steal, a.Steal),
 	}
+}
+
+// add sums two tick counts state by state.
+func (t CPUTimes) add(o CPUTimes) CPUTimes {
+	return CPUTimes{
+		CPU: -1, User: t.User + o.User, Nice: t.Nice + o.Nice, System: t.System + o.System,
+		Idle: t.Idle + o.Idle, IOWait: t.IOWait + o.IOWait, IRQ: t.IRQ + o.IRQ,
+		SoftIRQ: t.SoftIRQ + o.SoftIRQ, Steal: t.Steal + o.Steal,
+	}
+}
+
+// percentages turns tick counts into shares of their total.
+func percentages(d CPUTimes) CPUUsage {
 	total := d.Total()
 	u := CPUUsage{Ticks: total}
 	if total == 0 {
