@@ -49,7 +49,7 @@ func (s *Session) Check(settings ...Setting) error {
 			changeable = changeable || m.Changeable
 		}
 		if !changeable {
-			errs = append(errs, fmt.Errorf("%s on %s: %s is %w and stays %s", st, s.opts.Dev, canon, netdev.ErrFixed, onOff(members.Summary(canon).On)))
+			errs = append(errs, fmt.Errorf("%s on %s: %s is %w and stays %s", st, s.opts.Dev, canon, netdev.ErrFixed, onOff(members.GroupSummary(canon).On)))
 		}
 	}
 	return errors.Join(errs...)

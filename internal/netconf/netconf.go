@@ -256,7 +256,7 @@ func (s *Session) setFeature(st Setting) error {
 		}
 	}
 	if len(want) == 0 {
-		now := members.Summary(canon).On
+		now := members.GroupSummary(canon).On
 		return fmt.Errorf("set %s on %s: %s is %w and stays %s; leave it out of the settings",
 			st, s.opts.Dev, canon, netdev.ErrFixed, onOff(now))
 	}
@@ -265,10 +265,10 @@ func (s *Session) setFeature(st Setting) error {
 	}
 	err = s.dev.setFeatures(want)
 	after, rerr := s.dev.features()
-	c := s.change(st.Name, onOff(members.Summary(canon).On), onOff(st.On))
+	c := s.change(st.Name, onOff(members.GroupSummary(canon).On), onOff(st.On))
 	if rerr == nil {
 		if _, am, err := after.Resolve(st.Name); err == nil {
-			c.After = onOff(am.Summary(canon).On)
+			c.After = onOff(am.GroupSummary(canon).On)
 		}
 		c.Features = diffFeatures(before, after)
 		for i := range c.Features {

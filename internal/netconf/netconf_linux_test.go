@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strings"
@@ -28,6 +29,7 @@ import (
 type state struct {
 	mtu      int
 	features map[string]bool // kernel name -> active
+	fs       netdev.Features
 }
 
 func readState(t *testing.T, l *lab.Lab, s lab.Side) state {
@@ -56,7 +58,7 @@ func readState(t *testing.T, l *lab.Lab, s lab.Side) state {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := state{mtu: link.Attrs().MTU, features: map[string]bool{}}
+	st := state{mtu: link.Attrs().MTU, features: map[string]bool{}, fs: fs}
 	for _, f := range fs {
 		st.features[f.Name] = f.Active
 	}
@@ -147,6 +149,17 @@ func TestTxChecksumOff(t *testing.T) {
 	now := readState(t, l, lab.A)
 	if now.features["tx-checksum-ip-generic"] || now.features["tx-tcp-segmentation"] {
 		t.Errorf("after tx off: csum %v tso %v, want both off", now.features["tx-checksum-ip-generic"], now.features["tx-tcp-segmentation"])
+	}
+	// The environment record's TSO follows the kernel's feature for the
+	// test's IPv4 traffic, whatever else of the group (accecn on this
+	// kernel) stayed on.
+	for _, o := range now.fs.OffloadsFor(netip.MustParseAddr("127.0.0.1")) {
+		if o.Name == "tcp-segmentation-offload" && o.On != now.features["tx-tcp-segmentation"] {
+			t.Errorf("record says tso %v, the kernel's tx-tcp-segmentation is %v (group: %v)", o.On, now.features["tx-tcp-segmentation"], now.fs)
+		}
+	}
+	if c := s.Changes()[0]; c.After != "off" {
+		t.Errorf("tx-checksumming change recorded as %s -> %s, want -> off", c.Before, c.After)
 	}
 	found := false
 	for _, f := range s.Changes()[0].Features {

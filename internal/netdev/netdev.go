@@ -11,8 +11,10 @@ package netdev
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -191,12 +193,63 @@ func (fs Features) Summary(name string) FeatureState {
 }
 
 // Offloads returns ethtool's groups that the device has, in ethtool's
-// order, each summarised from its features.
-func (fs Features) Offloads() []FeatureState {
+// order, each summarised from its features. The TSO group is summarised
+// from the features that segment ordinary TCP (TCPSegmentation), not from
+// every member: the kernel keeps tx-tcp-accecn-segmentation (and may keep
+// the ECN and mangle-ID variants) on when turning tx-checksumming off has
+// turned TSO off, and a group summarised from all of them would say "tso
+// on" when the test's traffic is not segmented.
+func (fs Features) Offloads() []FeatureState { return fs.OffloadsFor(netip.Addr{}) }
+
+// OffloadsFor is Offloads for traffic to peer: the TSO group shows the
+// feature that segments TCP of peer's family (tx-tcp-segmentation for
+// IPv4, tx-tcp6-segmentation for IPv6); for an invalid peer, either.
+func (fs Features) OffloadsFor(peer netip.Addr) []FeatureState {
 	var out []FeatureState
 	for _, g := range Groups {
-		if m := g.Members(fs); len(m) > 0 {
-			out = append(out, m.Summary(g.Long))
+		m := g.Members(fs)
+		if len(m) == 0 {
+			continue
+		}
+		out = append(out, m.groupSummary(g.Long, peer))
+	}
+	return out
+}
+
+// GroupSummary is Summary for the members of one of ethtool's groups (by
+// its long name, as Resolve returns it), with the TSO group summarised
+// from the features that segment ordinary TCP, as Offloads does.
+func (fs Features) GroupSummary(name string) FeatureState {
+	return fs.groupSummary(name, netip.Addr{})
+}
+
+func (fs Features) groupSummary(name string, peer netip.Addr) FeatureState {
+	if name == "tcp-segmentation-offload" {
+		if c := fs.named(TCPSegmentation(peer)...); len(c) > 0 {
+			return c.Summary(name)
+		}
+	}
+	return fs.Summary(name)
+}
+
+// TCPSegmentation names the kernel features that segment the TCP of
+// peer's family; both families' for an invalid peer.
+func TCPSegmentation(peer netip.Addr) []string {
+	switch {
+	case peer.Is4() || peer.Is4In6():
+		return []string{"tx-tcp-segmentation"}
+	case peer.Is6():
+		return []string{"tx-tcp6-segmentation"}
+	}
+	return []string{"tx-tcp-segmentation", "tx-tcp6-segmentation"}
+}
+
+// named returns the features of fs with one of the names.
+func (fs Features) named(names ...string) Features {
+	var out Features
+	for _, f := range fs {
+		if slices.Contains(names, f.Name) {
+			out = append(out, f)
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package netdev
 
 import (
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -85,7 +86,9 @@ func TestOffloads(t *testing.T) {
 		// on because one member (generic) is on; not fixed because one can change
 		{Name: "tx-checksumming", On: true, Fixed: false, Requested: true},
 		{Name: "scatter-gather", On: true, Fixed: false, Requested: true},
-		{Name: "tcp-segmentation-offload", On: true, Fixed: false, Requested: true},
+		// off: only tx-tcp-ecn-segmentation is on, and it segments no
+		// ordinary TCP (tx-tcp-segmentation and tx-tcp6-segmentation are off)
+		{Name: "tcp-segmentation-offload", On: false, Fixed: false, Requested: true},
 		{Name: "generic-segmentation-offload", On: true, Requested: true},
 		{Name: "generic-receive-offload", On: false},
 		{Name: "large-receive-offload", On: false, Fixed: true},
@@ -103,5 +106,47 @@ func TestRecord(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Record (-want +got):\n%s", diff)
+	}
+}
+
+// TestOffloadsTSOAfterTxChecksumOff is this kernel's veth after
+// `ethtool -K dev tx off`: the kernel turned tx-tcp-segmentation and
+// tx-tcp6-segmentation off with it and kept tx-tcp-accecn-segmentation on.
+// The TSO group says off: no TCP of the test is segmented.
+func TestOffloadsTSOAfterTxChecksumOff(t *testing.T) {
+	fs := Features{
+		{Name: "tx-checksum-ip-generic", Changeable: true, Requested: false, Active: false},
+		{Name: "tx-tcp-segmentation", Changeable: true, Requested: true, Active: false},
+		{Name: "tx-tcp-ecn-segmentation", Changeable: true, Requested: true, Active: false},
+		{Name: "tx-tcp-accecn-segmentation", Changeable: true, Requested: true, Active: true},
+		{Name: "tx-tcp6-segmentation", Changeable: true, Requested: true, Active: true},
+	}
+	tso := func(peer string) FeatureState {
+		var p netip.Addr
+		if peer != "" {
+			p = netip.MustParseAddr(peer)
+		}
+		for _, o := range fs.OffloadsFor(p) {
+			if o.Name == "tcp-segmentation-offload" {
+				return o
+			}
+		}
+		t.Fatalf("no tso group for peer %q", peer)
+		return FeatureState{}
+	}
+	if got := tso("127.0.0.1"); got.On || !got.Requested {
+		t.Errorf("IPv4 peer: tso %+v, want off (tx-tcp-segmentation), requested on", got)
+	}
+	// tx-tcp6-segmentation stayed on in this made-up state: IPv6 traffic
+	// is segmented, and the record says so.
+	if got := tso("::1"); !got.On {
+		t.Errorf("IPv6 peer: tso %+v, want on (tx-tcp6-segmentation)", got)
+	}
+	if got := tso(""); !got.On {
+		t.Errorf("no peer: tso %+v, want on (either family's feature on)", got)
+	}
+	fs[4].Active = false
+	if got := tso(""); got.On {
+		t.Errorf("no peer, both families' features off: tso %+v, want off though accecn is on", got)
 	}
 }

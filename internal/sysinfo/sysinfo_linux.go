@@ -75,7 +75,7 @@ func (c *collector) collectInterface(ctx context.Context, dev string, peer netip
 	if fs, err := nd.Features(a.Name); err != nil {
 		c.warn("%v", err)
 	} else {
-		ifc.Offloads = fs.Offloads()
+		ifc.Offloads = fs.OffloadsFor(peer)
 		ifc.Features = fs.Record()
 	}
 	return ifc, nil
