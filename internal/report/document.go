@@ -58,7 +58,7 @@ func csvRow(r result.Result, dir string, s result.Summary) []string {
 		string(r.Spec.Kind), dir, strconv.Itoa(r.Spec.Parallel), strconv.Itoa(r.Spec.SendSize),
 		strconv.Itoa(r.Spec.RecvSize), f(s.ElapsedS), f(s.BitsPerSecond), f(s.SenderBitsPerSecond),
 		strconv.FormatInt(s.Bytes, 10), strconv.FormatInt(s.SenderBytes, 10),
-		strconv.FormatInt(s.Retransmits, 10), r.Spec.CongestionControl, strconv.FormatBool(r.Interrupted),
+		strconv.FormatInt(s.Retransmits, 10), congestionControl(r), strconv.FormatBool(r.Interrupted),
 	}
 }
 
@@ -98,3 +98,15 @@ func WriteFile(path string, doc result.Document, text func(io.Writer)) error {
 // WriteAtomic is result.WriteAtomic, for the files report renders
 // (plots, mesh documents).
 func WriteAtomic(path string, b []byte) error { return result.WriteAtomic(path, b) }
+
+// congestionControl is the run's TCP congestion control for the CSV: what
+// the data sockets reported (the local side's, else the remote's),
+// else the spec's --cc.
+func congestionControl(r result.Result) string {
+	for _, side := range []result.Side{result.Local, result.Remote} {
+		if cc := r.CongestionControl(side); cc != "" {
+			return cc
+		}
+	}
+	return r.Spec.CongestionControl
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"wirespeed/internal/result"
 	"wirespeed/internal/sysinfo"
 	"wirespeed/internal/units"
 )
@@ -16,20 +17,19 @@ var summaryOffloads = []string{
 	"generic-segmentation-offload", "generic-receive-offload", "large-receive-offload",
 }
 
-// EnvSummary writes one line per side with an environment record: the
-// kernel, the interface of the test with its driver and MTU, the key
-// offloads, the root qdisc and the default congestion control. The full
-// record is in the JSON document (local.env, remote.env).
-func EnvSummary(w io.Writer, local, remote *sysinfo.Env) {
-	if local == nil && remote == nil {
-		return
-	}
+// EnvSummary writes one line per side of res with an environment record:
+// the kernel, the interface of the test with its driver and MTU, the key
+// offloads, the root qdisc and the congestion control the side's data
+// sockets used (with the system default beside it when that differs).
+// The full record is in the JSON document (local.env, remote.env).
+func EnvSummary(w io.Writer, res result.Result) {
 	for _, s := range []struct {
 		name string
+		side result.Side
 		env  *sysinfo.Env
-	}{{"local", local}, {"remote", remote}} {
+	}{{"local", result.Local, res.Local.Env}, {"remote", result.Remote, res.Remote.Env}} {
 		if s.env != nil {
-			fmt.Fprintf(w, "%-6s env: %s\n", s.name, EnvLine(*s.env))
+			fmt.Fprintf(w, "%-6s env: %s\n", s.name, envLine(*s.env, res.CongestionControl(s.side)))
 		}
 	}
 }
@@ -37,7 +37,11 @@ func EnvSummary(w io.Writer, local, remote *sysinfo.Env) {
 // EnvLine is an environment record in one line:
 // "kernel 6.8.0, wst-a (veth) mtu 9000, rx on tx on sg on tso off gso on
 // gro on lro off, qdisc noqueue, cc cubic".
-func EnvLine(env sysinfo.Env) string {
+func EnvLine(env sysinfo.Env) string { return envLine(env, "") }
+
+// envLine is EnvLine with the congestion control the data sockets used,
+// when known ("" for none): "cc cubic (default bbr)".
+func envLine(env sysinfo.Env, socketCC string) string {
 	parts := []string{"kernel " + orDash(env.KernelRelease)}
 	if ifc := env.Interface; ifc != nil {
 		dev := ifc.Name
@@ -64,6 +68,10 @@ func EnvLine(env sysinfo.Env) string {
 	} else {
 		parts = append(parts, "interface unknown")
 	}
-	parts = append(parts, "cc "+orDash(env.CongestionControl.Default))
+	cc := "cc " + orDash(env.CongestionControl.Default)
+	if socketCC != "" && socketCC != env.CongestionControl.Default {
+		cc = "cc " + socketCC + " (default " + orDash(env.CongestionControl.Default) + ")"
+	}
+	parts = append(parts, cc)
 	return strings.Join(parts, ", ")
 }

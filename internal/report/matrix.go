@@ -233,7 +233,7 @@ func MatrixNotes(w io.Writer, doc result.Document) {
 		res := r.Points[0].Result
 		if res.Local.Env != nil || res.Remote.Env != nil {
 			fmt.Fprintf(w, "environment of row %d (the other rows differ in their settings):\n", r.Index)
-			EnvSummary(w, res.Local.Env, res.Remote.Env)
+			EnvSummary(w, res)
 		}
 		break
 	}

@@ -120,7 +120,7 @@ func Text(w io.Writer, res result.Result) {
 	measurement(w, res)
 	if res.Local.Env != nil || res.Remote.Env != nil {
 		fmt.Fprintln(w)
-		EnvSummary(w, res.Local.Env, res.Remote.Env)
+		EnvSummary(w, res)
 	}
 	DataPath(w, res)
 	Warnings(w, res.Warnings)

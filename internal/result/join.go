@@ -2,6 +2,8 @@ package result
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
@@ -281,4 +283,21 @@ func rrSummary(req, resp []StreamSide, elapsed float64, lat *stats.Latency) *RRS
 		r.Latency = *lat
 	}
 	return r
+}
+
+// CongestionControl is the TCP congestion control that side's data
+// sockets used, as the kernel reported it (TCP_CONGESTION) after they were
+// set up: the spec's --cc or the system default. Several names, should the
+// streams differ, are joined with "/"; "" when the side had no TCP data
+// socket that reported one (UDP, an iperf3 peer).
+func (r Result) CongestionControl(side Side) string {
+	var names []string
+	for _, st := range r.Streams {
+		for _, s := range []StreamSide{st.Sender, st.Receiver} {
+			if s.Side == side && s.CongestionControl != "" && !slices.Contains(names, s.CongestionControl) {
+				names = append(names, s.CongestionControl)
+			}
+		}
+	}
+	return strings.Join(names, "/")
 }
