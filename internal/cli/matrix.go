@@ -15,6 +15,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/netconf"
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
@@ -595,14 +596,14 @@ func (m *matrixRun) apply(ctx context.Context, row *run.MatrixRow) (string, erro
 }
 
 // measure runs a row's point, or its sweep.
-func (m *matrixRun) measure(ctx context.Context, row *run.MatrixRow, progress func(client.IterationEvent)) error {
-	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
+func (m *matrixRun) measure(ctx context.Context, row *run.MatrixRow, progress func(iterate.Event)) error {
+	measureOnce := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (run.Result, error) {
 		res, err := m.c.Iterate(ctx, t, rep, p)
 		res.Remote.Address = m.addr
 		return res, err
 	}
 	if len(m.sizes) == 0 {
-		res, err := iterate(ctx, m.base, m.rep, progress)
+		res, err := measureOnce(ctx, m.base, m.rep, progress)
 		if err != nil && len(res.Directions) == 0 {
 			return fmt.Errorf("row %d (%s): %w", row.Index, row.Label, err)
 		}
@@ -622,8 +623,8 @@ func (m *matrixRun) measure(ctx context.Context, row *run.MatrixRow, progress fu
 		rep:   m.rep,
 		sizes: m.sizes,
 		doc:   newSweepDoc(m.base, m.rep, m.sizes),
-		iterate: func(ctx context.Context, t spec.Test, rep spec.Repeat, _ func(client.IterationEvent)) (run.Result, error) {
-			return iterate(ctx, t, rep, progress)
+		iterate: func(ctx context.Context, t spec.Test, rep spec.Repeat, _ func(iterate.Event)) (run.Result, error) {
+			return measureOnce(ctx, t, rep, progress)
 		},
 	}
 	err := sw.run(ctx)
@@ -649,9 +650,9 @@ func (m *matrixRun) addRow(row run.MatrixRow) {
 
 // progress returns the iteration events' handler of row i: a line on
 // stderr as each iteration ends.
-func (m *matrixRun) progress(i, n int, label string) func(client.IterationEvent) {
+func (m *matrixRun) progress(i, n int, label string) func(iterate.Event) {
 	w := m.e.stderr
-	return func(ev client.IterationEvent) {
+	return func(ev iterate.Event) {
 		if !ev.Done {
 			return
 		}

@@ -15,6 +15,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
@@ -565,7 +566,7 @@ func (m *mesher) measure(ctx context.Context, src, dst meshPeer) (run.Result, er
 	}
 	defer c.Close()
 	req := control.RelayRequest{Peer: dst.Address, Spec: m.t, Source: src.Name, Destination: dst.Name}
-	return client.IterateFunc(ctx, m.rep, func(ctx context.Context) (run.Result, error) {
+	return iterate.Run(ctx, m.rep, func(ctx context.Context) (run.Result, error) {
 		return c.Relay(ctx, req)
 	}, nil)
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"wirespeed/internal/client"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
@@ -25,8 +25,8 @@ func writeSweep(t *testing.T, path string, cc string, sizes []int) {
 	base.CongestionControl = cc
 	rep := spec.Repeat{MaxIterations: 3, MinIterations: 3, ConfidenceLevel: 0.99, ConfidenceWidthPct: 5}
 	n := 0
-	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
-		return client.IterateFunc(ctx, rep, func(ctx context.Context) (run.Result, error) {
+	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (run.Result, error) {
+		return iterate.Run(ctx, rep, func(ctx context.Context) (run.Result, error) {
 			n++
 			r, err := fakeIterate(ctx, t, rep, nil)
 			r.Summary.BitsPerSecond *= 1 + 0.01*float64(n%3)

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/term"
 
-	"wirespeed/internal/client"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
@@ -104,7 +104,7 @@ func (p *progress) point(k, size int) {
 }
 
 // iteration takes the sweep's iteration events.
-func (p *progress) iteration(ev client.IterationEvent) {
+func (p *progress) iteration(ev iterate.Event) {
 	if p == nil {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/iperf3"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
@@ -79,7 +80,7 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 	if text {
 		report.Heading(e.stdout, t, label)
 	}
-	res, runErr := client.IterateFunc(ctx, rep, func(ctx context.Context) (run.Result, error) { return iperf3.Run(ctx, cfg, t) },
+	res, runErr := iterate.Run(ctx, rep, func(ctx context.Context) (run.Result, error) { return iperf3.Run(ctx, cfg, t) },
 		iterationLines(e.stdout, text && rep.Repeats(), &mu, func() { headerShown = false }))
 	if runErr != nil && len(res.Directions) == 0 {
 		return runErr

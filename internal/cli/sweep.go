@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"wirespeed/internal/client"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
@@ -137,7 +137,7 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 		rep:   rep,
 		sizes: sizes,
 		doc:   doc,
-		iterate: func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
+		iterate: func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (run.Result, error) {
 			res, err := c.Iterate(ctx, t, rep, p)
 			res.Remote.Address = c.addr
 			return res, err
@@ -200,7 +200,7 @@ type sweeper struct {
 	sizes []int
 	doc   *run.Document
 	// iterate measures one point.
-	iterate func(context.Context, spec.Test, spec.Repeat, func(client.IterationEvent)) (run.Result, error)
+	iterate func(context.Context, spec.Test, spec.Repeat, func(iterate.Event)) (run.Result, error)
 	// save writes the document; nil for none.
 	save func(*run.Document) error
 	// onPoint is called with each point, kept or measured, in order.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"wirespeed/internal/client"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
 	"wirespeed/internal/server"
@@ -64,7 +65,7 @@ func TestSweepResume(t *testing.T) {
 		return report.WriteFile(path, *d, func(w io.Writer) { report.SweepTable(w, *d) })
 	}
 	var measured []int
-	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
+	measure := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (run.Result, error) {
 		measured = append(measured, t.SendSize)
 		return c.Iterate(ctx, t, rep, p)
 	}
@@ -72,7 +73,7 @@ func TestSweepResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stderr bytes.Buffer
-	sw := &sweeper{base: base, rep: rep, sizes: sizes, doc: newSweepDoc(base, rep, sizes), iterate: iterate, save: save,
+	sw := &sweeper{base: base, rep: rep, sizes: sizes, doc: newSweepDoc(base, rep, sizes), iterate: measure, save: save,
 		progress: newProgress(&stderr, false, base, rep, len(sizes))}
 	points := 0
 	sw.onPoint = func(run.Point) {
@@ -104,7 +105,7 @@ func TestSweepResume(t *testing.T) {
 	measured = nil
 	stderr.Reset()
 	var rows []int
-	sw = &sweeper{base: base, rep: rep, sizes: sizes, doc: doc, iterate: iterate, save: save,
+	sw = &sweeper{base: base, rep: rep, sizes: sizes, doc: doc, iterate: measure, save: save,
 		progress: newProgress(&stderr, false, base, rep, len(sizes)), onPoint: func(p run.Point) { rows = append(rows, p.MsgSize) }}
 	if err := sw.run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -136,7 +137,7 @@ func TestSweepResume(t *testing.T) {
 }
 
 // fakeIterate measures nothing: throughput is the message size in Mbit/s.
-func fakeIterate(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
+func fakeIterate(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (run.Result, error) {
 	s := run.Summary{BitsPerSecond: float64(t.SendSize) * 1e6, ElapsedS: 1}
 	return run.Result{Spec: t, Summary: s, Directions: []run.DirectionResult{{Direction: spec.ClientToServer, Summary: s}}}, nil
 }
@@ -152,13 +153,13 @@ func TestSweepInterruptedPoint(t *testing.T) {
 		return err
 	}
 	calls := 0
-	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
+	measure := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (run.Result, error) {
 		calls++
 		r, err := fakeIterate(ctx, t, rep, p)
 		r.Interrupted = t.SendSize == 2
 		return r, err
 	}
-	sw := &sweeper{base: base, rep: rep, sizes: sizes, doc: newSweepDoc(base, rep, sizes), iterate: iterate, save: save}
+	sw := &sweeper{base: base, rep: rep, sizes: sizes, doc: newSweepDoc(base, rep, sizes), iterate: measure, save: save}
 	if err := sw.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestSweepInterruptedPoint(t *testing.T) {
 	}
 	calls = 0
 	sw = &sweeper{base: base, rep: rep, sizes: sizes, doc: &doc, iterate: fakeIterate, save: save}
-	sw.iterate = func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (run.Result, error) {
+	sw.iterate = func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (run.Result, error) {
 		calls++
 		return fakeIterate(ctx, t, rep, p)
 	}
