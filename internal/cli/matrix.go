@@ -20,6 +20,7 @@ import (
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sweep"
 )
 
 // maxCombinations bounds a matrix: every combination is at least one
@@ -433,7 +434,7 @@ func (m *matrixRun) run(ctx context.Context, label string) error {
 	}
 	m.doc = &run.Document{
 		Schema:  run.Schema,
-		Tool:    run.Tool{Name: "wirespeed", Version: version()},
+		Tool:    tool(),
 		Command: "matrix",
 		Result:  run.Result{Spec: m.base, Intervals: []run.Interval{}, Directions: []run.DirectionResult{}, Streams: []run.Stream{}},
 		Sizes:   m.sizes,
@@ -501,11 +502,11 @@ func (m *matrixRun) rows(ctx context.Context, label string) error {
 	if text {
 		first := m.base
 		if len(m.sizes) > 0 {
-			first = atSize(m.base, m.sizes[0])
+			first = sweep.AtSize(m.base, m.sizes[0])
 		}
 		report.Heading(m.e.stdout, first, label)
 		if len(m.sizes) > 0 {
-			fmt.Fprintf(m.e.stdout, "sweep of message sizes %s for every combination\n", joinInts(m.sizes))
+			fmt.Fprintf(m.e.stdout, "sweep of message sizes %s for every combination\n", sweep.FormatSizes(m.sizes))
 		}
 		report.MatrixHeading(m.e.stdout, m.doc.Matrix)
 		fmt.Fprintln(m.e.stdout)
@@ -618,18 +619,12 @@ func (m *matrixRun) measure(ctx context.Context, row *run.MatrixRow, progress fu
 		}
 		return nil
 	}
-	sw := &sweeper{
-		base:  m.base,
-		rep:   m.rep,
-		sizes: m.sizes,
-		doc:   newSweepDoc(m.base, m.rep, m.sizes),
-		iterate: func(ctx context.Context, t spec.Test, rep spec.Repeat, _ func(iterate.Event)) (run.Result, error) {
+	doc, err := sweep.Run(ctx, sweep.Plan{Base: m.base, Repeat: m.rep, Sizes: m.sizes},
+		sweep.Options{Measure: func(ctx context.Context, t spec.Test, rep spec.Repeat, _ func(iterate.Event)) (run.Result, error) {
 			return measureOnce(ctx, t, rep, progress)
-		},
-	}
-	err := sw.run(ctx)
-	row.Points = sw.doc.Points
-	row.Interrupted = sw.doc.Interrupted || ctx.Err() != nil
+		}})
+	row.Points = doc.Points
+	row.Interrupted = doc.Interrupted || ctx.Err() != nil
 	if err != nil {
 		return fmt.Errorf("row %d (%s): %w", row.Index, row.Label, err)
 	}

@@ -425,7 +425,7 @@ func (m *mesher) round(ctx context.Context, round int) (*run.MeshDocument, error
 	}
 	doc := &run.MeshDocument{
 		Schema:  run.MeshSchema,
-		Tool:    run.Tool{Name: "wirespeed", Version: version()},
+		Tool:    tool(),
 		Command: "mesh",
 		Spec:    m.t,
 		Started: time.Now(),

@@ -15,6 +15,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"wirespeed/internal/run"
 )
 
 // Version is the tool's version; release builds set it with
@@ -22,6 +24,9 @@ import (
 var Version = ""
 
 // version returns Version, or the module version the binary was built from.
+// tool names this program in the documents it writes.
+func tool() run.Tool { return run.Tool{Name: "wirespeed", Version: version()} }
+
 func version() string {
 	if Version != "" {
 		return Version

@@ -216,7 +216,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if f.tradeoff {
 		kinds = []spec.Kind{spec.TCPStream, spec.TCPMaerts}
 	}
-	doc := run.Document{Schema: run.Schema, Tool: run.Tool{Name: "wirespeed", Version: version()}, Command: "run"}
+	doc := run.Document{Schema: run.Schema, Tool: tool(), Command: "run"}
 	if rep.Repeats() {
 		doc.Repeat = &rep
 	}

@@ -85,7 +85,7 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 	if runErr != nil && len(res.Directions) == 0 {
 		return runErr
 	}
-	doc := run.Document{Schema: run.Schema, Tool: run.Tool{Name: "wirespeed", Version: version()}, Command: "run --iperf3", Result: res}
+	doc := run.Document{Schema: run.Schema, Tool: tool(), Command: "run --iperf3", Result: res}
 	if rep.Repeats() {
 		doc.Repeat = &rep
 	}
