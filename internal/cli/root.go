@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wirespeed/internal/mesh"
 	"wirespeed/internal/run"
 )
 
@@ -64,7 +65,7 @@ type env struct {
 	procRoot       string // for an embedded server; "" for the default
 
 	// resolver looks up mesh --peers-dns; nil means net.DefaultResolver.
-	resolver Resolver
+	resolver mesh.Resolver
 }
 
 // Main runs the command line args (without the program name) and returns
