@@ -1,6 +1,7 @@
-// Package cli owns the command tree: it turns flags into a spec.Test and
-// configs, runs the client or server, and hands results to report. It is
-// the only package that reads flags. Main returns the exit status: 0 for
+// Package cli owns the command tree: it turns flags into a spec.Test,
+// configs and the plans of sweep, matrix and mesh, runs the client, the
+// server or those experiments, and hands results to report. It is the
+// only package that reads flags. Main returns the exit status: 0 for
 // success, 1 for a runtime error or an interrupted run, 2 for a usage
 // error.
 package cli
