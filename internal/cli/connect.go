@@ -6,7 +6,9 @@ import (
 	"strconv"
 
 	"wirespeed/internal/client"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
 )
 
 // connection is a control connection to the server a command measures
@@ -59,4 +61,13 @@ func connect(ctx context.Context, e *env, f *runFlags, target string, portSet bo
 		return nil, err
 	}
 	return conn, nil
+}
+
+// iterate measures t as rep asks over this connection, with the address
+// dialled as the remote side's: the Measure of a sweep's or a matrix's
+// points.
+func (c *connection) iterate(ctx context.Context, t spec.Test, rep spec.Repeat, progress func(iterate.Event)) (result.Result, error) {
+	res, err := c.Iterate(ctx, t, rep, progress)
+	res.Remote.Address = c.addr
+	return res, err
 }

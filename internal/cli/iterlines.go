@@ -5,7 +5,7 @@ import (
 	"io"
 	"sync"
 
-	"wirespeed/internal/client"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/report"
 )
 
@@ -14,11 +14,11 @@ import (
 // with its throughput and the interval so far as it ends. resetHeader is
 // called, under mu, before an iteration's interval lines so that they get
 // their own header. It returns nil when show is false.
-func iterationLines(w io.Writer, show bool, mu *sync.Mutex, resetHeader func()) func(client.IterationEvent) {
+func iterationLines(w io.Writer, show bool, mu *sync.Mutex, resetHeader func()) func(iterate.Event) {
 	if !show {
 		return nil
 	}
-	return func(ev client.IterationEvent) {
+	return func(ev iterate.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !ev.Done {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"wirespeed/internal/lab"
 	"wirespeed/internal/report"
@@ -111,7 +112,7 @@ what it changed and shows what it measured. The exit status is the client's.`,
 			if srv == nil || !srv.Running(name) {
 				return fmt.Errorf("lab %s has no server running; make the lab with wirespeed lab up (it starts one), or start one with wirespeed lab exec --name %s --side a -- wirespeed serve", name, name)
 			}
-			full, err := labClientArgs(l, srv, sub, flags)
+			full, err := labClientArgs(e, l, srv, sub, flags)
 			if err != nil {
 				return err
 			}
@@ -123,38 +124,48 @@ what it changed and shows what it measured. The exit status is the client's.`,
 }
 
 // labClientArgs builds the client's command line: the command, the
-// server's address and the user's flags, with a matrix's devices.
-func labClientArgs(l *lab.Lab, srv *lab.Server, sub string, flags []string) ([]string, error) {
+// server's address (its IPv6 address with -6), the lab's key and, for a
+// matrix, the lab's devices, each unless the user's flags give it, then
+// the user's flags. The flags are read with the command's own
+// definitions, so that what they set is known from the flag parser, not
+// from a scan of the strings.
+func labClientArgs(e *env, l *lab.Lab, srv *lab.Server, sub string, flags []string) ([]string, error) {
 	host, port, err := net.SplitHostPort(srv.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("lab %s: server address %q: %w", l.Name, srv.Addr, err)
 	}
-	has := func(names ...string) bool {
-		for _, f := range flags {
-			for _, n := range names {
-				if f == n || strings.HasPrefix(f, n+"=") {
-					return true
-				}
-			}
-		}
-		return false
+	var cmd *cobra.Command
+	switch sub {
+	case "sweep":
+		cmd = newSweepCmd(e)
+	case "matrix":
+		cmd = newMatrixCmd(e)
+	default:
+		cmd = newRunCmd(e)
 	}
-	if has("-6", "--ipv6") {
+	fl := cmd.Flags()
+	if err := fl.Parse(flags); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return append([]string{sub}, flags...), nil
+		}
+		return nil, usagef("wirespeed %s: %v", sub, err)
+	}
+	if ipv6, _ := fl.GetBool("ipv6"); ipv6 {
 		if !l.A.IPv6.IsValid() {
 			return nil, fmt.Errorf("lab %s has no IPv6 address in side a", l.Name)
 		}
 		host = l.A.IPv6.String()
 	}
 	args := []string{sub, net.JoinHostPort(host, port)}
-	if srv.Key != "" && !has("--psk-file") {
+	if srv.Key != "" && !fl.Changed("psk-file") {
 		args = append(args, "--psk-file", srv.Key)
 	}
 	if sub == "matrix" {
-		if !has("--dev") {
+		if !fl.Changed("dev") {
 			args = append(args, "--dev", l.B.Dev)
 		}
 		switch {
-		case has("--remote-dev"):
+		case fl.Changed("remote-dev"):
 		case srv.Key != "":
 			// The lab's server changes its end itself, and restores it
 			// when the session ends, whatever happens to the client.

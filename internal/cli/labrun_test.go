@@ -34,6 +34,12 @@ func TestLabClientArgs(t *testing.T) {
 		{"matrix", []string{"--set", "tso=on,off"}, []string{"matrix", "10.77.0.1:7575", "--dev", "wst-b", "--remote-dev", "wst-a", "--remote-netns", "wst-x-a", "--set", "tso=on,off"}},
 		{"matrix", []string{"--dev=wst-b", "--set", "tso=on,off"}, []string{"matrix", "10.77.0.1:7575", "--remote-dev", "wst-a", "--remote-netns", "wst-x-a", "--dev=wst-b", "--set", "tso=on,off"}},
 		{"matrix", []string{"--remote-dev", "eth9", "--set", "tso=on,off"}, []string{"matrix", "10.77.0.1:7575", "--dev", "wst-b", "--remote-dev", "eth9", "--set", "tso=on,off"}},
+		// What the flags set is the parser's to say, not a scan of the
+		// strings: a value that looks like a flag sets nothing, -6 may
+		// come among other short flags or as -6=false.
+		{"matrix", []string{"-o", "--dev", "--set", "tso=on,off"}, []string{"matrix", "10.77.0.1:7575", "--dev", "wst-b", "--remote-dev", "wst-a", "--remote-netns", "wst-x-a", "-o", "--dev", "--set", "tso=on,off"}},
+		{"run", []string{"-6P", "2"}, []string{"run", "[fd00:77::1]:7575", "-6P", "2"}},
+		{"run", []string{"-6=false"}, []string{"run", "10.77.0.1:7575", "-6=false"}},
 	}
 	keyed := &lab.Server{Addr: "10.77.0.1:7575", Key: "/run/wirespeed/labs/x.key"}
 	keyedTests := []struct {
@@ -46,7 +52,7 @@ func TestLabClientArgs(t *testing.T) {
 		{"matrix", []string{"--set", "mtu=1500,9000"}, []string{"matrix", "10.77.0.1:7575", "--psk-file", "/run/wirespeed/labs/x.key", "--dev", "wst-b", "--remote-dev", "wst-a", "--set", "mtu=1500,9000"}},
 	}
 	for _, tt := range keyedTests {
-		got, err := labClientArgs(l, keyed, tt.sub, tt.flags)
+		got, err := labClientArgs(&env{}, l, keyed, tt.sub, tt.flags)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,8 +60,13 @@ func TestLabClientArgs(t *testing.T) {
 			t.Errorf("keyed server: %s %q (-want +got):\n%s", tt.sub, tt.flags, diff)
 		}
 	}
+	// A flag the command does not have is a usage error here, before a
+	// process starts in the lab.
+	if _, err := labClientArgs(&env{}, l, srv, "run", []string{"--no-such"}); err == nil || !strings.Contains(err.Error(), "no-such") {
+		t.Errorf("an unknown flag: %v", err)
+	}
 	for _, tt := range tests {
-		got, err := labClientArgs(l, srv, tt.sub, tt.flags)
+		got, err := labClientArgs(&env{}, l, srv, tt.sub, tt.flags)
 		if err != nil {
 			t.Fatal(err)
 		}

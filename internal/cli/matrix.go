@@ -5,25 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/vishvananda/netns"
 
 	"wirespeed/internal/client"
-	"wirespeed/internal/control"
-	"wirespeed/internal/netconf"
+	"wirespeed/internal/iterate"
+	"wirespeed/internal/matrix"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sweep"
 )
-
-// maxCombinations bounds a matrix: every combination is at least one
-// full measurement.
-const maxCombinations = 256
 
 // matrixFlags are the flags of `wirespeed matrix`: all of run's, the
 // sweep's sizes, the devices and the settings to vary.
@@ -109,213 +103,6 @@ waits after each change before measuring.`,
 	return cmd
 }
 
-// parseDimensions reads the --set flags: each NAME=V1,V2,... with an
-// optional local: or remote: prefix. Every value is checked as a setting.
-func parseDimensions(sets []string) ([]result.MatrixDimension, error) {
-	var dims []result.MatrixDimension
-	n := 1
-	for _, s := range sets {
-		var d result.MatrixDimension
-		body := strings.TrimSpace(s)
-		if p, rest, ok := strings.Cut(body, ":"); ok && (p == "local" || p == "remote") {
-			d.Side, body = result.Side(p), rest
-		}
-		name, vals, ok := strings.Cut(body, "=")
-		name = strings.ToLower(strings.TrimSpace(name))
-		if !ok || name == "" || strings.TrimSpace(vals) == "" {
-			return nil, usagef("--set %q: write NAME=VALUE,VALUE..., like tso=on,off or mtu=1500,9000", s)
-		}
-		d.Name = name
-		for _, v := range strings.Split(vals, ",") {
-			st, err := netconf.ParseSetting(name + "=" + strings.TrimSpace(v))
-			if err != nil {
-				return nil, usagef("--set %q: %v", s, err)
-			}
-			val := strconv.Itoa(st.MTU)
-			if name != "mtu" {
-				val = onOffWord(st.On)
-			}
-			if slices.Contains(d.Values, val) {
-				return nil, usagef("--set %q names %s twice", s, val)
-			}
-			d.Values = append(d.Values, val)
-		}
-		for _, o := range dims {
-			if o.Name == d.Name && (o.Side == d.Side || o.Side == "" || d.Side == "") {
-				return nil, usagef("--set %q: %s is already varied by another --set", s, d.Key())
-			}
-		}
-		n *= len(d.Values)
-		if n > maxCombinations {
-			return nil, usagef("the --set flags make more than %d combinations; vary fewer settings at once", maxCombinations)
-		}
-		dims = append(dims, d)
-	}
-	return dims, nil
-}
-
-func onOffWord(on bool) string {
-	if on {
-		return "on"
-	}
-	return "off"
-}
-
-// combinations returns every combination of the dimensions' values, the
-// last dimension varying fastest.
-func combinations(dims []result.MatrixDimension) [][]result.MatrixSetting {
-	out := [][]result.MatrixSetting{{}}
-	for _, d := range dims {
-		var next [][]result.MatrixSetting
-		for _, c := range out {
-			for _, v := range d.Values {
-				row := append(slices.Clip(c), result.MatrixSetting{Name: d.Name, Side: d.Side, Value: v})
-				next = append(next, row)
-			}
-		}
-		out = next
-	}
-	return out
-}
-
-// settingsFor returns the settings of a row that apply to side, in the
-// order they are made: the MTU first, then features turned on, then
-// features turned off. Turning features on first means a feature that
-// another one depends on (tx checksumming, for TSO) is on before the
-// dependent one is asked for.
-func settingsFor(row []result.MatrixSetting, side result.Side) []netconf.Setting {
-	var mtu, on, off []netconf.Setting
-	for _, s := range row {
-		if s.Side != "" && s.Side != side {
-			continue
-		}
-		st, err := netconf.ParseSetting(s.Name + "=" + s.Value)
-		if err != nil {
-			continue // parseDimensions checked every value
-		}
-		switch {
-		case s.Name == "mtu":
-			mtu = append(mtu, st)
-		case st.On:
-			on = append(on, st)
-		default:
-			off = append(off, st)
-		}
-	}
-	return append(append(mtu, on...), off...)
-}
-
-// changer changes one side's device for a matrix.
-type changer interface {
-	side() result.Side
-	device() result.MatrixDevice
-	// check says whether every setting could be made, changing nothing.
-	check(ctx context.Context, settings []netconf.Setting) error
-	// set makes the settings and checks they hold; it returns what it
-	// changed even when it fails.
-	set(ctx context.Context, settings []netconf.Setting) ([]netconf.SettingChange, error)
-	// finish restores the device, or leaves it (keep). Only the first
-	// call of finish and abandon does anything.
-	finish(ctx context.Context, keep bool) error
-	// abandon restores at once, even with keep; any goroutine may call it.
-	abandon()
-}
-
-// localChanger changes a device of this host, in the client's network
-// namespace or a named one.
-type localChanger struct {
-	sd  result.Side
-	dev result.MatrixDevice
-	ns  *netconf.Session
-}
-
-func openLocal(e *env, sd result.Side, dev, nsName string, keep bool) (*localChanger, error) {
-	opts := netconf.Options{Dev: dev, Keep: keep, Log: e.log}
-	md := result.MatrixDevice{Dev: dev, Via: "local"}
-	if nsName != "" {
-		h, err := netns.GetFromName(nsName)
-		if err != nil {
-			return nil, fmt.Errorf("network namespace %s: %w", nsName, err)
-		}
-		defer h.Close() // netconf opens its sockets inside during Open
-		opts.Netns, opts.NetnsName = h, nsName
-		md.Netns, md.Via = nsName, "netns"
-	}
-	ns, err := netconf.Open(opts)
-	if err != nil {
-		return nil, labErr(err)
-	}
-	return &localChanger{sd: sd, dev: md, ns: ns}, nil
-}
-
-func (l *localChanger) side() result.Side           { return l.sd }
-func (l *localChanger) device() result.MatrixDevice { return l.dev }
-
-func (l *localChanger) check(_ context.Context, settings []netconf.Setting) error {
-	return l.ns.Check(settings...)
-}
-
-func (l *localChanger) set(_ context.Context, settings []netconf.Setting) ([]netconf.SettingChange, error) {
-	before := len(l.ns.Changes())
-	err := l.ns.Set(settings...)
-	if err == nil {
-		err = l.ns.Verify(settings...)
-	}
-	return l.ns.Changes()[before:], err
-}
-
-func (l *localChanger) finish(_ context.Context, keep bool) error {
-	if keep {
-		return l.ns.Restore() // opened with Keep: leaves the settings
-	}
-	return l.ns.RestoreNow()
-}
-
-func (l *localChanger) abandon() { l.ns.RestoreNow() }
-
-// remoteChanger asks the server to change its device over the control
-// connection. The server restores it when the session ends, whatever
-// happens to this client, so abandon has nothing to do.
-type remoteChanger struct {
-	c   *client.Client
-	dev string
-}
-
-func (r *remoteChanger) side() result.Side { return result.Remote }
-func (r *remoteChanger) device() result.MatrixDevice {
-	return result.MatrixDevice{Dev: r.dev, Via: "server"}
-}
-
-func (r *remoteChanger) check(ctx context.Context, settings []netconf.Setting) error {
-	_, err := r.c.Netconf(ctx, control.NetconfCheck, r.dev, settingStrings(settings))
-	return err
-}
-
-func (r *remoteChanger) set(ctx context.Context, settings []netconf.Setting) ([]netconf.SettingChange, error) {
-	reply, err := r.c.Netconf(ctx, control.NetconfSet, r.dev, settingStrings(settings))
-	return reply.Changes, err
-}
-
-func (r *remoteChanger) finish(ctx context.Context, keep bool) error {
-	action := control.NetconfRestore
-	if keep {
-		action = control.NetconfKeep
-	}
-	// After an interrupt too: the restore is what the interrupt wants.
-	_, err := r.c.Netconf(context.WithoutCancel(ctx), action, r.dev, nil)
-	return err
-}
-
-func (r *remoteChanger) abandon() {}
-
-func settingStrings(ss []netconf.Setting) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = s.String()
-	}
-	return out
-}
-
 func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portSet, sizesSet bool) error {
 	base, err := f.run.buildSpec()
 	if err != nil {
@@ -325,25 +112,22 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	if err != nil {
 		return err
 	}
-	var sizes []int
+	plan := matrix.Plan{Base: base, Repeat: rep, Keep: f.keep, Settle: f.settle, Tool: tool()}
 	if sizesSet {
-		if sizes, err = spec.ParseSizes(f.sizes); err != nil {
+		if plan.Sizes, err = spec.ParseSizes(f.sizes); err != nil {
 			return usageError{err}
 		}
 	}
-	dims, err := parseDimensions(f.sets)
-	if err != nil {
-		return err
+	if plan.Dimensions, err = matrix.ParseDimensions(f.sets); err != nil {
+		return usageError{err}
 	}
 	switch {
-	case len(dims) == 0:
-		return usagef("matrix needs at least one --set, like --set tso=on,off")
 	case f.dev == "" && f.remoteDev == "":
 		return usagef("matrix needs the interface to change: --dev IFACE (this host), --remote-dev IFACE (the server's), or both")
 	case f.remoteNetns != "" && f.remoteDev == "":
 		return usagef("--remote-netns names where --remote-dev is; give --remote-dev too")
 	}
-	for _, d := range dims {
+	for _, d := range plan.Dimensions {
 		if d.Side == result.Local && f.dev == "" {
 			return usagef("--set %s=...: give --dev, the local interface", d.Key())
 		}
@@ -356,330 +140,38 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 		return err
 	}
 	defer c.Close()
-	addr, label := c.addr, c.label
-
-	m := &matrixRun{e: e, f: f, c: c.Client, base: base, rep: rep, sizes: sizes, dims: dims, addr: addr}
-	if err := m.open(); err != nil {
+	// From here on, matrix.Run restores the devices on every path out;
+	// when opening one fails, the ones opened are restored here.
+	if plan.Changers, err = openChangers(e, f, c.Client); err != nil {
 		return err
 	}
-	return m.run(ctx, label)
-}
-
-// matrixRun is one matrix: its changers, its document, its output.
-type matrixRun struct {
-	e        *env
-	f        *matrixFlags
-	c        *client.Client
-	base     spec.Test
-	rep      spec.Repeat
-	sizes    []int
-	dims     []result.MatrixDimension
-	addr     string
-	changers []changer
-	doc      *result.Document
-}
-
-// open opens the devices to change. From here on, run restores them on
-// every path out; when opening one fails, open restores the others.
-func (m *matrixRun) open() error {
-	if m.f.dev != "" {
-		lc, err := openLocal(m.e, result.Local, m.f.dev, "", m.f.keep)
-		if err != nil {
-			return err
+	obs := &matrixObserver{e: e, text: !f.run.json, label: c.label, sizes: plan.Sizes}
+	save := func(doc *result.Document) error {
+		if f.run.output == "" {
+			return nil
 		}
-		m.changers = append(m.changers, lc)
+		return report.WriteFile(f.run.output, *doc, func(w io.Writer) {
+			report.Heading(w, doc.Spec, c.addr)
+			report.MatrixTableOf(w, *doc)
+		})
 	}
-	if m.f.remoteDev != "" {
-		if m.f.remoteNetns != "" {
-			lc, err := openLocal(m.e, result.Remote, m.f.remoteDev, m.f.remoteNetns, m.f.keep)
-			if err != nil {
-				m.abandon()
-				return err
-			}
-			m.changers = append(m.changers, lc)
-		} else {
-			m.changers = append(m.changers, &remoteChanger{c: m.c, dev: m.f.remoteDev})
-		}
-	}
-	return nil
-}
-
-// run checks the settings, measures every combination and restores the
-// devices, however it ends.
-func (m *matrixRun) run(ctx context.Context, label string) error {
-	// A panic restores, then goes on. A signal (Ctrl-C, SIGTERM) cancels
-	// ctx: the devices are restored at once, before the interrupted run
-	// even returns, so that a second signal, which ends the process,
-	// finds them restored. netconf's RestoreOnSignal is not used: it
-	// would end the process before the partial table is shown.
-	defer func() {
-		if p := recover(); p != nil {
-			m.abandon()
-			panic(p)
-		}
-	}()
-	stopAbandon := context.AfterFunc(ctx, m.abandon)
-	defer stopAbandon()
-
-	mx := &result.Matrix{Dimensions: m.dims, Rows: []result.MatrixRow{}, Keep: m.f.keep}
-	for _, ch := range m.changers {
-		d := ch.device()
-		if ch.side() == result.Local {
-			mx.Local = &d
-		} else {
-			mx.Remote = &d
-		}
-	}
-	m.doc = &result.Document{
-		Schema:  result.Schema,
-		Tool:    result.Tool{Name: "wirespeed", Version: version()},
-		Command: "matrix",
-		Result:  result.Result{Spec: m.base, Intervals: []result.Interval{}, Directions: []result.DirectionResult{}, Streams: []result.Stream{}},
-		Sizes:   m.sizes,
-		Matrix:  mx,
-	}
-	r := m.rep
-	m.doc.Repeat = &r
-
-	runErr := m.check(ctx)
-	if runErr == nil {
-		runErr = m.rows(ctx, label)
-	}
-	// Restore (or keep), whatever happened above.
-	for _, ch := range m.changers {
-		keep := m.f.keep && ctx.Err() == nil && runErr == nil
-		if err := ch.finish(ctx, keep); err != nil {
-			mx.RestoreErrors = append(mx.RestoreErrors, fmt.Sprintf("%s: %v", ch.device().Dev, err))
-		}
-	}
-	mx.Keep = m.f.keep && len(mx.RestoreErrors) == 0 && ctx.Err() == nil && runErr == nil
-	return m.finish(runErr)
-}
-
-// abandon restores every device now (a signal or a panic).
-func (m *matrixRun) abandon() {
-	for _, ch := range m.changers {
-		ch.abandon()
-	}
-}
-
-// check checks every value of every setting on every device it applies
-// to, before anything changes.
-func (m *matrixRun) check(ctx context.Context) error {
-	var errs []error
-	for _, ch := range m.changers {
-		var all []netconf.Setting
-		for _, d := range m.dims {
-			if d.Side != "" && d.Side != ch.side() {
-				continue
-			}
-			for _, v := range d.Values {
-				st, _ := netconf.ParseSetting(d.Name + "=" + v)
-				all = append(all, st)
-			}
-		}
-		if err := ch.check(ctx, all); err != nil {
-			if control.HasCode(err, control.CodeForbidden) {
-				return fmt.Errorf("%w; or run the matrix with --dev only", err)
-			}
-			errs = append(errs, fmt.Errorf("%s (%s): %w", ch.device().Dev, ch.side(), err))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("cannot make these settings, nothing was changed: %w", err)
-	}
-	return nil
-}
-
-// rows measures every combination in order, writing each row as it
-// finishes and saving the document after each.
-func (m *matrixRun) rows(ctx context.Context, label string) error {
-	text := !m.f.run.json
-	combos := combinations(m.dims)
-	table := report.NewMatrixTable(m.doc.Matrix, len(m.sizes) > 0, m.base.Kind.RR(), m.rep.ConfidenceLevel)
-	if text {
-		first := m.base
-		if len(m.sizes) > 0 {
-			first = atSize(m.base, m.sizes[0])
-		}
-		report.Heading(m.e.stdout, first, label)
-		if len(m.sizes) > 0 {
-			fmt.Fprintf(m.e.stdout, "sweep of message sizes %s for every combination\n", joinInts(m.sizes))
-		}
-		report.MatrixHeading(m.e.stdout, m.doc.Matrix)
-		fmt.Fprintln(m.e.stdout)
-		table.Header(m.e.stdout)
-	}
-	measured := 0
-	for i, combo := range combos {
-		if ctx.Err() != nil {
-			m.doc.Interrupted = true
-			break
-		}
-		row := result.MatrixRow{Index: i + 1, Label: result.RowLabel(combo), Settings: combo, Points: []result.Point{}}
-		progress := m.progress(i, len(combos), row.Label)
-		skip, err := m.apply(ctx, &row)
-		if ctx.Err() != nil {
-			// Interrupted while changing: the devices are being restored.
-			row.Interrupted = true
-			m.addRow(row)
-			m.doc.Interrupted = true
-			break
-		}
-		if err != nil {
-			m.addRow(row)
-			return err
-		}
-		if skip == "" {
-			if err := m.measure(ctx, &row, progress); err != nil {
-				m.addRow(row)
-				return err
-			}
-			measured++
-		} else {
-			row.Skipped = skip
-		}
-		m.addRow(row)
-		if text {
-			table.Row(m.e.stdout, row)
-		}
-		if err := m.save(); err != nil {
-			return err
-		}
-		if row.Interrupted {
-			m.doc.Interrupted = true
-			break
-		}
-	}
-	if measured == 0 && !m.doc.Interrupted {
-		return errors.New("no combination could be measured; the notes above say why")
-	}
-	return nil
-}
-
-// apply makes a row's settings on every device. It returns why the row
-// must be skipped (a setting failed or did not hold), or an error that
-// ends the matrix (the control connection failed).
-func (m *matrixRun) apply(ctx context.Context, row *result.MatrixRow) (string, error) {
-	var skips []string
-	for _, ch := range m.changers {
-		settings := settingsFor(row.Settings, ch.side())
-		if len(settings) == 0 {
-			continue
-		}
-		changes, err := ch.set(ctx, settings)
-		row.Changes = append(row.Changes, changes...)
-		if err != nil {
-			// The server's refusal or failure is a row skipped; a lost
-			// control connection ends the matrix.
-			var re *control.RemoteError
-			if _, remote := ch.(*remoteChanger); remote && !errors.As(err, &re) {
-				return "", fmt.Errorf("row %d (%s): %w", row.Index, row.Label, err)
-			}
-			skips = append(skips, err.Error()) // names the device
-		}
-	}
-	if len(skips) > 0 {
-		return strings.Join(skips, "; "), nil
-	}
-	if _, err := m.c.RefreshEnv(ctx); err != nil {
-		return "", fmt.Errorf("row %d (%s): %w", row.Index, row.Label, err)
-	}
-	if m.f.settle > 0 {
-		select {
-		case <-time.After(m.f.settle):
-		case <-ctx.Done():
-		}
-	}
-	return "", nil
-}
-
-// measure runs a row's point, or its sweep.
-func (m *matrixRun) measure(ctx context.Context, row *result.MatrixRow, progress func(client.IterationEvent)) error {
-	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
-		res, err := m.c.Iterate(ctx, t, rep, p)
-		res.Remote.Address = m.addr
-		return res, err
-	}
-	if len(m.sizes) == 0 {
-		res, err := iterate(ctx, m.base, m.rep, progress)
-		if err != nil && len(res.Directions) == 0 {
-			return fmt.Errorf("row %d (%s): %w", row.Index, row.Label, err)
-		}
-		row.Points = []result.Point{{MsgSize: m.base.MessageSize(), Result: res}}
-		row.Interrupted = res.Interrupted || ctx.Err() != nil
-		if err != nil {
-			return fmt.Errorf("row %d (%s): %w", row.Index, row.Label, err)
-		}
-		return nil
-	}
-	sw := &sweeper{
-		base:  m.base,
-		rep:   m.rep,
-		sizes: m.sizes,
-		doc:   newSweepDoc(m.base, m.rep, m.sizes),
-		iterate: func(ctx context.Context, t spec.Test, rep spec.Repeat, _ func(client.IterationEvent)) (result.Result, error) {
-			return iterate(ctx, t, rep, progress)
-		},
-	}
-	err := sw.run(ctx)
-	row.Points = sw.doc.Points
-	row.Interrupted = sw.doc.Interrupted || ctx.Err() != nil
-	if err != nil {
-		return fmt.Errorf("row %d (%s): %w", row.Index, row.Label, err)
-	}
-	return nil
-}
-
-// addRow puts a row in the document; the top level repeats the first
-// measured point, as a sweep's does.
-func (m *matrixRun) addRow(row result.MatrixRow) {
-	mx := m.doc.Matrix
-	mx.Rows = append(mx.Rows, row)
-	if len(m.doc.Directions) == 0 && len(row.Points) > 0 {
-		interrupted := m.doc.Interrupted
-		m.doc.Result = row.Points[0].Result
-		m.doc.Interrupted = interrupted
-	}
-}
-
-// progress returns the iteration events' handler of row i: a line on
-// stderr as each iteration ends.
-func (m *matrixRun) progress(i, n int, label string) func(client.IterationEvent) {
-	w := m.e.stderr
-	return func(ev client.IterationEvent) {
-		if !ev.Done {
-			return
-		}
-		fmt.Fprintf(w, "matrix: row %d of %d (%s): %s\n",
-			i+1, n, label, report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence))
-	}
-}
-
-// save writes the document to -o, when given.
-func (m *matrixRun) save() error {
-	if m.f.run.output == "" {
-		return nil
-	}
-	return report.WriteFile(m.f.run.output, *m.doc, func(w io.Writer) {
-		report.Heading(w, m.doc.Spec, m.addr)
-		report.MatrixTableOf(w, *m.doc)
+	doc, runErr := matrix.Run(ctx, plan, matrix.Options{
+		Measure:  c.iterate,
+		Changed:  func(ctx context.Context) error { _, err := c.RefreshEnv(ctx); return err },
+		Observer: obs,
+		Save:     save,
 	})
-}
 
-// finish writes the notes, the JSON, the file, and returns the command's
-// error.
-func (m *matrixRun) finish(runErr error) error {
-	doc := *m.doc
+	// The notes, the JSON, the file, and the command's error.
 	switch {
-	case m.f.run.json:
-		if err := report.JSON(m.e.stdout, doc); err != nil {
+	case f.run.json:
+		if err := report.JSON(e.stdout, *doc); err != nil {
 			return err
 		}
 	case len(doc.Matrix.Rows) > 0 || len(doc.Matrix.RestoreErrors) > 0:
-		report.MatrixNotes(m.e.stdout, doc)
+		report.MatrixNotes(e.stdout, *doc)
 	}
-	if err := m.save(); err != nil && runErr == nil {
+	if err := save(doc); err != nil && runErr == nil {
 		runErr = err
 	}
 	if len(doc.Matrix.RestoreErrors) > 0 {
@@ -693,4 +185,72 @@ func (m *matrixRun) finish(runErr error) error {
 		return errInterrupted
 	}
 	return nil
+}
+
+// openChangers opens the devices to change: --dev on this host,
+// --remote-dev in --remote-netns or through the server.
+func openChangers(e *env, f *matrixFlags, c *client.Client) ([]matrix.Changer, error) {
+	var chs []matrix.Changer
+	if f.dev != "" {
+		lc, err := matrix.OpenLocal(result.Local, f.dev, "", f.keep, e.log)
+		if err != nil {
+			return nil, labErr(err)
+		}
+		chs = append(chs, lc)
+	}
+	if f.remoteDev != "" {
+		if f.remoteNetns == "" {
+			return append(chs, matrix.NewRemote(c, f.remoteDev)), nil
+		}
+		lc, err := matrix.OpenLocal(result.Remote, f.remoteDev, f.remoteNetns, f.keep, e.log)
+		if err != nil {
+			for _, ch := range chs {
+				ch.Abandon()
+			}
+			return nil, labErr(err)
+		}
+		chs = append(chs, lc)
+	}
+	return chs, nil
+}
+
+// matrixObserver shows a matrix as it goes: in text mode the heading and
+// a table row per row on stdout; a line per iteration on stderr.
+type matrixObserver struct {
+	e     *env
+	text  bool
+	label string
+	sizes []int
+	table *report.MatrixTable
+}
+
+func (o *matrixObserver) Begin(doc *result.Document) {
+	o.table = report.NewMatrixTable(doc.Matrix, len(o.sizes) > 0, doc.Spec.Kind.RR(), doc.Repeat.ConfidenceLevel)
+	if !o.text {
+		return
+	}
+	first := doc.Spec
+	if len(o.sizes) > 0 {
+		first = sweep.AtSize(first, o.sizes[0])
+	}
+	report.Heading(o.e.stdout, first, o.label)
+	if len(o.sizes) > 0 {
+		fmt.Fprintf(o.e.stdout, "sweep of message sizes %s for every combination\n", sweep.FormatSizes(o.sizes))
+	}
+	report.MatrixHeading(o.e.stdout, doc.Matrix)
+	fmt.Fprintln(o.e.stdout)
+	o.table.Header(o.e.stdout)
+}
+
+func (o *matrixObserver) Iteration(i, n int, label string, ev iterate.Event) {
+	if ev.Done {
+		fmt.Fprintf(o.e.stderr, "matrix: row %d of %d (%s): %s\n",
+			i, n, label, report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence))
+	}
+}
+
+func (o *matrixObserver) Row(row result.MatrixRow) {
+	if o.text {
+		o.table.Row(o.e.stdout, row)
+	}
 }

@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"net"
-	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"wirespeed/internal/client"
-	"wirespeed/internal/control"
+	"wirespeed/internal/mesh"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
@@ -31,14 +29,6 @@ type meshFlags struct {
 	concurrency int
 	every       time.Duration
 	local       string
-}
-
-// MaxMeshPeers bounds a mesh: n peers make n*(n-1) pairs.
-const MaxMeshPeers = 256
-
-// Resolver looks up a host's addresses; net.DefaultResolver is one.
-type Resolver interface {
-	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
 func newMeshCmd(e *env) *cobra.Command {
@@ -85,19 +75,15 @@ FILE (which the relaying servers do not have).`,
 	return cmd
 }
 
-// meshPeer is one peer of a round, and whether it is this host.
-type meshPeer = result.MeshPeer
-
 // mesher measures rounds of a mesh.
 type mesher struct {
 	e        *env
 	f        *meshFlags
-	t        spec.Test
-	rep      spec.Repeat
-	sec      client.Security
+	plan     mesh.Plan
+	measure  mesh.Measure
 	port     int
 	portSet  bool
-	resolver Resolver
+	resolver mesh.Resolver
 }
 
 func runMesh(ctx context.Context, e *env, f *meshFlags, portSet bool) error {
@@ -128,21 +114,17 @@ func runMesh(ctx context.Context, e *env, f *meshFlags, portSet bool) error {
 	if f.run.port < 1 || f.run.port > 65535 {
 		return usagef("port %d must be between 1 and 65535", f.run.port)
 	}
-	m := &mesher{e: e, f: f, t: t, rep: rep, sec: sec, port: f.run.port, portSet: portSet, resolver: e.resolver}
+	cfg := client.Config{IPVersion: t.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: f.run.measure.procRoot, Security: sec}
+	m := &mesher{e: e, f: f, port: f.run.port, portSet: portSet, resolver: e.resolver,
+		plan:    mesh.Plan{Spec: t, Repeat: rep, Concurrency: f.concurrency, Tool: tool()},
+		measure: mesh.PairMeasure(cfg, t, rep)}
 	if m.resolver == nil {
 		m.resolver = net.DefaultResolver
 	}
 	// Check what can be checked before the first round: the peers, the
 	// pairs and --local, when they do not come from DNS.
 	if len(f.peers) > 0 {
-		peers, err := m.staticPeers()
-		if err != nil {
-			return err
-		}
-		if _, err := m.pairsOf(peers); err != nil {
-			return err
-		}
-		if err := m.markLocal(ctx, peers); err != nil {
+		if _, err := m.peers(ctx); err != nil {
 			return err
 		}
 	}
@@ -220,286 +202,71 @@ func (m *mesher) show(doc *result.MeshDocument, round int) error {
 	return nil
 }
 
-// staticPeers parses --peers.
-func (m *mesher) staticPeers() ([]meshPeer, error) {
-	var peers []meshPeer
-	seen := map[string]bool{}
-	for _, p := range m.f.peers {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			continue
-		}
-		host, port, err := parseTarget(p, m.port, m.portSet)
+// peers returns this round's peers, with the one that is this host
+// marked, and the pairs to measure: --peers (usage errors) or a lookup
+// of --peers-dns.
+func (m *mesher) peers(ctx context.Context) ([]result.MeshPeer, error) {
+	var peers []result.MeshPeer
+	if m.f.peersDNS != "" {
+		name, port, err := parseTarget(m.f.peersDNS, m.port, m.portSet)
 		if err != nil {
 			return nil, err
 		}
-		if seen[p] {
-			return nil, usagef("--peers names %s twice", p)
+		if peers, err = mesh.LookupPeers(ctx, m.resolver, name, port, m.plan.Spec.IPVersion); err != nil {
+			return nil, err
 		}
-		seen[p] = true
-		peers = append(peers, meshPeer{Name: p, Address: net.JoinHostPort(host, strconv.Itoa(port))})
-	}
-	return peers, checkPeerCount(peers)
-}
-
-func checkPeerCount(peers []meshPeer) error {
-	switch {
-	case len(peers) < 2:
-		return usagef("a mesh needs at least 2 peers, got %d", len(peers))
-	case len(peers) > MaxMeshPeers:
-		return usagef("a mesh of %d peers is over the limit of %d", len(peers), MaxMeshPeers)
-	}
-	return nil
-}
-
-// dnsPeers looks up --peers-dns: every address is a peer, named by the
-// address, in address order so that rounds line up.
-func (m *mesher) dnsPeers(ctx context.Context) ([]meshPeer, error) {
-	name, port, err := parseTarget(m.f.peersDNS, m.port, m.portSet)
-	if err != nil {
-		return nil, err
-	}
-	network := "ip"
-	switch m.t.IPVersion {
-	case 4:
-		network = "ip4"
-	case 6:
-		network = "ip6"
-	}
-	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	addrs, err := m.resolver.LookupNetIP(lctx, network, name)
-	if err != nil {
-		return nil, fmt.Errorf("--peers-dns %s: %w", name, err)
-	}
-	for i := range addrs {
-		addrs[i] = addrs[i].Unmap()
-	}
-	slices.SortFunc(addrs, netip.Addr.Compare)
-	addrs = slices.Compact(addrs)
-	var peers []meshPeer
-	for _, a := range addrs {
-		peers = append(peers, meshPeer{Name: a.String(), Address: net.JoinHostPort(a.String(), strconv.Itoa(port))})
-	}
-	if len(peers) < 2 {
-		return nil, fmt.Errorf("--peers-dns %s: %d address(es) found, a mesh needs at least 2 (are the servers running and ready?)", name, len(peers))
-	}
-	if len(peers) > MaxMeshPeers {
-		return nil, fmt.Errorf("--peers-dns %s: %d addresses is over the limit of %d peers", name, len(peers), MaxMeshPeers)
-	}
-	return peers, nil
-}
-
-// meshPair is one ordered pair to measure.
-type meshPair struct{ src, dst int }
-
-// pairsOf returns the ordered pairs to measure: --pairs, or every one in
-// the order of the peers (a to every other, then b, ...).
-func (m *mesher) pairsOf(peers []meshPeer) ([]meshPair, error) {
-	idx := map[string]int{}
-	for i, p := range peers {
-		idx[p.Name] = i
-	}
-	var pairs []meshPair
-	if len(m.f.pairs) == 0 {
-		for i := range peers {
-			for j := range peers {
-				if i != j {
-					pairs = append(pairs, meshPair{i, j})
-				}
+	} else {
+		seen := map[string]bool{}
+		for _, p := range m.f.peers {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				continue
 			}
-		}
-		return pairs, nil
-	}
-	seen := map[meshPair]bool{}
-	for _, s := range m.f.pairs {
-		p, ok := splitPair(strings.TrimSpace(s), idx)
-		if !ok {
-			return nil, usagef("--pairs %q: write SRC:DST with two different names from the peers (%s)", s, peerNames(peers))
-		}
-		if !seen[p] {
+			host, port, err := parseTarget(p, m.port, m.portSet)
+			if err != nil {
+				return nil, err
+			}
+			if seen[p] {
+				return nil, usagef("--peers names %s twice", p)
+			}
 			seen[p] = true
-			pairs = append(pairs, p)
+			peers = append(peers, result.MeshPeer{Name: p, Address: net.JoinHostPort(host, strconv.Itoa(port))})
+		}
+		switch {
+		case len(peers) < 2:
+			return nil, usagef("a mesh needs at least 2 peers, got %d", len(peers))
+		case len(peers) > mesh.MaxPeers:
+			return nil, usagef("a mesh of %d peers is over the limit of %d", len(peers), mesh.MaxPeers)
 		}
 	}
-	return pairs, nil
-}
-
-// splitPair splits SRC:DST at the colon that leaves a peer name on both
-// sides, so names with ports or IPv6 addresses work too.
-func splitPair(s string, idx map[string]int) (meshPair, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] != ':' {
-			continue
-		}
-		a, okA := idx[s[:i]]
-		b, okB := idx[s[i+1:]]
-		if okA && okB && a != b {
-			return meshPair{a, b}, true
-		}
-	}
-	return meshPair{}, false
-}
-
-func peerNames(peers []meshPeer) string {
-	var names []string
-	for _, p := range peers {
-		names = append(names, p.Name)
-	}
-	return strings.Join(names, ", ")
-}
-
-// markLocal sets Local on the peer that is this host (--local).
-func (m *mesher) markLocal(ctx context.Context, peers []meshPeer) error {
-	switch m.f.local {
-	case "none":
-		return nil
-	case "auto", "":
-	default:
-		for i := range peers {
-			if peers[i].Name == m.f.local {
-				peers[i].Local = true
-				return nil
-			}
-		}
-		return usagef("--local %q is not one of the peers (%s); use a peer's name, none or auto", m.f.local, peerNames(peers))
-	}
-	mine := localAddrs()
-	for i := range peers {
-		host, _, err := net.SplitHostPort(peers[i].Address)
-		if err != nil {
-			continue
-		}
-		addrs := []netip.Addr{}
-		if a, err := netip.ParseAddr(host); err == nil {
-			addrs = append(addrs, a)
-		} else {
-			lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			addrs, _ = m.resolver.LookupNetIP(lctx, "ip", host)
-			cancel()
-		}
-		for _, a := range addrs {
-			if mine[a.Unmap()] {
-				peers[i].Local = true
-			}
-		}
-	}
-	return nil
-}
-
-// localAddrs returns this host's interface addresses.
-func localAddrs() map[netip.Addr]bool {
-	out := map[netip.Addr]bool{}
-	as, err := net.InterfaceAddrs()
+	pairs, err := mesh.ParsePairs(peers, m.f.pairs)
 	if err != nil {
-		return out
+		return nil, usageError{err}
 	}
-	for _, a := range as {
-		if p, err := netip.ParsePrefix(a.String()); err == nil {
-			out[p.Addr().Unmap()] = true
-		}
+	if err := mesh.MarkLocal(ctx, m.resolver, peers, m.f.local); err != nil {
+		return nil, usageError{err}
 	}
-	return out
+	m.plan.Peers, m.plan.Pairs = peers, pairs
+	return peers, nil
 }
 
 // round measures one round of the mesh and returns its document; an
 // error without a document means the peers could not be found.
 func (m *mesher) round(ctx context.Context, round int) (*result.MeshDocument, error) {
-	var peers []meshPeer
-	var err error
-	if m.f.peersDNS != "" {
-		peers, err = m.dnsPeers(ctx)
-	} else {
-		peers, err = m.staticPeers()
-	}
-	if err != nil {
+	if _, err := m.peers(ctx); err != nil {
 		return nil, err
 	}
-	pairs, err := m.pairsOf(peers)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.markLocal(ctx, peers); err != nil {
-		return nil, err
-	}
-	doc := &result.MeshDocument{
-		Schema:  result.MeshSchema,
-		Tool:    result.Tool{Name: "wirespeed", Version: version()},
-		Command: "mesh",
-		Spec:    m.t,
-		Started: time.Now(),
-		Peers:   peers,
-	}
-	if m.rep.Repeats() {
-		r := m.rep
-		doc.Repeat = &r
-	}
+	plan := m.plan
 	if m.f.every > 0 {
-		doc.Round = round
+		plan.Round = round
 	}
-	doc.Pairs = m.measureAll(ctx, peers, pairs)
-	if ctx.Err() != nil {
-		doc.Interrupted = true
-	}
-	doc.BuildMatrix()
-	return doc, nil
+	return mesh.Run(ctx, plan, mesh.Options{Measure: m.measure, Observer: meshProgress{m.e.stderr}}), nil
 }
 
-// measureAll measures the pairs, up to --concurrency at once but never
-// two on one peer at a time, so that a server with --max-tests 1 is not
-// asked twice and no peer's figures are shared with another test. It
-// returns the pairs in the order asked. An interrupt stops it: pairs not
-// started are listed with an error.
-func (m *mesher) measureAll(ctx context.Context, peers []meshPeer, pairs []meshPair) []result.MeshPair {
-	out := make([]result.MeshPair, len(pairs))
-	pending := make([]int, len(pairs))
-	for i := range pending {
-		pending[i] = i
-	}
-	busy := make([]bool, len(peers))
-	done := make(chan int)
-	running, finished := 0, 0
-	for len(pending) > 0 || running > 0 {
-		if running < m.f.concurrency && ctx.Err() == nil {
-			k := slices.IndexFunc(pending, func(i int) bool { return !busy[pairs[i].src] && !busy[pairs[i].dst] })
-			if k >= 0 {
-				i := pending[k]
-				pending = slices.Delete(pending, k, k+1)
-				p := pairs[i]
-				busy[p.src], busy[p.dst] = true, true
-				running++
-				go func() {
-					out[i] = m.measurePair(ctx, peers[p.src], peers[p.dst])
-					done <- i
-				}()
-				continue
-			}
-		}
-		if running == 0 {
-			break // interrupted with pairs left
-		}
-		i := <-done
-		running--
-		finished++
-		busy[pairs[i].src], busy[pairs[i].dst] = false, false
-		m.progress(finished, len(pairs), out[i])
-	}
-	for _, i := range pending {
-		p := pairs[i]
-		out[i] = result.MeshPair{Source: peers[p.src].Name, Destination: peers[p.dst].Name, Via: via(peers[p.src]), Error: result.MeshNotMeasured}
-	}
-	return out
-}
+// meshProgress writes a line per pair to stderr.
+type meshProgress struct{ w io.Writer }
 
-func via(src meshPeer) string {
-	if src.Local {
-		return result.ViaDirect
-	}
-	return result.ViaRelay
-}
-
-// progress writes a line per pair to stderr.
-func (m *mesher) progress(k, n int, p result.MeshPair) {
+func (o meshProgress) Measured(k, n int, p result.MeshPair) {
 	what := "failed: " + p.Error
 	if r := p.Result; r != nil {
 		if r.Spec.Kind.RR() && r.Summary.RRSummary != nil {
@@ -511,61 +278,5 @@ func (m *mesher) progress(k, n int, p result.MeshPair) {
 			what += " (interrupted)"
 		}
 	}
-	fmt.Fprintf(m.e.stderr, "mesh: %d/%d %s -> %s (%s): %s\n", k, n, p.Source, p.Destination, p.Via, what)
-}
-
-// busyRetries and busyWait: a pair whose server is busy (another client's
-// test, or a previous round's still ending) is tried again a little later.
-const (
-	busyRetries = 2
-	busyWait    = 2 * time.Second
-)
-
-// measurePair measures one pair, directly when the source is this host,
-// through the source's server otherwise.
-func (m *mesher) measurePair(ctx context.Context, src, dst meshPeer) result.MeshPair {
-	mp := result.MeshPair{Source: src.Name, Destination: dst.Name, Via: via(src)}
-	var res result.Result
-	var err error
-	for attempt := 0; ; attempt++ {
-		res, err = m.measure(ctx, src, dst)
-		if !errors.Is(err, control.ErrBusy) || attempt >= busyRetries || ctx.Err() != nil {
-			break
-		}
-		select {
-		case <-time.After(busyWait):
-		case <-ctx.Done():
-		}
-	}
-	if len(res.Directions) > 0 {
-		res.Local.Address, res.Remote.Address = src.Address, dst.Address
-		mp.Result = &res
-	}
-	if err != nil {
-		mp.Error = err.Error()
-	}
-	return mp
-}
-
-func (m *mesher) measure(ctx context.Context, src, dst meshPeer) (result.Result, error) {
-	cfg := client.Config{Addr: dst.Address, IPVersion: m.t.IPVersion, Tool: version(), Hostname: m.e.hostname, Logger: m.e.log, ProcRoot: m.f.run.measure.procRoot}
-	cfg.Security = m.sec
-	if src.Local {
-		c, err := client.Dial(ctx, cfg)
-		if err != nil {
-			return result.Result{}, err
-		}
-		defer c.Close()
-		return c.Iterate(ctx, m.t, m.rep, nil)
-	}
-	cfg.Addr = src.Address
-	c, err := client.Dial(ctx, cfg)
-	if err != nil {
-		return result.Result{}, err
-	}
-	defer c.Close()
-	req := control.RelayRequest{Peer: dst.Address, Spec: m.t, Source: src.Name, Destination: dst.Name}
-	return client.IterateFunc(ctx, m.rep, func(ctx context.Context) (result.Result, error) {
-		return c.Relay(ctx, req)
-	}, nil)
+	fmt.Fprintf(o.w, "mesh: %d/%d %s -> %s (%s): %s\n", k, n, p.Source, p.Destination, p.Via, what)
 }

@@ -16,11 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"wirespeed/internal/mesh"
 	"wirespeed/internal/result"
 )
 
 // executeEnv runs the command line with e's resolver, as Main does.
-func executeEnv(t *testing.T, ctx context.Context, r Resolver, args ...string) (int, string, string) {
+func executeEnv(t *testing.T, ctx context.Context, r mesh.Resolver, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	e := &env{stdout: &stdout, stderr: &stderr, log: slog.New(slog.DiscardHandler), hostname: "mesh-test", resolver: r}
@@ -310,26 +311,5 @@ func TestMeshUsageErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut, tt.want)
 			}
 		})
-	}
-}
-
-func TestSplitPair(t *testing.T) {
-	idx := map[string]int{"a": 0, "b:7575": 1, "fd00::1": 2, "[fd00::2]:7575": 3}
-	tests := []struct {
-		in   string
-		want meshPair
-		ok   bool
-	}{
-		{"a:b:7575", meshPair{0, 1}, true},
-		{"b:7575:a", meshPair{1, 0}, true},
-		{"fd00::1:[fd00::2]:7575", meshPair{2, 3}, true},
-		{"a:a", meshPair{}, false},
-		{"a:c", meshPair{}, false},
-	}
-	for _, tt := range tests {
-		got, ok := splitPair(tt.in, idx)
-		if ok != tt.ok || got != tt.want {
-			t.Errorf("splitPair(%q) = %v, %v", tt.in, got, ok)
-		}
 	}
 }

@@ -11,10 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"wirespeed/internal/client"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sweep"
 )
 
 // writeSweep writes the document of a sweep measured by fakeIterate,
@@ -25,19 +26,18 @@ func writeSweep(t *testing.T, path string, cc string, sizes []int) {
 	base.CongestionControl = cc
 	rep := spec.Repeat{MaxIterations: 3, MinIterations: 3, ConfidenceLevel: 0.99, ConfidenceWidthPct: 5}
 	n := 0
-	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
-		return client.IterateFunc(ctx, rep, func(ctx context.Context) (result.Result, error) {
+	measure := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (result.Result, error) {
+		return iterate.Run(ctx, rep, func(ctx context.Context) (result.Result, error) {
 			n++
 			r, err := fakeIterate(ctx, t, rep, nil)
 			r.Summary.BitsPerSecond *= 1 + 0.01*float64(n%3)
 			return r, err
 		}, p)
 	}
-	sw := &sweeper{base: base, rep: rep, sizes: sizes, doc: newSweepDoc(base, rep, sizes), iterate: iterate,
-		save: func(d *result.Document) error {
-			return report.WriteFile(path, *d, func(w io.Writer) { report.SweepTable(w, *d) })
-		}}
-	if err := sw.run(context.Background()); err != nil {
+	save := func(d *result.Document) error {
+		return report.WriteFile(path, *d, func(w io.Writer) { report.SweepTable(w, *d) })
+	}
+	if _, err := sweep.Run(context.Background(), sweep.Plan{Base: base, Repeat: rep, Sizes: sizes}, sweep.Options{Measure: measure, Save: save}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/term"
 
-	"wirespeed/internal/client"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
@@ -25,7 +25,7 @@ func isTerminal(w io.Writer) bool {
 // iteration, the time elapsed and an estimate of the time left. On a
 // terminal it is one line rewritten in place (every second and at every
 // event); otherwise a plain line per event, for logs. A nil *progress
-// shows nothing.
+// shows nothing. It is the sweep.Observer of a sweep's progress.
 type progress struct {
 	w    io.Writer
 	live bool
@@ -73,8 +73,8 @@ func newProgress(w io.Writer, live bool, t spec.Test, rep spec.Repeat, n int) *p
 	return p
 }
 
-// begin says how many points this session measures.
-func (p *progress) begin(todo int) {
+// Begin says how many points this session measures.
+func (p *progress) Begin(todo int) {
 	if p == nil {
 		return
 	}
@@ -83,18 +83,18 @@ func (p *progress) begin(todo int) {
 	p.todo = todo
 }
 
-// kept says that point k was taken from the resumed file.
-func (p *progress) kept(k, size int) {
+// Kept says that point k was taken from the resumed file.
+func (p *progress) Kept(k int, pt result.Point) {
 	if p == nil || p.live {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "sweep: size %d of %d (%d bytes): complete in the resumed file, kept\n", k+1, p.n, size)
+	fmt.Fprintf(p.w, "sweep: size %d of %d (%d bytes): complete in the resumed file, kept\n", k+1, p.n, pt.MsgSize)
 }
 
-// point says that point k starts.
-func (p *progress) point(k, size int) {
+// Start says that point k starts.
+func (p *progress) Start(k, size int) {
 	if p == nil {
 		return
 	}
@@ -103,8 +103,8 @@ func (p *progress) point(k, size int) {
 	p.k, p.size, p.iter, p.done = k, size, 0, 0
 }
 
-// iteration takes the sweep's iteration events.
-func (p *progress) iteration(ev client.IterationEvent) {
+// Iteration takes the sweep's iteration events.
+func (p *progress) Iteration(ev iterate.Event) {
 	if p == nil {
 		return
 	}
@@ -128,8 +128,8 @@ func (p *progress) iteration(ev client.IterationEvent) {
 		p.k+1, p.n, p.size, report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence), p.times())
 }
 
-// pointDone says that point k finished.
-func (p *progress) pointDone(k int, pt result.Point) {
+// Measured says that point k finished.
+func (p *progress) Measured(k int, pt result.Point) {
 	if p == nil {
 		return
 	}

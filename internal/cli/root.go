@@ -1,6 +1,7 @@
-// Package cli owns the command tree: it turns flags into a spec.Test and
-// configs, runs the client or server, and hands results to report. It is
-// the only package that reads flags. Main returns the exit status: 0 for
+// Package cli owns the command tree: it turns flags into a spec.Test,
+// configs and the plans of sweep, matrix and mesh, runs the client, the
+// server or those experiments, and hands results to report. It is the
+// only package that reads flags. Main returns the exit status: 0 for
 // success, 1 for a runtime error or an interrupted run, 2 for a usage
 // error.
 package cli
@@ -15,6 +16,9 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"wirespeed/internal/mesh"
+	"wirespeed/internal/result"
 )
 
 // Version is the tool's version; release builds set it with
@@ -22,6 +26,9 @@ import (
 var Version = ""
 
 // version returns Version, or the module version the binary was built from.
+// tool names this program in the documents it writes.
+func tool() result.Tool { return result.Tool{Name: "wirespeed", Version: version()} }
+
 func version() string {
 	if Version != "" {
 		return Version
@@ -59,7 +66,7 @@ type env struct {
 	procRoot       string // for an embedded server; "" for the default
 
 	// resolver looks up mesh --peers-dns; nil means net.DefaultResolver.
-	resolver Resolver
+	resolver mesh.Resolver
 }
 
 // Main runs the command line args (without the program name) and returns

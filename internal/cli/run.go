@@ -216,7 +216,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if f.tradeoff {
 		kinds = []spec.Kind{spec.TCPStream, spec.TCPMaerts}
 	}
-	doc := result.Document{Schema: result.Schema, Tool: result.Tool{Name: "wirespeed", Version: version()}, Command: "run"}
+	doc := result.Document{Schema: result.Schema, Tool: tool(), Command: "run"}
 	if rep.Repeats() {
 		doc.Repeat = &rep
 	}

@@ -13,6 +13,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/iperf3"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
@@ -79,12 +80,12 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 	if text {
 		report.Heading(e.stdout, t, label)
 	}
-	res, runErr := client.IterateFunc(ctx, rep, func(ctx context.Context) (result.Result, error) { return iperf3.Run(ctx, cfg, t) },
+	res, runErr := iterate.Run(ctx, rep, func(ctx context.Context) (result.Result, error) { return iperf3.Run(ctx, cfg, t) },
 		iterationLines(e.stdout, text && rep.Repeats(), &mu, func() { headerShown = false }))
 	if runErr != nil && len(res.Directions) == 0 {
 		return runErr
 	}
-	doc := result.Document{Schema: result.Schema, Tool: result.Tool{Name: "wirespeed", Version: version()}, Command: "run --iperf3", Result: res}
+	doc := result.Document{Schema: result.Schema, Tool: tool(), Command: "run --iperf3", Result: res}
 	if rep.Repeats() {
 		doc.Repeat = &rep
 	}

@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"wirespeed/internal/client"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sweep"
 )
 
 // defaultSizes is the sweep of the issue that asked for sweeps: small
@@ -76,11 +74,6 @@ same test settings, iterations and sizes as the command line.`,
 	return cmd
 }
 
-// atSize is the test of one point of a sweep: t with message size n. For
-// a request/response test, n is both the request and the response size,
-// as in netperf's TCP_RR sweeps (-r 1,1, -r 64,64, ...).
-func atSize(t spec.Test, n int) spec.Test { return t.AtMessageSize(n) }
-
 func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet, sizesSet bool) error {
 	base, err := f.run.buildSpec()
 	if err != nil {
@@ -95,7 +88,7 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 		return usageError{err}
 	}
 	out := f.run.output
-	doc := newSweepDoc(base, rep, sizes)
+	plan := sweep.Plan{Base: base, Repeat: rep, Sizes: sizes, Tool: tool()}
 	if f.resume != "" {
 		if out != "" && out != f.resume {
 			return usagef("--resume %s writes the sweep back to that file; drop -o %s or give the same name", f.resume, out)
@@ -106,177 +99,78 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 			return err
 		}
 		if !sizesSet {
-			sizes = prev.Sizes
+			plan.Sizes = prev.Sizes
 		}
-		if err := resumable(f.resume, prev, base, rep, sizes); err != nil {
-			return err
+		if diffs := plan.Differences(prev); len(diffs) > 0 {
+			return usagef("resume %s: the file was measured with other settings: %s; give the command line of the interrupted sweep, or start a new file with -o",
+				f.resume, strings.Join(diffs, "; "))
 		}
-		doc = prev
+		plan.Doc = prev
 	}
+	sizes = plan.Sizes
 	c, err := connect(ctx, e, &f.run, target, portSet, base.IPVersion, nil)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	label := c.label
 
 	text := !f.run.json
 	prog := newProgress(e.stderr, isTerminal(e.stderr), base, rep, len(sizes))
 	defer prog.stop()
-	sw := &sweeper{
-		base:  base,
-		rep:   rep,
-		sizes: sizes,
-		doc:   doc,
-		iterate: func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
-			res, err := c.Iterate(ctx, t, rep, p)
-			res.Remote.Address = c.addr
-			return res, err
-		},
-		progress: prog,
-	}
+	obs := sweepObserver{progress: prog}
+	opts := sweep.Options{Measure: c.iterate, Observer: &obs}
 	if out != "" {
-		sw.save = func(d *result.Document) error {
+		opts.Save = func(d *result.Document) error {
 			return report.WriteFile(out, *d, func(w io.Writer) { report.SweepTable(w, *d) })
 		}
 	}
 	if text {
-		report.Heading(e.stdout, atSize(base, sizes[0]), label)
-		fmt.Fprintf(e.stdout, "sweep of message sizes %s\n\n", joinInts(sizes))
+		report.Heading(e.stdout, sweep.AtSize(base, sizes[0]), c.label)
+		fmt.Fprintf(e.stdout, "sweep of message sizes %s\n\n", sweep.FormatSizes(sizes))
 		report.SweepHeader(e.stdout, rep.ConfidenceLevel, base.Kind)
-		sw.onPoint = func(p result.Point) {
-			prog.above(func() { report.SweepRow(e.stdout, p) })
-		}
+		obs.stdout = e.stdout
 	}
-	runErr := sw.run(ctx)
+	doc, runErr := sweep.Run(ctx, plan, opts)
 	prog.stop()
 	if text {
-		report.SweepNotes(e.stdout, *sw.doc)
+		report.SweepNotes(e.stdout, *doc)
 	}
 	if f.run.json {
-		if err := report.JSON(e.stdout, *sw.doc); err != nil {
+		if err := report.JSON(e.stdout, *doc); err != nil {
 			return err
 		}
 	}
 	if runErr != nil {
 		return runErr
 	}
-	if sw.doc.Interrupted {
+	if doc.Interrupted {
 		return errInterrupted
 	}
 	return nil
 }
 
-// newSweepDoc is the document of a sweep before its first point.
-func newSweepDoc(base spec.Test, rep spec.Repeat, sizes []int) *result.Document {
-	r := rep
-	return &result.Document{
-		Schema:  result.Schema,
-		Tool:    result.Tool{Name: "wirespeed", Version: version()},
-		Command: "sweep",
-		Result:  result.Result{Spec: atSize(base, sizes[0]), Intervals: []result.Interval{}, Directions: []result.DirectionResult{}, Streams: []result.Stream{}},
-		Repeat:  &r,
-		Sizes:   sizes,
-		Points:  []result.Point{},
-	}
+// sweepObserver shows a sweep as it goes: progress on stderr and, in
+// text mode (stdout set), the table's row of each point, kept or
+// measured.
+type sweepObserver struct {
+	*progress
+	stdout io.Writer
 }
 
-// sweeper runs the points of a sweep that its document does not hold
-// complete yet, in the order of the sizes, and saves the document after
-// each. Its parts are functions so that a test can run it without a
-// network.
-type sweeper struct {
-	base  spec.Test
-	rep   spec.Repeat
-	sizes []int
-	doc   *result.Document
-	// iterate measures one point.
-	iterate func(context.Context, spec.Test, spec.Repeat, func(client.IterationEvent)) (result.Result, error)
-	// save writes the document; nil for none.
-	save func(*result.Document) error
-	// onPoint is called with each point, kept or measured, in order.
-	onPoint  func(result.Point)
-	progress *progress
+func (o *sweepObserver) Kept(k int, p result.Point) {
+	o.progress.Kept(k, p)
+	o.row(p)
 }
 
-// run measures the missing points. It stops at the first interrupted
-// point (the document then holds it, marked interrupted, and is saved) or
-// at the first error.
-func (s *sweeper) run(ctx context.Context) error {
-	have := map[int]result.Point{}
-	for _, p := range s.doc.Points {
-		have[p.MsgSize] = p
-	}
-	s.doc.Sizes = s.sizes
-	s.doc.Interrupted = false
-	todo := 0
-	for _, size := range s.sizes {
-		if p, ok := have[size]; !ok || !p.Complete() {
-			todo++
-		}
-	}
-	s.progress.begin(todo)
-	for k, size := range s.sizes {
-		if p, ok := have[size]; ok && p.Complete() {
-			s.progress.kept(k, size)
-			if s.onPoint != nil {
-				s.onPoint(p)
-			}
-			continue
-		}
-		if ctx.Err() != nil {
-			s.doc.Interrupted = true
-			break
-		}
-		s.progress.point(k, size)
-		res, err := s.iterate(ctx, atSize(s.base, size), s.rep, s.progress.iteration)
-		if err != nil && len(res.Directions) == 0 {
-			return fmt.Errorf("size %d: %w", size, err)
-		}
-		p := result.Point{MsgSize: size, Result: res}
-		have[size] = p
-		s.setPoints(have)
-		if res.Interrupted || ctx.Err() != nil {
-			s.doc.Interrupted = true
-		}
-		if s.save != nil {
-			if serr := s.save(s.doc); serr != nil {
-				return serr
-			}
-		}
-		s.progress.pointDone(k, p)
-		if s.onPoint != nil {
-			s.onPoint(p)
-		}
-		if err != nil {
-			return fmt.Errorf("size %d: %w", size, err)
-		}
-		if s.doc.Interrupted {
-			break
-		}
-	}
-	s.setPoints(have)
-	if s.save != nil {
-		return s.save(s.doc)
-	}
-	return nil
+func (o *sweepObserver) Measured(k int, p result.Point) {
+	o.progress.Measured(k, p)
+	o.row(p)
 }
 
-// setPoints orders the points by the sizes and makes the top level of
-// the document repeat the first one, as a run document with several runs
-// repeats the first.
-func (s *sweeper) setPoints(have map[int]result.Point) {
-	s.doc.Points = s.doc.Points[:0]
-	for _, n := range s.sizes {
-		if p, ok := have[n]; ok {
-			s.doc.Points = append(s.doc.Points, p)
-		}
+func (o *sweepObserver) row(p result.Point) {
+	if o.stdout != nil {
+		o.above(func() { report.SweepRow(o.stdout, p) })
 	}
-	interrupted := s.doc.Interrupted
-	if len(s.doc.Points) > 0 {
-		s.doc.Result = s.doc.Points[0].Result
-	}
-	s.doc.Interrupted = interrupted
 }
 
 // readSweep reads a sweep's results document to resume it.
@@ -292,42 +186,4 @@ func readSweep(path string) (*result.Document, error) {
 		return nil, fmt.Errorf("resume %s: the sweep lists no sizes", path)
 	}
 	return &doc, nil
-}
-
-// resumable checks that the sweep in prev was measured with the settings
-// asked now: the same test (but for its message size), the same
-// iterations and confidence, the same sizes. The error names every field
-// that differs.
-func resumable(path string, prev *result.Document, base spec.Test, rep spec.Repeat, sizes []int) error {
-	var diffs []string
-	for _, d := range spec.Diff(atSize(prev.Spec, 0), atSize(base, 0)) {
-		diffs = append(diffs, fmt.Sprintf("%s %s in the file, %s now", d.Name, d.A, d.B))
-	}
-	if prev.Repeat == nil || *prev.Repeat != rep {
-		was := "none"
-		if prev.Repeat != nil {
-			was = repeatString(*prev.Repeat)
-		}
-		diffs = append(diffs, fmt.Sprintf("iterations and confidence %s in the file, %s now", was, repeatString(rep)))
-	}
-	if !slices.Equal(prev.Sizes, sizes) {
-		diffs = append(diffs, fmt.Sprintf("sizes %s in the file, %s now", joinInts(prev.Sizes), joinInts(sizes)))
-	}
-	if len(diffs) > 0 {
-		return usagef("resume %s: the file was measured with other settings: %s; give the command line of the interrupted sweep, or start a new file with -o",
-			path, strings.Join(diffs, "; "))
-	}
-	return nil
-}
-
-func repeatString(r spec.Repeat) string {
-	return fmt.Sprintf("--iterations %d,%d -I %g,%g", r.MaxIterations, r.MinIterations, 100*r.ConfidenceLevel, r.ConfidenceWidthPct)
-}
-
-func joinInts(ns []int) string {
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ",")
 }

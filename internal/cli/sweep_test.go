@@ -15,10 +15,12 @@ import (
 	"time"
 
 	"wirespeed/internal/client"
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sweep"
 )
 
 // loopback starts a server on 127.0.0.1:0 and dials it.
@@ -64,7 +66,7 @@ func TestSweepResume(t *testing.T) {
 		return report.WriteFile(path, *d, func(w io.Writer) { report.SweepTable(w, *d) })
 	}
 	var measured []int
-	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
+	measure := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (result.Result, error) {
 		measured = append(measured, t.SendSize)
 		return c.Iterate(ctx, t, rep, p)
 	}
@@ -72,15 +74,9 @@ func TestSweepResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stderr bytes.Buffer
-	sw := &sweeper{base: base, rep: rep, sizes: sizes, doc: newSweepDoc(base, rep, sizes), iterate: iterate, save: save,
-		progress: newProgress(&stderr, false, base, rep, len(sizes))}
-	points := 0
-	sw.onPoint = func(result.Point) {
-		if points++; points == 2 {
-			cancel()
-		}
-	}
-	if err := sw.run(ctx); err != nil {
+	plan := sweep.Plan{Base: base, Repeat: rep, Sizes: sizes}
+	obs := &cancelObserver{progress: newProgress(&stderr, false, base, rep, len(sizes)), after: 2, cancel: cancel}
+	if _, err := sweep.Run(ctx, plan, sweep.Options{Measure: measure, Observer: obs, Save: save}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(measured, []int{1024, 2048}) {
@@ -98,17 +94,17 @@ func TestSweepResume(t *testing.T) {
 	}
 
 	// Resume with the same settings.
-	if err := resumable(path, doc, base, rep, sizes); err != nil {
-		t.Fatal(err)
+	if diffs := plan.Differences(doc); len(diffs) > 0 {
+		t.Fatal(diffs)
 	}
 	measured = nil
 	stderr.Reset()
-	var rows []int
-	sw = &sweeper{base: base, rep: rep, sizes: sizes, doc: doc, iterate: iterate, save: save,
-		progress: newProgress(&stderr, false, base, rep, len(sizes)), onPoint: func(p result.Point) { rows = append(rows, p.MsgSize) }}
-	if err := sw.run(context.Background()); err != nil {
+	plan.Doc = doc
+	obs = &cancelObserver{progress: newProgress(&stderr, false, base, rep, len(sizes))}
+	if _, err := sweep.Run(context.Background(), plan, sweep.Options{Measure: measure, Observer: obs, Save: save}); err != nil {
 		t.Fatal(err)
 	}
+	rows := obs.rows
 	if !slices.Equal(measured, []int{4096, 8192}) {
 		t.Errorf("resumed session measured %v, want only 4096 and 8192", measured)
 	}
@@ -136,92 +132,34 @@ func TestSweepResume(t *testing.T) {
 }
 
 // fakeIterate measures nothing: throughput is the message size in Mbit/s.
-func fakeIterate(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
+func fakeIterate(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (result.Result, error) {
 	s := result.Summary{BitsPerSecond: float64(t.SendSize) * 1e6, ElapsedS: 1}
 	return result.Result{Spec: t, Summary: s, Directions: []result.DirectionResult{{Direction: spec.ClientToServer, Summary: s}}}, nil
 }
 
-// TestSweepInterruptedPoint: a point cut short is saved, marked, and run
-// again on resume.
-func TestSweepInterruptedPoint(t *testing.T) {
-	base, rep, sizes := sweepSpec(), spec.DefaultRepeat(), []int{1, 2, 3}
-	var saved []byte
-	save := func(d *result.Document) error {
-		var err error
-		saved, err = json.Marshal(d)
-		return err
-	}
-	calls := 0
-	iterate := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
-		calls++
-		r, err := fakeIterate(ctx, t, rep, p)
-		r.Interrupted = t.SendSize == 2
-		return r, err
-	}
-	sw := &sweeper{base: base, rep: rep, sizes: sizes, doc: newSweepDoc(base, rep, sizes), iterate: iterate, save: save}
-	if err := sw.run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var doc result.Document
-	json.Unmarshal(saved, &doc)
-	if calls != 2 || !doc.Interrupted || len(doc.Points) != 2 || doc.Points[1].Complete() {
-		t.Fatalf("calls %d, interrupted %v, points %d", calls, doc.Interrupted, len(doc.Points))
-	}
-	calls = 0
-	sw = &sweeper{base: base, rep: rep, sizes: sizes, doc: &doc, iterate: fakeIterate, save: save}
-	sw.iterate = func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(client.IterationEvent)) (result.Result, error) {
-		calls++
-		return fakeIterate(ctx, t, rep, p)
-	}
-	if err := sw.run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	json.Unmarshal(saved, &doc)
-	if calls != 2 || doc.Interrupted || len(doc.Points) != 3 || !doc.Points[1].Complete() {
-		t.Errorf("resume: calls %d (want 2: the interrupted point and the last), interrupted %v, points %d", calls, doc.Interrupted, len(doc.Points))
+// cancelObserver is the progress of a sweep that records the order of
+// the points shown and cancels the sweep after the first few.
+type cancelObserver struct {
+	*progress
+	rows   []int
+	after  int
+	cancel func()
+}
+
+func (o *cancelObserver) Kept(k int, p result.Point) {
+	o.progress.Kept(k, p)
+	o.rows = append(o.rows, p.MsgSize)
+}
+
+func (o *cancelObserver) Measured(k int, p result.Point) {
+	o.progress.Measured(k, p)
+	if o.rows = append(o.rows, p.MsgSize); len(o.rows) == o.after {
+		o.cancel()
 	}
 }
 
-func TestResumeRefuses(t *testing.T) {
-	base, rep, sizes := sweepSpec(), spec.DefaultRepeat(), []int{64, 1024}
-	doc := newSweepDoc(base, rep, sizes)
-	other := base
-	other.Parallel, other.Duration = 4, 2*time.Second
-	otherRep := rep
-	otherRep.MaxIterations = 5
-	tests := []struct {
-		name  string
-		base  spec.Test
-		rep   spec.Repeat
-		sizes []int
-		want  []string
-	}{
-		{"same", base, rep, sizes, nil},
-		{"spec", other, rep, sizes, []string{"parallel 1 in the file, 4 now", "duration_s 0.1 in the file, 2 now"}},
-		{"repeat", base, otherRep, sizes, []string{"--iterations 1,1 -I 99,5 in the file, --iterations 5,1"}},
-		{"sizes", base, rep, []int{64}, []string{"sizes 64,1024 in the file, 64 now"}},
-		// The message size is the sweep's to set: -m is not compared.
-		{"send size", atSize(base, 9), rep, sizes, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := resumable("f.json", doc, tt.base, tt.rep, tt.sizes)
-			if tt.want == nil {
-				if err != nil {
-					t.Errorf("refused: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("%v\nlacks %q", err, w)
-				}
-			}
-		})
-	}
+// TestReadSweep: only a sweep's document resumes.
+func TestReadSweep(t *testing.T) {
 	dir := t.TempDir()
 	runDoc := filepath.Join(dir, "run.json")
 	os.WriteFile(runDoc, []byte(`{"schema":"wirespeed/result/v1","command":"run"}`), 0o644)

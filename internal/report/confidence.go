@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
 	"wirespeed/internal/units"
 )
 
@@ -33,13 +34,13 @@ func Confidence(w io.Writer, s result.Summary) {
 	if c == nil {
 		return
 	}
-	verdict := map[string]string{
-		"reached":     "reached",
-		"max_hit":     "NOT REACHED at the maximum",
-		"interrupted": "interrupted",
+	verdict := map[spec.Reason]string{
+		spec.ReasonReached:     "reached",
+		spec.ReasonMaxHit:      "NOT REACHED at the maximum",
+		spec.ReasonInterrupted: "interrupted",
 	}[c.Stop]
 	if verdict == "" {
-		verdict = c.Stop
+		verdict = string(c.Stop)
 	}
 	fmt.Fprintf(w, "mean of %d iteration%s (per-stream figures: the last iteration's); interval asked +/-%.4g%% @ %s%% conf.: %s\n",
 		c.Iterations, plural(c.Iterations), c.WidthPct/2, levelPct(c.Level), verdict)

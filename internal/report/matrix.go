@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
 	"wirespeed/internal/units"
 )
 
@@ -206,7 +207,7 @@ func MatrixNotes(w io.Writer, doc result.Document) {
 			if len(doc.Sizes) > 0 {
 				at = fmt.Sprintf("%s size %d", name, p.MsgSize)
 			}
-			if c := p.Summary.Confidence; c != nil && c.Stop == "max_hit" {
+			if c := p.Summary.Confidence; c != nil && c.Stop == spec.ReasonMaxHit {
 				fmt.Fprintf(w, "%s: interval not reached in %d iterations (asked +/-%.4g%% @ %s%% conf.):%s\n",
 					at, c.Iterations, c.WidthPct/2, levelPct(c.Level), notReached(c))
 			}

@@ -111,7 +111,7 @@ func SweepNotes(w io.Writer, doc result.Document) {
 		fmt.Fprintf(w, "not measured yet: %s (continue with --resume)\n", strings.Join(missing, ", "))
 	}
 	for _, p := range doc.Points {
-		if c := p.Summary.Confidence; c != nil && c.Stop == "max_hit" {
+		if c := p.Summary.Confidence; c != nil && c.Stop == spec.ReasonMaxHit {
 			para()
 			fmt.Fprintf(w, "size %d: interval not reached in %d iterations (asked +/-%.4g%% @ %s%% conf.):%s\n",
 				p.MsgSize, c.Iterations, c.WidthPct/2, levelPct(c.Level), notReached(c))
@@ -157,7 +157,7 @@ func pointCells(p result.Point) (conf, iter, note string) {
 		if h, ok := c.HalfWidthPct(); ok {
 			conf = fmt.Sprintf("%.1f", h)
 		}
-		if c.Stop == "max_hit" {
+		if c.Stop == spec.ReasonMaxHit {
 			note = "not reached"
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"math"
 	"slices"
 	"time"
+
 	"wirespeed/internal/measure"
+	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
 )
 
@@ -38,10 +40,10 @@ type Confidence struct {
 	WidthPct float64 `json:"width_pct"`
 	// Iterations is how many iterations the mean is over.
 	Iterations int `json:"iterations"`
-	// Stop says why iterating stopped: "reached" (every figure's interval
-	// is within WidthPct), "max_hit" (the maximum was reached first) or
-	// "interrupted".
-	Stop string `json:"stop"`
+	// Stop says why iterating stopped: spec.ReasonReached (every figure's
+	// interval is within WidthPct), spec.ReasonMaxHit (the maximum was
+	// reached first) or spec.ReasonInterrupted.
+	Stop spec.Reason `json:"stop"`
 	FigureConfidence
 	LocalCPU  *FigureConfidence `json:"local_cpu,omitempty"`
 	RemoteCPU *FigureConfidence `json:"remote_cpu,omitempty"`

@@ -63,3 +63,24 @@ func (r Repeat) Validate() error {
 	}
 	return nil
 }
+
+// Reason says why a repeated measurement goes on or stops: the words of
+// the stopping rule Repeat describes. stats.Decide gives one for each
+// figure; a result's confidence (run.Confidence.Stop) keeps the one the
+// whole measurement stopped for. The strings are those of the results
+// document.
+type Reason string
+
+// The reasons.
+const (
+	// ReasonBelowMin: fewer than MinIterations so far; go on.
+	ReasonBelowMin Reason = "below_min"
+	// ReasonNotReached: an interval is still wider than asked; go on.
+	ReasonNotReached Reason = "not_reached"
+	// ReasonReached: every interval is within the asked width; stop.
+	ReasonReached Reason = "reached"
+	// ReasonMaxHit: MaxIterations done without reaching the interval; stop.
+	ReasonMaxHit Reason = "max_hit"
+	// ReasonInterrupted: an iteration was interrupted or failed; stop.
+	ReasonInterrupted Reason = "interrupted"
+)

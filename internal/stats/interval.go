@@ -1,7 +1,7 @@
 // Package stats owns the statistics wirespeed shows about repeated
 // measurements: the confidence interval over iteration values
 // (Summarize, Target), the rule that decides when to stop iterating
-// (Iterations, netperf's -i MAX,MIN with -I LEVEL,WIDTH), and the
+// (Decide, over a spec.Repeat: netperf's -i MAX,MIN with -I LEVEL,WIDTH), and the
 // two-sample tests that say whether two sets of iterations differ
 // (Compare: Welch's t-test or the Mann-Whitney U test, like benchstat).
 //

@@ -1,4 +1,4 @@
-package cli
+package matrix
 
 import (
 	"context"
@@ -12,11 +12,13 @@ import (
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
 	"wirespeed/internal/netconf"
+	"wirespeed/internal/spec"
 )
 
 // fakeNetconfServer speaks just enough of the control protocol to answer
-// netconf requests: it records each one and answers netconf_done, or a
-// netconf_failed error for a setting named "fail".
+// netconf requests: it records each one and answers netconf_done, a
+// netconf_failed error for a setting named "fail", or a forbidden error
+// for every request about the device "refuse".
 func fakeNetconfServer(t *testing.T) (addr string, got chan control.NetconfRequest) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -50,6 +52,10 @@ func fakeNetconfServer(t *testing.T) (addr string, got chan control.NetconfReque
 				var req control.NetconfRequest
 				m.Decode(&req)
 				got <- req
+				if req.Dev == "refuse" {
+					cc.SendError(control.CodeForbidden, "this server does not change its devices: start it with --allow-netconf")
+					continue
+				}
 				if strings.Contains(strings.Join(req.Settings, ","), "fail") {
 					cc.SendError(control.CodeNetconf, "wst-a: fail is not a feature")
 					continue
@@ -72,24 +78,24 @@ func TestRemoteChanger(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	r := &remoteChanger{c: c, dev: "wst-a"}
+	r := NewRemote(c, "wst-a")
 	ctx := context.Background()
 	settings := []netconf.Setting{netconf.MTU(9000), netconf.Feature("tso", false)}
-	if err := r.check(ctx, settings); err != nil {
+	if err := r.Check(ctx, settings); err != nil {
 		t.Fatal(err)
 	}
-	changes, err := r.set(ctx, settings)
+	changes, err := r.Set(ctx, settings)
 	if err != nil || len(changes) != 1 {
 		t.Fatalf("set: %v, %v", changes, err)
 	}
-	_, err = r.set(ctx, []netconf.Setting{netconf.Feature("fail", true)})
+	_, err = r.Set(ctx, []netconf.Setting{netconf.Feature("fail", true)})
 	if !control.HasCode(err, control.CodeNetconf) {
 		t.Errorf("a failed setting: %v, want a netconf_failed error", err)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	// After an interrupt the restore is still sent.
-	if err := r.finish(cancelled, false); err != nil {
+	if err := r.Finish(cancelled, false); err != nil {
 		t.Fatal(err)
 	}
 	want := []control.NetconfRequest{
@@ -110,11 +116,49 @@ func TestRemoteChanger(t *testing.T) {
 	if diff := cmp.Diff(want, have); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	r2 := &remoteChanger{c: c, dev: "wst-a"}
-	if err := r2.finish(ctx, true); err != nil {
+	// A device never set is not restored: there is nothing to restore.
+	r2 := NewRemote(c, "wst-a")
+	if err := r2.Finish(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	if req := <-got; req.Action != "keep" {
-		t.Errorf("finish with keep sent %q", req.Action)
+	if _, err := r2.Set(ctx, settings); err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Finish(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if req, keep := <-got, <-got; req.Action != "set" || keep.Action != "keep" {
+		t.Errorf("finish of a device never set sent %q; finish with keep sent %q", req.Action, keep.Action)
+	}
+}
+
+// TestRefusedRestoresNothing: a server that refuses to change its device
+// refuses the check, before anything changed; the matrix ends with the
+// refusal and asks no restore, so it reports no failed restore (which
+// would tell the user the device was left changed).
+func TestRefusedRestoresNothing(t *testing.T) {
+	addr, got := fakeNetconfServer(t)
+	c, err := client.Dial(context.Background(), client.Config{Addr: addr, Tool: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dims, _ := ParseDimensions([]string{"tso=on,off"})
+	plan := Plan{Base: testSpec(), Repeat: spec.DefaultRepeat(), Dimensions: dims, Changers: []Changer{NewRemote(c, "refuse")}}
+	measured := 0
+	doc, err := Run(context.Background(), plan, Options{Measure: countMeasure(&measured)})
+	if !control.HasCode(err, control.CodeForbidden) || !strings.Contains(err.Error(), "--dev only") {
+		t.Errorf("run: %v, want the refusal", err)
+	}
+	if measured != 0 || len(doc.Matrix.Rows) != 0 || len(doc.Matrix.RestoreErrors) != 0 {
+		t.Errorf("measured %d, rows %d, restore errors %q; want none", measured, len(doc.Matrix.Rows), doc.Matrix.RestoreErrors)
+	}
+	// Every request was recorded before it was answered.
+	var actions []string
+	for len(got) > 0 {
+		actions = append(actions, (<-got).Action)
+	}
+	if strings.Join(actions, ",") != "check" {
+		t.Errorf("requests %q, want the check only", actions)
 	}
 }

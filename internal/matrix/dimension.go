@@ -1,0 +1,163 @@
+package matrix
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"wirespeed/internal/netconf"
+	"wirespeed/internal/result"
+)
+
+// MaxCombinations bounds a matrix: every combination is at least one
+// full measurement.
+const MaxCombinations = 256
+
+// Dimension is one setting a matrix varies: its values, on every device
+// changed or on one side's.
+type Dimension struct {
+	// Name is "mtu" or a feature's name, lower case, as given.
+	Name string
+	// Side is result.Local or result.Remote for one side's device only; empty
+	// for every device.
+	Side   result.Side
+	Values []netconf.Setting
+}
+
+// Setting is one value of a row: a setting, and the side it is for
+// (empty: every device).
+type Setting struct {
+	Side result.Side
+	netconf.Setting
+}
+
+// Key names the dimension as --set does: "tso", "remote:mtu".
+func (d Dimension) Key() string { return result.MatrixDimension{Name: d.Name, Side: d.Side}.Key() }
+
+// record is the dimension as the document keeps it.
+func (d Dimension) record() result.MatrixDimension {
+	md := result.MatrixDimension{Name: d.Name, Side: d.Side}
+	for _, v := range d.Values {
+		md.Values = append(md.Values, valueWord(v))
+	}
+	return md
+}
+
+// valueWord is a setting's value as the document writes it: "on", "off"
+// or the MTU in bytes.
+func valueWord(st netconf.Setting) string {
+	if st.Name == "mtu" {
+		return strconv.Itoa(st.MTU)
+	}
+	if st.On {
+		return "on"
+	}
+	return "off"
+}
+
+// ParseDimensions reads NAME=V1,V2,... with an optional local: or remote:
+// prefix, one dimension each (--set). Every value is checked as a
+// setting; the combinations are bounded by MaxCombinations.
+func ParseDimensions(sets []string) ([]Dimension, error) {
+	var dims []Dimension
+	n := 1
+	for _, s := range sets {
+		var d Dimension
+		body := strings.TrimSpace(s)
+		if p, rest, ok := strings.Cut(body, ":"); ok && (p == "local" || p == "remote") {
+			d.Side, body = result.Side(p), rest
+		}
+		name, vals, ok := strings.Cut(body, "=")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if !ok || name == "" || strings.TrimSpace(vals) == "" {
+			return nil, fmt.Errorf("--set %q: write NAME=VALUE,VALUE..., like tso=on,off or mtu=1500,9000", s)
+		}
+		d.Name = name
+		for _, v := range strings.Split(vals, ",") {
+			st, err := netconf.ParseSetting(name + "=" + strings.TrimSpace(v))
+			if err != nil {
+				return nil, fmt.Errorf("--set %q: %v", s, err)
+			}
+			if slices.Contains(d.Values, st) {
+				return nil, fmt.Errorf("--set %q names %s twice", s, valueWord(st))
+			}
+			d.Values = append(d.Values, st)
+		}
+		for _, o := range dims {
+			if o.Name == d.Name && (o.Side == d.Side || o.Side == "" || d.Side == "") {
+				return nil, fmt.Errorf("--set %q: %s is already varied by another --set", s, d.Key())
+			}
+		}
+		n *= len(d.Values)
+		if n > MaxCombinations {
+			return nil, fmt.Errorf("the --set flags make more than %d combinations; vary fewer settings at once", MaxCombinations)
+		}
+		dims = append(dims, d)
+	}
+	if len(dims) == 0 {
+		return nil, errors.New("matrix needs at least one --set, like --set tso=on,off")
+	}
+	return dims, nil
+}
+
+// Combinations returns every combination of the dimensions' values, the
+// last dimension varying fastest.
+func Combinations(dims []Dimension) [][]Setting {
+	out := [][]Setting{{}}
+	for _, d := range dims {
+		var next [][]Setting
+		for _, c := range out {
+			for _, v := range d.Values {
+				next = append(next, append(slices.Clip(c), Setting{Side: d.Side, Setting: v}))
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// rowRecord is a row's settings as the document keeps them.
+func rowRecord(row []Setting) []result.MatrixSetting {
+	out := make([]result.MatrixSetting, len(row))
+	for i, s := range row {
+		out[i] = result.MatrixSetting{Name: s.Name, Side: s.Side, Value: valueWord(s.Setting)}
+	}
+	return out
+}
+
+// settingsFor returns the settings of a row that apply to side, in the
+// order they are made: the MTU first, then features turned on, then
+// features turned off. Turning features on first means a feature that
+// another one depends on (tx checksumming, for TSO) is on before the
+// dependent one is asked for.
+func settingsFor(row []Setting, side result.Side) []netconf.Setting {
+	var mtu, on, off []netconf.Setting
+	for _, s := range row {
+		if s.Side != "" && s.Side != side {
+			continue
+		}
+		switch {
+		case s.Name == "mtu":
+			mtu = append(mtu, s.Setting)
+		case s.On:
+			on = append(on, s.Setting)
+		default:
+			off = append(off, s.Setting)
+		}
+	}
+	return append(append(mtu, on...), off...)
+}
+
+// allFor returns every value of every dimension that applies to side:
+// what is checked before anything changes.
+func allFor(dims []Dimension, side result.Side) []netconf.Setting {
+	var all []netconf.Setting
+	for _, d := range dims {
+		if d.Side == "" || d.Side == side {
+			all = append(all, d.Values...)
+		}
+	}
+	return all
+}
