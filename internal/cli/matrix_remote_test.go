@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
 	"wirespeed/internal/netconf"
+	"wirespeed/internal/testkit"
 )
 
 // fakeNetconfServer speaks just enough of the control protocol to answer
@@ -19,11 +19,7 @@ import (
 // netconf_failed error for a setting named "fail".
 func fakeNetconfServer(t *testing.T) (addr string, got chan control.NetconfRequest) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	ln := testkit.Listen(t)
 	got = make(chan control.NetconfRequest, 16)
 	go func() {
 		c, err := ln.Accept()
