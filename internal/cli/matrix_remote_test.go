@@ -11,6 +11,7 @@ import (
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
 	"wirespeed/internal/netconf"
+	"wirespeed/internal/servertest"
 	"wirespeed/internal/testkit"
 )
 
@@ -63,10 +64,7 @@ func fakeNetconfServer(t *testing.T) (addr string, got chan control.NetconfReque
 // matrix skips a row for, not a lost connection.
 func TestRemoteChanger(t *testing.T) {
 	addr, got := fakeNetconfServer(t)
-	c, err := client.Dial(context.Background(), client.Config{Addr: addr, Tool: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := servertest.Dial(t, client.Config{Addr: addr})
 	defer c.Close()
 	r := &remoteChanger{c: c, dev: "wst-a"}
 	ctx := context.Background()

@@ -277,10 +277,7 @@ func TestClientKilledMidTest(t *testing.T) {
 			t.Logf("server logged the failure %v after the kill", time.Since(killed).Round(time.Millisecond))
 			p.exitWithin(t, 5*time.Second)
 			// The slot is free: the next client runs at once.
-			c, err := client.Dial(context.Background(), client.Config{Addr: addr, Tool: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := servertest.Dial(t, client.Config{Addr: addr})
 			sp := spec.Default()
 			sp.Duration = 300 * time.Millisecond
 			if _, err := c.Run(context.Background(), sp); err != nil {
@@ -312,10 +309,7 @@ func TestServeSIGTERM(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := startProc(t, bin, "serve", "--listen", "127.0.0.1:0", "--shutdown-timeout", tt.shutdownTimeout)
 			addr := p.waitLine(t, `msg=listening addr=(\S+)`)
-			c, err := client.Dial(context.Background(), client.Config{Addr: addr, Tool: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := servertest.Dial(t, client.Config{Addr: addr})
 			defer c.Close()
 			sp := spec.Default()
 			sp.Kind = spec.TCPBidir
