@@ -110,3 +110,50 @@ func TestProcfsOnlyInMeasure(t *testing.T) {
 		})
 	}
 }
+
+// TestTestOnlyPackages: the packages docs/architecture.md marks
+// "test-only" (testkit, servertest, nstest) are imported only by _test.go
+// files, or by each other, so no test helper (nor its -update flag) ends
+// up in the binary.
+func TestTestOnlyPackages(t *testing.T) {
+	const root = "../.."
+	doc, err := os.ReadFile(filepath.Join(root, "docs/architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testOnly := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^(internal/[a-z0-9]+)/\s+test-only`).FindAllStringSubmatch(string(doc), -1) {
+		testOnly["wirespeed/"+m[1]] = true
+	}
+	for _, want := range []string{"testkit", "servertest", "nstest"} {
+		if !testOnly["wirespeed/internal/"+want] {
+			t.Errorf("docs/architecture.md does not list internal/%s as test-only", want)
+		}
+	}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		af, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		for _, is := range af.Imports {
+			p, _ := strconv.Unquote(is.Path.Value)
+			if testOnly[p] && !testOnly["wirespeed/"+filepath.ToSlash(rel)] {
+				t.Errorf("%s imports %s, a test-only package: only _test.go files may", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

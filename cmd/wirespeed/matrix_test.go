@@ -12,11 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
-
 	"wirespeed/internal/lab"
-	"wirespeed/internal/netdev"
 	"wirespeed/internal/nstest"
 	"wirespeed/internal/result"
 	"wirespeed/internal/sysinfo"
@@ -26,31 +22,9 @@ import (
 // and requested, in a namespace: what a matrix must leave as it found.
 func devState(t *testing.T, nsName, dev string) string {
 	t.Helper()
-	ns, err := netns.GetFromName(nsName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Close()
-	h, err := netlink.NewHandleAt(ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	link, err := h.LinkByName(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nd, err := netdev.Open(ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nd.Close()
-	fs, err := nd.Features(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mtu, fs := nstest.DeviceState(t, nsName, dev)
 	var b strings.Builder
-	fmt.Fprintf(&b, "mtu %d", link.Attrs().MTU)
+	fmt.Fprintf(&b, "mtu %d", mtu)
 	for _, f := range fs {
 		fmt.Fprintf(&b, "; %s active=%v requested=%v", f.Name, f.Active, f.Requested)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wirespeed/internal/testkit"
 )
 
 // execute runs the command line and returns its exit status and output.
@@ -192,9 +194,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestRuntimeErrors(t *testing.T) {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	closed := ln.Addr().String()
-	ln.Close()
+	closed := testkit.FreeAddr(t)
 	code, _, errOut := execute(t, context.Background(), "run", closed, "-l", "1")
 	if code != ExitRuntime || !strings.Contains(errOut, "connect to") {
 		t.Errorf("closed port: exit %d, stderr %q", code, errOut)
@@ -202,9 +202,7 @@ func TestRuntimeErrors(t *testing.T) {
 }
 
 func TestServeAndRun(t *testing.T) {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testkit.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	var serveErr bytes.Buffer

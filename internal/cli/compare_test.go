@@ -2,36 +2,12 @@ package cli
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"wirespeed/internal/testkit"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// goldenFile compares got with testdata/<name>.golden; -update rewrites it.
-func goldenFile(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *updateGolden {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/cli -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		os.WriteFile(filepath.Join("testdata", name+".got"), []byte(got), 0o644)
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
-}
 
 // The fixtures testdata/compare/base.json and jumbo.json are two sweeps of
 // a lab pair at MTU 1500 and 9000, four iterations a point; the values are
@@ -53,7 +29,7 @@ func TestCompareGolden(t *testing.T) {
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			goldenFile(t, filepath.Join("compare", tc.name+".txt"), out)
+			testkit.Golden(t, filepath.Join("compare", tc.name+".txt.golden"), out)
 		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"wirespeed/internal/mesh"
 	"wirespeed/internal/result"
+	"wirespeed/internal/testkit"
 )
 
 // executeEnv runs the command line with e's resolver, as Main does.
@@ -59,12 +60,7 @@ func (f fakeResolver) LookupNetIP(_ context.Context, network, host string) ([]ne
 // all on one port, with the key in keyFile, and returns the port.
 func meshServers(t *testing.T, keyFile string, extra ...string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
+	_, port, _ := net.SplitHostPort(testkit.FreeAddr(t))
 	for i := 1; i <= 3; i++ {
 		args := append([]string{"--listen", fmt.Sprintf("127.0.0.%d:%s", i, port), "--psk-file", keyFile,
 			"--allow-relay", "--relay-peers", "127.0.0.0/8", "--log-level", "debug"}, extra...)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +23,9 @@ import (
 	"wirespeed/internal/client"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
+	"wirespeed/internal/servertest"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // Process-level tests: the wirespeed binary, built into the test's
@@ -155,11 +156,7 @@ func (p *proc) exitWithin(t *testing.T, d time.Duration) int {
 // settle waits until the goroutines started since base have ended.
 func settle(t *testing.T, base goleak.Option) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for goleak.Find(base) != nil && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	goleak.VerifyNone(t, base)
+	testkit.CheckNoLeaks(t, 10*time.Second, base)
 }
 
 func countFDs(t *testing.T) int {
@@ -242,17 +239,8 @@ func TestClientKilledMidTest(t *testing.T) {
 	bin := buildBinary(t)
 	base := goleak.IgnoreCurrent()
 	fds := countFDs(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &syncBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		served <- server.New(server.Config{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}).Serve(ctx, ln)
-	}()
-	addr := ln.Addr().String()
+	addr, stop := servertest.Start(t, server.Config{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 
 	for _, kind := range []string{"TCP_STREAM", "TCP_MAERTS", "TCP_BIDIR", "UDP_STREAM -b 200M", "UDP_STREAM -R -b 200M", "TCP_RR", "UDP_RR", "TCP_CRR"} {
 		t.Run(kind, func(t *testing.T) {
@@ -289,10 +277,7 @@ func TestClientKilledMidTest(t *testing.T) {
 			t.Logf("server logged the failure %v after the kill", time.Since(killed).Round(time.Millisecond))
 			p.exitWithin(t, 5*time.Second)
 			// The slot is free: the next client runs at once.
-			c, err := client.Dial(context.Background(), client.Config{Addr: addr, Tool: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := servertest.Dial(t, client.Config{Addr: addr})
 			sp := spec.Default()
 			sp.Duration = 300 * time.Millisecond
 			if _, err := c.Run(context.Background(), sp); err != nil {
@@ -301,10 +286,7 @@ func TestClientKilledMidTest(t *testing.T) {
 			c.Close()
 		})
 	}
-	cancel()
-	if err := <-served; err != nil {
-		t.Errorf("serve: %v", err)
-	}
+	stop()
 	settle(t, base)
 	waitFDs(t, fds)
 }
@@ -327,10 +309,7 @@ func TestServeSIGTERM(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := startProc(t, bin, "serve", "--listen", "127.0.0.1:0", "--shutdown-timeout", tt.shutdownTimeout)
 			addr := p.waitLine(t, `msg=listening addr=(\S+)`)
-			c, err := client.Dial(context.Background(), client.Config{Addr: addr, Tool: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := servertest.Dial(t, client.Config{Addr: addr})
 			defer c.Close()
 			sp := spec.Default()
 			sp.Kind = spec.TCPBidir

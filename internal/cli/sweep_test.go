@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
+	"wirespeed/internal/servertest"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/sweep"
 )
@@ -26,24 +26,8 @@ import (
 // loopback starts a server on 127.0.0.1:0 and dials it.
 func loopback(t *testing.T) *client.Client {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	go func() { done <- server.New(server.Config{Logger: log}).Serve(ctx, ln) }()
-	c, err := client.Dial(context.Background(), client.Config{Addr: ln.Addr().String(), Tool: "test", Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.Close()
-		cancel()
-		<-done
-	})
-	return c
+	addr, _ := servertest.Start(t, server.Config{})
+	return servertest.Dial(t, client.Config{Addr: addr, Logger: slog.New(slog.DiscardHandler)})
 }
 
 func sweepSpec() spec.Test {

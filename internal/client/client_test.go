@@ -3,8 +3,6 @@ package client_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"math"
 	"net"
 	"os"
@@ -20,7 +18,9 @@ import (
 	"wirespeed/internal/control"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
+	"wirespeed/internal/servertest"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -29,45 +29,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // test ends.
 func startServer(t *testing.T, cfg server.Config) (addr string, stop func()) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- server.New(cfg).Serve(ctx, ln) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("serve: %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Error("server did not stop within 10s")
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return ln.Addr().String(), stop
+	return servertest.Start(t, cfg)
 }
 
 func dial(t *testing.T, cfg client.Config) *client.Client {
 	t.Helper()
-	if cfg.Tool == "" {
-		cfg.Tool = "test"
-	}
-	c, err := client.Dial(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return servertest.Dial(t, cfg)
 }
 
 func shortSpec(kind spec.Kind, parallel int) spec.Test {
@@ -363,10 +330,7 @@ func TestServerShutdownMidTest(t *testing.T) {
 // fakeServer accepts one connection and answers with reply.
 func fakeServer(t *testing.T, reply func(net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testkit.Listen(t)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -446,9 +410,7 @@ func TestDialErrors(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testkit.FreeAddr(t)
 	_, err := client.Dial(context.Background(), client.Config{Addr: addr})
 	if err == nil || !strings.Contains(err.Error(), "wirespeed serve") {
 		t.Errorf("got %v, want a hint to start wirespeed serve", err)

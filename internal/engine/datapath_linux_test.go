@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // checkStream reads c to its end and checks that every byte is the
@@ -218,24 +218,17 @@ func TestDataPathNoAllocation(t *testing.T) {
 			} else {
 				rcv.UseDiscard()
 			}
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
 			rdone := make(chan error, 1)
-			go func() { rdone <- rcv.Run() }()
 			sdone := make(chan error, 1)
-			go func() { sdone <- snd.Run() }()
-			time.Sleep(200 * time.Millisecond)
-			snd.Stop()
-			<-sdone
-			snd.Finish()
-			<-rdone
-			runtime.ReadMemStats(&after)
-			msgs := snd.Counters().Calls + rcv.Counters().Calls
-			allocs := after.Mallocs - before.Mallocs
-			if msgs < 1000 {
-				t.Skipf("only %d calls in 200ms: machine too loaded to tell", msgs)
-			}
+			allocs, msgs := testkit.CountAllocs(t, 1000, 200*time.Millisecond, func() {
+				go func() { rdone <- rcv.Run() }()
+				go func() { sdone <- snd.Run() }()
+			}, func() int64 { return snd.Counters().Calls + rcv.Counters().Calls }, func() {
+				snd.Stop()
+				<-sdone
+				snd.Finish()
+				<-rdone
+			})
 			if allocs > uint64(msgs)/100 {
 				t.Errorf("%d allocations for %d send/receive calls", allocs, msgs)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 func TestPayload(t *testing.T) {
@@ -52,11 +53,7 @@ func TestPayload(t *testing.T) {
 // pair returns two ends of a loopback TCP connection.
 func pair(t *testing.T) (*net.TCPConn, *net.TCPConn) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln := testkit.Listen(t)
 	ch := make(chan *net.TCPConn, 1)
 	go func() {
 		c, err := ln.Accept()
@@ -174,24 +171,17 @@ func TestNoAllocationPerMessage(t *testing.T) {
 	p, _ := NewPayload(spec.PayloadRandom, nil, 256)
 	snd, _ := NewTCPSender(a, p, 256)
 	rcv, _ := NewTCPReceiver(b, 256)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
 	rdone := make(chan error, 1)
-	go func() { rdone <- rcv.Run() }()
 	sdone := make(chan error, 1)
-	go func() { sdone <- snd.Run() }()
-	time.Sleep(200 * time.Millisecond)
-	snd.Stop()
-	<-sdone
-	snd.Finish()
-	<-rdone
-	runtime.ReadMemStats(&after)
-	msgs := snd.Counters().Calls + rcv.Counters().Calls
-	allocs := after.Mallocs - before.Mallocs
-	if msgs < 1000 {
-		t.Skipf("only %d calls in 200ms: machine too loaded to tell", msgs)
-	}
+	allocs, msgs := testkit.CountAllocs(t, 1000, 200*time.Millisecond, func() {
+		go func() { rdone <- rcv.Run() }()
+		go func() { sdone <- snd.Run() }()
+	}, func() int64 { return snd.Counters().Calls + rcv.Counters().Calls }, func() {
+		snd.Stop()
+		<-sdone
+		snd.Finish()
+		<-rdone
+	})
 	if allocs > uint64(msgs)/100 {
 		t.Errorf("%d allocations for %d send/receive calls", allocs, msgs)
 	}

@@ -17,6 +17,7 @@ import (
 	"wirespeed/internal/iperf3"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
+	"wirespeed/internal/servertest"
 	"wirespeed/internal/spec"
 )
 
@@ -166,22 +167,9 @@ func startServer(t *testing.T) string { return startServerWith(t, server.Config{
 
 func startServerWith(t *testing.T, cfg server.Config) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
 	cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	srv := server.New(cfg)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	addr, _ := servertest.Start(t, cfg)
+	return addr
 }
 
 type testWriter struct{ t *testing.T }

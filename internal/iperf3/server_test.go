@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"wirespeed/internal/testkit"
 )
 
 // testServer serves iperf3 on a loopback port with short timeouts.
@@ -22,10 +24,7 @@ type testServer struct {
 
 func startTestServer(t *testing.T, busy bool) *testServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testkit.Listen(t)
 	ts := &testServer{addr: ln.Addr().String(), done: make(chan Summary, 16)}
 	cfg := ServerConfig{
 		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),

@@ -2,7 +2,6 @@ package matrix
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,9 @@ import (
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
 	"wirespeed/internal/netconf"
+	"wirespeed/internal/servertest"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // fakeNetconfServer speaks just enough of the control protocol to answer
@@ -21,11 +22,7 @@ import (
 // for every request about the device "refuse".
 func fakeNetconfServer(t *testing.T) (addr string, got chan control.NetconfRequest) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	ln := testkit.Listen(t)
 	got = make(chan control.NetconfRequest, 16)
 	go func() {
 		c, err := ln.Accept()
@@ -73,10 +70,7 @@ func fakeNetconfServer(t *testing.T) (addr string, got chan control.NetconfReque
 // matrix skips a row for, not a lost connection.
 func TestRemoteChanger(t *testing.T) {
 	addr, got := fakeNetconfServer(t)
-	c, err := client.Dial(context.Background(), client.Config{Addr: addr, Tool: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := servertest.Dial(t, client.Config{Addr: addr})
 	defer c.Close()
 	r := NewRemote(c, "wst-a")
 	ctx := context.Background()

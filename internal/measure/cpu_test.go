@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io/fs"
 	"math"
 	"os"
@@ -16,9 +15,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
+	"wirespeed/internal/testkit"
+)
 
 // approx compares percentages computed from tick counts: exact up to
 // floating-point rounding.
@@ -348,21 +347,7 @@ func TestCPUResultGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	golden := filepath.Join("testdata", "cpu", "result.json")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		gotPath := strings.TrimSuffix(golden, ".json") + ".got"
-		_ = os.WriteFile(gotPath, got, 0o644)
-		t.Errorf("CPU JSON differs from %s (-want +got), wrote %s:\n%s", golden, gotPath, diff)
-	}
+	testkit.Golden(t, filepath.Join("cpu", "result.json"), string(got))
 }
 
 func TestProcessCPUSub(t *testing.T) {

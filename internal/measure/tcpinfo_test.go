@@ -2,23 +2,15 @@ package measure
 
 import (
 	"errors"
-	"net"
 	"runtime"
 	"testing"
+
+	"wirespeed/internal/testkit"
 )
 
 func TestTCPInfo(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	rc, _ := c.(*net.TCPConn).SyscallConn()
+	c, _ := testkit.TCPPair(t)
+	rc, _ := c.SyscallConn()
 	ti, err := ReadTCPInfo(rc)
 	if runtime.GOOS != "linux" {
 		if !errors.Is(err, ErrUnsupported) {

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
 	"wirespeed/internal/lab"
@@ -35,30 +34,8 @@ type state struct {
 func readState(t *testing.T, l *lab.Lab, s lab.Side) state {
 	t.Helper()
 	host := l.Host(s)
-	ns, err := netns.GetFromName(host.Netns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Close()
-	h, err := netlink.NewHandleAt(ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	link, err := h.LinkByName(host.Dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nd, err := netdev.Open(ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nd.Close()
-	fs, err := nd.Features(host.Dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := state{mtu: link.Attrs().MTU, features: map[string]bool{}, fs: fs}
+	mtu, fs := nstest.DeviceState(t, host.Netns, host.Dev)
+	st := state{mtu: mtu, features: map[string]bool{}, fs: fs}
 	for _, f := range fs {
 		st.features[f.Name] = f.Active
 	}

@@ -1,8 +1,10 @@
 // Package nstest holds test helpers for code that needs root and network
 // namespaces: RequireRoot skips a test that cannot run without root, and
 // NewLab makes a fresh lab (two namespaces joined by a veth pair) that is
-// removed when the test ends, pass or fail. CI runs as root, so these
-// tests run there; on a developer's machine they skip with the reason.
+// removed when the test ends, pass or fail; DeviceState reads a device's
+// MTU and features in a namespace, for tests that check a change was
+// restored. CI runs as root, so these tests run there; on a developer's
+// machine they skip with the reason.
 //
 // Lab names are "t<pid>-<n>", so their namespaces ("wst-t<pid>-<n>-a")
 // are recognisable; labs left by a test process that was killed before

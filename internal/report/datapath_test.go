@@ -9,6 +9,7 @@ import (
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/sysinfo"
+	"wirespeed/internal/testkit"
 )
 
 // TestDataPathText: the heading names every option a run asks for, and
@@ -55,7 +56,7 @@ func TestDataPathText(t *testing.T) {
 		Heading(&buf, res.Spec, "127.0.0.1:7575")
 		DataPath(&buf, res)
 	}
-	golden(t, "datapath.txt", buf.String())
+	testkit.Golden(t, "datapath.txt.golden", buf.String())
 }
 
 // TestEnvDataPath: the environment record's line on what the kernel
@@ -66,5 +67,5 @@ func TestEnvDataPath(t *testing.T) {
 		DataPath: &engine.DataPathSupport{MsgZeroCopy: true, UDPGSO: true, UDPGRO: true, TCPInternalPacing: true, DefaultQdisc: "fq_codel", Probed: true}}, EnvOptions{})
 	Env(&b, sysinfo.Env{Hostname: "old", KernelRelease: "4.15.0",
 		DataPath: &engine.DataPathSupport{MsgZeroCopy: true}}, EnvOptions{})
-	golden(t, "env-datapath", b.String())
+	testkit.Golden(t, "env-datapath.golden", b.String())
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
 	"wirespeed/internal/netdev"
 	"wirespeed/internal/sysinfo"
+	"wirespeed/internal/testkit"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -64,7 +66,7 @@ func TestEnvText(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
 			Env(&b, tt.env, tt.opts)
-			golden(t, tt.name, b.String())
+			testkit.Golden(t, tt.name+".golden", b.String())
 		})
 	}
 }
@@ -81,7 +83,7 @@ func TestEnvJSONRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(vethEnv(), back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	golden(t, "env-veth.json", b.String())
+	testkit.Golden(t, "env-veth.json.golden", b.String())
 }
 
 func TestLab(t *testing.T) {
@@ -94,5 +96,5 @@ func TestLab(t *testing.T) {
 		{Side: "b", Netns: "wst-lab-b", Dev: "wst-b", IPv4: "10.77.0.2", IPv6: "fd00:77::2"},
 	}})
 	Lab(&b, LabStatus{Name: "half", Error: "namespace wst-half-b is missing"})
-	golden(t, "lab-status", b.String())
+	testkit.Golden(t, "lab-status.golden", b.String())
 }

@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"testing"
+
 	"wirespeed/internal/sysinfo"
+	"wirespeed/internal/testkit"
 )
 
 // TestTextWithEnv: a result with both sides' records shows a compact
@@ -20,7 +22,7 @@ func TestTextWithEnv(t *testing.T) {
 	doc.Warnings = append(doc.Warnings, "remote side: the kernel counted 7 segments or datagrams with a bad checksum (InCsumErrors) during the run: a NIC computing wrong checksums, often with offload and jumbo frames, shows up this way")
 	var buf bytes.Buffer
 	Text(&buf, doc.Result)
-	golden(t, "stream-env.txt", buf.String())
+	testkit.Golden(t, "stream-env.txt.golden", buf.String())
 }
 
 func TestEnvLineWithoutInterface(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"wirespeed/internal/netconf"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // matrixDoc is a recorded matrix over tx-checksumming and tso on a lab
@@ -73,7 +74,7 @@ func matrixDoc(t *testing.T) result.Document {
 func TestMatrixTable(t *testing.T) {
 	var buf bytes.Buffer
 	MatrixTableOf(&buf, matrixDoc(t))
-	golden(t, "matrix.txt", buf.String())
+	testkit.Golden(t, "matrix.txt.golden", buf.String())
 }
 
 func TestMatrixCSV(t *testing.T) {
@@ -81,7 +82,7 @@ func TestMatrixCSV(t *testing.T) {
 	if err := CSV(&buf, matrixDoc(t)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "matrix.csv", buf.String())
+	testkit.Golden(t, "matrix.csv.golden", buf.String())
 }
 
 // TestMatrixSweepAndRestoreFailure: a matrix of sweeps has a size column

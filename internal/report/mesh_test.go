@@ -8,6 +8,7 @@ import (
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
+	"wirespeed/internal/testkit"
 )
 
 // meshDoc is a three-peer mesh with one slow peer (c), one pair cut
@@ -59,7 +60,7 @@ func TestMeshText(t *testing.T) {
 		t.Run(string(kind), func(t *testing.T) {
 			var b bytes.Buffer
 			MeshText(&b, meshDoc(kind))
-			golden(t, "mesh-"+string(kind), b.String())
+			testkit.Golden(t, "mesh-"+string(kind)+".golden", b.String())
 		})
 	}
 }
@@ -69,5 +70,5 @@ func TestMeshCSV(t *testing.T) {
 	if err := MeshCSV(&b, meshDoc(spec.TCPRR)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "mesh.csv", b.String())
+	testkit.Golden(t, "mesh.csv.golden", b.String())
 }

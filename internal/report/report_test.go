@@ -13,6 +13,7 @@ import (
 
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // load reads a recorded results document from testdata.
@@ -35,7 +36,7 @@ func TestText(t *testing.T) {
 			doc := load(t, name+".json")
 			var buf bytes.Buffer
 			Text(&buf, doc.Result)
-			golden(t, name+".txt", buf.String())
+			testkit.Golden(t, name+".txt.golden", buf.String())
 		})
 	}
 }
@@ -59,7 +60,7 @@ func TestTradeoff(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	Tradeoff(&buf, doc.Runs[0], doc.Runs[1], 0.5)
-	golden(t, "tradeoff.txt", buf.String())
+	testkit.Golden(t, "tradeoff.txt.golden", buf.String())
 }
 
 func TestTicks(t *testing.T) {
@@ -79,7 +80,7 @@ func TestTicks(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "ticks.txt", buf.String())
+	testkit.Golden(t, "ticks.txt.golden", buf.String())
 }
 
 func TestHeading(t *testing.T) {
@@ -88,7 +89,7 @@ func TestHeading(t *testing.T) {
 	Heading(&buf, sp, "127.0.0.1:7575")
 	sp.Kind, sp.Parallel, sp.Omit, sp.CongestionControl = spec.TCPBidir, 4, 2e9, "cubic"
 	Heading(&buf, sp, "[::1]:7575")
-	golden(t, "heading.txt", buf.String())
+	testkit.Golden(t, "heading.txt.golden", buf.String())
 }
 
 func TestCSV(t *testing.T) {
@@ -98,7 +99,7 @@ func TestCSV(t *testing.T) {
 			if err := CSV(&buf, load(t, name+".json")); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+".csv", buf.String())
+			testkit.Golden(t, name+".csv.golden", buf.String())
 		})
 	}
 }
@@ -165,7 +166,7 @@ func TestTextCPU(t *testing.T) {
 			doc := load(t, name+".json")
 			var buf bytes.Buffer
 			Text(&buf, doc.Result)
-			golden(t, name+".txt", buf.String())
+			testkit.Golden(t, name+".txt.golden", buf.String())
 		})
 	}
 }
@@ -185,5 +186,5 @@ func TestTextConfidence(t *testing.T) {
 	doc.Warnings = []string{"local CPU utilization: confidence interval not reached in 10 iterations: it is 7.25% wide, asked 5% at 99% confidence"}
 	var buf bytes.Buffer
 	Text(&buf, doc.Result)
-	golden(t, "confidence.txt", buf.String())
+	testkit.Golden(t, "confidence.txt.golden", buf.String())
 }

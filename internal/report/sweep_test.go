@@ -7,6 +7,7 @@ import (
 
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // sweepDoc is a recorded sweep: the CPU fixture at four sizes, one with
@@ -49,7 +50,7 @@ func sweepDoc(t *testing.T) result.Document {
 func TestSweepTable(t *testing.T) {
 	var buf bytes.Buffer
 	SweepTable(&buf, sweepDoc(t))
-	golden(t, "sweep.txt", buf.String())
+	testkit.Golden(t, "sweep.txt.golden", buf.String())
 }
 
 func TestSweepCSV(t *testing.T) {
@@ -57,7 +58,7 @@ func TestSweepCSV(t *testing.T) {
 	if err := CSV(&buf, sweepDoc(t)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "sweep.csv", buf.String())
+	testkit.Golden(t, "sweep.csv.golden", buf.String())
 	if n := strings.Count(buf.String(), "\n"); n != 4 {
 		t.Errorf("%d lines, want a header and 3 points", n)
 	}

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"wirespeed/internal/control"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 func TestAuthentication(t *testing.T) {
@@ -57,10 +57,7 @@ func TestAuthClientInsistsOnServerProof(t *testing.T) {
 	}
 
 	// A fake server that offers authentication but does not know the key.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testkit.Listen(t)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // ncServer runs a server on 127.0.0.1:0 with cfg until the returned stop
@@ -19,10 +19,6 @@ import (
 // before it serves.
 func ncServer(t *testing.T, cfg Config, prepare func(*Server)) (addr string, stop func()) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -30,27 +26,7 @@ func ncServer(t *testing.T, cfg Config, prepare func(*Server)) (addr string, sto
 	if prepare != nil {
 		prepare(srv)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("server did not stop within 10s")
-		}
-	}
-	t.Cleanup(stop)
-	return ln.Addr().String(), stop
+	return testkit.Serve(t, srv.Serve)
 }
 
 func ncDial(t *testing.T, addr string) *client.Client {

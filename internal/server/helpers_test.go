@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"net"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
 	"wirespeed/internal/server"
+	"wirespeed/internal/servertest"
 	"wirespeed/internal/spec"
 )
 
@@ -65,38 +65,17 @@ type testServer struct {
 	addr string
 	logs *logBuffer
 	stop func() // cancels Serve and waits for it to return
-	done chan error
 }
 
 // startServer runs a server on 127.0.0.1:0 until stop is called or the
 // test ends.
 func startServer(t *testing.T, cfg server.Config) *testServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := &testServer{addr: ln.Addr().String(), logs: &logBuffer{}, done: make(chan error, 1)}
+	ts := &testServer{logs: &logBuffer{}}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(ts.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { ts.done <- server.New(cfg).Serve(ctx, ln) }()
-	var once sync.Once
-	ts.stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-ts.done:
-				if err != nil {
-					t.Errorf("serve: %v", err)
-				}
-			case <-time.After(20 * time.Second):
-				t.Error("server did not stop within 20s")
-			}
-		})
-	}
-	t.Cleanup(ts.stop)
+	ts.addr, ts.stop = servertest.Start(t, cfg)
 	// Wait until Serve accepts: a connection that ends at once is closed
 	// by the server only once its accept loop runs.
 	probe, err := net.Dial("tcp", ts.addr)
@@ -111,23 +90,12 @@ func startServer(t *testing.T, cfg server.Config) *testServer {
 
 func dial(t *testing.T, cfg client.Config) (*client.Client, error) {
 	t.Helper()
-	if cfg.Tool == "" {
-		cfg.Tool = "test"
-	}
-	c, err := client.Dial(context.Background(), cfg)
-	if err == nil {
-		t.Cleanup(func() { c.Close() })
-	}
-	return c, err
+	return servertest.TryDial(t, cfg)
 }
 
 func mustDial(t *testing.T, cfg client.Config) *client.Client {
 	t.Helper()
-	c, err := dial(t, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return servertest.Dial(t, cfg)
 }
 
 func shortSpec(kind spec.Kind, parallel int) spec.Test {

@@ -18,6 +18,7 @@ import (
 	"wirespeed/internal/control"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // junkHold is how long a bad client keeps its connection unless the
@@ -233,11 +234,7 @@ func TestJunkConnections(t *testing.T) {
 			// The server drops every bad connection by its deadlines, well
 			// before the bad clients would give up (junkHold): everything
 			// the junk started, on both ends, has ended.
-			deadline := started.Add(junkHold - 2*time.Second)
-			for goleak.Find(base) != nil && time.Now().Before(deadline) {
-				time.Sleep(100 * time.Millisecond)
-			}
-			goleak.VerifyNone(t, base)
+			testkit.CheckNoLeaks(t, time.Until(started.Add(junkHold-2*time.Second)), base)
 			waitFDs(t, fds)
 			wg.Wait()
 		})

@@ -15,6 +15,7 @@ import (
 	"wirespeed/internal/control"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // scrape fetches the metrics page and returns its samples by name and
@@ -49,20 +50,9 @@ func scrape(t *testing.T, url string) map[string]float64 {
 
 func TestMetrics(t *testing.T) {
 	m := server.NewMetrics()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- m.Serve(ctx, ln) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("metrics serve: %v", err)
-		}
-	}()
-	url := "http://" + ln.Addr().String() + "/metrics"
+	metricsAddr, stopMetrics := testkit.Serve(t, m.Serve)
+	defer stopMetrics()
+	url := "http://" + metricsAddr + "/metrics"
 
 	srv := startServer(t, server.Config{StreamsTimeout: 300 * time.Millisecond,
 		Security: server.Security{PSK: testKey, MaxDuration: 5 * time.Second, Metrics: m}})

@@ -8,13 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"go.uber.org/goleak"
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
-	"wirespeed/internal/netdev"
 	"wirespeed/internal/nstest"
 	"wirespeed/internal/spec"
 )
@@ -86,26 +84,9 @@ func TestNetconfForbidden(t *testing.T) {
 // kernel feature's state of a device in a namespace.
 func devState(t *testing.T, ns netns.NsHandle, dev string) string {
 	t.Helper()
-	h, err := netlink.NewHandleAt(ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	link, err := h.LinkByName(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nd, err := netdev.Open(ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nd.Close()
-	fs, err := nd.Features(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mtu, fs := nstest.DeviceStateAt(t, ns, dev)
 	var b strings.Builder
-	b.WriteString("mtu=" + strconv.Itoa(link.Attrs().MTU))
+	b.WriteString("mtu=" + strconv.Itoa(mtu))
 	for _, f := range fs {
 		b.WriteString(" " + f.Name + "=")
 		if f.Active {

@@ -16,6 +16,7 @@ import (
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // stopAsync cancels the server and returns a channel that receives how
@@ -113,10 +114,7 @@ func (l *flakyListener) Accept() (net.Conn, error) {
 // TestAcceptOutOfDescriptors: running out of file descriptors (a flood of
 // connections) pauses accepting instead of stopping the server.
 func TestAcceptOutOfDescriptors(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testkit.Listen(t)
 	logs := &logBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

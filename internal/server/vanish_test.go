@@ -13,6 +13,7 @@ import (
 	"wirespeed/internal/control"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // TestClientVanishesMidTest: a client whose sockets all reset in the
@@ -79,11 +80,7 @@ func TestClientVanishesMidTest(t *testing.T) {
 				t.Errorf("next test: %v", err)
 			}
 			c.Close()
-			deadline := time.Now().Add(10 * time.Second)
-			for goleak.Find(base) != nil && time.Now().Before(deadline) {
-				time.Sleep(50 * time.Millisecond)
-			}
-			goleak.VerifyNone(t, base)
+			testkit.CheckNoLeaks(t, 10*time.Second, base)
 			waitFDs(t, fds)
 		})
 	}

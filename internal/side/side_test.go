@@ -9,24 +9,12 @@ import (
 
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 func pair(t *testing.T) (*net.TCPConn, *net.TCPConn) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	a, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a.(*net.TCPConn), b.(*net.TCPConn)
+	return testkit.TCPPair(t)
 }
 
 // TestReceiverAnchorsOnFirstByte: a receiver that starts before its sender
