@@ -12,25 +12,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
-
-// Version is the tool's version; release builds set it with
-// -ldflags "-X wirespeed/internal/cli.Version=v1.2.3".
-var Version = ""
-
-// version returns Version, or the module version the binary was built from.
-func version() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
 
 // Exit statuses.
 const (
@@ -102,6 +86,9 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 		Version:       version(),
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if hint := foreignFlagHint(c, err); hint != "" {
+			return usageError{fmt.Errorf("%w: %s", err, hint)}
+		}
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
 	root.AddCommand(newRunCmd(e), newServeCmd(e), newVersionCmd(e))
@@ -110,18 +97,6 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 	root.AddCommand(newMeshCmd(e))
 	root.AddCommand(newMatrixCmd(e), newCompareCmd(e))
 	return root
-}
-
-func newVersionCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version and the protocol versions spoken",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(e.stdout, "wirespeed %s\n", version())
-			return nil
-		},
-	}
 }
 
 // noArgs is cobra.NoArgs reporting a usage error.

@@ -93,7 +93,7 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 	t := f.spec
 	kind, err := spec.ParseKind(f.test)
 	if err != nil {
-		return t, usageError{err}
+		return t, usagef("%w%s", err, testFlagHint(f.test))
 	}
 	t.Kind = kind
 	if f.reverse {
@@ -136,7 +136,7 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 		t.Payload = spec.Payload{Kind: spec.PayloadFile, Path: f.payload}
 	}
 	if err := t.Validate(); err != nil {
-		return t, usageError{err}
+		return t, specHint(t, err)
 	}
 	if f.output != "" {
 		if err := report.CheckPath(f.output); err != nil {
