@@ -281,8 +281,8 @@ terminal's input and output. The exit status is the command's: wirespeed
 exits 1 when it fails. Unlike "ip netns exec", /sys is not remounted, so
 /sys/class/net still shows the host's interfaces; wirespeed itself reads
 interfaces through netlink and is not affected.`,
-		Example: `  wirespeed lab exec --side a -- wirespeed serve
-  wirespeed lab exec --side b -- wirespeed run 10.77.0.1`,
+		Example: `  wirespeed lab exec --side a -- wirespeed env --dev wst-a
+  wirespeed lab exec --side b -- wirespeed run 10.77.0.1 --psk-file /run/wirespeed/labs/lab.key -l 5`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("lab exec needs a command after --, like: wirespeed lab exec --side a -- wirespeed serve")

@@ -96,7 +96,39 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 	root.AddCommand(newSweepCmd(e), newPlotCmd(e))
 	root.AddCommand(newMeshCmd(e))
 	root.AddCommand(newMatrixCmd(e), newCompareCmd(e))
+	root.AddCommand(newManCmd(e))
+	hideRunFlags(root)
+	// The completion command now rather than at Execute, so that root.Find
+	// and the man pages see it; it keeps the writer it is made with.
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.InitDefaultCompletionCmd()
+	registerCompletions(root)
 	return root
+}
+
+// refusedRunFlags are the run flags a command registers with the others
+// (addRunFlags) but refuses: they are hidden from its help, so that help
+// lists only what the command takes. TestHelpListsOnlyAcceptedFlags holds
+// each to a refusal.
+var refusedRunFlags = map[string][]string{
+	"sweep":  {"send-size", "tradeoff"}, // --sizes sets -m; one test per point
+	"mesh":   {"tradeoff"},
+	"matrix": {"tradeoff"},
+}
+
+func hideRunFlags(root *cobra.Command) {
+	for name, flags := range refusedRunFlags {
+		cmd, _, err := root.Find([]string{name})
+		if err != nil || cmd == root {
+			panic(fmt.Sprintf("refusedRunFlags names %q, which is no command", name))
+		}
+		for _, fl := range flags {
+			if err := cmd.Flags().MarkHidden(fl); err != nil {
+				panic(fmt.Sprintf("refusedRunFlags: %s --%s: %v", name, fl, err))
+			}
+		}
+	}
 }
 
 // noArgs is cobra.NoArgs reporting a usage error.
