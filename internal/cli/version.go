@@ -26,12 +26,13 @@ func version() string {
 	return buildVersion(bi)
 }
 
-// buildVersion names the build bi describes: the module version for
-// `go install wirespeed/cmd/wirespeed@v1.2.3`; for a build from a
-// checkout, "devel" with the commit's first 12 hex digits and "-dirty"
-// when the work tree had changes (vcs.revision and vcs.modified, which
-// `go build` records inside a git checkout); "devel" alone when neither
-// is known (go run, go test, -buildvcs=false).
+// buildVersion names the build bi describes: the module version, which
+// is a release's for `go install wirespeed/cmd/wirespeed@v1.2.3` and,
+// since Go 1.24, a pseudo-version naming the commit for a build from a
+// checkout; where the toolchain leaves it "(devel)", "devel" with the
+// commit's first 12 hex digits and "-dirty" when the work tree had
+// changes (vcs.revision and vcs.modified); "devel" alone when neither is
+// known (go run, go test, -buildvcs=false, a git worktree).
 func buildVersion(bi *debug.BuildInfo) string {
 	if bi == nil {
 		return "devel"
@@ -101,9 +102,10 @@ func newVersionCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, the commit it was built from and the protocol versions spoken",
-		Long: `Print wirespeed's version: the module version of a released build, or
-"devel-" and the commit of a build from a git checkout ("-dirty" when the
-work tree had changes), then the full commit, the Go toolchain, the control
+		Long: `Print wirespeed's version: the module version of a released build; for a
+build from a git checkout the version Go derives from the commit
+(v0.0.0-TIME-COMMIT, "+dirty" when the work tree had changes; "devel-COMMIT"
+from older toolchains), then the full commit, the Go toolchain, the control
 protocol version this binary speaks and accepts, and the schema names of
 the documents it writes. A bug report should include all of it.`,
 		Args: noArgs,
