@@ -9,6 +9,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"wirespeed/internal/lab"
 	"wirespeed/internal/netdev"
 	"wirespeed/internal/spec"
 )
@@ -109,6 +110,21 @@ func completeSet(_ *cobra.Command, _ []string, toComplete string) ([]string, cob
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
+// completeLabs completes a lab's --name with the labs that exist.
+func completeLabs(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	names, err := lab.List()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, toComplete) {
+			out = append(out, n)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
 // registerCompletions attaches the completion functions to the flags of
 // the commands that have them.
 func registerCompletions(root *cobra.Command) {
@@ -123,7 +139,10 @@ func registerCompletions(root *cobra.Command) {
 	register([]string{"matrix"}, "dev", completeLocalDevs)
 	register([]string{"matrix"}, "remote-dev", completeRemoteDevs)
 	register([]string{"matrix"}, "set", completeSet)
-	for _, sub := range []string{"up", "down", "status", "exec"} {
+	for _, sub := range []string{"up", "down", "status", "exec", "run"} {
 		register([]string{"lab", sub}, "side", cobra.FixedCompletions([]string{"a", "b"}, cobra.ShellCompDirectiveNoFileComp))
+		if sub != "up" {
+			register([]string{"lab", sub}, "name", completeLabs)
+		}
 	}
 }

@@ -79,6 +79,21 @@ func TestCompletion(t *testing.T) {
 	if got := complete(t, "lab", "exec", "--side", ""); len(got) != 2 || !has(got, "a", "b") {
 		t.Errorf("lab exec --side: %q", got)
 	}
+	// Lab names: those /run/netns holds, read here without package lab.
+	labs := map[string]bool{}
+	if entries, err := os.ReadDir("/run/netns"); err == nil {
+		for _, e := range entries {
+			if n, ok := strings.CutPrefix(e.Name(), "wst-"); ok && strings.HasSuffix(n, "-a") {
+				labs[strings.TrimSuffix(n, "-a")] = true
+			}
+		}
+	}
+	got := complete(t, "lab", "down", "--name", "")
+	for _, g := range got {
+		if !labs[g] {
+			t.Errorf("lab down --name completes %q, which is no lab (%v)", g, labs)
+		}
+	}
 	// The scripts themselves come from cobra; check one is produced.
 	code, out, _ := execute(t, context.Background(), "completion", "bash")
 	if code != ExitOK || !strings.Contains(out, "__complete") {
