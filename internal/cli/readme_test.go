@@ -123,6 +123,20 @@ func TestREADME(t *testing.T) {
 	if len(lines) < 5 {
 		t.Errorf("found only %d wirespeed command lines in the README", len(lines))
 	}
+	// Every file the README links to exists (the sample plots among them).
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`).FindAllStringSubmatch(string(b), -1)
+	for _, m := range links {
+		if _, err := os.Stat(filepath.Join("../..", m[1])); err != nil {
+			t.Errorf("README links to %s: %v", m[1], err)
+		}
+	}
+	if len(links) < 10 {
+		t.Errorf("found only %d links in the README", len(links))
+	}
 }
 
 // TestREADMEExamplesRun runs every README example that can run on this
