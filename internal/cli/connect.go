@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strconv"
 
 	"wirespeed/internal/client"
+	"wirespeed/internal/control"
 	"wirespeed/internal/iterate"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
@@ -57,6 +60,9 @@ func connect(ctx context.Context, e *env, f *runFlags, target string, portSet bo
 	if conn.Client, err = client.Dial(ctx, cfg); err != nil {
 		if conn.stop != nil {
 			conn.stop()
+		}
+		if errors.Is(err, control.ErrIperf3Server) {
+			return nil, fmt.Errorf("%w; to measure against it, add --iperf3: wirespeed run --iperf3 %s", err, conn.addr)
 		}
 		return nil, err
 	}

@@ -176,13 +176,17 @@ func newLabDownCmd(e *env) *cobra.Command {
 		Short: "Remove a lab",
 		Long: `Remove a lab: its server, its veth pair and both namespaces. Removing a lab that does not
 exist, or what is left of a half-made one, is not an error. A process still
-running inside a namespace keeps it alive, without its link, until it ends.`,
+running inside a namespace keeps it alive, without its link, until it ends.
+
+--all removes the labs this user made (through sudo: the user sudo ran
+for), as lab up recorded; another user's lab, or one with no record of
+who made it, is left up and named, and --name removes it.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			names := []string{name}
 			if all {
 				var err error
-				if names, err = lab.List(); err != nil {
+				if names, err = ownLabs(e, lab.CurrentOwner()); err != nil {
 					return err
 				}
 			} else if err := lab.CheckName(name); err != nil {
@@ -198,8 +202,32 @@ running inside a namespace keeps it alive, without its link, until it ends.`,
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", lab.DefaultName, "lab to remove")
-	cmd.Flags().BoolVar(&all, "all", false, "remove every lab (every wst-*-a and wst-*-b namespace)")
+	cmd.Flags().BoolVar(&all, "all", false, "remove every lab this user made (another user's labs stay, and are named)")
 	return cmd
+}
+
+// ownLabs lists the labs that exist and returns those me made, saying on
+// stderr which it leaves and whose they are.
+func ownLabs(e *env, me lab.Owner) ([]string, error) {
+	names, err := lab.List()
+	if err != nil {
+		return nil, err
+	}
+	var mine []string
+	for _, n := range names {
+		o, err := lab.LoadOwner(n)
+		switch {
+		case err != nil:
+			fmt.Fprintf(e.stderr, "lab %s left up: %v; remove it with wirespeed lab down --name %s\n", n, err, n)
+		case o == nil:
+			fmt.Fprintf(e.stderr, "lab %s left up: no record of who made it; remove it with wirespeed lab down --name %s\n", n, n)
+		case o.UID != me.UID:
+			fmt.Fprintf(e.stderr, "lab %s left up: it is %s's, made %s; remove it with wirespeed lab down --name %s\n", n, o, o.Created.Format(time.DateTime), n)
+		default:
+			mine = append(mine, n)
+		}
+	}
+	return mine, nil
 }
 
 func newLabStatusCmd(e *env) *cobra.Command {
@@ -226,15 +254,28 @@ func newLabStatusCmd(e *env) *cobra.Command {
 				return nil
 			}
 			for _, n := range names {
+				owner := ""
+				if o, err := lab.LoadOwner(n); err == nil && o != nil {
+					owner = o.String()
+				}
 				l, err := lab.Load(n)
 				if err != nil {
 					if name != "" {
 						return labErr(err)
 					}
-					report.Lab(e.stdout, report.LabStatus{Name: n, Error: err.Error()})
+					st := report.LabStatus{Name: n, Owner: owner, Error: err.Error()}
+					// Reading a lab enters its namespaces, which needs
+					// root: without it every lab would look broken. A
+					// missing namespace is broken for anyone.
+					if !errors.Is(err, lab.ErrNotFound) && (errors.Is(err, os.ErrPermission) || os.Geteuid() != 0) {
+						st.Error, st.Unreadable = "", "reading it needs root (CAP_SYS_ADMIN)"
+					}
+					report.Lab(e.stdout, st)
 					continue
 				}
-				report.Lab(e.stdout, labStatus(l))
+				st := labStatus(l)
+				st.Owner = owner
+				report.Lab(e.stdout, st)
 			}
 			return nil
 		},
@@ -281,8 +322,8 @@ terminal's input and output. The exit status is the command's: wirespeed
 exits 1 when it fails. Unlike "ip netns exec", /sys is not remounted, so
 /sys/class/net still shows the host's interfaces; wirespeed itself reads
 interfaces through netlink and is not affected.`,
-		Example: `  wirespeed lab exec --side a -- wirespeed serve
-  wirespeed lab exec --side b -- wirespeed run 10.77.0.1`,
+		Example: `  wirespeed lab exec --side a -- wirespeed env --dev wst-a
+  wirespeed lab exec --side b -- wirespeed run 10.77.0.1 --psk-file /run/wirespeed/labs/lab.key -l 5`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("lab exec needs a command after --, like: wirespeed lab exec --side a -- wirespeed serve")

@@ -17,15 +17,23 @@ func newPlotCmd(e *env) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "plot RESULT.json... -o FILE.svg|.png|.pdf|.csv",
-		Short: "Plot results: throughput against message size, one line per file",
-		Long: `Plot the results of sweeps (or single runs) as throughput against message
-size on a logarithmic axis, with a bar for each point's confidence interval,
-one line per file. Each line is labelled with what differs between the
-files: test, parallel streams, congestion control, socket sizes, server...,
-and either side's environment (MTU, offloads, kernel, driver, qdisc,
-sysctls; "remote mtu=9000") (by file name when nothing does).
+		Short: "Plot results: throughput or latency, one line or bar per file",
+		Long: `Plot results with the figure that suits them, one line or bar per file:
 
-A matrix document gives a line per row, labelled with its settings.
+  sweeps of stream tests    throughput against message size, whiskers at each
+                            point's confidence interval, service demand below
+  single runs, a matrix at  a bar per file, matrix row or tradeoff direction,
+  one size, a --tradeoff    whiskers at the confidence interval, each side's
+                            CPU utilization below
+  request/response runs     latency at p50, p90, p99, p99.9 and max, a line
+                            per file; CPU utilization below
+  request/response sweeps   p50, p99 and p99.9 against request size
+
+A value axis is logarithmic where the data spans a decade or more. Each
+line is labelled with what differs between the files: test, parallel
+streams, congestion control, socket sizes, server..., and either side's
+environment (MTU, offloads, kernel, driver, qdisc, sysctls; "remote
+mtu=9000") (by file name when nothing does). SVG and PDF embed their fonts.
 
 -o FILE.csv writes one row per point instead, for spreadsheets.`,
 		Example: `  wirespeed plot sweep.json -o sweep.svg
@@ -69,6 +77,7 @@ func runPlot(e *env, files []string, output string) error {
 		}
 	}
 	series = expandMatrices(docs, labels, series)
+	series = expandRuns(docs, labels, series)
 	if ext == ".csv" {
 		var buf bytes.Buffer
 		if err := report.PointsCSV(&buf, series); err != nil {
@@ -103,6 +112,39 @@ func expandMatrices(docs []result.Document, labels []string, series []report.Ser
 			}
 			out = append(out, ms)
 		}
+	}
+	return out
+}
+
+// expandRuns replaces the series of a document with several runs (a
+// --tradeoff: TCP_STREAM, then TCP_MAERTS) by one per run, labelled with
+// its test (after the file's label when there are several files).
+func expandRuns(docs []result.Document, labels []string, series []report.Series) []report.Series {
+	var out []report.Series
+	i := 0
+	for di, d := range docs {
+		if d.Matrix != nil {
+			// expandMatrices made one series per measured row.
+			n := len(report.MatrixSeries(d))
+			out = append(out, series[i:i+n]...)
+			i += n
+			continue
+		}
+		if len(d.Runs) < 2 {
+			out = append(out, series[i])
+			i++
+			continue
+		}
+		for _, r := range d.Runs {
+			rd := d
+			rd.Result, rd.Runs = r, nil
+			label := string(r.Spec.Kind)
+			if len(docs) > 1 {
+				label = labels[di] + ": " + label
+			}
+			out = append(out, report.Series{Label: label, Points: report.PointsOf(rd)})
+		}
+		i++
 	}
 	return out
 }

@@ -196,3 +196,21 @@ func TestPlotMatrix(t *testing.T) {
 		t.Errorf("csv:\n%s", got)
 	}
 }
+
+// TestPlotTradeoff: a --tradeoff document gives one series per direction,
+// labelled with its test.
+func TestPlotTradeoff(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "t.csv")
+	if code, _, stderr := runMain(t, "plot", "../report/testdata/tradeoff.json", "-o", out); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, _ := os.ReadFile(out)
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "TCP_STREAM,TCP_STREAM,") || !strings.HasPrefix(lines[2], "TCP_MAERTS,TCP_MAERTS,") {
+		t.Errorf("csv:\n%s", got)
+	}
+	png := filepath.Join(t.TempDir(), "t.png")
+	if code, _, stderr := runMain(t, "plot", "../report/testdata/tradeoff.json", "-o", png); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}

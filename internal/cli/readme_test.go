@@ -2,35 +2,52 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
 )
 
-// TestREADME keeps the README true to the command tree: every wirespeed
-// command line in its sh blocks parses, and every flag its tables list
-// exists on the command the table is about.
-func TestREADME(t *testing.T) {
+// readmeLine is a wirespeed command line from one of the README's sh
+// blocks.
+type readmeLine struct {
+	text    string   // the line as written
+	args    []string // its arguments after "wirespeed", up to a comment or redirection
+	block   int      // which sh block it is in
+	section string   // the "## " heading above it
+}
+
+// readmeCommands returns the wirespeed command lines of the README's sh
+// blocks, and calls flagRow for every table row that starts with a flag
+// under a "## `wirespeed CMD`" heading.
+func readmeCommands(t *testing.T, flagRow func(section, flags string)) []readmeLine {
+	t.Helper()
 	f, err := os.Open("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	e := &env{stdout: io.Discard, stderr: io.Discard}
-	root := newRoot(e)
-
-	inSh := false
-	section := ""
+	var out []readmeLine
+	inSh, block, section := false, 0, ""
 	flagCell := regexp.MustCompile("^\\| `(-[^`]+)`")
 	sc := bufio.NewScanner(f)
-	lines := 0
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
 		case strings.HasPrefix(line, "```sh"):
 			inSh = true
+			block++
 			continue
 		case strings.HasPrefix(line, "```"):
 			inSh = false
@@ -38,39 +55,54 @@ func TestREADME(t *testing.T) {
 		case strings.HasPrefix(line, "## "):
 			section = strings.TrimPrefix(line, "## ")
 		}
-		if inSh {
-			cmdline := strings.TrimSpace(strings.SplitN(line, "#", 2)[0])
-			cmdline = strings.TrimPrefix(cmdline, "go run ./cmd/wirespeed ")
-			cmdline = strings.TrimPrefix(cmdline, "wirespeed ")
-			if cmdline == strings.TrimSpace(strings.SplitN(line, "#", 2)[0]) {
-				continue // not a wirespeed command
+		if !inSh {
+			if m := flagCell.FindStringSubmatch(line); m != nil && flagRow != nil {
+				flagRow(section, m[1])
 			}
-			args := strings.Fields(cmdline)
-			cmd, rest, err := root.Find(args)
-			if err != nil {
-				t.Errorf("README: %q: %v", line, err)
-				continue
-			}
-			if err := cmd.ParseFlags(rest); err != nil {
-				t.Errorf("README: %q: %v", line, err)
-				continue
-			}
-			if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
-				t.Errorf("README: %q: %v", line, err)
-			}
-			lines++
 			continue
 		}
-		m := flagCell.FindStringSubmatch(line)
-		if m == nil || !strings.HasPrefix(section, "`wirespeed ") {
-			continue
+		code := strings.TrimSpace(strings.SplitN(line, "#", 2)[0])
+		cmdline, ok := strings.CutPrefix(code, "go run ./cmd/wirespeed ")
+		if !ok {
+			if cmdline, ok = strings.CutPrefix(code, "wirespeed "); !ok {
+				continue // not a wirespeed command
+			}
+		}
+		cmdline = strings.TrimSpace(strings.SplitN(cmdline, ">", 2)[0]) // a redirection is the shell's
+		out = append(out, readmeLine{text: line, args: strings.Fields(cmdline), block: block, section: section})
+	}
+	return out
+}
+
+// parseCommandLine checks that args name a command and that its flags
+// and arguments parse.
+func parseCommandLine(root *cobra.Command, args []string) error {
+	cmd, rest, err := root.Find(args)
+	if err != nil {
+		return err
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		return err
+	}
+	return cmd.ValidateArgs(cmd.Flags().Args())
+}
+
+// TestREADME keeps the README true to the command tree: every wirespeed
+// command line in its sh blocks parses, and every flag its tables list
+// exists on the command the table is about.
+func TestREADME(t *testing.T) {
+	e := &env{stdout: io.Discard, stderr: io.Discard}
+	root := newRoot(e)
+	lines := readmeCommands(t, func(section, flags string) {
+		if !strings.HasPrefix(section, "`wirespeed ") {
+			return
 		}
 		sub := strings.Fields(strings.Trim(section, "`"))[1]
 		cmd, _, err := root.Find([]string{sub})
 		if err != nil {
 			t.Fatalf("README section %q: %v", section, err)
 		}
-		for _, name := range strings.Split(m[1], ", ") {
+		for _, name := range strings.Split(flags, ", ") {
 			name = strings.Trim(name, "` ")
 			var found bool
 			if strings.HasPrefix(name, "--") {
@@ -82,8 +114,267 @@ func TestREADME(t *testing.T) {
 				t.Errorf("README lists %s for %s, which has no such flag", name, sub)
 			}
 		}
+	})
+	for _, l := range lines {
+		if err := parseCommandLine(newRoot(e), l.args); err != nil {
+			t.Errorf("README: %q: %v", l.text, err)
+		}
 	}
-	if lines < 5 {
-		t.Errorf("found only %d wirespeed command lines in the README", lines)
+	if len(lines) < 5 {
+		t.Errorf("found only %d wirespeed command lines in the README", len(lines))
+	}
+	// Every file the README links to exists (the sample plots among them).
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`).FindAllStringSubmatch(string(b), -1)
+	for _, m := range links {
+		if _, err := os.Stat(filepath.Join("../..", m[1])); err != nil {
+			t.Errorf("README links to %s: %v", m[1], err)
+		}
+	}
+	if len(links) < 10 {
+		t.Errorf("found only %d links in the README", len(links))
+	}
+}
+
+// TestREADMEExamplesRun runs every README example that can run on this
+// machine against the server it shows: the `wirespeed serve` line of its
+// block, or else a default `wirespeed serve` (what "Between two hosts"
+// starts), listening on 127.0.0.1. server.example (iperf.example, host)
+// becomes that server's address, each run is cut to a short window, and
+// the lines of a block run in order in one directory, so `sweep -o
+// sweep.json` makes the file the next line plots. Lines that need what a
+// test cannot have (several hosts, a lab, a placeholder) are counted by
+// reason; the rest must succeed.
+func TestREADMEExamplesRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the README's examples: a minute of measurements")
+	}
+	lines := readmeCommands(t, nil)
+	dir := t.TempDir()
+	t.Chdir(dir)
+
+	defaultSrv := startREADMEServer(t, nil)
+	iperf3 := ""
+	srv, block := defaultSrv, 0
+	blockSrvErr := ""
+	ran, skipped := 0, map[string]int{}
+	for _, l := range lines {
+		if l.block != block {
+			block, srv, blockSrvErr = l.block, defaultSrv, ""
+		}
+		args := append([]string(nil), l.args...)
+		if args[0] == "serve" {
+			if why := missingFiles(args); why != "" {
+				srv, blockSrvErr = "", "its server "+why
+				skipped["serve: "+why]++
+				continue
+			}
+			srv = startREADMEServer(t, args[1:])
+			ran++
+			continue
+		}
+		if why := readmeSkip(args); why != "" {
+			skipped[why]++
+			continue
+		}
+		usesServer := false
+		for i, a := range args {
+			host, port, _ := strings.Cut(a, ":")
+			switch host {
+			case "server.example":
+				usesServer = true
+				args[i] = srv
+			case "iperf.example":
+				if iperf3 == "" {
+					iperf3 = startIperf3(t)
+				}
+				args[i] = iperf3
+				_ = port // the README's port is the server's choice; ours is free
+			case "host":
+				args[i] = "127.0.0.1"
+			case "eth0":
+				args[i] = "lo"
+			}
+		}
+		if usesServer && srv == "" {
+			skipped[blockSrvErr]++
+			continue
+		}
+		if strings.Contains(strings.Join(args, " "), "127.0.0.1:") && iperf3 == "" && strings.Contains(l.text, "iperf.example") {
+			skipped["no iperf3 installed"]++
+			continue
+		}
+		if args[0] == "man" {
+			args[1] = filepath.Join(dir, "man1") // not the system's man path
+		}
+		args = shorten(args)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		var stdout, stderr bytes.Buffer
+		start := time.Now()
+		code := Main(ctx, args, &stdout, &stderr)
+		if code != ExitOK && strings.Contains(l.text, "iperf.example") {
+			// iperf3 3.x closes and reopens its listening socket after
+			// each test: a client that comes at once may find it shut.
+			time.Sleep(time.Second)
+			stdout.Reset()
+			stderr.Reset()
+			code = Main(ctx, args, &stdout, &stderr)
+		}
+		cancel()
+		if code != ExitOK {
+			t.Errorf("README line %q ran as %q: exit %d after %v:\n%s", strings.TrimSpace(l.text), args, code, time.Since(start).Round(time.Millisecond), stderr.String())
+			continue
+		}
+		ran++
+	}
+	t.Logf("ran %d README lines; skipped %v", ran, skipped)
+	if ran < 25 {
+		t.Errorf("ran only %d README command lines", ran)
+	}
+}
+
+// readmeSkip says why a README line cannot run in a test, or "".
+func readmeSkip(args []string) string {
+	switch args[0] {
+	case "lab":
+		return "lab: a lab of its own (cmd/wirespeed tests labs)"
+	case "mesh":
+		return "mesh: several servers with --allow-relay"
+	case "matrix":
+		return "matrix: changes a NIC's settings"
+	}
+	for _, a := range args {
+		if strings.Contains(a, "...") {
+			return "a placeholder (...)"
+		}
+		if a == "-T" && runtime.NumCPU() < 2 {
+			return "-T: fewer than 2 CPUs"
+		}
+	}
+	if strings.Contains(strings.Join(args, " "), "iperf.example") {
+		if _, err := exec.LookPath("iperf3"); err != nil {
+			return "no iperf3 installed"
+		}
+	}
+	return missingFiles(args)
+}
+
+// missingFiles names a file the line reads that does not exist (yet).
+func missingFiles(args []string) string {
+	fileFlags := map[string]bool{"--psk-file": true, "--tls-ca": true, "--tls-cert": true, "--tls-key": true,
+		"--resume": true, "--relay-psk-file": true}
+	for i, a := range args {
+		var file string
+		switch {
+		case fileFlags[a] && i+1 < len(args):
+			file = args[i+1]
+		case (args[0] == "plot" || args[0] == "compare") && strings.HasSuffix(a, ".json") && (i == 0 || args[i-1] != "-o"):
+			file = a
+		}
+		if file != "" {
+			if _, err := os.Stat(file); err != nil {
+				return "needs " + file + ", which the README does not make"
+			}
+		}
+	}
+	return ""
+}
+
+// shorten cuts a measurement to a short window: -l 0.2, and 3 iterations
+// when it iterates.
+func shorten(args []string) []string {
+	switch args[0] {
+	case "run", "sweep":
+	default:
+		return args
+	}
+	var out []string
+	iterates := false
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-l", "--iterations":
+			i++
+			continue
+		case "-I":
+			iterates = true
+		}
+		out = append(out, args[i])
+	}
+	out = append(out, "-l", "0.2")
+	if iterates {
+		out = append(out, "--iterations", "3,3")
+	}
+	return out
+}
+
+// startREADMEServer runs `wirespeed serve FLAGS --listen 127.0.0.1:PORT`
+// in this process until the test ends and returns its address.
+func startREADMEServer(t *testing.T, flags []string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var stderr bytes.Buffer
+	args := append(append([]string{"serve"}, flags...), "--listen", addr)
+	go func() { done <- Main(ctx, args, io.Discard, &stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != ExitOK {
+			t.Errorf("%q: exit %d: %s", args, code, stderr.String())
+		}
+	})
+	waitListening(t, addr, done)
+	return addr
+}
+
+// startIperf3 starts an iperf3 server on a free loopback port until the
+// test ends and returns its address.
+func startIperf3(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command("iperf3", "-s", "-B", "127.0.0.1", "-p", port)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	go func() { cmd.Wait(); done <- cmd.ProcessState.ExitCode() }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	waitListening(t, addr, done)
+	return addr
+}
+
+func waitListening(t *testing.T, addr string, done chan int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case code := <-done:
+			done <- code
+			t.Fatalf("server for %s exited (%d) before listening", addr, code)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(fmt.Errorf("nothing listens on %s after 10 s: %w", addr, err))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

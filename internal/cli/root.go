@@ -13,7 +13,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -21,23 +20,8 @@ import (
 	"wirespeed/internal/result"
 )
 
-// Version is the tool's version; release builds set it with
-// -ldflags "-X wirespeed/internal/cli.Version=v1.2.3".
-var Version = ""
-
-// version returns Version, or the module version the binary was built from.
 // tool names this program in the documents it writes.
 func tool() result.Tool { return result.Tool{Name: "wirespeed", Version: version()} }
-
-func version() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
 
 // Exit statuses.
 const (
@@ -109,6 +93,9 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 		Version:       version(),
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if hint := foreignFlagHint(c, err); hint != "" {
+			return usageError{fmt.Errorf("%w: %s", err, hint)}
+		}
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
 	root.AddCommand(newRunCmd(e), newServeCmd(e), newVersionCmd(e))
@@ -116,18 +103,38 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 	root.AddCommand(newSweepCmd(e), newPlotCmd(e))
 	root.AddCommand(newMeshCmd(e))
 	root.AddCommand(newMatrixCmd(e), newCompareCmd(e))
+	root.AddCommand(newManCmd(e))
+	hideRunFlags(root)
+	// The completion command now rather than at Execute, so that root.Find
+	// and the man pages see it; it keeps the writer it is made with.
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.InitDefaultCompletionCmd()
+	registerCompletions(root)
 	return root
 }
 
-func newVersionCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version and the protocol versions spoken",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(e.stdout, "wirespeed %s\n", version())
-			return nil
-		},
+// refusedRunFlags are the run flags a command registers with the others
+// (addRunFlags) but refuses: they are hidden from its help, so that help
+// lists only what the command takes. TestHelpListsOnlyAcceptedFlags holds
+// each to a refusal.
+var refusedRunFlags = map[string][]string{
+	"sweep":  {"send-size", "tradeoff"}, // --sizes sets -m; one test per point
+	"mesh":   {"tradeoff"},
+	"matrix": {"tradeoff"},
+}
+
+func hideRunFlags(root *cobra.Command) {
+	for name, flags := range refusedRunFlags {
+		cmd, _, err := root.Find([]string{name})
+		if err != nil || cmd == root {
+			panic(fmt.Sprintf("refusedRunFlags names %q, which is no command", name))
+		}
+		for _, fl := range flags {
+			if err := cmd.Flags().MarkHidden(fl); err != nil {
+				panic(fmt.Sprintf("refusedRunFlags: %s --%s: %v", name, fl, err))
+			}
+		}
 	}
 }
 

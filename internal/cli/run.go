@@ -53,13 +53,23 @@ table, with iperf-style interval lines while it runs.
 With no HOST, wirespeed starts a server on loopback inside the same process
 and measures against it: a quick check of the host stack.
 
-Tests: TCP_STREAM (client sends, the default), TCP_MAERTS (server sends; also
--R), TCP_BIDIR (both at once). The throughput is what the receiver counted
-over the measurement window; the sender's count is shown beside it.`,
+Tests (-t, any case):
+  TCP_STREAM   the client sends (the default)
+  TCP_MAERTS   the server sends (also -R)
+  TCP_BIDIR    both directions at once
+  UDP_STREAM   datagrams at a rate (-b) or as fast as possible; loss and jitter
+  TCP_RR       request/response transactions on one connection; latency percentiles
+  UDP_RR       the same over UDP
+  TCP_CRR      a new connection for every transaction
+
+The throughput is what the receiver counted over the measurement window;
+the sender's count is shown beside it.`,
 		Example: `  wirespeed run                          # embedded loopback server, 10 s TCP_STREAM
   wirespeed run host -l 60 -m 64K        # 60 s with 64 KiB sends
   wirespeed run host -t TCP_BIDIR -P 4   # both directions, 4 streams each
-  wirespeed run host --tradeoff --json   # one direction, then the other`,
+  wirespeed run host --tradeoff --json   # one direction, then the other
+  wirespeed run host -t UDP_STREAM -b 500M
+  wirespeed run host -t TCP_RR -r 64,1K   # 64-byte requests, 1 KiB responses`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("run takes at most one HOST[:PORT], got %q", args)
@@ -93,7 +103,7 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 	t := f.spec
 	kind, err := spec.ParseKind(f.test)
 	if err != nil {
-		return t, usageError{err}
+		return t, usagef("%w%s", err, testFlagHint(f.test))
 	}
 	t.Kind = kind
 	if f.reverse {
@@ -136,7 +146,7 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 		t.Payload = spec.Payload{Kind: spec.PayloadFile, Path: f.payload}
 	}
 	if err := t.Validate(); err != nil {
-		return t, usageError{err}
+		return t, specHint(t, err)
 	}
 	if f.output != "" {
 		if err := report.CheckPath(f.output); err != nil {

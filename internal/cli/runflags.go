@@ -26,6 +26,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVarP(&f.test, "test", "t", string(spec.TCPStream), "test to run: "+kindList())
+	cmd.RegisterFlagCompletionFunc("test", completeTests)
 	fl.BoolVarP(&f.reverse, "reverse", "R", false, "server sends (TCP_MAERTS; UDP_STREAM from the server)")
 	fl.VarP(durationValue{&f.spec.Duration}, "length", "l", "measurement window: seconds (60) or a duration (2s, 500ms, 1m)")
 	fl.VarP(bytesValue{&f.spec.SendSize}, "send-size", "m", "bytes per send call (131072, 128K); UDP_STREAM: datagram payload, default 1472")

@@ -86,6 +86,9 @@ var (
 	ErrProtocol     = errors.New("protocol error")
 	ErrAborted      = errors.New("test aborted")
 	ErrNotWirespeed = errors.New("not a wirespeed server")
+	// ErrIperf3Server is a kind of ErrNotWirespeed: the peer answered
+	// as an iperf3 server does.
+	ErrIperf3Server = errors.New("an iperf3 server")
 	ErrFrameTooBig  = errors.New("frame too large")
 )
 
@@ -317,11 +320,22 @@ func (c *Conn) WriteMagic() error {
 func (c *Conn) ReadMagic(timeout time.Duration) error {
 	c.c.SetReadDeadline(time.Now().Add(timeout))
 	var b [4]byte
-	n, err := io.ReadFull(c.r, b[:])
+	// The first byte alone tells most other servers apart: an iperf3
+	// server answers our hello with one state byte and then waits, so
+	// waiting for four would only wait out the timeout.
+	n, err := io.ReadFull(c.r, b[:1])
+	if err == nil && looksIperf3(b[:1]) {
+		return notWirespeed(b[:1])
+	}
+	if err == nil {
+		var m int
+		m, err = io.ReadFull(c.r, b[1:])
+		n += m
+	}
 	if err != nil {
 		switch {
 		case n > 0:
-			return fmt.Errorf("%w: %s", ErrNotWirespeed, describe(b[:n]))
+			return notWirespeed(b[:n])
 		case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
 			// A reset: it closed before our hello arrived, so our hello
 			// reset the connection; the same answer as a plain close.
@@ -332,15 +346,38 @@ func (c *Conn) ReadMagic(timeout time.Duration) error {
 		return err
 	}
 	if b != ControlMagic {
-		return fmt.Errorf("%w: %s", ErrNotWirespeed, describe(b[:]))
+		return notWirespeed(b[:])
 	}
 	return nil
+}
+
+// notWirespeed is ErrNotWirespeed with what the first bytes b suggest the
+// peer is; for an iperf3 server it is also ErrIperf3Server.
+func notWirespeed(b []byte) error {
+	return &notWirespeedError{desc: describe(b), iperf3: looksIperf3(b)}
+}
+
+type notWirespeedError struct {
+	desc   string
+	iperf3 bool
+}
+
+func (e *notWirespeedError) Error() string { return ErrNotWirespeed.Error() + ": " + e.desc }
+
+func (e *notWirespeedError) Is(target error) bool {
+	return target == ErrNotWirespeed || (e.iperf3 && target == ErrIperf3Server)
+}
+
+// looksIperf3 reports whether b starts with a state byte an iperf3 server
+// sends a new client (PARAM_EXCHANGE, ACCESS_DENIED, SERVER_ERROR).
+func looksIperf3(b []byte) bool {
+	return len(b) > 0 && (b[0] == 9 || b[0] == 0xff || b[0] == 0xfe)
 }
 
 // describe guesses what kind of server sent b as its first bytes.
 func describe(b []byte) string {
 	switch {
-	case len(b) > 0 && (b[0] == 9 || b[0] == 0xff || b[0] == 0xfe):
+	case looksIperf3(b):
 		return fmt.Sprintf("its first byte %#x is an iperf3 state; it looks like an iperf3 server", b[0])
 	case len(b) >= 4 && string(b[:4]) == "HTTP":
 		return "it answered in HTTP"

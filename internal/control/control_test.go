@@ -147,6 +147,24 @@ func TestReadMagic(t *testing.T) {
 	}
 }
 
+// TestReadMagicIperf3NoWait: an iperf3 server sends one state byte and
+// then waits for our parameters with the connection open; ReadMagic must
+// say so at once rather than wait out its timeout for three more bytes.
+func TestReadMagicIperf3NoWait(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	go a.Write([]byte{9}) // PARAM_EXCHANGE, and nothing more
+	start := time.Now()
+	err := NewConn(b, 0).ReadMagic(5 * time.Second)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("ReadMagic took %v to recognise an iperf3 server", d)
+	}
+	if !errors.Is(err, ErrIperf3Server) || !errors.Is(err, ErrNotWirespeed) {
+		t.Errorf("got %v, want ErrIperf3Server and ErrNotWirespeed", err)
+	}
+}
+
 func TestNegotiate(t *testing.T) {
 	mine := NewHello("v1", "a")
 	tests := []struct {

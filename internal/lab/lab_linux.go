@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -152,6 +153,11 @@ func up(ctx context.Context, cfg Config, created map[Side]bool) (*Lab, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+	}
+	o := CurrentOwner()
+	o.Created = time.Now().UTC().Truncate(time.Second)
+	if err := saveOwner(cfg.Name, o); err != nil {
+		return nil, err
 	}
 	return l, nil
 }
@@ -342,7 +348,7 @@ func Remove(name string) error {
 			errs = append(errs, err)
 		}
 	}
-	for _, p := range []string{LogPath(name), KeyPath(name)} {
+	for _, p := range []string{LogPath(name), KeyPath(name), ownerPath(name)} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}

@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
 )
 
 // JSON writes the document, indented, with a final newline.
@@ -17,16 +19,37 @@ func JSON(w io.Writer, doc result.Document) error {
 	return result.Encode(w, doc)
 }
 
-// csvHeader names the columns of CSV output.
-var csvHeader = []string{
-	"test", "direction", "parallel", "send_size", "recv_size", "elapsed_s",
+// csvHeader names the columns of CSV output: the figures the text report
+// shows, so a spreadsheet needs nothing else. Columns that do not apply
+// to a row (latency on a stream test, CPU of a side not measured) are
+// empty, never 0.
+var csvHeader = append([]string{
+	"test", "direction", "parallel", "send_size", "recv_size",
+	"send_socket_size", "recv_socket_size", "socket_size_source", "elapsed_s",
 	"throughput_bps", "sender_throughput_bps", "bytes", "sender_bytes",
-	"retransmits", "congestion_control", "interrupted",
+	"retransmits", "congestion_control",
+	"packets_sent", "packets_received", "lost", "loss_pct", "out_of_order", "duplicates", "jitter_ms", "send_errors",
+	"transactions", "transactions_per_s", "timeouts",
+	"latency_min_us", "latency_mean_us", "latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_p999_us", "latency_max_us", "latency_stddev_us",
+}, append(append(cpuCSVHeader("local"), cpuCSVHeader("remote")...), "interrupted")...)
+
+// cpuCSVHeader names one side's CPU columns: what the text's cpu line and
+// the table's CPU columns show.
+func cpuCSVHeader(side string) []string {
+	var h []string
+	for _, c := range []string{"cpus", "util_pct", "user_pct", "system_pct", "irq_pct", "softirq_pct", "idle_pct",
+		"busiest_cpu", "busiest_cpu_pct", "service_demand_us_per_kb", "service_demand_us_per_tr",
+		"process_user_s", "process_system_s"} {
+		h = append(h, side+"_"+c)
+	}
+	return h
 }
 
 // CSV writes one row per direction of each run, and a "both" row for runs
 // with two directions. A sweep's document has one row per point instead
-// (PointsCSV).
+// (PointsCSV). CPU is measured per side, not per direction: as in the
+// text, a run's CPU columns are on its one direction's row, or on its
+// "both" row when it has two.
 func CSV(w io.Writer, doc result.Document) error {
 	switch doc.Kind() {
 	case result.KindMatrix:
@@ -41,25 +64,108 @@ func CSV(w io.Writer, doc result.Document) error {
 		runs = []result.Result{doc.Result}
 	}
 	for _, r := range runs {
+		one := len(r.Directions) == 1
 		for _, d := range r.Directions {
-			cw.Write(csvRow(r, string(d.Direction), d.Summary))
+			snd, rcv, src := socketSizes(r, d)
+			cw.Write(csvRow(r, string(d.Direction), d.Summary, []string{itoaOr(snd), itoaOr(rcv), src}, one))
 		}
-		if len(r.Directions) > 1 {
-			cw.Write(csvRow(r, "both", r.Summary))
+		if !one && len(r.Directions) > 0 {
+			cw.Write(csvRow(r, "both", r.Summary, []string{"", "", ""}, true))
 		}
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-func csvRow(r result.Result, dir string, s result.Summary) []string {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	return []string{
-		string(r.Spec.Kind), dir, strconv.Itoa(r.Spec.Parallel), strconv.Itoa(r.Spec.SendSize),
-		strconv.Itoa(r.Spec.RecvSize), f(s.ElapsedS), f(s.BitsPerSecond), f(s.SenderBitsPerSecond),
-		strconv.FormatInt(s.Bytes, 10), strconv.FormatInt(s.SenderBytes, 10),
-		strconv.FormatInt(s.Retransmits, 10), congestionControl(r), strconv.FormatBool(r.Interrupted),
+func itoaOr(n int) string {
+	if n <= 0 {
+		return ""
 	}
+	return strconv.Itoa(n)
+}
+
+func csvRow(r result.Result, dir string, s result.Summary, sockets []string, withCPU bool) []string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	row := []string{string(r.Spec.Kind), dir, strconv.Itoa(r.Spec.Parallel), strconv.Itoa(r.Spec.SendSize), strconv.Itoa(r.Spec.RecvSize)}
+	row = append(row, sockets...)
+	row = append(row, f(s.ElapsedS), f(s.BitsPerSecond), f(s.SenderBitsPerSecond), i(s.Bytes), i(s.SenderBytes),
+		i(s.Retransmits), congestionControl(r))
+	if u := s.UDPSummary; u != nil {
+		row = append(row, i(u.PacketsSent), i(u.PacketsReceived), i(u.Lost), f(u.LossPct), i(u.OutOfOrder), i(u.Duplicates), f(u.JitterMs), i(u.SendErrors))
+	} else {
+		row = append(row, make([]string, 8)...)
+	}
+	if rr := s.RRSummary; rr != nil {
+		l := rr.Latency
+		row = append(row, i(rr.Transactions), f(rr.TransactionsPerSecond), i(rr.Timeouts),
+			f(l.Min), f(l.Mean), f(l.P50), f(l.P90), f(l.P99), f(l.P999), f(l.Max), f(l.StdDev))
+	} else {
+		row = append(row, make([]string, 11)...)
+	}
+	for _, c := range []*measure.CPU{r.Summary.LocalCPU, r.Summary.RemoteCPU} {
+		row = append(row, cpuCSV(c, withCPU, r.Summary.RRSummary != nil)...)
+	}
+	return append(row, strconv.FormatBool(r.Interrupted))
+}
+
+// cpuCSV is one side's CPU columns; empty when not measured or not on
+// this row. A side that reported only its process's CPU (an iperf3 peer)
+// has only the process columns.
+func cpuCSV(c *measure.CPU, show, rr bool) []string {
+	cells := make([]string, 13)
+	if c == nil || !show {
+		return cells
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	if c.CPUs > 0 {
+		cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6] = strconv.Itoa(c.CPUs), f(c.UtilPct),
+			f(c.UserPct), f(c.SystemPct), f(c.IRQPct), f(c.SoftIRQPct), f(c.IdlePct)
+		if c.BusiestCPU >= 0 {
+			cells[7], cells[8] = strconv.Itoa(c.BusiestCPU), f(c.BusiestCPUPct)
+		}
+		if rr {
+			cells[10] = f(c.ServiceDemandMicrosPerTransaction)
+		} else {
+			cells[9] = f(c.ServiceDemandMicrosPerKB)
+		}
+	}
+	cells[11], cells[12] = f(c.ProcessUserS), f(c.ProcessSystemS)
+	return cells
+}
+
+// socketSizes returns the send and receive socket sizes a table row of d
+// shows and where they come from: "granted" when the kernel's sizes were
+// read back from the stream's sockets (a stream test: the sender's send
+// buffer and the receiver's receive buffer; a request/response test: the
+// requester's two); for TCP_CRR, which opens a socket per transaction and
+// records none, "asked" for -s, or "default" for the sizes a new socket
+// starts with (tcp_wmem and tcp_rmem's middle values on this host); 0 and
+// "" when nothing says.
+func socketSizes(r result.Result, d result.DirectionResult) (snd, rcv int, source string) {
+	if len(d.Streams) > 0 {
+		st := d.Streams[0]
+		snd, rcv = st.Sender.SndBuf, st.Receiver.RcvBuf
+		if r.Spec.Kind.RR() {
+			snd, rcv = st.Sender.SndBuf, st.Sender.RcvBuf
+		}
+		if snd > 0 || rcv > 0 {
+			return snd, rcv, "granted"
+		}
+	}
+	if r.Spec.Kind != spec.TCPCRR {
+		return 0, 0, ""
+	}
+	if r.Spec.LocalSockBuf > 0 {
+		return r.Spec.LocalSockBuf, r.Spec.LocalSockBuf, "asked"
+	}
+	if env := r.Local.Env; env != nil {
+		w, rm := env.Sysctls["net.ipv4.tcp_wmem"], env.Sysctls["net.ipv4.tcp_rmem"]
+		if len(w) == 3 && len(rm) == 3 {
+			return int(w[1]), int(rm[1]), "default"
+		}
+	}
+	return 0, 0, ""
 }
 
 // Formats maps file extensions to what WriteFile writes.
@@ -92,7 +198,7 @@ func WriteFile(path string, doc result.Document, text func(io.Writer)) error {
 	case ".txt":
 		text(&buf)
 	}
-	return result.WriteAtomic(path, buf.Bytes())
+	return WriteAtomic(path, buf.Bytes())
 }
 
 // WriteAtomic is result.WriteAtomic, for the files report renders
@@ -100,8 +206,8 @@ func WriteFile(path string, doc result.Document, text func(io.Writer)) error {
 func WriteAtomic(path string, b []byte) error { return result.WriteAtomic(path, b) }
 
 // congestionControl is the run's TCP congestion control for the CSV: what
-// the data sockets reported (the local side's, else the remote's),
-// else the spec's --cc.
+// the data sockets reported (the local side's, else the remote's), else
+// the spec's --cc.
 func congestionControl(r result.Result) string {
 	for _, side := range []result.Side{result.Local, result.Remote} {
 		if cc := r.CongestionControl(side); cc != "" {

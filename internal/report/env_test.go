@@ -96,5 +96,7 @@ func TestLab(t *testing.T) {
 		{Side: "b", Netns: "wst-lab-b", Dev: "wst-b", IPv4: "10.77.0.2", IPv6: "fd00:77::2"},
 	}})
 	Lab(&b, LabStatus{Name: "half", Error: "namespace wst-half-b is missing"})
+	Lab(&b, LabStatus{Name: "theirs", Owner: "alice (uid 1000)", Unreadable: "reading it needs root (CAP_SYS_ADMIN)"})
+	Lab(&b, LabStatus{Name: "jumbo", Owner: "bob (uid 1001)", MTU: 9000})
 	testkit.Golden(t, "lab-status.golden", b.String())
 }

@@ -20,6 +20,12 @@ type LabStatus struct {
 	Error string
 	// Server is the server lab up started in side a; nil for none.
 	Server *LabServer
+	// Owner names who made the lab ("alice (uid 1000)"); "" when no
+	// record says.
+	Owner string
+	// Unreadable says why this user cannot read the lab at all (it is
+	// not broken, only not this user's to read).
+	Unreadable string
 }
 
 // LabHost is one side of a lab.
@@ -32,15 +38,23 @@ type LabHost struct {
 
 // Lab writes the status of one lab.
 func Lab(w io.Writer, st LabStatus) {
-	if st.Error != "" {
-		fmt.Fprintf(w, "lab %s: broken: %s\n", st.Name, st.Error)
+	by := ""
+	if st.Owner != "" {
+		by = ", made by " + st.Owner
+	}
+	switch {
+	case st.Unreadable != "":
+		fmt.Fprintf(w, "lab %s%s: not shown: %s\n", st.Name, by, st.Unreadable)
+		return
+	case st.Error != "":
+		fmt.Fprintf(w, "lab %s%s: broken: %s\n", st.Name, by, st.Error)
 		return
 	}
 	rate := "no rate limit"
 	if st.RateBitsPerSecond > 0 {
 		rate = "rate " + units.FormatBits(float64(st.RateBitsPerSecond))
 	}
-	fmt.Fprintf(w, "lab %s: mtu %d, %s\n", st.Name, st.MTU, rate)
+	fmt.Fprintf(w, "lab %s%s: mtu %d, %s\n", st.Name, by, st.MTU, rate)
 	for _, h := range st.Hosts {
 		fmt.Fprintf(w, "  %s  %-16s %-6s %-15s %s\n", h.Side, h.Netns, h.Dev, h.IPv4, h.IPv6)
 		if len(h.Offloads) > 0 {

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,25 +19,51 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
 )
 
-// A plot kind draws one kind of figure of some results. Throughput
-// against message size is the plot of stream tests; latency percentiles
-// of request/response tests slot in as another kind.
-type plotKind struct {
-	name    string
-	applies func(spec.Kind) bool
-	build   func(series []Series) (*plot.Plot, error)
+// Figure is a drawing of results: a main panel and, when the results
+// carry CPU figures, a second panel of CPU utilization or service demand
+// below it.
+type Figure struct {
+	Main *plot.Plot
+	// CPU is the second panel; nil when no result has CPU figures.
+	CPU *plot.Plot
+
+	// sharedX is set when both panels have the same x axis (message
+	// sizes): Draw lines their data areas up.
+	sharedX bool
+
+	items []plot.Plotter // what Main draws, besides its grid, for tests
 }
 
-var plotKinds = []plotKind{
-	{name: "throughput", applies: isStream, build: throughputPlot},
-	{name: "latency", applies: spec.Kind.RR, build: latencyPlot},
-}
+// The kinds of figure, chosen from the results (Plot):
+//
+//   - lines: stream tests measured at several message sizes (sweeps, a
+//     matrix with --sizes): throughput against message size, a line per
+//     series, whiskers at each point's confidence interval; service demand
+//     against message size below;
+//   - bars: stream tests at one size each (single runs, a matrix, a
+//     tradeoff): a bar per series, the series as categories, whiskers at
+//     the confidence interval; both sides' CPU utilization below;
+//   - percentiles: request/response tests at one size each: each series'
+//     latency at p50, p90, p99, p99.9 and max, a line per series; CPU
+//     utilization below;
+//   - latency by size: request/response sweeps: p50, p99 and p99.9
+//     against request size, the key naming both the series (colour) and
+//     the percentiles (dashes); service demand per transaction below.
+//
+// A value axis is logarithmic when the data spans a decade or more, so
+// that 2 and 99 Mbit/s are both readable; linear from 0 otherwise.
+
+// PlotFormats are the file extensions SavePlot writes.
+var PlotFormats = []string{".svg", ".png", ".pdf"}
 
 func isStream(k spec.Kind) bool {
 	switch k {
@@ -47,210 +73,626 @@ func isStream(k spec.Kind) bool {
 	return false
 }
 
-// latencyPlot is the latency of request/response transactions against
-// the request size, on log-2 x and log-10 y axes: for each series a line
-// for the median, one dashed for the 99th percentile and one dotted for
-// the 99.9th, in the series' colour.
-func latencyPlot(series []Series) (*plot.Plot, error) {
-	p := plot.New()
-	kinds := map[spec.Kind]bool{}
-	minX, maxX := math.Inf(1), math.Inf(-1)
-	minY, maxY := math.Inf(1), math.Inf(-1)
-	for _, s := range series {
-		for _, pt := range s.Points {
-			kinds[pt.Spec.Kind] = true
-			rr := pt.Summary.RRSummary
-			if rr == nil || rr.Latency.Count == 0 {
-				return nil, fmt.Errorf("%s: a point of %d bytes has no latency figures", s.Label, pt.MsgSize)
-			}
-			minX, maxX = min(minX, float64(pt.MsgSize)), max(maxX, float64(pt.MsgSize))
-			minY, maxY = min(minY, rr.Latency.P50), max(maxY, rr.Latency.P999)
-		}
-	}
-	title := "Transaction latency by request size"
-	if len(kinds) == 1 {
-		for k := range kinds {
-			title = string(k) + ": latency by request size"
-		}
-	}
-	style(p, title+"\np50 solid, p99 dashed, p99.9 dotted", "request size (bytes)", "round-trip latency (us)", minX, maxX)
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Y.Min, p.Y.Max = max(minY/1.5, 0.1), maxY*4 // room for the legend
-	dashes := [][]vg.Length{nil, {vg.Points(5), vg.Points(3)}, {vg.Points(1), vg.Points(2)}}
-	for i, s := range series {
-		col := plotutil.DarkColors[i%len(plotutil.DarkColors)]
-		pcts := []func(stats.Latency) float64{
-			func(l stats.Latency) float64 { return l.P50 },
-			func(l stats.Latency) float64 { return l.P99 },
-			func(l stats.Latency) float64 { return l.P999 },
-		}
-		for k, pct := range pcts {
-			xys := make(plotter.XYs, len(s.Points))
-			for j, pt := range s.Points {
-				xys[j] = plotter.XY{X: float64(pt.MsgSize), Y: pct(pt.Summary.RRSummary.Latency)}
-			}
-			line, points, err := plotter.NewLinePoints(xys)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", s.Label, err)
-			}
-			line.Color = col
-			line.Width = vg.Points(1.5)
-			line.Dashes = dashes[k]
-			points.Color = col
-			points.Shape = plotutil.Shape(i)
-			points.Radius = vg.Points(2.5)
-			p.Add(line, points)
-			if k == 0 {
-				p.Legend.Add(s.Label, line, points)
-			}
-		}
-	}
-	return p, nil
-}
-
-// PlotFormats are the file extensions SavePlot writes.
-var PlotFormats = []string{".svg", ".png", ".pdf"}
-
-// Plot draws the series: the plot kind that fits their tests (every
-// series must be of tests of that kind).
-func Plot(series []Series) (*plot.Plot, error) {
+// Plot draws the series with the kind of figure that fits them. Every
+// series must be of stream tests, or every one of request/response tests.
+func Plot(series []Series) (*Figure, error) {
 	if len(series) == 0 {
 		return nil, fmt.Errorf("nothing to plot")
 	}
 	var kinds []spec.Kind
+	multi := false
 	for _, s := range series {
 		if len(s.Points) == 0 {
 			return nil, fmt.Errorf("%s: no measured point to plot", s.Label)
 		}
+		multi = multi || len(s.Points) > 1
 		for _, p := range s.Points {
 			if !slices.Contains(kinds, p.Spec.Kind) {
 				kinds = append(kinds, p.Spec.Kind)
 			}
 		}
 	}
-	for _, pk := range plotKinds {
-		all := true
+	all := func(f func(spec.Kind) bool) bool {
 		for _, k := range kinds {
-			all = all && pk.applies(k)
+			if !f(k) {
+				return false
+			}
 		}
-		if all {
-			return pk.build(series)
+		return true
+	}
+	switch {
+	case all(isStream) && multi:
+		return throughputLines(series)
+	case all(isStream):
+		return throughputBars(series)
+	case all(spec.Kind.RR):
+		for _, s := range series {
+			for _, pt := range s.Points {
+				if rr := pt.Summary.RRSummary; rr == nil || rr.Latency.Count == 0 {
+					return nil, fmt.Errorf("%s: a point of %d bytes has no latency figures", s.Label, pt.MsgSize)
+				}
+			}
 		}
+		if multi {
+			return latencyBySize(series)
+		}
+		return latencyPercentiles(series)
 	}
 	return nil, fmt.Errorf("no plot of %v results together: throughput plots take TCP_STREAM, TCP_MAERTS, TCP_BIDIR and UDP_STREAM results, latency plots TCP_RR, UDP_RR and TCP_CRR; give results of one kind", kinds)
 }
 
-// SavePlot writes p to path as SVG, PNG or PDF, by its extension, at the
-// size of a figure in a report (16 x 10 cm).
-func SavePlot(p *plot.Plot, path string) error {
+// SavePlot writes f to path as SVG, PNG or PDF, by its extension, at the
+// size of a figure in a report: 16 cm wide, 10 cm high for one panel and
+// 16 cm for two. SVG and PDF embed their fonts (Liberation, which gonum
+// carries), so they look the same wherever they are opened.
+func SavePlot(f *Figure, path string) error {
 	ext := strings.ToLower(filepath.Ext(path))
 	if !slices.Contains(PlotFormats, ext) {
 		return fmt.Errorf("plot file %q: use a .svg, .png or .pdf name", path)
 	}
-	w, h := 16*vg.Centimeter, 10*vg.Centimeter
-	if ext != ".png" {
-		return p.Save(w, h, path)
-	}
-	// A PNG for a report is drawn at twice the screen resolution.
-	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(192))
-	p.Draw(draw.New(c))
 	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
+	if err := f.write(&buf, ext); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	return WriteAtomic(path, buf.Bytes())
 }
 
-// throughputPlot is throughput against message size, on a log-2 x axis,
-// one line per series through the points' means, with a bar for each
-// point's confidence interval.
-func throughputPlot(series []Series) (*plot.Plot, error) {
-	p := plot.New()
+func (f *Figure) size() (w, h vg.Length) {
+	if f.CPU != nil {
+		return 16 * vg.Centimeter, 16 * vg.Centimeter
+	}
+	return 16 * vg.Centimeter, 10 * vg.Centimeter
+}
+
+// write draws the figure in the format ext names.
+func (f *Figure) write(out io.Writer, ext string) error {
+	w, h := f.size()
+	var c interface {
+		vg.CanvasSizer
+		io.WriterTo
+	}
+	switch ext {
+	case ".svg":
+		c = vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
+	case ".pdf":
+		pc := vgpdf.New(w, h)
+		pc.EmbedFonts(true)
+		c = pc
+	default:
+		// A PNG for a report is drawn at twice the screen resolution.
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(192))}
+	}
+	f.Draw(draw.New(c))
+	_, err := c.WriteTo(out)
+	return err
+}
+
+// Draw draws the figure on c: the main panel above the CPU panel (60%
+// and 40% of the height), their plotting areas aligned.
+func (f *Figure) Draw(c draw.Canvas) {
+	if f.CPU == nil {
+		f.Main.Draw(c)
+		return
+	}
+	split := c.Min.Y + (c.Max.Y-c.Min.Y)*0.4
+	top, bottom := c, c
+	top.Min.Y, bottom.Max.Y = split, split
+	// Align the data areas, so that a size on the x axis is at the same
+	// place in both panels: the narrower side of each gives way. The
+	// padding gonum adds for glyphs depends on the width, hence the passes.
+	for i := 0; f.sharedX && i < 3; i++ {
+		dt, db := f.Main.DataCanvas(top), f.CPU.DataCanvas(bottom)
+		if d := dt.Min.X - db.Min.X; d > 0 {
+			bottom.Min.X += d
+		} else {
+			top.Min.X -= d
+		}
+		if d := dt.Max.X - db.Max.X; d > 0 {
+			top.Max.X -= d
+		} else {
+			bottom.Max.X += d
+		}
+	}
+	f.Main.Draw(top)
+	f.CPU.Draw(bottom)
+}
+
+// valueAxis sets a value axis over lo..hi (data values, already scaled):
+// logarithmic when the data spans a decade or more (and is positive),
+// linear from 0 otherwise. It reports whether it chose log.
+func valueAxis(ax *plot.Axis, lo, hi float64) bool {
+	if lo > 0 && hi/lo >= 10 {
+		ax.Scale = plot.LogScale{}
+		ax.Tick.Marker = plot.LogTicks{Prec: -1}
+		ax.Min, ax.Max = lo/1.6, hi*2.2 // room for the key above the data
+		return true
+	}
+	ax.Min, ax.Max = 0, max(hi, 1e-9)*1.25
+	ax.Tick.Marker = linearTicks{}
+	return false
+}
+
+// rateUnit picks a unit for bits/s figures up to maxBPS.
+func rateUnit(maxBPS float64) (scale float64, unit string) {
+	if maxBPS >= 1e10 {
+		return 1e9, "Gbit/s"
+	}
+	return 1e6, "Mbit/s"
+}
+
+func title(kinds map[spec.Kind]bool, what string) string {
+	if len(kinds) == 1 {
+		for k := range kinds {
+			return string(k) + ": " + what
+		}
+	}
+	return strings.ToUpper(what[:1]) + what[1:]
+}
+
+func seriesColor(i int) color.Color { return plotutil.DarkColors[i%len(plotutil.DarkColors)] }
+
+// throughputLines is throughput against message size on a log-2 x axis,
+// a line per series through the points' means with whiskers at their
+// confidence intervals; below, each side's service demand (local solid,
+// remote dashed) when measured.
+func throughputLines(series []Series) (*Figure, error) {
 	kinds := map[spec.Kind]bool{}
 	level := 0.0
-	maxBPS := 0.0
+	lo, hi := math.Inf(1), 0.0
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
 		for _, pt := range s.Points {
 			kinds[pt.Spec.Kind] = true
-			maxBPS = max(maxBPS, pt.Summary.BitsPerSecond)
-			if c := pt.Summary.Confidence; c != nil && c.Hi != nil {
-				maxBPS = max(maxBPS, *c.Hi)
+			v := pt.Summary.BitsPerSecond
+			lo, hi = min(lo, v), max(hi, v)
+			if c := pt.Summary.Confidence; c != nil && c.Hi != nil && c.Lo != nil {
+				hi, lo = max(hi, *c.Hi), min(lo, max(*c.Lo, v/2))
 				level = c.Level
 			}
 			minX, maxX = min(minX, float64(pt.MsgSize)), max(maxX, float64(pt.MsgSize))
 		}
 	}
-	scale, unit := 1e6, "10^6 bits/s"
-	if maxBPS >= 1e10 {
-		scale, unit = 1e9, "Gbit/s"
-	}
-	title := "Throughput by message size"
-	if len(kinds) == 1 {
-		for k := range kinds {
-			title = string(k) + ": throughput by message size"
-		}
-	}
-	ylabel := "throughput (" + unit + ")"
+	scale, unit := rateUnit(hi)
+	p := plot.New()
+	var items []plot.Plotter
+	add := func(ps ...plot.Plotter) { p.Add(ps...); items = append(items, ps...) }
+	what := "throughput by message size"
 	if level > 0 {
-		ylabel += fmt.Sprintf(", bars: %s%% confidence", levelPct(level))
+		what += fmt.Sprintf("\nwhiskers: %s%% confidence intervals", levelPct(level))
 	}
-	style(p, title, "message size (bytes per send call)", ylabel, minX, maxX)
-	p.Y.Min = 0
-	p.Y.Max = maxBPS / scale * 1.08
-	p.Y.Tick.Marker = linearTicks{}
+	style(p, title(kinds, what), "throughput ("+unit+")")
+	sizeAxis(p, "message size (bytes per send call)", minX, maxX)
+	logY := valueAxis(&p.Y, lo/scale, hi/scale)
 	for i, s := range series {
-		col := plotutil.DarkColors[i%len(plotutil.DarkColors)]
+		col := seriesColor(i)
 		xys := make(plotter.XYs, len(s.Points))
 		var bars barPoints
 		for j, pt := range s.Points {
-			xys[j] = plotter.XY{X: float64(pt.MsgSize), Y: pt.Summary.BitsPerSecond / scale}
+			y := pt.Summary.BitsPerSecond / scale
+			xys[j] = plotter.XY{X: float64(pt.MsgSize), Y: y}
 			if c := pt.Summary.Confidence; c != nil && c.Lo != nil && c.Hi != nil {
-				y := pt.Summary.BitsPerSecond / scale
-				bars = append(bars, barPoint{x: xys[j].X, y: y, lo: y - max(*c.Lo/scale, 0), hi: *c.Hi/scale - y})
+				l := *c.Lo / scale
+				if logY {
+					l = max(l, p.Y.Min)
+				}
+				bars = append(bars, barPoint{x: xys[j].X, y: y, lo: y - max(l, 0), hi: *c.Hi/scale - y})
 			}
 		}
 		line, points, err := plotter.NewLinePoints(xys)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Label, err)
 		}
-		line.Color = col
-		line.Width = vg.Points(1.5)
-		points.Color = col
-		points.Shape = plotutil.Shape(i)
-		points.Radius = vg.Points(2.5)
+		line.Color, line.Width = col, vg.Points(1.5)
+		points.Color, points.Shape, points.Radius = col, plotutil.Shape(i), vg.Points(2.5)
 		if len(bars) > 0 {
 			eb, err := plotter.NewYErrorBars(bars)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.Label, err)
 			}
-			eb.Color = col
-			eb.Width = vg.Points(1)
-			eb.CapWidth = vg.Points(6)
-			p.Add(eb)
+			eb.Color, eb.Width, eb.CapWidth = col, vg.Points(1), vg.Points(6)
+			add(eb)
 		}
-		p.Add(line, points) // over the bars
+		add(line, points) // over the whiskers
 		p.Legend.Add(s.Label, line, points)
 	}
+	f := &Figure{Main: p, items: items}
+	if hasServiceDemand(series, false) {
+		cp, err := demandBySize(series, false, minX, maxX)
+		if err != nil {
+			return nil, err
+		}
+		f.CPU, f.sharedX = cp, true
+	}
+	return f, nil
+}
+
+// hasServiceDemand reports whether any point has a side's service demand
+// (per KB, or per transaction when perTr).
+func hasServiceDemand(series []Series, perTr bool) bool {
+	for _, s := range series {
+		for _, pt := range s.Points {
+			for _, c := range []*measure.CPU{pt.Summary.LocalCPU, pt.Summary.RemoteCPU} {
+				if c != nil && serviceDemand(c, perTr) > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func serviceDemand(c *measure.CPU, perTr bool) float64 {
+	if perTr {
+		return c.ServiceDemandMicrosPerTransaction
+	}
+	return c.ServiceDemandMicrosPerKB
+}
+
+// demandBySize is the CPU panel of a sweep: each side's service demand
+// against message size, local solid and remote dashed, in the series'
+// colours; the key names the two dash styles.
+func demandBySize(series []Series, perTr bool, minX, maxX float64) (*plot.Plot, error) {
+	p := plot.New()
+	unit := "us/KB"
+	if perTr {
+		unit = "us/transaction"
+	}
+	style(p, "", "service demand ("+unit+")")
+	p.Title.Text = ""
+	xlabel := "message size (bytes)"
+	if perTr {
+		xlabel = "request size (bytes)"
+	}
+	sizeAxis(p, xlabel, minX, maxX)
+	lo, hi := math.Inf(1), 0.0
+	dashes := [][]vg.Length{nil, {vg.Points(5), vg.Points(3)}}
+	for i, s := range series {
+		for side := 0; side < 2; side++ {
+			var xys plotter.XYs
+			for _, pt := range s.Points {
+				c := pt.Summary.LocalCPU
+				if side == 1 {
+					c = pt.Summary.RemoteCPU
+				}
+				if c == nil || serviceDemand(c, perTr) <= 0 {
+					continue
+				}
+				v := serviceDemand(c, perTr)
+				lo, hi = min(lo, v), max(hi, v)
+				xys = append(xys, plotter.XY{X: float64(pt.MsgSize), Y: v})
+			}
+			if len(xys) == 0 {
+				continue
+			}
+			line, points, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.Label, err)
+			}
+			line.Color, line.Width, line.Dashes = seriesColor(i), vg.Points(1.2), dashes[side]
+			points.Color, points.Shape, points.Radius = seriesColor(i), plotutil.Shape(i), vg.Points(2)
+			p.Add(line, points)
+		}
+	}
+	valueAxis(&p.Y, lo, hi)
+	addDashKey(p, []string{"local", "remote"}, dashes)
 	return p, nil
 }
 
-// style sets what every plot shares: the title, a log-2 message size x
-// axis over minX..maxX, the fonts, a light grid and the legend at the top
-// left.
-func style(p *plot.Plot, title, xlabel, ylabel string, minX, maxX float64) {
+// addDashKey adds gray key entries naming what each dash style means.
+func addDashKey(p *plot.Plot, names []string, dashes [][]vg.Length) {
+	for i, n := range names {
+		l := plotter.NewFunction(func(float64) float64 { return math.NaN() })
+		l.Color, l.Width, l.Dashes = color.Gray{Y: 80}, vg.Points(1.2), dashes[i]
+		p.Legend.Add(n, l)
+	}
+}
+
+// throughputBars is one bar per series (a single run, a matrix row, one
+// direction of a tradeoff), the series as categories, whiskers at the
+// confidence interval; below, each side's CPU utilization.
+func throughputBars(series []Series) (*Figure, error) {
+	kinds := map[spec.Kind]bool{}
+	level := 0.0
+	lo, hi := math.Inf(1), 0.0
+	sizes := map[int]bool{}
+	for _, s := range series {
+		pt := s.Points[0]
+		kinds[pt.Spec.Kind] = true
+		sizes[pt.MsgSize] = true
+		v := pt.Summary.BitsPerSecond
+		lo, hi = min(lo, v), max(hi, v)
+		if c := pt.Summary.Confidence; c != nil && c.Hi != nil {
+			hi = max(hi, *c.Hi)
+			level = c.Level
+		}
+	}
+	scale, unit := rateUnit(hi)
+	p := plot.New()
+	var items []plot.Plotter
+	add := func(ps ...plot.Plotter) { p.Add(ps...); items = append(items, ps...) }
+	what := "throughput"
+	if len(sizes) == 1 {
+		for sz := range sizes {
+			what += ", " + sizeLabel(int64(sz)) + "-byte sends"
+		}
+	}
+	if level > 0 {
+		what += fmt.Sprintf("\nwhiskers: %s%% confidence intervals", levelPct(level))
+	}
+	style(p, title(kinds, what), "throughput ("+unit+")")
+	logY := valueAxis(&p.Y, lo/scale, hi/scale)
+	b := &bars{logBase: logY, width: 0.6}
+	for i, s := range series {
+		pt := s.Points[0]
+		y := pt.Summary.BitsPerSecond / scale
+		bl, bh := math.NaN(), math.NaN()
+		if c := pt.Summary.Confidence; c != nil && c.Lo != nil && c.Hi != nil {
+			bl, bh = *c.Lo/scale, *c.Hi/scale
+		}
+		b.add(float64(i), y, bl, bh, color.RGBA{R: 0x4c, G: 0x72, B: 0xb0, A: 0xff})
+	}
+	add(b)
+	categoryAxis(p, series)
+	p.Legend = plot.NewLegend() // the categories name the bars
+	f := &Figure{Main: p, items: items}
+	if cp := cpuBars(series); cp != nil {
+		f.CPU = cp
+	}
+	return f, nil
+}
+
+// cpuBars is the CPU panel of one-point series: each side's CPU
+// utilization (a bar each, local and remote) per series; nil when no
+// series has CPU figures.
+func cpuBars(series []Series) *plot.Plot {
+	any := false
+	for _, s := range series {
+		sum := s.Points[0].Summary
+		for _, c := range []*measure.CPU{sum.LocalCPU, sum.RemoteCPU} {
+			any = any || (c != nil && c.CPUs > 0)
+		}
+	}
+	if !any {
+		return nil
+	}
+	p := plot.New()
+	style(p, "", "CPU utilization (% of all CPUs)")
+	p.Y.Min, p.Y.Max = 0, 125 // room above 100% for the key
+	p.Y.Tick.Marker = percentTicks{}
+	cols := []color.Color{color.RGBA{R: 0x55, G: 0xa8, B: 0x68, A: 0xff}, color.RGBA{R: 0xdd, G: 0x84, B: 0x52, A: 0xff}}
+	sides := []*bars{{width: 0.3, offset: -0.16}, {width: 0.3, offset: 0.16}}
+	for i, s := range series {
+		sum := s.Points[0].Summary
+		for side, c := range []*measure.CPU{sum.LocalCPU, sum.RemoteCPU} {
+			if c == nil || c.CPUs == 0 {
+				continue
+			}
+			sides[side].add(float64(i), c.UtilPct, math.NaN(), math.NaN(), cols[side])
+		}
+	}
+	p.Add(sides[0], sides[1])
+	categoryAxis(p, series)
+	p.X.Tick.Label.Font.Size = 0.01 // the main panel names the categories
+	p.Legend.Add("local", sides[0])
+	p.Legend.Add("remote", sides[1])
+	sides[0].key, sides[1].key = cols[0], cols[1]
+	return p
+}
+
+// percentTicks marks 0 to 100% in steps of 20, and no further.
+type percentTicks struct{}
+
+func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for v := 0.0; v <= 100; v += 10 {
+		t := plot.Tick{Value: v}
+		if math.Mod(v, 20) == 0 {
+			t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+// categoryAxis makes the x axis name each series at 0, 1, 2..., its
+// label broken into lines at ", " and between settings.
+func categoryAxis(p *plot.Plot, series []Series) {
+	names := make([]string, len(series))
+	for i, s := range series {
+		names[i] = strings.NewReplacer(", ", "\n", " ", "\n").Replace(s.Label)
+	}
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(len(series))-0.4
+	p.X.Tick.Label.Font.Size = 8
+}
+
+// bars draws vertical bars at category positions, with whiskers; on a
+// log axis the bars start at the bottom of the axis, not at 0.
+type bars struct {
+	xs, ys, lo, hi []float64
+	cols           []color.Color
+	width, offset  float64 // in category units
+	logBase        bool
+	key            color.Color // the key's swatch
+}
+
+func (b *bars) add(x, y, lo, hi float64, c color.Color) {
+	b.xs, b.ys, b.lo, b.hi = append(b.xs, x+b.offset), append(b.ys, y), append(b.lo, lo), append(b.hi, hi)
+	b.cols = append(b.cols, c)
+}
+
+func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	y0 := trY(0)
+	if b.logBase {
+		y0 = c.Min.Y
+	}
+	for i := range b.xs {
+		x0, x1 := trX(b.xs[i]-b.width/2), trX(b.xs[i]+b.width/2)
+		y := trY(b.ys[i])
+		rect := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y}, {X: x0, Y: y}}
+		c.FillPolygon(b.cols[i], c.ClipPolygonY(rect))
+		c.StrokeLines(draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}, c.ClipLinesY(append(rect, rect[0]))...)
+		if !math.IsNaN(b.lo[i]) && !math.IsNaN(b.hi[i]) {
+			xm := trX(b.xs[i])
+			// A whisker past the axis ends at it: on a linear axis a
+			// noisy interval can reach below 0.
+			ylo, yhi := trY(max(b.lo[i], p.Y.Min)), trY(min(b.hi[i], p.Y.Max))
+			cap := (x1 - x0) / 4
+			ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+			c.StrokeLine2(ls, xm, ylo, xm, yhi)
+			c.StrokeLine2(ls, xm-cap, ylo, xm+cap, ylo)
+			c.StrokeLine2(ls, xm-cap, yhi, xm+cap, yhi)
+		}
+	}
+}
+
+func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for i := range b.xs {
+		xmin, xmax = min(xmin, b.xs[i]-b.width/2), max(xmax, b.xs[i]+b.width/2)
+		ymin, ymax = min(ymin, b.ys[i]), max(ymax, b.ys[i])
+		if !math.IsNaN(b.hi[i]) {
+			ymax = max(ymax, b.hi[i])
+		}
+	}
+	return
+}
+
+// Thumbnail draws the key's swatch.
+func (b *bars) Thumbnail(c *draw.Canvas) {
+	col := b.key
+	if col == nil && len(b.cols) > 0 {
+		col = b.cols[0]
+	}
+	if col == nil {
+		return
+	}
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}}
+	c.FillPolygon(col, pts)
+}
+
+// percentiles of a latency, as the percentile figure shows them.
+var percentiles = []struct {
+	name string
+	of   func(stats.Latency) float64
+}{
+	{"p50", func(l stats.Latency) float64 { return l.P50 }},
+	{"p90", func(l stats.Latency) float64 { return l.P90 }},
+	{"p99", func(l stats.Latency) float64 { return l.P99 }},
+	{"p99.9", func(l stats.Latency) float64 { return l.P999 }},
+	{"max", func(l stats.Latency) float64 { return l.Max }},
+}
+
+// latencyPercentiles is each one-point series' latency at p50, p90, p99,
+// p99.9 and max, a line with markers per series on a log axis; the key
+// shows each series' line and marker. Below, each side's CPU utilization.
+func latencyPercentiles(series []Series) (*Figure, error) {
+	kinds := map[spec.Kind]bool{}
+	lo, hi := math.Inf(1), 0.0
+	for _, s := range series {
+		pt := s.Points[0]
+		kinds[pt.Spec.Kind] = true
+		l := pt.Summary.RRSummary.Latency
+		lo, hi = min(lo, l.P50), max(hi, l.Max)
+	}
+	p := plot.New()
+	var items []plot.Plotter
+	add := func(ps ...plot.Plotter) { p.Add(ps...); items = append(items, ps...) }
+	style(p, title(kinds, "latency percentiles"), "round-trip latency (us)")
+	valueAxis(&p.Y, lo, hi)
+	names := make([]string, len(percentiles))
+	for i, pc := range percentiles {
+		names[i] = pc.name
+	}
+	p.NominalX(names...)
+	p.X.Label.Text = "percentile of the transactions"
+	p.X.Min, p.X.Max = -0.3, float64(len(percentiles))-0.7
+	for i, s := range series {
+		l := s.Points[0].Summary.RRSummary.Latency
+		xys := make(plotter.XYs, len(percentiles))
+		for j, pc := range percentiles {
+			xys[j] = plotter.XY{X: float64(j), Y: pc.of(l)}
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Label, err)
+		}
+		line.Color, line.Width = seriesColor(i), vg.Points(1.5)
+		points.Color, points.Shape, points.Radius = seriesColor(i), plotutil.Shape(i), vg.Points(3)
+		add(line, points)
+		p.Legend.Add(fmt.Sprintf("%s (%.0f trans/s)", s.Label, s.Points[0].Summary.RRSummary.TransactionsPerSecond), line, points)
+	}
+	f := &Figure{Main: p, items: items}
+	if cp := cpuBars(series); cp != nil {
+		categoryAxis(cp, series)
+		cp.X.Tick.Label.Font.Size = 8
+		f.CPU = cp
+	}
+	return f, nil
+}
+
+// latencyBySize is request/response latency against request size: for
+// each series a solid line for p50, dashed for p99 and dotted for
+// p99.9, in the series' colour; the key names the series and, in gray,
+// the three dash styles. Below, service demand per transaction.
+func latencyBySize(series []Series) (*Figure, error) {
+	kinds := map[spec.Kind]bool{}
+	minX, maxX := math.Inf(1), math.Inf(-1)
+	lo, hi := math.Inf(1), 0.0
+	for _, s := range series {
+		for _, pt := range s.Points {
+			kinds[pt.Spec.Kind] = true
+			l := pt.Summary.RRSummary.Latency
+			minX, maxX = min(minX, float64(pt.MsgSize)), max(maxX, float64(pt.MsgSize))
+			lo, hi = min(lo, l.P50), max(hi, l.P999)
+		}
+	}
+	p := plot.New()
+	var items []plot.Plotter
+	add := func(ps ...plot.Plotter) { p.Add(ps...); items = append(items, ps...) }
+	style(p, title(kinds, "latency by request size"), "round-trip latency (us)")
+	sizeAxis(p, "request size (bytes)", minX, maxX)
+	valueAxis(&p.Y, lo, hi)
+	dashes := [][]vg.Length{nil, {vg.Points(5), vg.Points(3)}, {vg.Points(1), vg.Points(2)}}
+	pcts := []int{0, 2, 3} // p50, p99, p99.9
+	for i, s := range series {
+		for k, pi := range pcts {
+			xys := make(plotter.XYs, len(s.Points))
+			for j, pt := range s.Points {
+				xys[j] = plotter.XY{X: float64(pt.MsgSize), Y: percentiles[pi].of(pt.Summary.RRSummary.Latency)}
+			}
+			line, points, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.Label, err)
+			}
+			line.Color, line.Width, line.Dashes = seriesColor(i), vg.Points(1.5), dashes[k]
+			points.Color, points.Shape, points.Radius = seriesColor(i), plotutil.Shape(i), vg.Points(2.5)
+			add(line, points)
+			if k == 0 {
+				p.Legend.Add(s.Label, line, points)
+			}
+		}
+	}
+	addDashKey(p, []string{"p50", "p99", "p99.9"}, dashes)
+	f := &Figure{Main: p, items: items}
+	if hasServiceDemand(series, true) {
+		cp, err := demandBySize(series, true, minX, maxX)
+		if err != nil {
+			return nil, err
+		}
+		f.CPU, f.sharedX = cp, true
+	}
+	return f, nil
+}
+
+// style sets what every panel shares: the title, the y label, the fonts,
+// a light grid and the key at the top left.
+func style(p *plot.Plot, title, ylabel string) {
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = 12
 	p.Title.Padding = 6
-	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = sizeTicks{}
-	p.X.Min, p.X.Max = minX/1.3, maxX*1.3
-	if minX == maxX {
-		p.X.Min, p.X.Max = minX/2, maxX*2
-	}
 	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
 		ax.Label.TextStyle.Font.Size = 10
 		ax.Tick.Label.Font.Size = 9
@@ -264,6 +706,17 @@ func style(p *plot.Plot, title, xlabel, ylabel string, minX, maxX float64) {
 	p.Legend.XOffs = 6
 	p.Legend.YOffs = -4
 	p.Legend.TextStyle.Font.Size = 9
+}
+
+// sizeAxis makes the x axis a log-2 axis of message sizes over minX..maxX.
+func sizeAxis(p *plot.Plot, label string, minX, maxX float64) {
+	p.X.Label.Text = label
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = sizeTicks{}
+	p.X.Min, p.X.Max = minX/1.3, maxX*1.3
+	if minX == maxX {
+		p.X.Min, p.X.Max = minX/2, maxX*2
+	}
 }
 
 type barPoint struct{ x, y, lo, hi float64 }

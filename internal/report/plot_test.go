@@ -1,10 +1,16 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
@@ -92,11 +98,140 @@ func TestLatencyPlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Title.Text == "" || p.Y.Label.Text != "round-trip latency (us)" {
-		t.Errorf("title %q, y label %q", p.Title.Text, p.Y.Label.Text)
+	m := p.Main
+	if m.Title.Text == "" || m.Y.Label.Text != "round-trip latency (us)" {
+		t.Errorf("title %q, y label %q", m.Title.Text, m.Y.Label.Text)
 	}
 	l := doc.Summary.RRSummary.Latency
-	if p.Y.Min > l.P50 || p.Y.Max < l.P999 {
-		t.Errorf("y axis %g..%g does not hold p50 %g .. p99.9 %g", p.Y.Min, p.Y.Max, l.P50, l.P999)
+	if m.Y.Min > l.P50 || m.Y.Max < l.Max {
+		t.Errorf("y axis %g..%g does not hold p50 %g .. max %g", m.Y.Min, m.Y.Max, l.P50, l.Max)
+	}
+}
+
+// pt makes a point of kind k at size with throughput bps and, when cpu,
+// both sides' CPU figures.
+func pt(k spec.Kind, size int, bps float64, cpu bool) result.Point {
+	p := result.Point{MsgSize: size}
+	p.Spec.Kind = k
+	p.Summary.BitsPerSecond = bps
+	if cpu {
+		p.Summary.LocalCPU = &measure.CPU{CPUs: 2, UtilPct: 40, ServiceDemandMicrosPerKB: 1.5}
+		p.Summary.RemoteCPU = &measure.CPU{CPUs: 2, UtilPct: 60, ServiceDemandMicrosPerKB: 2.5}
+	}
+	return p
+}
+
+// TestPlotKinds: the figure fits the results: lines for several sizes,
+// bars for one size per series, a log value axis where the data spans a
+// decade, and a CPU panel only where there are CPU figures.
+func TestPlotKinds(t *testing.T) {
+	sweep := []result.Point{pt(spec.TCPStream, 1, 2e6, true), pt(spec.TCPStream, 64, 99e6, true), pt(spec.TCPStream, 1460, 900e6, true)}
+	f, err := Plot([]Series{{Label: "a", Points: sweep}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.Main.Y.Scale.(plot.LogScale); !ok {
+		t.Errorf("2 to 900 Mbit/s on a %T y axis, want log", f.Main.Y.Scale)
+	}
+	if f.Main.Y.Min > 2 || f.Main.Y.Max < 900 {
+		t.Errorf("y axis %g..%g Mbit/s does not hold 2..900", f.Main.Y.Min, f.Main.Y.Max)
+	}
+	if f.CPU == nil || !strings.Contains(f.CPU.Y.Label.Text, "service demand") {
+		t.Errorf("a sweep with CPU figures has no service demand panel")
+	}
+
+	narrow := []result.Point{pt(spec.TCPStream, 1460, 900e6, false), pt(spec.TCPStream, 8192, 950e6, false)}
+	f, err = Plot([]Series{{Label: "a", Points: narrow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.Main.Y.Scale.(plot.LinearScale); !ok || f.Main.Y.Min != 0 {
+		t.Errorf("900 to 950 Mbit/s on a %T axis from %g, want linear from 0", f.Main.Y.Scale, f.Main.Y.Min)
+	}
+	if f.CPU != nil {
+		t.Errorf("a CPU panel without CPU figures")
+	}
+
+	// A matrix of one size: bars, the settings as categories, whiskers.
+	var rows []Series
+	for i, label := range []string{"tso=on mtu=1500", "tso=off mtu=1500", "tso=on mtu=9000"} {
+		p := pt(spec.TCPStream, 131072, float64(900+40*i)*1e6, true)
+		lo, hi := p.Summary.BitsPerSecond*0.98, p.Summary.BitsPerSecond*1.02
+		p.Summary.Confidence = &result.Confidence{Level: 0.99, FigureConfidence: result.FigureConfidence{Lo: &lo, Hi: &hi}, Iterations: 3}
+		rows = append(rows, Series{Label: label, Points: []result.Point{p}})
+	}
+	f, err = Plot(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b *bars
+	for _, pl := range f.items {
+		if bb, ok := pl.(*bars); ok {
+			b = bb
+		}
+	}
+	if b == nil || len(b.xs) != 3 || b.hi[2] != 980*1.02 {
+		t.Fatalf("matrix bars: %+v", b)
+	}
+	ticks := f.Main.X.Tick.Marker.Ticks(f.Main.X.Min, f.Main.X.Max)
+	if len(ticks) != 3 || ticks[1].Label != "tso=off\nmtu=1500" {
+		t.Errorf("categories %+v", ticks)
+	}
+	if f.CPU == nil || !strings.Contains(f.CPU.Y.Label.Text, "CPU utilization") {
+		t.Errorf("no CPU utilization panel under the bars")
+	}
+}
+
+// TestLatencyKey: a request/response sweep's key names every series and
+// the three percentiles' dash styles, and the dashes in the key are the
+// dashes of the lines.
+func TestLatencyKey(t *testing.T) {
+	doc := load(t, "rr.json")
+	p1 := PointsOf(doc)[0]
+	p2 := p1
+	p2.MsgSize = 1024
+	f, err := Plot([]Series{{Label: "a", Points: []result.Point{p1, p2}}, {Label: "b", Points: []result.Point{p1, p2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := f.write(&buf, ".svg"); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	for _, want := range []string{">a<", ">b<", ">p50<", ">p99<", ">p99.9<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the key lacks %s", want)
+		}
+	}
+	dashesOf := map[string]bool{}
+	for _, pl := range f.items {
+		if l, ok := pl.(*plotter.Line); ok {
+			dashesOf[fmt.Sprint(l.Dashes)] = true
+		}
+	}
+	if len(dashesOf) != 3 {
+		t.Errorf("%d dash styles among the lines, want 3 (p50, p99, p99.9): %v", len(dashesOf), dashesOf)
+	}
+}
+
+// TestPlotFontsEmbedded: the SVG carries its fonts, so it renders the
+// same where they are not installed; PNG and PDF are what they say.
+func TestPlotFontsEmbedded(t *testing.T) {
+	f, err := Plot([]Series{{Label: "a", Points: PointsOf(load(t, "cpu.json"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ext, want := range map[string]string{".svg": "@font-face", ".png": "\x89PNG", ".pdf": "%PDF"} {
+		var buf bytes.Buffer
+		if err := f.write(&buf, ext); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("%s output lacks %q", ext, want)
+		}
+		if ext == ".svg" && !strings.Contains(buf.String(), "base64") {
+			t.Errorf("the SVG names fonts without embedding them")
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 )
 
@@ -32,7 +33,12 @@ func PointsOf(doc result.Document) []result.Point {
 var pointsCSVHeader = []string{
 	"label", "test", "msg_size", "iterations", "throughput_bps", "throughput_lo_bps", "throughput_hi_bps",
 	"confidence_level", "achieved_pct", "reached", "local_util_pct", "remote_util_pct",
-	"local_service_demand_us_per_kb", "remote_service_demand_us_per_kb", "interrupted",
+	"local_service_demand_us_per_kb", "remote_service_demand_us_per_kb",
+	"send_socket_size", "recv_socket_size", "elapsed_s",
+	"transactions_per_s", "latency_p50_us", "latency_p99_us", "latency_p999_us",
+	"local_service_demand_us_per_tr", "remote_service_demand_us_per_tr",
+	"local_process_user_s", "local_process_system_s", "remote_process_user_s", "remote_process_system_s",
+	"interrupted",
 }
 
 // PointsCSV writes one row per point of each series: the mean figures,
@@ -56,16 +62,44 @@ func PointsCSV(w io.Writer, series []Series) error {
 				lo, hi, level, achieved = opt(c.Lo), opt(c.Hi), f(c.Level), opt(c.AchievedPct)
 				reached = strconv.FormatBool(c.Reached)
 			}
-			lu, ru, lsd, rsd := "", "", "", ""
-			if c := sum.LocalCPU; c != nil {
-				lu, lsd = f(c.UtilPct), f(c.ServiceDemandMicrosPerKB)
+			// CPU: utilization and service demand (per KB for streams,
+			// per transaction for request/response tests, as the
+			// sweep's table shows them), and the tool's own CPU time.
+			rr := sum.RRSummary != nil
+			cpu := func(c *measure.CPU) (util, perKB, perTr, user, sys string) {
+				if c == nil {
+					return
+				}
+				user, sys = f(c.ProcessUserS), f(c.ProcessSystemS)
+				if c.CPUs == 0 {
+					return
+				}
+				util = f(c.UtilPct)
+				if rr {
+					perTr = f(c.ServiceDemandMicrosPerTransaction)
+				} else {
+					perKB = f(c.ServiceDemandMicrosPerKB)
+				}
+				return
 			}
-			if c := sum.RemoteCPU; c != nil {
-				ru, rsd = f(c.UtilPct), f(c.ServiceDemandMicrosPerKB)
+			lu, lsd, lsdTr, lpu, lps := cpu(sum.LocalCPU)
+			ru, rsd, rsdTr, rpu, rps := cpu(sum.RemoteCPU)
+			snd, rcv := "", ""
+			if len(p.Directions) > 0 {
+				if a, b, _ := socketSizes(p.Result, p.Directions[0]); a > 0 || b > 0 {
+					snd, rcv = itoaOr(a), itoaOr(b)
+				}
+			}
+			tps, p50, p99, p999 := "", "", "", ""
+			if rr {
+				l := sum.RRSummary.Latency
+				tps, p50, p99, p999 = f(sum.TransactionsPerSecond), f(l.P50), f(l.P99), f(l.P999)
 			}
 			cw.Write([]string{
 				s.Label, string(p.Spec.Kind), strconv.Itoa(p.MsgSize), iters, f(sum.BitsPerSecond), lo, hi,
-				level, achieved, reached, lu, ru, lsd, rsd, strconv.FormatBool(p.Interrupted),
+				level, achieved, reached, lu, ru, lsd, rsd,
+				snd, rcv, f(sum.ElapsedS), tps, p50, p99, p999, lsdTr, rsdTr, lpu, lps, rpu, rps,
+				strconv.FormatBool(p.Interrupted),
 			})
 		}
 	}

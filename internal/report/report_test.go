@@ -93,7 +93,7 @@ func TestHeading(t *testing.T) {
 }
 
 func TestCSV(t *testing.T) {
-	for _, name := range []string{"bidir", "tradeoff"} {
+	for _, name := range []string{"bidir", "tradeoff", "cpu", "bidir_cpu", "rr", "udp"} {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := CSV(&buf, load(t, name+".json")); err != nil {

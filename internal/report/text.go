@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -189,16 +190,26 @@ func RRTable(w io.Writer, res result.Result) {
 		fmt.Fprintln(tw, strings.Join(h, "\t")+"\t\t")
 	}
 	fmt.Fprintln(tw, strings.Repeat("\t", len(head[0])+1))
+	note := ""
 	for _, d := range res.Directions {
 		rr := d.Summary.RRSummary
 		if rr == nil {
 			rr = &result.RRSummary{}
 		}
-		sndBuf, rcvBuf := 0, 0
-		if len(d.Streams) > 0 {
-			sndBuf, rcvBuf = d.Streams[0].Sender.SndBuf, d.Streams[0].Sender.RcvBuf
+		sndBuf, rcvBuf, source := socketSizes(res, d)
+		size := func(n int) string {
+			switch {
+			case n <= 0:
+				return "-"
+			case source != "granted":
+				return fmt.Sprintf("%d*", n)
+			}
+			return strconv.Itoa(n)
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.2f\t%.2f\t", sndBuf, rcvBuf, res.Spec.RequestSize, res.Spec.ResponseSize,
+		if source != "granted" && source != "" {
+			note = source
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f\t%.2f\t", size(sndBuf), size(rcvBuf), res.Spec.RequestSize, res.Spec.ResponseSize,
 			d.Summary.ElapsedS, rr.TransactionsPerSecond)
 		if cpu {
 			fmt.Fprint(tw, cpuCells(res.Summary)+"\t")
@@ -206,6 +217,12 @@ func RRTable(w io.Writer, res result.Result) {
 		fmt.Fprintln(tw, "\t")
 	}
 	tw.Flush()
+	switch note {
+	case "default":
+		fmt.Fprintf(w, "* %s opens a socket per transaction: the sizes every new socket starts with (tcp_wmem and tcp_rmem defaults), which the kernel grows as needed\n", res.Spec.Kind)
+	case "asked":
+		fmt.Fprintf(w, "* %s opens a socket per transaction: the size -s asked for on each\n", res.Spec.Kind)
+	}
 	for _, d := range res.Directions {
 		rr := d.Summary.RRSummary
 		if rr == nil {

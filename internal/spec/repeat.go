@@ -66,7 +66,7 @@ func (r Repeat) Validate() error {
 
 // Reason says why a repeated measurement goes on or stops: the words of
 // the stopping rule Repeat describes. stats.Decide gives one for each
-// figure; a result's confidence (run.Confidence.Stop) keeps the one the
+// figure; a result's confidence (result.Confidence.Stop) keeps the one the
 // whole measurement stopped for. The strings are those of the results
 // document.
 type Reason string

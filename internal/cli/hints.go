@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"wirespeed/internal/spec"
+	"wirespeed/internal/units"
+)
+
+// Hints for habits from iperf3 and netperf: a flag those tools spell
+// differently is still refused (as a usage error), but the message says
+// the wirespeed spelling.
+
+var unknownShorthand = regexp.MustCompile(`unknown shorthand flag: '(.)'`)
+
+// foreignFlagHint returns what to write instead of an unknown flag err
+// names, when it is a well-known iperf3 or netperf flag and cmd has the
+// wirespeed equivalent; "" otherwise.
+func foreignFlagHint(cmd *cobra.Command, err error) string {
+	m := unknownShorthand.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	has := func(name string) bool { return cmd.Flags().Lookup(name) != nil }
+	takesHost := strings.Contains(cmd.Use, "HOST")
+	switch m[1] {
+	case "c":
+		if takesHost {
+			return fmt.Sprintf("iperf3's -c HOST is an argument here: %s HOST", cmd.CommandPath())
+		}
+	case "H":
+		if takesHost {
+			return fmt.Sprintf("netperf's -H HOST is an argument here: %s HOST", cmd.CommandPath())
+		}
+	case "J":
+		if has("json") {
+			return "iperf3's -J is --json here"
+		}
+	case "u":
+		if has("test") {
+			return "iperf3's -u is -t UDP_STREAM here (-b sets its rate)"
+		}
+	}
+	return ""
+}
+
+// testFlagHint explains an -t value that is not a test: iperf3's -t is the
+// length of the run, which is -l here (netperf's spelling).
+func testFlagHint(value string) string {
+	if _, err := strconv.ParseFloat(value, 64); err == nil {
+		return fmt.Sprintf("; -t names the test as in netperf: for a run of %s s (iperf3's -t %s) write -l %s", value, value, value)
+	}
+	if _, err := units.ParseDuration(value); err == nil {
+		return fmt.Sprintf("; -t names the test as in netperf: for a run of %s write -l %s", value, value)
+	}
+	return ""
+}
+
+// specHint adds the wirespeed spelling to a spec validation error the
+// flags t was built from caused.
+func specHint(t spec.Test, err error) error {
+	switch {
+	case t.Duration <= 0:
+		return usagef("-l %v: the measurement window must be longer than 0; give seconds (-l 10) or a duration (-l 500ms), up to %gh (iperf3's -t 0, run until stopped, has no equal)", t.Duration, spec.MaxDuration.Hours())
+	case t.RateBitsPerSecond > 0 && (t.Kind == spec.TCPStream || t.Kind == spec.TCPMaerts || t.Kind == spec.TCPBidir):
+		return usagef("-b paces UDP_STREAM only; to cap a %s stream's rate as iperf3's -b does, use --fq-rate %s (SO_MAX_PACING_RATE)", t.Kind, rateArg(t.RateBitsPerSecond))
+	}
+	return usageError{err}
+}
+
+// rateArg writes bits/s the way a rate flag reads it back: 1G, 500M, 1.5G.
+func rateArg(bps float64) string {
+	for _, p := range []struct {
+		mult   float64
+		suffix string
+	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "K"}} {
+		if bps >= p.mult {
+			return strconv.FormatFloat(bps/p.mult, 'g', -1, 64) + p.suffix
+		}
+	}
+	return strconv.FormatFloat(bps, 'g', -1, 64)
+}

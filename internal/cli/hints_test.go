@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestForeignHabitHints: an iperf3 or netperf habit is refused as a usage
+// error whose message gives the wirespeed spelling.
+func TestForeignHabitHints(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "-t", "10"}, "write -l 10"},
+		{[]string{"run", "-t", "500ms"}, "write -l 500ms"},
+		{[]string{"run", "-c", "127.0.0.1"}, "iperf3's -c HOST is an argument here: wirespeed run HOST"},
+		{[]string{"run", "-H", "127.0.0.1"}, "netperf's -H HOST is an argument here: wirespeed run HOST"},
+		{[]string{"sweep", "-H", "127.0.0.1"}, "wirespeed sweep HOST"},
+		{[]string{"run", "-J"}, "iperf3's -J is --json here"},
+		{[]string{"run", "-u", "-b", "10M"}, "iperf3's -u is -t UDP_STREAM here"},
+		{[]string{"run", "-b", "100M"}, "use --fq-rate 100M"},
+		{[]string{"run", "-t", "TCP_BIDIR", "-b", "2.5G"}, "use --fq-rate 2.5G"},
+		{[]string{"run", "-l", "0"}, "must be longer than 0"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, _, errOut := execute(t, context.Background(), tt.args...)
+			if code != ExitUsage || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, ExitUsage, tt.want)
+			}
+		})
+	}
+	// No hint where the command has no such thing to suggest.
+	_, _, errOut := execute(t, context.Background(), "env", "-u")
+	if strings.Contains(errOut, "UDP_STREAM") {
+		t.Errorf("env -u suggests a test: %q", errOut)
+	}
+	// -l 0's message must not claim that 0 is allowed.
+	_, _, errOut = execute(t, context.Background(), "run", "-l", "0")
+	if strings.Contains(errOut, "0 (") || strings.Contains(errOut, "0:") {
+		t.Errorf("-l 0 message reads as if 0 were allowed: %q", errOut)
+	}
+}
+
+// TestIperf3PortHint: run pointed at an iperf3 server's port says so at
+// once and suggests --iperf3. The fake server does what iperf3 3.x does
+// with a new control connection: it reads the 37-byte cookie, sends the
+// PARAM_EXCHANGE state byte (9) and waits for parameters.
+func TestIperf3PortHint(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 37)
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Read(buf); err != nil {
+			return
+		}
+		c.Write([]byte{9})
+		c.Read(buf) // until the client hangs up
+	}()
+	start := time.Now()
+	code, _, errOut := execute(t, context.Background(), "run", ln.Addr().String(), "-l", "1")
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v to recognise an iperf3 server (the handshake timeout is 5 s)", d)
+	}
+	if code != ExitRuntime || !strings.Contains(errOut, "add --iperf3: wirespeed run --iperf3 "+ln.Addr().String()) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
