@@ -300,3 +300,7 @@ type KeptSocket interface {
 	syscall.Conn
 	Close() error
 }
+
+// Keep returns a duplicate of c's socket that keeps it open after c (or
+// the loop that took it over) is closed; on Linux outside Go's poller.
+func Keep(c net.Conn) (KeptSocket, error) { return keep(c) }
