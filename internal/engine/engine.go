@@ -40,7 +40,11 @@ import (
 // ErrUnsupported is returned for a loop the platform cannot run.
 var ErrUnsupported = errors.New("not supported on this platform")
 
-// Loop is one data connection's hot loop and its counters.
+// Loop is one data connection's hot loop and its counters: what every
+// loop has. What only some loops do is in the optional interfaces below
+// (Finisher, Follower, SocketLoop, WindowMarker) and beside the loops
+// that implement them (LatencyLoop in rr.go, UDPWindowLoop in udp.go);
+// a caller type-asserts them.
 type Loop interface {
 	// Run moves data until Stop, the peer's end of stream, or a failure.
 	// It returns nil when stopped or when the peer ended.
@@ -50,27 +54,87 @@ type Loop interface {
 	Stop()
 	// Counters reads the counters; safe from any goroutine while Run runs.
 	Counters() Counters
-	// FirstByte is closed when a receiving loop gets its first data.
+}
+
+// Finisher is an active loop, one that decides when data ends: a sender
+// (TCPSender, UDPSender) or a request/response client (RRClient,
+// CRRClient).
+type Finisher interface {
+	Loop
+	// Finish tells the peer this side is done, after Run returned.
+	Finish() error
+}
+
+// Follower is a passive loop, one whose peer decides when data starts and
+// ends: a receiver (TCPReceiver, UDPReceiver) or a request/response
+// server (RRServer, CRRServer).
+type Follower interface {
+	Loop
+	// FirstByte is closed when the loop gets its first data.
 	FirstByte() <-chan struct{}
 	// FirstByteAt is when that happened (monotonic); valid once FirstByte
 	// is closed.
 	FirstByteAt() time.Time
 	// Ended reports whether the loop saw the peer's end of stream.
 	Ended() bool
-	// Finish tells the peer this side is done sending, after Run returned.
-	Finish() error
-	// Conn is the loop's socket (nil for loops that open one per
-	// transaction).
-	Conn() net.Conn
-	// Info reads what the kernel granted the loop's socket now; zero for
-	// loops without a lasting socket.
+}
+
+// SocketLoop is a loop with a lasting socket of its own: every loop but
+// TCP_CRR's, which make a connection per transaction. The socket may be
+// the loop's duplicate of its connection's rather than the connection's
+// (on Linux the loops take it out of Go's poller).
+type SocketLoop interface {
+	Loop
+	// SyscallConn gives the socket now in use: for socket options, and
+	// for TCP_INFO on a TCP loop.
+	Socket
+	// Info reads what the kernel granted the socket now.
 	Info() (SocketInfo, error)
-	// TCPRawConn gives samplers the loop's TCP socket (TCP_INFO); nil for
-	// loops without one.
-	TCPRawConn() syscall.RawConn
-	// Close closes the loop's sockets.
+	// Close closes the socket.
 	Close() error
 }
+
+// WindowMarker is a loop that keeps figures of the measurement window
+// apart from the rest of its run (UDPReceiver, RRClient, CRRClient).
+type WindowMarker interface {
+	// MarkWindow tells the loop the window opens now.
+	MarkWindow()
+}
+
+// The loops and the optional interfaces each implements.
+var (
+	_ interface {
+		Finisher
+		SocketLoop
+	} = (*TCPSender)(nil)
+	_ interface {
+		Follower
+		SocketLoop
+	} = (*TCPReceiver)(nil)
+	_ interface {
+		Finisher
+		SocketLoop
+	} = (*UDPSender)(nil)
+	_ interface {
+		Follower
+		SocketLoop
+		UDPWindowLoop
+	} = (*UDPReceiver)(nil)
+	_ interface {
+		Finisher
+		SocketLoop
+		LatencyLoop
+	} = (*RRClient)(nil)
+	_ interface {
+		Follower
+		SocketLoop
+	} = (*RRServer)(nil)
+	_ interface {
+		Finisher
+		LatencyLoop
+	} = (*CRRClient)(nil)
+	_ Follower = (*CRRServer)(nil)
+)
 
 // Counters is a snapshot of a loop's counters. Each loop fills the ones
 // that apply to it.
@@ -135,31 +199,23 @@ func (c *counters) snapshot() Counters {
 	}
 }
 
-// base is what every loop shares: counters, the stop flag and the first
-// byte.
+// base is what every loop shares: counters, the stop flag, and whether
+// the loop saw its peer's end of stream.
 type base struct {
-	ctr       counters
-	stop      atomic.Bool
-	stopOnce  sync.Once
-	stopCh    chan struct{}
-	ended     atomic.Bool
-	firstOnce sync.Once
-	first     chan struct{}
-	firstAt   time.Time // written once before first is closed
-	wake      func()    // wakes a loop parked in the poller
+	ctr      counters
+	stop     atomic.Bool
+	stopOnce sync.Once
+	stopCh   chan struct{}
+	ended    atomic.Bool
+	wake     func() // wakes a loop parked in the poller
 }
 
 func newBase(wake func()) base {
-	return base{stopCh: make(chan struct{}), first: make(chan struct{}), wake: wake}
+	return base{stopCh: make(chan struct{}), wake: wake}
 }
 
 func (b *base) Counters() Counters               { return b.ctr.snapshot() }
-func (b *base) FirstByte() <-chan struct{}       { return b.first }
-func (b *base) FirstByteAt() time.Time           { return b.firstAt }
-func (b *base) Ended() bool                      { return b.ended.Load() }
 func (b *base) stopped() bool                    { return b.stop.Load() }
-func (b *base) markFirst()                       { b.firstOnce.Do(b.setFirst) }
-func (b *base) setFirst()                        { b.firstAt = time.Now(); close(b.first) }
 func (b *base) sleepUntil(t time.Time) (ok bool) { return sleepUntil(t, b.stopCh) }
 
 func (b *base) Stop() {
@@ -169,6 +225,20 @@ func (b *base) Stop() {
 		b.wake()
 	}
 }
+
+// follow is what a Follower adds to base: when its first data came.
+type follow struct {
+	firstOnce sync.Once
+	first     chan struct{}
+	firstAt   time.Time // written once before first is closed
+}
+
+func newFollow() follow { return follow{first: make(chan struct{})} }
+
+func (f *follow) FirstByte() <-chan struct{} { return f.first }
+func (f *follow) FirstByteAt() time.Time     { return f.firstAt }
+func (f *follow) markFirst()                 { f.firstOnce.Do(f.setFirst) }
+func (f *follow) setFirst()                  { f.firstAt = time.Now(); close(f.first) }
 
 // sleepUntil waits until t or until stop is closed; false when stopped.
 func sleepUntil(t time.Time, stop <-chan struct{}) bool {

@@ -242,8 +242,8 @@ func (d *dataPath) finishStream(sdp *run.StreamDataPath, l engine.Loop, end engi
 	}
 	sdp.ZeroCopyCompleted, sdp.ZeroCopyCopied = end.ZeroCopyCompleted, end.ZeroCopyCopied
 	sdp.Coalesced = end.Coalesced
-	if d.cfg.Spec.BusyPollMicros > 0 && l.Conn() != nil {
-		if id, err := engine.NAPIID(socketOf(Conn{Conn: l.Conn()}, l)); err == nil {
+	if sl, ok := l.(engine.SocketLoop); ok && d.cfg.Spec.BusyPollMicros > 0 {
+		if id, err := engine.NAPIID(sl); err == nil {
 			sdp.NAPIID = id
 		}
 	}
