@@ -46,8 +46,8 @@ const (
 )
 
 // optError wraps the error of a socket option the kernel refused, so that
-// "not supported here" reads as ErrUnsupported whatever the platform's
-// errno (mdlayher/ethtool's convention).
+// "not supported here" reads as ErrUnsupported (and errors.ErrUnsupported)
+// whatever the platform's errno (mdlayher/ethtool's convention).
 type optError struct {
 	what string
 	err  error
@@ -57,7 +57,7 @@ func (e *optError) Error() string { return fmt.Sprintf("%s: %v", e.what, e.err) 
 func (e *optError) Unwrap() error { return e.err }
 
 func (e *optError) Is(target error) bool {
-	return target == ErrUnsupported && notSupported(e.err)
+	return (target == ErrUnsupported || target == errors.ErrUnsupported) && notSupported(e.err)
 }
 
 // withFD runs fn on the descriptor of c, a *net.TCPConn or *net.UDPConn.
@@ -78,10 +78,6 @@ func withFD(c Socket, fn func(fd int) error) error {
 
 // errNoPlatform is what the options return where they do not exist.
 var errNoPlatform = fmt.Errorf("data path options: %w", ErrUnsupported)
-
-// IsUnsupported reports whether err says the kernel or the platform lacks
-// a feature (as opposed to refusing it for this socket or this user).
-func IsUnsupported(err error) bool { return errors.Is(err, ErrUnsupported) }
 
 // Socket is what socket options are set through: a connection, or a loop
 // that owns its socket outside the connection (the request/response

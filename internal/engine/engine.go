@@ -37,8 +37,9 @@ import (
 	"wirespeed/internal/spec"
 )
 
-// ErrUnsupported is returned for a loop the platform cannot run.
-var ErrUnsupported = errors.New("not supported on this platform")
+// ErrUnsupported is returned for what the platform cannot do. It wraps
+// errors.ErrUnsupported, which callers can test for instead.
+var ErrUnsupported = fmt.Errorf("%w on this platform", errors.ErrUnsupported)
 
 // Loop is one data connection's hot loop and its counters: what every
 // loop has. What only some loops do is in the optional interfaces below

@@ -22,7 +22,8 @@ import (
 )
 
 // ErrUnsupported is returned where the platform has no network namespaces.
-var ErrUnsupported = errors.New("labs need Linux network namespaces")
+// It wraps errors.ErrUnsupported.
+var ErrUnsupported = fmt.Errorf("%w: labs need Linux network namespaces", errors.ErrUnsupported)
 
 // ErrNotFound is returned by Load for a lab that does not exist.
 var ErrNotFound = errors.New("no such lab")

@@ -5,13 +5,15 @@ package measure
 
 import (
 	"errors"
+	"fmt"
 	"syscall"
 
 	"wirespeed/internal/run"
 )
 
 // ErrUnsupported is returned where the platform does not offer a sampler.
-var ErrUnsupported = errors.New("not supported on this platform")
+// It wraps errors.ErrUnsupported.
+var ErrUnsupported = fmt.Errorf("%w on this platform", errors.ErrUnsupported)
 
 // TCPInfo reads the kernel's TCP_INFO for the socket behind rc.
 // On platforms without TCP_INFO it returns ErrUnsupported.

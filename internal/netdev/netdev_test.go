@@ -2,6 +2,7 @@ package netdev
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -105,5 +106,14 @@ func TestRecord(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Record (-want +got):\n%s", diff)
+	}
+}
+
+// TestErrUnsupported checks that a caller can test what the package
+// returns for errors.ErrUnsupported as well as for ErrUnsupported.
+func TestErrUnsupported(t *testing.T) {
+	err := fmt.Errorf("wrapped: %w", ErrUnsupported)
+	if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, ErrUnsupported) {
+		t.Errorf("%v: want it to match errors.ErrUnsupported and ErrUnsupported", err)
 	}
 }

@@ -1,6 +1,7 @@
 package side
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -138,7 +139,7 @@ func (d *dataPath) apply(k int, c Conn, role run.Role, l engine.Loop) (*run.Stre
 
 // needs adds advice to an error that says the kernel lacks a feature.
 func needs(err error, advice string) string {
-	if engine.IsUnsupported(err) {
+	if errors.Is(err, errors.ErrUnsupported) {
 		return "; " + advice
 	}
 	return ""

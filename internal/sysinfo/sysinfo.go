@@ -26,8 +26,9 @@ import (
 	"wirespeed/internal/run"
 )
 
-// ErrUnsupported is returned for what the platform cannot describe.
-var ErrUnsupported = errors.New("not supported on this platform")
+// ErrUnsupported is returned for what the platform cannot describe. It
+// wraps errors.ErrUnsupported.
+var ErrUnsupported = fmt.Errorf("%w on this platform", errors.ErrUnsupported)
 
 // Options say what to describe.
 type Options struct {
