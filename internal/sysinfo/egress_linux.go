@@ -6,10 +6,8 @@ import (
 	"wirespeed/internal/run"
 )
 
-// Egress returns the interface the route to peer leaves by and its root
-// queueing discipline, in the calling thread's network namespace: what a
-// socket's pacing meets on its way out.
-func Egress(peer netip.Addr) (string, *run.Qdisc, error) {
+// egress finds the route's interface and its root qdisc (Egress).
+func egress(peer netip.Addr) (string, *run.Qdisc, error) {
 	link, err := routeLink(peer)
 	if err != nil {
 		return "", nil, err

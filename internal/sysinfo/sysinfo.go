@@ -206,3 +206,9 @@ func readCPU(path string) (run.CPUInfo, error) {
 	}
 	return cpu, nil
 }
+
+// Egress returns the interface the route to peer leaves by and its root
+// queueing discipline, in the calling thread's network namespace: what a
+// socket's pacing meets on its way out. Linux only; elsewhere it returns
+// ErrUnsupported.
+func Egress(peer netip.Addr) (string, *run.Qdisc, error) { return egress(peer) }

@@ -15,3 +15,5 @@ func (c *collector) collectInterface(context.Context, string, netip.Addr) (*run.
 	c.warn("interface: %v", ErrUnsupported)
 	return nil, nil
 }
+
+func egress(netip.Addr) (string, *run.Qdisc, error) { return "", nil, ErrUnsupported }

@@ -2,11 +2,19 @@
 
 package measure
 
+// Every platform but Linux: no TCP_INFO, and no procfs for the CPU
+// sampler.
+
 import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"syscall"
+
+	"wirespeed/internal/run"
 )
+
+func tcpInfo(syscall.RawConn) (run.TCPInfo, error) { return run.TCPInfo{}, ErrUnsupported }
 
 func readProcessCPU() (ProcessCPU, error) { return ProcessCPU{}, ErrUnsupported }
 
