@@ -3,23 +3,33 @@
 // print, format or allocate per message; the caller samples the counters
 // and decides when to stop.
 //
-// Every loop implements Loop. The Linux loops are written by hand because
-// no library offers loops this lean. They work as netperf's and iperf's
-// threads do: each takes its socket out of Go's poller (a dup(2) of the
-// descriptor; the connection is closed), locks its OS thread and makes
-// raw system calls that block in the kernel, with a socket timeout of
-// pollInterval to look at its stop flag. Through Go's poller and
-// scheduler, every time a socket had to wait the loop parked and was
-// woken, and those wake-ups cost a fifth of TCP throughput, two thirds of
-// UDP's and half of the transaction rate on two cores. TCP streams make
-// one write(2) or read(2) per message (tcp_linux.go), UDP streams move
-// batches with sendmmsg(2)/recvmmsg(2) (udp_linux.go), request/response
-// loops make a blocking exchange (rr_linux.go). A run adds a P per loop
-// (AddProcs), so the rest of the process keeps its own. Other platforms
-// use net.Conn. The data path options (datapath.go) swap in other system
-// calls for the same loops: sendfile and MSG_ZEROCOPY sends (these keep
-// the poller), splice and MSG_TRUNC receives, UDP GSO and GRO, pacing,
-// busy polling and CPU pinning.
+// Every loop implements Loop (Run, Stop, Counters); what only some loops
+// do are optional interfaces declared beside them (Finisher, Follower,
+// SocketLoop, WindowMarker, LatencyLoop, UDPWindowLoop), which a caller
+// type-asserts.
+//
+// The Linux loops are written by hand because no library offers loops
+// this lean. They work as netperf's and iperf's threads do: each takes
+// its socket out of Go's poller (a dup(2) of the descriptor; the
+// connection is closed), locks its OS thread and makes raw system calls
+// that block in the kernel, with a socket timeout of pollInterval to look
+// at its stop flag. Through Go's poller and scheduler, every time a
+// socket had to wait the loop parked and was woken, and those wake-ups
+// cost a fifth of TCP throughput, two thirds of UDP's and half of the
+// transaction rate on two cores. TCP streams make one write(2) or read(2)
+// per message (tcp_linux.go), UDP streams move batches with
+// sendmmsg(2)/recvmmsg(2) (udp_linux.go), request/response loops make a
+// blocking exchange (rr_linux.go). A run adds a P per loop (AddProcs), so
+// the rest of the process keeps its own. The data path options
+// (datapath.go) swap in other system calls for the same loops: sendfile
+// and MSG_ZEROCOPY sends, splice and MSG_TRUNC receives (these four keep
+// the poller), UDP GSO and GRO, pacing, busy polling and CPU pinning.
+//
+// Other platforms move data through net.Conn and refuse the data path
+// options, all in engine_other.go, the one non-Linux file: every exported
+// name is declared once, in a portable file, and calls a private function
+// of the platform. What the platform or the kernel lacks is
+// ErrUnsupported, which wraps errors.ErrUnsupported.
 package engine
 
 import (
