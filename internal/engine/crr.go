@@ -74,18 +74,6 @@ func (c *CRRClient) Finish() error {
 	return conn.Close()
 }
 
-// Conn is nil: a TCP_CRR client has no lasting connection.
-func (c *CRRClient) Conn() net.Conn { return nil }
-
-// Close does nothing: every connection is closed by its transaction.
-func (c *CRRClient) Close() error { return nil }
-
-// Info is zero: the client has no lasting socket.
-func (c *CRRClient) Info() (SocketInfo, error) { return SocketInfo{}, nil }
-
-// TCPRawConn is nil: the client has no lasting socket.
-func (c *CRRClient) TCPRawConn() syscall.RawConn { return nil }
-
 // CRRShared is what the server loops of one TCP_CRR test share: the
 // listener, the only peer address they serve, and the end of the test.
 type CRRShared struct {
@@ -120,13 +108,14 @@ func NewCRRShared(ln *net.TCPListener, peer netip.Addr) (*CRRShared, error) {
 // each with one response, then closes it.
 type CRRServer struct {
 	base
+	follow
 	sh        *CRRShared
 	req, resp int
 }
 
 // NewCRRServer returns one server loop on sh.
 func NewCRRServer(sh *CRRShared, req, resp int) *CRRServer {
-	return &CRRServer{base: newBase(sh.shut), sh: sh, req: req, resp: resp}
+	return &CRRServer{base: newBase(sh.shut), follow: newFollow(), sh: sh, req: req, resp: resp}
 }
 
 // Run answers connections until the client's end, Stop or a failure.
@@ -142,21 +131,6 @@ func (s *CRRServer) Run() error {
 
 // Ended reports the client's end, seen by any of the test's loops.
 func (s *CRRServer) Ended() bool { return s.sh.ended.Load() }
-
-// Finish does nothing: the client ends a TCP_CRR test.
-func (s *CRRServer) Finish() error { return nil }
-
-// Conn is nil: the server loop has no lasting connection.
-func (s *CRRServer) Conn() net.Conn { return nil }
-
-// Close does nothing; the listener's owner closes it.
-func (s *CRRServer) Close() error { return nil }
-
-// Info is zero: the server loop has no lasting socket.
-func (s *CRRServer) Info() (SocketInfo, error) { return SocketInfo{}, nil }
-
-// TCPRawConn is nil: the server loop has no lasting socket.
-func (s *CRRServer) TCPRawConn() syscall.RawConn { return nil }
 
 // ListenCRR opens a TCP_CRR test's listener on an ephemeral port of host,
 // with opts set on the listener so that every accepted connection

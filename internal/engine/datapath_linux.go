@@ -16,12 +16,7 @@ func notSupported(err error) bool {
 	return errors.Is(err, unix.ENOPROTOOPT) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS)
 }
 
-// SetPacingRate caps the rate at which the kernel sends on c to
-// bytesPerSecond (SO_MAX_PACING_RATE) and returns the cap it reads back.
-// The cap counts the packets' headers too. TCP paces to it by itself
-// since Linux 4.20 (its internal pacing); other sockets are paced only by
-// the fq qdisc.
-func SetPacingRate(c Socket, bytesPerSecond uint64) (uint64, error) {
+func setPacingRate(c Socket, bytesPerSecond uint64) (uint64, error) {
 	var got uint64
 	err := withFD(c, func(fd int) error {
 		err := unix.SetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, bytesPerSecond)
@@ -40,20 +35,17 @@ func SetPacingRate(c Socket, bytesPerSecond uint64) (uint64, error) {
 	return got, err
 }
 
-// SetBusyPoll sets SO_BUSY_POLL on c: a blocking receive spins up to usec
-// microseconds on the device queue before it sleeps. It returns what the
-// kernel reads back. Raising it above net.core.busy_read needs
-// CAP_NET_ADMIN.
-func SetBusyPoll(c Socket, usec int) (int, error) {
+func setBusyPoll(c Socket, usec int) (int, error) {
 	var got int
 	err := withFD(c, func(fd int) (err error) {
-		got, err = setBusyPoll(fd, usec)
+		got, err = setBusyPollFD(fd, usec)
 		return err
 	})
 	return got, err
 }
 
-func setBusyPoll(fd, usec int) (int, error) {
+// setBusyPollFD sets SO_BUSY_POLL on fd and reads it back.
+func setBusyPollFD(fd, usec int) (int, error) {
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_BUSY_POLL, usec); err != nil {
 		if errors.Is(err, unix.EPERM) {
 			return 0, fmt.Errorf("set SO_BUSY_POLL %d us: raising it above the system's net.core.busy_read needs CAP_NET_ADMIN; run as root or raise the sysctl: %w", usec, os.ErrPermission)
@@ -67,26 +59,19 @@ func setBusyPoll(fd, usec int) (int, error) {
 	return got, nil
 }
 
-// ProbeBusyPoll sets SO_BUSY_POLL on a socket of its own and returns what
-// the kernel grants: what the TCP_CRR client's per-transaction sockets get
-// (Options.BusyPollMicros).
-func ProbeBusyPoll(usec int) (int, error) {
+func probeBusyPoll(usec int) (int, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, err
 	}
 	defer unix.Close(fd)
-	return setBusyPoll(fd, usec)
+	return setBusyPollFD(fd, usec)
 }
 
-// SetBusyPoll makes the TCP_CRR server loops set SO_BUSY_POLL on every
-// connection they accept, which do not inherit it from the listener. It
-// sets it on the listener too, to learn what the kernel grants, and
-// returns that. Call before the loops run.
-func (sh *CRRShared) SetBusyPoll(usec int) (int, error) {
+func (sh *CRRShared) setBusyPoll(usec int) (int, error) {
 	var got int
 	var serr error
-	if err := sh.rc.Control(func(fd uintptr) { got, serr = setBusyPoll(int(fd), usec) }); err != nil {
+	if err := sh.rc.Control(func(fd uintptr) { got, serr = setBusyPollFD(int(fd), usec) }); err != nil {
 		return 0, err
 	}
 	if serr == nil {
@@ -95,10 +80,7 @@ func (sh *CRRShared) SetBusyPoll(usec int) (int, error) {
 	return got, serr
 }
 
-// NAPIID returns the id of the device queue (NAPI context) c's last
-// packets arrived from (SO_INCOMING_NAPI_ID): 0 when they came from none,
-// as on loopback, where busy polling has nothing to poll.
-func NAPIID(c Socket) (int, error) {
+func napiID(c Socket) (int, error) {
 	var id int
 	err := withFD(c, func(fd int) (err error) {
 		id, err = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_INCOMING_NAPI_ID)
@@ -110,12 +92,7 @@ func NAPIID(c Socket) (int, error) {
 	return id, err
 }
 
-// SetGSO makes the kernel cut every send of the sender into datagrams of
-// size bytes (UDP_SEGMENT): one sendmmsg entry carries several datagrams,
-// each stamped with its own sequence number. The send size must be at
-// least size, and its remainder after whole datagrams either 0 or a
-// datagram of its own (spec.Test.Validate checks both). Call before Run.
-func (s *UDPSender) SetGSO(size int) error {
+func (s *UDPSender) setGSO(size int) error {
 	if size < udpHeaderLen || size > s.size {
 		return fmt.Errorf("GSO datagram size %d outside %d..%d (the send size)", size, udpHeaderLen, s.size)
 	}
@@ -132,11 +109,7 @@ func (s *UDPSender) SetGSO(size int) error {
 	return nil
 }
 
-// EnableGRO turns UDP_GRO on: the kernel may hand the receiver several
-// datagrams of one flow joined in one buffer, with their size in a
-// control message; the loop cuts them apart again, so that every datagram
-// is counted by its sequence number as without GRO. Call before Run.
-func (r *UDPReceiver) EnableGRO() error {
+func (r *UDPReceiver) enableGRO() error {
 	err := withFD(r.conn, func(fd int) error {
 		return unix.SetsockoptInt(fd, unix.SOL_UDP, unix.UDP_GRO, 1)
 	})
@@ -169,16 +142,8 @@ func groSegment(b []byte) int {
 	return 0
 }
 
-// Support is what the kernel grants of the data path's socket options.
-type Support struct {
-	MsgZeroCopy bool // SO_ZEROCOPY on TCP
-	UDPGSO      bool // UDP_SEGMENT
-	UDPGRO      bool // UDP_GRO
-}
-
-// ProbeSupport tries each data path socket option on a socket of its own:
-// a kernel built without a feature refuses it whatever its release.
-func ProbeSupport() (Support, error) {
+// probeSupport tries each option on a socket of its own.
+func probeSupport() (Support, error) {
 	try := func(typ, level, opt, val int) (bool, error) {
 		fd, err := unix.Socket(unix.AF_INET, typ|unix.SOCK_CLOEXEC, 0)
 		if err != nil {

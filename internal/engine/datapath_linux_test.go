@@ -524,3 +524,27 @@ func TestUDPGSOGRO(t *testing.T) {
 		})
 	}
 }
+
+// TestOptErrorUnsupported checks that a socket option the kernel does not
+// know (ENOPROTOOPT, which is not errors.ErrUnsupported by itself) reads
+// as unsupported, and one refused to this user does not.
+func TestOptErrorUnsupported(t *testing.T) {
+	tests := []struct {
+		errno unix.Errno
+		want  bool
+	}{
+		{unix.ENOPROTOOPT, true},
+		{unix.EOPNOTSUPP, true},
+		{unix.EPERM, false},
+		{unix.EINVAL, false},
+	}
+	for _, tt := range tests {
+		err := fmt.Errorf("--gro: %w", &optError{"set UDP_GRO", tt.errno})
+		if got := errors.Is(err, errors.ErrUnsupported); got != tt.want {
+			t.Errorf("%v: errors.Is(errors.ErrUnsupported) = %v, want %v", err, got, tt.want)
+		}
+		if got := errors.Is(err, ErrUnsupported); got != tt.want {
+			t.Errorf("%v: errors.Is(ErrUnsupported) = %v, want %v", err, got, tt.want)
+		}
+	}
+}

@@ -3,23 +3,33 @@
 // print, format or allocate per message; the caller samples the counters
 // and decides when to stop.
 //
-// Every loop implements Loop. The Linux loops are written by hand because
-// no library offers loops this lean. They work as netperf's and iperf's
-// threads do: each takes its socket out of Go's poller (a dup(2) of the
-// descriptor; the connection is closed), locks its OS thread and makes
-// raw system calls that block in the kernel, with a socket timeout of
-// pollInterval to look at its stop flag. Through Go's poller and
-// scheduler, every time a socket had to wait the loop parked and was
-// woken, and those wake-ups cost a fifth of TCP throughput, two thirds of
-// UDP's and half of the transaction rate on two cores. TCP streams make
-// one write(2) or read(2) per message (tcp_linux.go), UDP streams move
-// batches with sendmmsg(2)/recvmmsg(2) (udp_linux.go), request/response
-// loops make a blocking exchange (rr_linux.go). A run adds a P per loop
-// (AddProcs), so the rest of the process keeps its own. Other platforms
-// use net.Conn. The data path options (datapath.go) swap in other system
-// calls for the same loops: sendfile and MSG_ZEROCOPY sends (these keep
-// the poller), splice and MSG_TRUNC receives, UDP GSO and GRO, pacing,
-// busy polling and CPU pinning.
+// Every loop implements Loop (Run, Stop, Counters); what only some loops
+// do are optional interfaces declared beside them (Finisher, Follower,
+// SocketLoop, WindowMarker, LatencyLoop, UDPWindowLoop), which a caller
+// type-asserts.
+//
+// The Linux loops are written by hand because no library offers loops
+// this lean. They work as netperf's and iperf's threads do: each takes
+// its socket out of Go's poller (a dup(2) of the descriptor; the
+// connection is closed), locks its OS thread and makes raw system calls
+// that block in the kernel, with a socket timeout of pollInterval to look
+// at its stop flag. Through Go's poller and scheduler, every time a
+// socket had to wait the loop parked and was woken, and those wake-ups
+// cost a fifth of TCP throughput, two thirds of UDP's and half of the
+// transaction rate on two cores. TCP streams make one write(2) or read(2)
+// per message (tcp_linux.go), UDP streams move batches with
+// sendmmsg(2)/recvmmsg(2) (udp_linux.go), request/response loops make a
+// blocking exchange (rr_linux.go). A run adds a P per loop (AddProcs), so
+// the rest of the process keeps its own. The data path options
+// (datapath.go) swap in other system calls for the same loops: sendfile
+// and MSG_ZEROCOPY sends, splice and MSG_TRUNC receives (these four keep
+// the poller), UDP GSO and GRO, pacing, busy polling and CPU pinning.
+//
+// Other platforms move data through net.Conn and refuse the data path
+// options, all in engine_other.go, the one non-Linux file: every exported
+// name is declared once, in a portable file, and calls a private function
+// of the platform. What the platform or the kernel lacks is
+// ErrUnsupported, which wraps errors.ErrUnsupported.
 package engine
 
 import (
@@ -37,10 +47,15 @@ import (
 	"wirespeed/internal/spec"
 )
 
-// ErrUnsupported is returned for a loop the platform cannot run.
-var ErrUnsupported = errors.New("not supported on this platform")
+// ErrUnsupported is returned for what the platform cannot do. It wraps
+// errors.ErrUnsupported, which callers can test for instead.
+var ErrUnsupported = fmt.Errorf("%w on this platform", errors.ErrUnsupported)
 
-// Loop is one data connection's hot loop and its counters.
+// Loop is one data connection's hot loop and its counters: what every
+// loop has. What only some loops do is in the optional interfaces below
+// (Finisher, Follower, SocketLoop, WindowMarker) and beside the loops
+// that implement them (LatencyLoop in rr.go, UDPWindowLoop in udp.go);
+// a caller type-asserts them.
 type Loop interface {
 	// Run moves data until Stop, the peer's end of stream, or a failure.
 	// It returns nil when stopped or when the peer ended.
@@ -50,27 +65,87 @@ type Loop interface {
 	Stop()
 	// Counters reads the counters; safe from any goroutine while Run runs.
 	Counters() Counters
-	// FirstByte is closed when a receiving loop gets its first data.
+}
+
+// Finisher is an active loop, one that decides when data ends: a sender
+// (TCPSender, UDPSender) or a request/response client (RRClient,
+// CRRClient).
+type Finisher interface {
+	Loop
+	// Finish tells the peer this side is done, after Run returned.
+	Finish() error
+}
+
+// Follower is a passive loop, one whose peer decides when data starts and
+// ends: a receiver (TCPReceiver, UDPReceiver) or a request/response
+// server (RRServer, CRRServer).
+type Follower interface {
+	Loop
+	// FirstByte is closed when the loop gets its first data.
 	FirstByte() <-chan struct{}
 	// FirstByteAt is when that happened (monotonic); valid once FirstByte
 	// is closed.
 	FirstByteAt() time.Time
 	// Ended reports whether the loop saw the peer's end of stream.
 	Ended() bool
-	// Finish tells the peer this side is done sending, after Run returned.
-	Finish() error
-	// Conn is the loop's socket (nil for loops that open one per
-	// transaction).
-	Conn() net.Conn
-	// Info reads what the kernel granted the loop's socket now; zero for
-	// loops without a lasting socket.
+}
+
+// SocketLoop is a loop with a lasting socket of its own: every loop but
+// TCP_CRR's, which make a connection per transaction. The socket may be
+// the loop's duplicate of its connection's rather than the connection's
+// (on Linux the loops take it out of Go's poller).
+type SocketLoop interface {
+	Loop
+	// SyscallConn gives the socket now in use: for socket options, and
+	// for TCP_INFO on a TCP loop.
+	Socket
+	// Info reads what the kernel granted the socket now.
 	Info() (SocketInfo, error)
-	// TCPRawConn gives samplers the loop's TCP socket (TCP_INFO); nil for
-	// loops without one.
-	TCPRawConn() syscall.RawConn
-	// Close closes the loop's sockets.
+	// Close closes the socket.
 	Close() error
 }
+
+// WindowMarker is a loop that keeps figures of the measurement window
+// apart from the rest of its run (UDPReceiver, RRClient, CRRClient).
+type WindowMarker interface {
+	// MarkWindow tells the loop the window opens now.
+	MarkWindow()
+}
+
+// The loops and the optional interfaces each implements.
+var (
+	_ interface {
+		Finisher
+		SocketLoop
+	} = (*TCPSender)(nil)
+	_ interface {
+		Follower
+		SocketLoop
+	} = (*TCPReceiver)(nil)
+	_ interface {
+		Finisher
+		SocketLoop
+	} = (*UDPSender)(nil)
+	_ interface {
+		Follower
+		SocketLoop
+		UDPWindowLoop
+	} = (*UDPReceiver)(nil)
+	_ interface {
+		Finisher
+		SocketLoop
+		LatencyLoop
+	} = (*RRClient)(nil)
+	_ interface {
+		Follower
+		SocketLoop
+	} = (*RRServer)(nil)
+	_ interface {
+		Finisher
+		LatencyLoop
+	} = (*CRRClient)(nil)
+	_ Follower = (*CRRServer)(nil)
+)
 
 // Counters is a snapshot of a loop's counters. Each loop fills the ones
 // that apply to it.
@@ -135,31 +210,23 @@ func (c *counters) snapshot() Counters {
 	}
 }
 
-// base is what every loop shares: counters, the stop flag and the first
-// byte.
+// base is what every loop shares: counters, the stop flag, and whether
+// the loop saw its peer's end of stream.
 type base struct {
-	ctr       counters
-	stop      atomic.Bool
-	stopOnce  sync.Once
-	stopCh    chan struct{}
-	ended     atomic.Bool
-	firstOnce sync.Once
-	first     chan struct{}
-	firstAt   time.Time // written once before first is closed
-	wake      func()    // wakes a loop parked in the poller
+	ctr      counters
+	stop     atomic.Bool
+	stopOnce sync.Once
+	stopCh   chan struct{}
+	ended    atomic.Bool
+	wake     func() // wakes a loop parked in the poller
 }
 
 func newBase(wake func()) base {
-	return base{stopCh: make(chan struct{}), first: make(chan struct{}), wake: wake}
+	return base{stopCh: make(chan struct{}), wake: wake}
 }
 
 func (b *base) Counters() Counters               { return b.ctr.snapshot() }
-func (b *base) FirstByte() <-chan struct{}       { return b.first }
-func (b *base) FirstByteAt() time.Time           { return b.firstAt }
-func (b *base) Ended() bool                      { return b.ended.Load() }
 func (b *base) stopped() bool                    { return b.stop.Load() }
-func (b *base) markFirst()                       { b.firstOnce.Do(b.setFirst) }
-func (b *base) setFirst()                        { b.firstAt = time.Now(); close(b.first) }
 func (b *base) sleepUntil(t time.Time) (ok bool) { return sleepUntil(t, b.stopCh) }
 
 func (b *base) Stop() {
@@ -169,6 +236,20 @@ func (b *base) Stop() {
 		b.wake()
 	}
 }
+
+// follow is what a Follower adds to base: when its first data came.
+type follow struct {
+	firstOnce sync.Once
+	first     chan struct{}
+	firstAt   time.Time // written once before first is closed
+}
+
+func newFollow() follow { return follow{first: make(chan struct{})} }
+
+func (f *follow) FirstByte() <-chan struct{} { return f.first }
+func (f *follow) FirstByteAt() time.Time     { return f.firstAt }
+func (f *follow) markFirst()                 { f.firstOnce.Do(f.setFirst) }
+func (f *follow) setFirst()                  { f.firstAt = time.Now(); close(f.first) }
 
 // sleepUntil waits until t or until stop is closed; false when stopped.
 func sleepUntil(t time.Time, stop <-chan struct{}) bool {

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"runtime"
 	"testing"
@@ -231,5 +232,15 @@ func TestShortFileRing(t *testing.T) {
 	<-rdone
 	if snd.Counters().Bytes == 0 || snd.Counters().Bytes != rcv.Counters().Bytes {
 		t.Errorf("sent %d, received %d", snd.Counters().Bytes, rcv.Counters().Bytes)
+	}
+}
+
+// TestErrUnsupported checks that what the package returns for a missing
+// feature matches errors.ErrUnsupported as well as ErrUnsupported.
+func TestErrUnsupported(t *testing.T) {
+	for _, err := range []error{ErrUnsupported, errNoPlatform} {
+		if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, ErrUnsupported) {
+			t.Errorf("%v: want it to match errors.ErrUnsupported and ErrUnsupported", err)
+		}
 	}
 }

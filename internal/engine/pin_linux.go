@@ -9,15 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Pin locks the calling goroutine to its OS thread and binds the thread to
-// cpu (sched_setaffinity), as netperf's -T does for its data-path
-// process: a loop run by the goroutine afterwards runs on that CPU only,
-// also while it waits in the kernel. It reads the affinity back and fails
-// when it is not exactly cpu. The returned function restores the thread's
-// former affinity and unlocks it; call it from the same goroutine when the
-// loop is done. If the affinity cannot be restored the thread stays
-// locked, so that it ends with the goroutine instead of serving others.
-func Pin(cpu int) (Pinning, func(), error) {
+func pin(cpu int) (Pinning, func(), error) {
 	runtime.LockOSThread()
 	var old unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &old); err != nil {
@@ -47,9 +39,7 @@ func Pin(cpu int) (Pinning, func(), error) {
 	return Pinning{CPU: cpu, TID: unix.Gettid()}, undo, nil
 }
 
-// CheckCPU reports whether this process may run on cpu, so that a run can
-// refuse a -T list before any loop starts.
-func CheckCPU(cpu int) error {
+func checkCPU(cpu int) error {
 	var s unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &s); err != nil {
 		return fmt.Errorf("read the CPU affinity: %w", err)

@@ -87,6 +87,17 @@ func (r *RRClient) Run() error {
 	return err
 }
 
+// LatencyLoop is a loop that times its transactions (RRClient,
+// CRRClient): it records their latencies from MarkWindow to EndWindow.
+type LatencyLoop interface {
+	Loop
+	WindowMarker
+	// EndWindow stops recording.
+	EndWindow()
+	// Latency returns the latencies recorded; call after Run returned.
+	Latency() *hdrhistogram.Histogram
+}
+
 // MarkWindow starts recording latencies; EndWindow stops.
 func (r *RRClient) MarkWindow() { r.recording.Store(true) }
 
@@ -163,6 +174,7 @@ func (f *inflight) take(echo uint64, n int) (int64, bool) {
 // client's end of stream.
 type RRServer struct {
 	base
+	follow
 	rrSocket
 	req, resp int
 }
@@ -173,7 +185,7 @@ func NewRRServer(c net.Conn, req, resp int) (*RRServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RRServer{base: newBase(wake), rrSocket: sock, req: req, resp: resp}, nil
+	return &RRServer{base: newBase(wake), follow: newFollow(), rrSocket: sock, req: req, resp: resp}, nil
 }
 
 // Run answers until the client's end of stream, Stop or a failure.
@@ -191,8 +203,8 @@ func (r *RRServer) answered() {
 	r.ctr.packets.Add(1)
 }
 
-// Finish does nothing: the client ends a request/response test.
-func (r *RRServer) Finish() error { return nil }
+// Ended reports whether the server saw the client's end.
+func (r *RRServer) Ended() bool { return r.ended.Load() }
 
 // rrSocket is the socket of a request/response loop. On Linux the loop
 // owns a duplicate of it outside Go's poller (see detach) and conn is nil;
@@ -226,9 +238,6 @@ func newRRSocket(c net.Conn) (rrSocket, func(), error) {
 	return rrSocket{conn: c, rc: rc, udp: udp}, wakeConn(c), nil
 }
 
-// Conn returns the connection; nil once it is detached from the poller.
-func (r *rrSocket) Conn() net.Conn { return r.conn }
-
 // SyscallConn gives access to the loop's own socket, for socket options.
 func (r *rrSocket) SyscallConn() (syscall.RawConn, error) { return r.rc, nil }
 
@@ -242,14 +251,6 @@ func (r *rrSocket) Close() error {
 
 // Info reads the socket's buffer sizes (and congestion control on TCP).
 func (r *rrSocket) Info() (SocketInfo, error) { return rawInfo(r.rc, !r.udp) }
-
-// TCPRawConn gives samplers the socket (TCP_INFO); nil on UDP.
-func (r *rrSocket) TCPRawConn() syscall.RawConn {
-	if r.udp {
-		return nil
-	}
-	return r.rc
-}
 
 // closer is what a detached socket needs at the end.
 type closer interface{ Close() error }
@@ -300,3 +301,7 @@ type KeptSocket interface {
 	syscall.Conn
 	Close() error
 }
+
+// Keep returns a duplicate of c's socket that keeps it open after c (or
+// the loop that took it over) is closed; on Linux outside Go's poller.
+func Keep(c net.Conn) (KeptSocket, error) { return keep(c) }

@@ -429,9 +429,8 @@ func rawWrite(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
-// Keep returns a duplicate of c's socket that keeps it open after c (or
-// the loop that took it over) is closed, outside Go's poller.
-func Keep(c net.Conn) (KeptSocket, error) {
+// keep duplicates the descriptor with dup(2), outside Go's poller.
+func keep(c net.Conn) (KeptSocket, error) {
 	rcc, ok := c.(rawConn)
 	if !ok {
 		return nil, fmt.Errorf("data connection %T has no raw socket", c)

@@ -7,20 +7,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// UseSplice makes the receiver move the payload with splice(2) from the
-// socket into a pipe and from the pipe to /dev/null, instead of read(2):
-// the bytes are counted but never copied to user space. The pipe and
-// /dev/null are opened when Run starts and closed when it returns. Call
-// before Run.
-func (r *TCPReceiver) UseSplice() error {
+func (r *TCPReceiver) useSplice() error {
 	r.mode = rxSplice
 	return nil
 }
 
-// UseDiscard makes the receiver call recv(2) with MSG_TRUNC, with which a
-// TCP socket drops the bytes it returns the count of, without copying
-// them. Call before Run.
-func (r *TCPReceiver) UseDiscard() error {
+func (r *TCPReceiver) useDiscard() error {
 	r.mode = rxDiscard
 	return nil
 }

@@ -70,3 +70,28 @@ func Info(c *net.TCPConn) (SocketInfo, error) {
 	}
 	return si, gerr
 }
+
+// Unsent returns how many bytes written on the TCP socket c the peer has
+// not yet acknowledged (SIOCOUTQ): 0 once everything sent reached the
+// peer's kernel. c may be a *net.TCPConn or an *os.File duplicate of one,
+// which stays usable after the connection is closed. Linux only;
+// elsewhere it returns ErrUnsupported.
+func Unsent(c syscall.Conn) (int, error) { return unsent(c) }
+
+// sysFD is a socket descriptor as the platform's syscall package takes
+// it: an int on Unix, a Handle on Windows. The helpers below take the
+// syscall function itself, so one call compiles on both.
+type sysFD interface{ ~int | ~uintptr }
+
+func setsockoptInt[F sysFD](set func(F, int, int, int) error, fd uintptr, level, opt, v int) error {
+	return set(F(fd), level, opt, v)
+}
+
+func getsockoptInt[F sysFD](get func(F, int, int) (int, error), fd uintptr, level, opt int) (int, error) {
+	return get(F(fd), level, opt)
+}
+
+// setReuseAddr sets SO_REUSEADDR (ListenUDPShared).
+func setReuseAddr(fd uintptr) error {
+	return setsockoptInt(syscall.SetsockoptInt, fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+}

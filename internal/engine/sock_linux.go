@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"net/netip"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,7 +23,7 @@ func setSockOpts(fd uintptr, opts Options) error {
 		}
 	}
 	if opts.BusyPollMicros > 0 {
-		if _, err := setBusyPoll(int(fd), opts.BusyPollMicros); err != nil {
+		if _, err := setBusyPollFD(int(fd), opts.BusyPollMicros); err != nil {
 			return err
 		}
 	}
@@ -69,4 +70,18 @@ func connectFD(fd uintptr, peer netip.AddrPort) error {
 		sa = &unix.SockaddrInet4{Port: int(peer.Port()), Addr: a.Unmap().As4()}
 	}
 	return unix.Connect(int(fd), sa)
+}
+
+// unsent reads SIOCOUTQ (Unsent).
+func unsent(c syscall.Conn) (int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var ierr error
+	if err := rc.Control(func(fd uintptr) { n, ierr = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ) }); err != nil {
+		return 0, err
+	}
+	return n, ierr
 }

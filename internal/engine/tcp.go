@@ -51,12 +51,10 @@ func (s *TCPSender) Finish() error {
 	return err
 }
 
-// Conn returns the connection.
-func (s *TCPSender) Conn() net.Conn { return s.conn }
-
 // TCPReceiver reads a TCP connection to its end, size bytes per call.
 type TCPReceiver struct {
 	base
+	follow
 	streamSocket
 	conn *net.TCPConn
 	rc   syscall.RawConn
@@ -73,7 +71,7 @@ func NewTCPReceiver(c *net.TCPConn, size int) (*TCPReceiver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data connection: %w", err)
 	}
-	r := &TCPReceiver{base: newBase(wakeConn(c)), conn: c, rc: rc, size: size}
+	r := &TCPReceiver{base: newBase(wakeConn(c)), follow: newFollow(), conn: c, rc: rc, size: size}
 	r.streamSocket.init(c, rc)
 	return r, nil
 }
@@ -88,11 +86,8 @@ func (r *TCPReceiver) Run() error {
 	return err
 }
 
-// Finish does nothing: a receiver sends nothing.
-func (r *TCPReceiver) Finish() error { return nil }
-
-// Conn returns the connection.
-func (r *TCPReceiver) Conn() net.Conn { return r.conn }
+// Ended reports whether the receiver read the sender's end of stream.
+func (r *TCPReceiver) Ended() bool { return r.ended.Load() }
 
 // streamSocket is a stream loop's socket (TCP, or a UDP receiver's): the
 // connection's, or, once the loop took it over on Linux (see
@@ -110,24 +105,25 @@ func (s *streamSocket) init(c net.Conn, rc syscall.RawConn) {
 	s.live.Store(&rawHolder{rc})
 }
 
-// TCPRawConn gives samplers the socket (TCP_INFO).
-func (s *streamSocket) TCPRawConn() syscall.RawConn { return s.live.Load().rc }
+// raw is the socket now in use.
+func (s *streamSocket) raw() syscall.RawConn { return s.live.Load().rc }
 
 // rawHolder boxes a RawConn for an atomic pointer.
 type rawHolder struct{ rc syscall.RawConn }
 
-// SyscallConn gives access to the socket now in use, for socket options.
-func (s *streamSocket) SyscallConn() (syscall.RawConn, error) { return s.TCPRawConn(), nil }
+// SyscallConn gives access to the socket now in use, for socket options
+// and TCP_INFO.
+func (s *streamSocket) SyscallConn() (syscall.RawConn, error) { return s.raw(), nil }
 
 // Info reads the socket's buffer sizes and congestion control.
-func (s *streamSocket) Info() (SocketInfo, error) { return rawInfo(s.TCPRawConn(), true) }
+func (s *streamSocket) Info() (SocketInfo, error) { return rawInfo(s.raw(), true) }
 
 // closeWrite sends the end of stream.
 func (s *streamSocket) closeWrite() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.own != nil {
-		return shutdownWrite(s.TCPRawConn())
+		return shutdownWrite(s.raw())
 	}
 	if tc, ok := s.sconn.(*net.TCPConn); ok {
 		return tc.CloseWrite()

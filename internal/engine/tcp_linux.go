@@ -97,7 +97,7 @@ func (s *streamSocket) takeBlocking() (int, func(), error) {
 func (s *streamSocket) take() (syscall.RawConn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f, frc, err := detach(s.sconn, s.TCPRawConn())
+	f, frc, err := detach(s.sconn, s.raw())
 	if err != nil {
 		return nil, err
 	}

@@ -121,30 +121,20 @@ func (s *UDPSender) Finish() error {
 		sleepUntil(start.Add(at), nil)
 		// The socket may be the loop's own now (takeRaw): write through
 		// whichever is in use. A lost one is what the repeats are for.
-		s.streamSocket.TCPRawConn().Control(func(fd uintptr) { writeNonblocking(int(fd), b[:]) })
+		s.raw().Control(func(fd uintptr) { writeNonblocking(int(fd), b[:]) })
 	}
 	return nil
 }
 
-// Conn returns the socket.
-func (s *UDPSender) Conn() net.Conn { return s.conn }
-
 // Info reads the socket's buffer sizes.
-func (s *UDPSender) Info() (SocketInfo, error) {
-	return rawInfo(s.streamSocket.TCPRawConn(), false)
-}
-
-// TCPRawConn is nil: the socket is UDP.
-func (s *UDPSender) TCPRawConn() syscall.RawConn { return nil }
-
-// Close closes the socket.
-func (s *UDPSender) Close() error { return s.streamSocket.Close() }
+func (s *UDPSender) Info() (SocketInfo, error) { return rawInfo(s.raw(), false) }
 
 // UDPReceiver receives datagrams on a connected UDP socket, tracking their
 // sequence numbers (loss, reordering, duplicates) and the jitter, until
 // the sender's end-of-stream datagram.
 type UDPReceiver struct {
 	base
+	follow
 	streamSocket
 	conn  *net.UDPConn
 	rc    syscall.RawConn
@@ -166,7 +156,7 @@ func NewUDPReceiver(c *net.UDPConn, size int, opts ...UDPOption) (*UDPReceiver, 
 	if err != nil {
 		return nil, fmt.Errorf("data socket: %w", err)
 	}
-	r := &UDPReceiver{base: newBase(wakeConn(c)), conn: c, rc: rc, size: max(size, udpHeaderLen), epoch: time.Now(), tr: newSeqTracker(), fin: -1, hdr: udpFormatOf(opts)}
+	r := &UDPReceiver{base: newBase(wakeConn(c)), follow: newFollow(), conn: c, rc: rc, size: max(size, udpHeaderLen), epoch: time.Now(), tr: newSeqTracker(), fin: -1, hdr: udpFormatOf(opts)}
 	r.streamSocket.init(c, rc)
 	return r, nil
 }
@@ -178,6 +168,15 @@ func (r *UDPReceiver) Run() error {
 		return nil
 	}
 	return err
+}
+
+// UDPWindowLoop is a loop that counts datagrams against the sequence
+// numbers of the measurement window (UDPReceiver).
+type UDPWindowLoop interface {
+	Loop
+	WindowMarker
+	// Window is what it counted; valid after Run returned.
+	Window() UDPWindow
 }
 
 // MarkWindow makes the loop note, at its next datagram, the sequence
@@ -239,22 +238,12 @@ func (r *UDPReceiver) publish() {
 	r.ctr.jitter.Store(math.Float64bits(t.jitter))
 }
 
-// Finish does nothing: a receiver sends nothing.
-func (r *UDPReceiver) Finish() error { return nil }
-
-// Conn returns the socket.
-func (r *UDPReceiver) Conn() net.Conn { return r.conn }
+// Ended reports whether the receiver got the sender's end-of-stream
+// datagram.
+func (r *UDPReceiver) Ended() bool { return r.ended.Load() }
 
 // Info reads the socket's buffer sizes.
-func (r *UDPReceiver) Info() (SocketInfo, error) {
-	return rawInfo(r.streamSocket.TCPRawConn(), false)
-}
-
-// TCPRawConn is nil: the socket is UDP.
-func (r *UDPReceiver) TCPRawConn() syscall.RawConn { return nil }
-
-// Close closes the socket.
-func (r *UDPReceiver) Close() error { return r.streamSocket.Close() }
+func (r *UDPReceiver) Info() (SocketInfo, error) { return rawInfo(r.raw(), false) }
 
 // seqWindow is how many sequence numbers behind the highest seen a
 // receiver still tells a late datagram from a duplicate.

@@ -42,8 +42,10 @@ func TestIperf3HeaderRoundTrip(t *testing.T) {
 }
 
 // TestIperf3UDPLoops runs the UDP loops with iperf3's header against each
-// other: every datagram counted, no loss from the numbering starting at
-// 1, and no end-of-stream datagram.
+// other: every datagram sent is counted received or lost, exactly (an
+// off-by-one from iperf3's numbering starting at 1 makes one too many),
+// and no end-of-stream datagram. A receiver starved on a loaded machine
+// may really lose some; without loss every count matches.
 func TestIperf3UDPLoops(t *testing.T) {
 	a, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -88,8 +90,11 @@ func TestIperf3UDPLoops(t *testing.T) {
 	if rcv.Ended() {
 		t.Error("receiver saw an end of stream; iperf3's format has none")
 	}
-	if r.Packets != s.Packets || r.Lost != 0 || r.Bytes != s.Bytes {
-		t.Errorf("sent %d datagrams (%d bytes), received %d (%d bytes) with %d lost", s.Packets, s.Bytes, r.Packets, r.Bytes, r.Lost)
+	if r.Packets+r.Lost != s.Packets || r.Bytes != 1200*r.Packets || r.Lost < 0 {
+		t.Errorf("sent %d datagrams (%d bytes), received %d (%d bytes) with %d lost: received and lost should add up to sent", s.Packets, s.Bytes, r.Packets, r.Bytes, r.Lost)
+	}
+	if r.Lost > 0 {
+		t.Logf("%d of %d datagrams lost on loopback (a starved receiver)", r.Lost, s.Packets)
 	}
 }
 

@@ -8,25 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// UseSendfile makes the sender hand its payload to the kernel with
-// sendfile(2) from a memfd that holds the payload ring, instead of
-// write(2) from memory: the kernel takes references to the file's pages
-// rather than copying the bytes. The memfd is made when Run starts and
-// closed when it returns. Call before Run.
-func (s *TCPSender) UseSendfile() error {
+func (s *TCPSender) useSendfile() error {
 	s.mode = sendFile
 	return nil
 }
 
-// UseMsgZeroCopy makes the sender use send(2) with MSG_ZEROCOPY, after
-// turning SO_ZEROCOPY on. The kernel then reports on the socket's error
-// queue when it no longer needs the pages of each send, and whether it
-// copied them after all; the loop reads those completions and counts them
-// (Counters.ZeroCopyCompleted, ZeroCopyCopied). When the kernel refuses
-// SO_ZEROCOPY the sender keeps copying and the error, which matches
-// ErrUnsupported when the kernel lacks the feature, says why. Call before
-// Run.
-func (s *TCPSender) UseMsgZeroCopy() error {
+func (s *TCPSender) useMsgZeroCopy() error {
 	err := withFD(s.conn, func(fd int) error {
 		return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ZEROCOPY, 1)
 	})

@@ -42,7 +42,7 @@ func CheckTest(t spec.Test) error {
 	switch t.Kind {
 	case spec.TCPStream, spec.TCPMaerts, spec.TCPBidir, spec.UDPStream:
 	default:
-		return fmt.Errorf("%s is %w: iperf3 runs TCP_STREAM, TCP_MAERTS (-R), TCP_BIDIR and UDP_STREAM", t.Kind, ErrUnsupported)
+		return fmt.Errorf("%s: %w: iperf3 runs TCP_STREAM, TCP_MAERTS (-R), TCP_BIDIR and UDP_STREAM", t.Kind, ErrUnsupported)
 	}
 	if t.LocalSockBuf != t.RemoteSockBuf && t.RemoteSockBuf != 0 && t.LocalSockBuf != 0 {
 		return fmt.Errorf("iperf3 sets one window (-w) on both sides: give -s and -S the same size, or only one of them")

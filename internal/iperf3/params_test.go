@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"wirespeed/internal/spec"
 )
 
 // Seen from iperf3 3.12's client on the wire.
@@ -115,5 +117,17 @@ func TestCookie(t *testing.T) {
 	bad[3] = '1'
 	if _, err := ParseCookie(bad); err == nil {
 		t.Error("a cookie with a 1 parsed")
+	}
+}
+
+// TestCheckTestUnsupported checks that a test iperf3 cannot run is
+// refused with an error callers can test for.
+func TestCheckTestUnsupported(t *testing.T) {
+	err := CheckTest(spec.Test{Kind: spec.TCPRR})
+	if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, ErrUnsupported) {
+		t.Errorf("CheckTest(TCP_RR) = %v, want an error matching errors.ErrUnsupported and ErrUnsupported", err)
+	}
+	if err := CheckTest(spec.Test{Kind: spec.TCPStream}); err != nil {
+		t.Errorf("CheckTest(TCP_STREAM) = %v, want nil", err)
 	}
 }

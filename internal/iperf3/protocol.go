@@ -117,8 +117,8 @@ var (
 	// ErrBusy is an iperf3 server's ACCESS_DENIED: it runs another test.
 	ErrBusy = errors.New("the iperf3 server is busy running a test; try again later")
 	// ErrUnsupported is a test or an option this implementation does not
-	// run with an iperf3 peer.
-	ErrUnsupported = errors.New("not supported with an iperf3 peer")
+	// run with an iperf3 peer. It wraps errors.ErrUnsupported.
+	ErrUnsupported = fmt.Errorf("%w with an iperf3 peer", errors.ErrUnsupported)
 )
 
 // Message bounds. iperf3 bounds the parameters at 8 KiB itself; results

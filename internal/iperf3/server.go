@@ -291,7 +291,7 @@ type stream struct {
 	id    int // iperf3's
 	sends bool
 	conn  net.Conn
-	loop  engine.Loop
+	loop  engine.SocketLoop
 	base  engine.Counters // at the start of the results' window
 	done  chan struct{}   // closed when the loop returned
 	err   error

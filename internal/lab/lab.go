@@ -15,14 +15,17 @@
 package lab
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
+	"os/exec"
 	"regexp"
 )
 
 // ErrUnsupported is returned where the platform has no network namespaces.
-var ErrUnsupported = errors.New("labs need Linux network namespaces")
+// It wraps errors.ErrUnsupported.
+var ErrUnsupported = fmt.Errorf("%w: labs need Linux network namespaces", errors.ErrUnsupported)
 
 // ErrNotFound is returned by Load for a lab that does not exist.
 var ErrNotFound = errors.New("no such lab")
@@ -194,3 +197,39 @@ func TBF(bitsPerSecond uint64, mtu int) (rateBytes uint64, burst, limit uint32) 
 	}
 	return rateBytes, uint32(b), uint32(l)
 }
+
+// Up makes the lab cfg describes. On any failure, and when ctx ends before
+// it is done, it removes whatever it made. A lab of that name must not
+// exist yet.
+func Up(ctx context.Context, cfg Config) (*Lab, error) { return upLab(ctx, cfg) }
+
+// Load finds the lab called name, as Up left it (or as it was changed
+// since), reading addresses, MTU and rate from the kernel.
+func Load(name string) (*Lab, error) { return loadLab(name) }
+
+// List returns the names of the labs that exist, sorted, including broken
+// ones with only one namespace left (Remove clears those).
+func List() ([]string, error) { return listLabs() }
+
+// Down removes the lab; see Remove.
+func (l *Lab) Down() error { return Remove(l.Name) }
+
+// Remove removes the lab called name: its veth pair and both namespaces.
+// It is idempotent, and removes what is left of a lab that was only partly
+// made. A process still running inside a namespace keeps that namespace
+// alive (without its link) until it exits.
+func Remove(name string) error { return removeLab(name) }
+
+// Do runs fn on an OS thread inside the namespace of side s and returns
+// its error. A panic in fn is raised again in the caller's goroutine.
+// Sockets fn opens belong to the namespace and can be used from any
+// goroutine afterwards; goroutines fn starts do not run in the namespace.
+// fn must not call t.FailNow (t.Fatal): it runs on another goroutine.
+// The thread is never handed back to the Go runtime: it ends with fn.
+func (l *Lab) Do(s Side, fn func() error) error { return l.do(s, fn) }
+
+// Start starts cmd inside the namespace of side s: the child process is
+// forked from a thread in the namespace and stays there. Wait for it as
+// usual. The child sees the host's /sys, unlike `ip netns exec`, which
+// also remounts /sys; it reads interfaces through netlink instead.
+func (l *Lab) Start(s Side, cmd *exec.Cmd) error { return l.start(s, cmd) }

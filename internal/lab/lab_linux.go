@@ -26,10 +26,7 @@ import (
 // netnsDir is where named namespaces are bind-mounted, as `ip netns` does.
 const netnsDir = "/run/netns"
 
-// Up makes the lab cfg describes. On any failure, and when ctx ends before
-// it is done, it removes whatever it made. A lab of that name must not
-// exist yet.
-func Up(ctx context.Context, cfg Config) (*Lab, error) {
+func upLab(ctx context.Context, cfg Config) (*Lab, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -226,9 +223,7 @@ func addTBF(h *netlink.Handle, link netlink.Link, bitsPerSecond uint64, mtu int)
 	return h.QdiscAdd(q)
 }
 
-// Load finds the lab called name, as Up left it (or as it was changed
-// since), reading addresses, MTU and rate from the kernel.
-func Load(name string) (*Lab, error) {
+func loadLab(name string) (*Lab, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
@@ -293,9 +288,7 @@ func Load(name string) (*Lab, error) {
 	return l, nil
 }
 
-// List returns the names of the labs that exist, sorted, including broken
-// ones with only one namespace left (Remove clears those).
-func List() ([]string, error) {
+func listLabs() ([]string, error) {
 	entries, err := os.ReadDir(netnsDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -320,14 +313,7 @@ func List() ([]string, error) {
 	return names, nil
 }
 
-// Down removes the lab; see Remove.
-func (l *Lab) Down() error { return Remove(l.Name) }
-
-// Remove removes the lab called name: its veth pair and both namespaces.
-// It is idempotent, and removes what is left of a lab that was only partly
-// made. A process still running inside a namespace keeps that namespace
-// alive (without its link) until it exits.
-func Remove(name string) error {
+func removeLab(name string) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
@@ -390,13 +376,7 @@ func deleteNamed(name string) error {
 	return nil
 }
 
-// Do runs fn on an OS thread inside the namespace of side s and returns
-// its error. A panic in fn is raised again in the caller's goroutine.
-// Sockets fn opens belong to the namespace and can be used from any
-// goroutine afterwards; goroutines fn starts do not run in the namespace.
-// fn must not call t.FailNow (t.Fatal): it runs on another goroutine.
-// The thread is never handed back to the Go runtime: it ends with fn.
-func (l *Lab) Do(s Side, fn func() error) error {
+func (l *Lab) do(s Side, fn func() error) error {
 	name := Namespace(l.Name, s)
 	ns, err := netns.GetFromName(name)
 	if err != nil {
@@ -435,10 +415,6 @@ func (l *Lab) Do(s Side, fn func() error) error {
 	return r.err
 }
 
-// Start starts cmd inside the namespace of side s: the child process is
-// forked from a thread in the namespace and stays there. Wait for it as
-// usual. The child sees the host's /sys, unlike `ip netns exec`, which
-// also remounts /sys; it reads interfaces through netlink instead.
-func (l *Lab) Start(s Side, cmd *exec.Cmd) error {
+func (l *Lab) start(s Side, cmd *exec.Cmd) error {
 	return l.Do(s, cmd.Start)
 }

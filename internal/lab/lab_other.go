@@ -2,28 +2,28 @@
 
 package lab
 
+// Every platform but Linux has no network namespaces: labs and mesh labs
+// cannot be made, and there are none to list, remove or stop.
+
 import (
 	"context"
 	"os/exec"
 )
 
-// Up fails: labs need Linux network namespaces.
-func Up(context.Context, Config) (*Lab, error) { return nil, ErrUnsupported }
+func upLab(context.Context, Config) (*Lab, error)          { return nil, ErrUnsupported }
+func loadLab(string) (*Lab, error)                         { return nil, ErrUnsupported }
+func listLabs() ([]string, error)                          { return nil, nil }
+func removeLab(string) error                               { return nil }
+func (l *Lab) do(Side, func() error) error                 { return ErrUnsupported }
+func (l *Lab) start(Side, *exec.Cmd) error                 { return ErrUnsupported }
+func upMeshLab(context.Context, MeshConfig) (*Mesh, error) { return nil, ErrUnsupported }
+func listMeshes() ([]string, error)                        { return nil, nil }
+func removeMesh(string) error                              { return nil }
+func (m *Mesh) do(int, func() error) error                 { return ErrUnsupported }
+func (m *Mesh) start(int, *exec.Cmd) error                 { return ErrUnsupported }
+func stopServer(string) error                              { return nil }
+func (s *Server) running(string) bool                      { return false }
 
-// Load fails: labs need Linux network namespaces.
-func Load(string) (*Lab, error) { return nil, ErrUnsupported }
-
-// List finds no labs: there are none without Linux network namespaces.
-func List() ([]string, error) { return nil, nil }
-
-// Remove has nothing to remove.
-func Remove(string) error { return nil }
-
-// Down has nothing to remove.
-func (l *Lab) Down() error { return nil }
-
-// Do fails: labs need Linux network namespaces.
-func (l *Lab) Do(Side, func() error) error { return ErrUnsupported }
-
-// Start fails: labs need Linux network namespaces.
-func (l *Lab) Start(Side, *exec.Cmd) error { return ErrUnsupported }
+func (l *Lab) startServer(context.Context, *exec.Cmd, string, string) (*Server, error) {
+	return nil, ErrUnsupported
+}

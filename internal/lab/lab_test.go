@@ -2,6 +2,7 @@ package lab
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -87,5 +88,14 @@ func TestParseSide(t *testing.T) {
 	}
 	if !errors.Is(ErrNotFound, ErrNotFound) || Namespace("x", B) != "wst-x-b" || Device(A) != "wst-a" {
 		t.Error("names")
+	}
+}
+
+// TestErrUnsupported checks that a caller can test what the package
+// returns for errors.ErrUnsupported as well as for ErrUnsupported.
+func TestErrUnsupported(t *testing.T) {
+	err := fmt.Errorf("wrapped: %w", ErrUnsupported)
+	if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, ErrUnsupported) {
+		t.Errorf("%v: want it to match errors.ErrUnsupported and ErrUnsupported", err)
 	}
 }

@@ -1,8 +1,10 @@
 package lab
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
+	"os/exec"
 	"regexp"
 	"strconv"
 )
@@ -116,3 +118,27 @@ func meshHosts(cfg MeshConfig) []Host {
 	}
 	return hosts
 }
+
+// UpMesh makes the mesh lab cfg describes. On any failure, and when ctx
+// ends before it is done, it removes whatever it made. A mesh lab of that
+// name must not exist yet.
+func UpMesh(ctx context.Context, cfg MeshConfig) (*Mesh, error) { return upMeshLab(ctx, cfg) }
+
+// ListMeshes returns the names of the mesh labs that exist, sorted,
+// including broken ones (RemoveMesh clears those).
+func ListMeshes() ([]string, error) { return listMeshes() }
+
+// Down removes the mesh lab; see RemoveMesh.
+func (m *Mesh) Down() error { return RemoveMesh(m.Name) }
+
+// RemoveMesh removes the mesh lab called name: its links and every one of
+// its namespaces. It is idempotent and removes what is left of a mesh lab
+// that was only partly made.
+func RemoveMesh(name string) error { return removeMesh(name) }
+
+// Do runs fn on an OS thread inside the namespace of host i (from 0), as
+// Lab.Do does for a lab's sides.
+func (m *Mesh) Do(i int, fn func() error) error { return m.do(i, fn) }
+
+// Start starts cmd inside the namespace of host i (from 0); see Lab.Start.
+func (m *Mesh) Start(i int, cmd *exec.Cmd) error { return m.start(i, cmd) }

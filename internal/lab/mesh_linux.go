@@ -15,10 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// UpMesh makes the mesh lab cfg describes. On any failure, and when ctx
-// ends before it is done, it removes whatever it made. A mesh lab of that
-// name must not exist yet.
-func UpMesh(ctx context.Context, cfg MeshConfig) (*Mesh, error) {
+func upMeshLab(ctx context.Context, cfg MeshConfig) (*Mesh, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -203,9 +200,7 @@ func meshNamespaces(name string) ([]string, error) {
 	return hosts, nil
 }
 
-// ListMeshes returns the names of the mesh labs that exist, sorted,
-// including broken ones (RemoveMesh clears those).
-func ListMeshes() ([]string, error) {
+func listMeshes() ([]string, error) {
 	entries, err := os.ReadDir(netnsDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -225,13 +220,7 @@ func ListMeshes() ([]string, error) {
 	return names, nil
 }
 
-// Down removes the mesh lab; see RemoveMesh.
-func (m *Mesh) Down() error { return RemoveMesh(m.Name) }
-
-// RemoveMesh removes the mesh lab called name: its links and every one of
-// its namespaces. It is idempotent and removes what is left of a mesh lab
-// that was only partly made.
-func RemoveMesh(name string) error {
+func removeMesh(name string) error {
 	names, err := meshNamespaces(name)
 	if err != nil {
 		return err
@@ -250,9 +239,7 @@ func RemoveMesh(name string) error {
 	return errors.Join(errs...)
 }
 
-// Do runs fn on an OS thread inside the namespace of host i (from 0), as
-// Lab.Do does for a lab's sides.
-func (m *Mesh) Do(i int, fn func() error) error {
+func (m *Mesh) do(i int, fn func() error) error {
 	if i < 0 || i >= len(m.Hosts) {
 		return fmt.Errorf("mesh lab %s has no host %d", m.Name, i)
 	}
@@ -262,7 +249,6 @@ func (m *Mesh) Do(i int, fn func() error) error {
 	return l.Do(m.Hosts[i].Side, fn)
 }
 
-// Start starts cmd inside the namespace of host i (from 0); see Lab.Start.
-func (m *Mesh) Start(i int, cmd *exec.Cmd) error {
+func (m *Mesh) start(i int, cmd *exec.Cmd) error {
 	return m.Do(i, cmd.Start)
 }

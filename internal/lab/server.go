@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 )
@@ -114,3 +116,23 @@ func forgetServer(name string) error {
 	}
 	return nil
 }
+
+// StartServer starts cmd, a `wirespeed serve` listening on addr (HOST:PORT
+// in side a) and requiring the pre-shared key in the file key (empty for
+// none), detached inside side a: in a session of its own, with its
+// output in LogPath(l.Name), so that it outlives this process. It records
+// the server in the lab's state and waits until side b can connect to
+// addr (at most 10 s, or until ctx ends); if it cannot, it stops the
+// server and says why, with the end of its log. A lab runs one server:
+// stop the one recorded first.
+func (l *Lab) StartServer(ctx context.Context, cmd *exec.Cmd, addr, key string) (*Server, error) {
+	return l.startServer(ctx, cmd, addr, key)
+}
+
+// Running reports whether the lab's recorded server is alive.
+func (s *Server) Running(name string) bool { return s.running(name) }
+
+// StopServer stops the server recorded for the lab called name, if it
+// still runs: SIGTERM, then SIGKILL after 5 s. It forgets the server
+// either way. A lab without a server is not an error.
+func StopServer(name string) error { return stopServer(name) }

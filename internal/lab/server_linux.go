@@ -18,15 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// StartServer starts cmd, a `wirespeed serve` listening on addr (HOST:PORT
-// in side a) and requiring the pre-shared key in the file key (empty for
-// none), detached inside side a: in a session of its own, with its
-// output in LogPath(l.Name), so that it outlives this process. It records
-// the server in the lab's state and waits until side b can connect to
-// addr (at most 10 s, or until ctx ends); if it cannot, it stops the
-// server and says why, with the end of its log. A lab runs one server:
-// stop the one recorded first.
-func (l *Lab) StartServer(ctx context.Context, cmd *exec.Cmd, addr, key string) (*Server, error) {
+func (l *Lab) startServer(ctx context.Context, cmd *exec.Cmd, addr, key string) (*Server, error) {
 	if s, err := LoadServer(l.Name); err != nil {
 		return nil, err
 	} else if s != nil && s.running(l.Name) {
@@ -159,13 +151,7 @@ func (s *Server) running(name string) bool {
 	return want.Ino == got.Ino && want.Dev == got.Dev
 }
 
-// Running reports whether the lab's recorded server is alive.
-func (s *Server) Running(name string) bool { return s.running(name) }
-
-// StopServer stops the server recorded for the lab called name, if it
-// still runs: SIGTERM, then SIGKILL after 5 s. It forgets the server
-// either way. A lab without a server is not an error.
-func StopServer(name string) error {
+func stopServer(name string) error {
 	s, err := LoadServer(name)
 	if err != nil || s == nil {
 		return err

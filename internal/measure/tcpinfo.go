@@ -2,11 +2,13 @@ package measure
 
 import (
 	"errors"
+	"fmt"
 	"syscall"
 )
 
 // ErrUnsupported is returned where the platform does not offer a sampler.
-var ErrUnsupported = errors.New("not supported on this platform")
+// It wraps errors.ErrUnsupported.
+var ErrUnsupported = fmt.Errorf("%w on this platform", errors.ErrUnsupported)
 
 // ReadTCPInfo reads the kernel's TCP_INFO for the socket behind rc.
 // On platforms without TCP_INFO it returns ErrUnsupported.

@@ -41,7 +41,8 @@ import (
 // not let change gives an error wrapping netdev.ErrFixed.
 var (
 	// ErrUnsupported is returned where the platform cannot change devices.
-	ErrUnsupported = errors.New("changing network devices is not supported on this platform")
+	// It wraps errors.ErrUnsupported.
+	ErrUnsupported = fmt.Errorf("%w: changing network devices needs Linux", errors.ErrUnsupported)
 	// ErrEnded is returned by Set after the session was restored.
 	ErrEnded = errors.New("the session has ended: its settings were restored; open a new one")
 	// ErrNotApplied is returned when the kernel kept a feature unlike what

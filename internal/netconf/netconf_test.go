@@ -2,6 +2,7 @@ package netconf
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -322,5 +323,14 @@ func TestRestoreReportsFailure(t *testing.T) {
 	}
 	if err2 := s.Restore(); err2 != err {
 		t.Errorf("second Restore = %v, want the first's result", err2)
+	}
+}
+
+// TestErrUnsupported checks that a caller can test what the package
+// returns for errors.ErrUnsupported as well as for ErrUnsupported.
+func TestErrUnsupported(t *testing.T) {
+	err := fmt.Errorf("wrapped: %w", ErrUnsupported)
+	if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, ErrUnsupported) {
+		t.Errorf("%v: want it to match errors.ErrUnsupported and ErrUnsupported", err)
 	}
 }

@@ -24,8 +24,9 @@ import (
 // Errors callers can test for with errors.Is.
 var (
 	// ErrUnsupported is returned where the platform, or the device's
-	// driver, does not offer an operation (the kernel's EOPNOTSUPP).
-	ErrUnsupported = errors.New("not supported")
+	// driver, does not offer an operation (the kernel's EOPNOTSUPP). It
+	// wraps errors.ErrUnsupported, and so do the driver's refusals.
+	ErrUnsupported = fmt.Errorf("%w on this platform", errors.ErrUnsupported)
 	// ErrFixed is returned when asked to change a feature the driver does
 	// not let change.
 	ErrFixed = errors.New("fixed by the driver")

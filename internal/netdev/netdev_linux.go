@@ -271,7 +271,7 @@ func (c client) setFeatures(dev string, want map[string]bool) error {
 
 func isErrno(err, target error) bool {
 	switch target {
-	case ErrUnsupported:
+	case ErrUnsupported, errors.ErrUnsupported:
 		return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, ErrUnsupported)
 	case os.ErrNotExist:
 		return errors.Is(err, unix.ENODEV)

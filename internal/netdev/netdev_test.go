@@ -2,6 +2,7 @@ package netdev
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -148,5 +149,14 @@ func TestOffloadsTSOAfterTxChecksumOff(t *testing.T) {
 	fs[4].Active = false
 	if got := tso(""); got.On {
 		t.Errorf("no peer, both families' features off: tso %+v, want off though accecn is on", got)
+	}
+}
+
+// TestErrUnsupported checks that a caller can test what the package
+// returns for errors.ErrUnsupported as well as for ErrUnsupported.
+func TestErrUnsupported(t *testing.T) {
+	err := fmt.Errorf("wrapped: %w", ErrUnsupported)
+	if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, ErrUnsupported) {
+		t.Errorf("%v: want it to match errors.ErrUnsupported and ErrUnsupported", err)
 	}
 }

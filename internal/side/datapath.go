@@ -1,6 +1,7 @@
 package side
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -138,7 +139,7 @@ func (d *dataPath) apply(k int, c Conn, role result.Role, l engine.Loop) (*resul
 
 // needs adds advice to an error that says the kernel lacks a feature.
 func needs(err error, advice string) string {
-	if engine.IsUnsupported(err) {
+	if errors.Is(err, errors.ErrUnsupported) {
 		return "; " + advice
 	}
 	return ""
@@ -242,8 +243,8 @@ func (d *dataPath) finishStream(sdp *result.StreamDataPath, l engine.Loop, end e
 	}
 	sdp.ZeroCopyCompleted, sdp.ZeroCopyCopied = end.ZeroCopyCompleted, end.ZeroCopyCopied
 	sdp.Coalesced = end.Coalesced
-	if d.cfg.Spec.BusyPollMicros > 0 && l.Conn() != nil {
-		if id, err := engine.NAPIID(socketOf(Conn{Conn: l.Conn()}, l)); err == nil {
+	if sl, ok := l.(engine.SocketLoop); ok && d.cfg.Spec.BusyPollMicros > 0 {
+		if id, err := engine.NAPIID(sl); err == nil {
 			sdp.NAPIID = id
 		}
 	}

@@ -108,7 +108,9 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 		// connection); close both.
 		for _, f := range order {
 			for _, l := range f.loops {
-				l.Close()
+				if s, ok := l.(engine.SocketLoop); ok {
+					s.Close()
+				}
 			}
 		}
 		for _, c := range cfg.Conns {
@@ -136,9 +138,11 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("stream %d: %w", c.ID, err)
 		}
-		si, err := l.Info()
-		if err != nil {
-			return res, fmt.Errorf("stream %d: %w", c.ID, err)
+		var si engine.SocketInfo // zero for TCP_CRR: no lasting socket
+		if s, ok := l.(engine.SocketLoop); ok {
+			if si, err = s.Info(); err != nil {
+				return res, fmt.Errorf("stream %d: %w", c.ID, err)
+			}
 		}
 		sdp, cpu, err := cfg.dp.apply(k, c, f.role, l)
 		if err != nil {
@@ -281,16 +285,6 @@ func (cfg *Config) newLoop(c Conn, role result.Role, p *engine.Payload) (engine.
 	return engine.NewTCPReceiver(tcp, t.RecvSize)
 }
 
-// Optional loop abilities.
-type (
-	windowMarker interface{ MarkWindow() }
-	windowEnder  interface{ EndWindow() }
-	latencyLoop  interface {
-		Latency() *hdrhistogram.Histogram
-	}
-	udpWindowLoop interface{ Window() engine.UDPWindow }
-)
-
 // flow is one direction on this side: its loops and the sampler that
 // measures them.
 type flow struct {
@@ -328,8 +322,12 @@ func (f *flow) take() sample {
 	for i, l := range f.loops {
 		s.ctr[i] = l.Counters()
 	}
+	if f.cfg.Spec.Kind.UDP() {
+		return s
+	}
 	for i, l := range f.loops {
-		if rc := l.TCPRawConn(); rc != nil {
+		if sl, ok := l.(engine.SocketLoop); ok {
+			rc, _ := sl.SyscallConn()
 			if ti, err := measure.ReadTCPInfo(rc); err == nil {
 				s.tcp[i], s.hasTCP[i] = ti, true
 			}
@@ -359,7 +357,7 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 	}
 	f.host.open()
 	for _, l := range f.loops {
-		if m, ok := l.(windowMarker); ok {
+		if m, ok := l.(engine.WindowMarker); ok {
 			m.MarkWindow()
 		}
 	}
@@ -397,7 +395,7 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		}
 	}
 	for _, l := range f.loops {
-		if e, ok := l.(windowEnder); ok {
+		if e, ok := l.(engine.LatencyLoop); ok {
 			e.EndWindow()
 		}
 	}
@@ -416,10 +414,14 @@ func (f *flow) origin(ctx context.Context, start time.Time) (time.Time, bool) {
 	stop := make(chan struct{})
 	defer close(stop)
 	for _, l := range f.loops {
+		fl, ok := l.(engine.Follower)
+		if !ok {
+			continue
+		}
 		go func() {
 			select {
-			case <-l.FirstByte():
-				first <- l.FirstByteAt()
+			case <-fl.FirstByte():
+				first <- fl.FirstByteAt()
 			case <-stop:
 			}
 		}()
@@ -530,7 +532,9 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 		}
 		<-f.loopsDone
 		for _, l := range f.loops {
-			l.Finish()
+			if fi, ok := l.(engine.Finisher); ok {
+				fi.Finish()
+			}
 		}
 	} else {
 		drain := f.cfg.DrainTimeout
@@ -569,7 +573,7 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 			Role:              f.role,
 			TotalBytes:        end.Bytes,
 			TotalPackets:      end.Packets,
-			Complete:          active(f.role) || l.Ended(),
+			Complete:          active(f.role) || ended(l),
 			SndBuf:            f.info[i].SndBuf,
 			RcvBuf:            f.info[i].RcvBuf,
 			CongestionControl: f.info[i].CongestionControl,
@@ -578,8 +582,10 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 		if f.perStream != nil {
 			ss.Intervals = f.perStream[i]
 		}
-		if si, err := l.Info(); err == nil {
-			ss.SndBufEnd, ss.RcvBufEnd = si.SndBuf, si.RcvBuf
+		if sl, ok := l.(engine.SocketLoop); ok {
+			if si, err := sl.Info(); err == nil {
+				ss.SndBufEnd, ss.RcvBufEnd = si.SndBuf, si.RcvBuf
+			}
 		}
 		if s0 != nil && last != nil {
 			a, b := s0.ctr[i], last.ctr[i]
@@ -603,11 +609,11 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 				ss.SeqFirst = uint64(a.Packets)
 			}
 		}
-		if w, ok := l.(udpWindowLoop); ok && s0 != nil {
+		if w, ok := l.(engine.UDPWindowLoop); ok && s0 != nil {
 			uw := w.Window()
 			ss.SeqFirst, ss.SeqUnique = uw.First, uw.Unique
 		}
-		if ll, ok := l.(latencyLoop); ok && s0 != nil {
+		if ll, ok := l.(engine.LatencyLoop); ok && s0 != nil {
 			h := ll.Latency()
 			lat := stats.LatencyOf(h)
 			ss.Latency = &lat
@@ -627,4 +633,10 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 	if s0 != nil && last != nil {
 		r.ElapsedS = last.at.Sub(s0.at).Seconds()
 	}
+}
+
+// ended reports whether a passive loop saw its peer's end of stream.
+func ended(l engine.Loop) bool {
+	fl, ok := l.(engine.Follower)
+	return ok && fl.Ended()
 }

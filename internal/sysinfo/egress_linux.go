@@ -4,10 +4,8 @@ import (
 	"net/netip"
 )
 
-// Egress returns the interface the route to peer leaves by and its root
-// queueing discipline, in the calling thread's network namespace: what a
-// socket's pacing meets on its way out.
-func Egress(peer netip.Addr) (string, *Qdisc, error) {
+// egress finds the route's interface and its root qdisc (Egress).
+func egress(peer netip.Addr) (string, *Qdisc, error) {
 	link, err := routeLink(peer)
 	if err != nil {
 		return "", nil, err

@@ -25,8 +25,9 @@ import (
 	"wirespeed/internal/measure"
 )
 
-// ErrUnsupported is returned for what the platform cannot describe.
-var ErrUnsupported = errors.New("not supported on this platform")
+// ErrUnsupported is returned for what the platform cannot describe. It
+// wraps errors.ErrUnsupported.
+var ErrUnsupported = fmt.Errorf("%w on this platform", errors.ErrUnsupported)
 
 // Options say what to describe.
 type Options struct {
@@ -204,3 +205,9 @@ func readCPU(path string) (CPUInfo, error) {
 	}
 	return cpu, nil
 }
+
+// Egress returns the interface the route to peer leaves by and its root
+// queueing discipline, in the calling thread's network namespace: what a
+// socket's pacing meets on its way out. Linux only; elsewhere it returns
+// ErrUnsupported.
+func Egress(peer netip.Addr) (string, *Qdisc, error) { return egress(peer) }

@@ -54,7 +54,7 @@ func (c *collector) collectInterface(ctx context.Context, dev string, peer netip
 	// The loopback driver answers neither driver info nor link modes;
 	// that is no news worth a warning.
 	loopback := a.Flags&net.FlagLoopback != 0
-	expected := func(err error) bool { return loopback && errors.Is(err, netdev.ErrUnsupported) }
+	expected := func(err error) bool { return loopback && errors.Is(err, errors.ErrUnsupported) }
 	if di, err := nd.DriverInfo(a.Name); err != nil {
 		if !expected(err) {
 			c.warn("%v", err)

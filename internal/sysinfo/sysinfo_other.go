@@ -13,3 +13,5 @@ func (c *collector) collectInterface(context.Context, string, netip.Addr) (*Inte
 	c.warn("interface: %v", ErrUnsupported)
 	return nil, nil
 }
+
+func egress(netip.Addr) (string, *Qdisc, error) { return "", nil, ErrUnsupported }

@@ -2,6 +2,8 @@ package sysinfo
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"wirespeed/internal/engine"
@@ -88,5 +90,14 @@ func TestReadCPUNotCpuinfo(t *testing.T) {
 	_, err := readCPU("testdata/proc/sys/kernel/hostname")
 	if err == nil || !strings.Contains(err.Error(), "no processor") {
 		t.Errorf("error = %v, want a clear one", err)
+	}
+}
+
+// TestErrUnsupported checks that a caller can test what the package
+// returns for errors.ErrUnsupported as well as for ErrUnsupported.
+func TestErrUnsupported(t *testing.T) {
+	err := fmt.Errorf("wrapped: %w", ErrUnsupported)
+	if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, ErrUnsupported) {
+		t.Errorf("%v: want it to match errors.ErrUnsupported and ErrUnsupported", err)
 	}
 }

@@ -2,11 +2,17 @@
 
 package measure
 
+// Every platform but Linux: no TCP_INFO, and no procfs for the CPU
+// sampler.
+
 import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"syscall"
 )
+
+func tcpInfo(syscall.RawConn) (TCPInfo, error) { return TCPInfo{}, ErrUnsupported }
 
 func readProcessCPU() (ProcessCPU, error) { return ProcessCPU{}, ErrUnsupported }
 
