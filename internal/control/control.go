@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"wirespeed/internal/peertext"
 	"wirespeed/internal/spec"
 )
 
@@ -95,7 +96,9 @@ type RemoteError struct {
 	Message string `json:"message"`
 }
 
-func (e *RemoteError) Error() string { return e.Message }
+// Error returns the peer's message with its control characters escaped
+// (Decode did already; a RemoteError built otherwise is escaped here).
+func (e *RemoteError) Error() string { return peertext.Escape(e.Message) }
 
 // Is maps the code to its sentinel.
 func (e *RemoteError) Is(target error) bool {
@@ -150,7 +153,7 @@ func Negotiate(mine, theirs Hello) (int, error) {
 	v := min(mine.Version, theirs.Version)
 	if v < mine.MinVersion || v < theirs.MinVersion || theirs.MinVersion > theirs.Version {
 		return 0, fmt.Errorf("%w: this side speaks versions %d-%d (wirespeed %s), the peer %d-%d (wirespeed %s); run the same wirespeed release on both ends",
-			ErrVersion, mine.MinVersion, mine.Version, mine.Tool, theirs.MinVersion, theirs.Version, theirs.Tool)
+			ErrVersion, mine.MinVersion, mine.Version, mine.Tool, theirs.MinVersion, theirs.Version, peertext.Escape(theirs.Tool))
 	}
 	return v, nil
 }
@@ -268,8 +271,20 @@ type Message struct {
 	Body json.RawMessage `json:"body,omitempty"`
 }
 
-// Decode unmarshals the body into v.
+// Decode unmarshals the body into v, then escapes the control
+// characters of every string in it (peertext.Scrub): whatever the peer
+// wrote, nothing decoded from it can drive a terminal it is printed on.
 func (m Message) Decode(v any) error {
+	if err := m.decodeRaw(v); err != nil {
+		return err
+	}
+	peertext.Scrub(v)
+	return nil
+}
+
+// decodeRaw unmarshals the body as the peer wrote it, for a decoder that
+// refuses control characters itself; it must Scrub what it accepts.
+func (m Message) decodeRaw(v any) error {
 	if len(m.Body) == 0 {
 		return fmt.Errorf("%w: %s message has no body", ErrProtocol, m.Type)
 	}
