@@ -342,6 +342,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 		sync.Mutex
 		reason string
 	}
+	guard := newIntervalGuard(t, started)
 	go func() {
 		// Generous: the server's run ends within omit+duration plus its
 		// first-byte grace and drain, which are 5 s each.
@@ -360,6 +361,10 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 					remoteCh <- remote{err: err}
 					return
 				}
+				if err := guard.check(r); err != nil {
+					remoteCh <- remote{err: err}
+					return
+				}
 				r.Side = run.Remote
 				ticks.add(r)
 			case control.TypeAbort:
@@ -374,6 +379,11 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			case control.TypeResult:
 				var r run.SideResult
 				err := m.Decode(&r)
+				if err == nil {
+					if err = checkResult(t, r); err != nil {
+						r = run.SideResult{} // nothing of it is kept
+					}
+				}
 				r.Side = run.Remote
 				remoteCh <- remote{res: r, err: err}
 				return
