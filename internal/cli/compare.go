@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"wirespeed/internal/comparison"
+	"wirespeed/internal/peertext"
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
 	"wirespeed/internal/stats"
@@ -89,6 +90,9 @@ func runCompare(e *env, f *compareFlags, files []string) error {
 		if err := json.Unmarshal(b, &docs[i]); err != nil {
 			return fmt.Errorf("compare %s: not a wirespeed results document: %w", p, err)
 		}
+		// A results document may come from anyone: what it holds is
+		// printed, so its strings are escaped like a peer's.
+		peertext.Scrub(&docs[i])
 		if docs[i].Schema != run.Schema {
 			return fmt.Errorf("compare %s: schema %q, this wirespeed reads %q", p, docs[i].Schema, run.Schema)
 		}

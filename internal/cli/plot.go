@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wirespeed/internal/peertext"
 	"wirespeed/internal/report"
 	"wirespeed/internal/run"
 )
@@ -64,6 +65,9 @@ func runPlot(e *env, files []string, output string) error {
 		if err := json.Unmarshal(b, &docs[i]); err != nil {
 			return fmt.Errorf("plot %s: not a wirespeed results document: %w", f, err)
 		}
+		// A results document may come from anyone: what it holds is
+		// printed, so its strings are escaped like a peer's.
+		peertext.Scrub(&docs[i])
 		if docs[i].Schema != run.Schema {
 			return fmt.Errorf("plot %s: schema %q, this wirespeed reads %q", f, docs[i].Schema, run.Schema)
 		}

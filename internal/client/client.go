@@ -199,6 +199,10 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (run.Result, error) {
 		}
 		return run.Result{}, c.explain(err)
 	}
+	if err := checkAccepted(t, acc); err != nil {
+		c.broken = true
+		return run.Result{}, c.explain(err)
+	}
 
 	conns, err := c.dialStreams(ctx, t, acc)
 	if err != nil {

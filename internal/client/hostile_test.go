@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -326,6 +327,20 @@ func TestHostileServerResult(t *testing.T) {
 				t.Errorf("the run took %v to fail", took)
 			}
 		})
+	}
+}
+
+func TestHostileServerPorts(t *testing.T) {
+	for _, port := range []int{0, -1, 70000} {
+		addr := hostileServer(t, nil, func(cc *control.Conn) {
+			cc.Expect(control.TypeTest, nil, 5*time.Second)
+			cc.Send(control.TypeAccepted, control.Accepted{Token: control.NewToken(), DataPort: port})
+			cc.Expect(control.TypeBye, nil, 5*time.Second)
+		})
+		err, _ := runAgainst(t, addr, hostileSpec())
+		if !errors.Is(err, control.ErrProtocol) || !strings.Contains(err.Error(), fmt.Sprintf("data port %d, not a port", port)) {
+			t.Errorf("data port %d: %v; want a protocol error naming it", port, err)
+		}
 	}
 }
 

@@ -134,3 +134,28 @@ func checkResult(t spec.Test, r run.SideResult) error {
 	}
 	return nil
 }
+
+// checkAccepted returns an error wrapping control.ErrProtocol when the
+// ports the server gave for t are not ports.
+func checkAccepted(t spec.Test, acc control.Accepted) error {
+	bad := func(what string, p int) error {
+		return fmt.Errorf("%w: the server gave %s %d, not a port (1-65535)", control.ErrProtocol, what, p)
+	}
+	switch {
+	case t.Kind.UDP():
+		for _, p := range acc.UDPPorts {
+			if p < 1 || p > 65535 {
+				return bad("UDP port", p)
+			}
+		}
+	case t.Kind == spec.TCPCRR:
+		if acc.CRRPort < 1 || acc.CRRPort > 65535 {
+			return bad("TCP_CRR port", acc.CRRPort)
+		}
+	default:
+		if acc.DataPort < 1 || acc.DataPort > 65535 {
+			return bad("data port", acc.DataPort)
+		}
+	}
+	return nil
+}

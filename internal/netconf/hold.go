@@ -30,7 +30,7 @@ func hold(id, name string) error {
 		if other == name {
 			return fmt.Errorf("interface %s: %w; wait until that session ends", name, ErrHeld)
 		}
-		return fmt.Errorf("interface %s is %s, and %w (opened as %s); wait until that session ends", name, other, ErrHeld, other)
+		return fmt.Errorf("interface %s (the device opened as %s): %w; wait until that session ends", name, other, ErrHeld)
 	}
 	held.m[id] = name
 	return nil
