@@ -2,13 +2,22 @@ package client_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/binary"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -476,4 +485,55 @@ func TestHostileServerText(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestHostileServerCertificate: the names in a server's certificate are
+// the server's text; a verification error quoting them is escaped.
+func TestHostileServerCertificate(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "hostile"},
+		DNSNames:     []string{"a\x1b]52;c;eA==\x07\x1b[2Jb"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:         true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Skipf("this Go refuses the name: %v", err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.(*tls.Conn).Handshake()
+	}()
+	cfg, err := client.TLSConfigCA(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// By name, so that the error lists the names the certificate has.
+	addr := net.JoinHostPort("localhost", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	_, err = client.Dial(context.Background(), client.Config{Addr: addr, IPVersion: 4, Tool: "test", Logger: slog.New(slog.DiscardHandler),
+		Security: client.Security{TLS: cfg}})
+	var ce *tls.CertificateVerificationError
+	if !errors.As(err, &ce) {
+		t.Fatalf("dial: %v; want a certificate verification error", err)
+	}
+	if !controlFree(err.Error()) || !strings.Contains(err.Error(), `a\x1b]52;c;eA==\x07\x1b[2Jb`) {
+		t.Errorf("dial error %q; want the certificate's name escaped", err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"wirespeed/internal/control"
+	"wirespeed/internal/peertext"
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
 )
@@ -159,3 +160,10 @@ func checkAccepted(t spec.Test, acc control.Accepted) error {
 	}
 	return nil
 }
+
+// escapedErr is an error whose text may quote the server: Error escapes
+// its control characters, Unwrap keeps errors.Is and errors.As working.
+type escapedErr struct{ err error }
+
+func (e escapedErr) Error() string { return peertext.Escape(e.err.Error()) }
+func (e escapedErr) Unwrap() error { return e.err }

@@ -285,11 +285,13 @@ func (m Message) Decode(v any) error {
 // decodeRaw unmarshals the body as the peer wrote it, for a decoder that
 // refuses control characters itself; it must Scrub what it accepts.
 func (m Message) decodeRaw(v any) error {
+	// The type and the decoder's words (a field path holds the peer's
+	// map keys, a spec error its values) are the peer's text.
 	if len(m.Body) == 0 {
-		return fmt.Errorf("%w: %s message has no body", ErrProtocol, m.Type)
+		return fmt.Errorf("%w: %s message has no body", ErrProtocol, peertext.Escape(m.Type))
 	}
 	if err := json.Unmarshal(m.Body, v); err != nil {
-		return fmt.Errorf("%w: bad %s message: %v", ErrProtocol, m.Type, err)
+		return fmt.Errorf("%w: bad %s message: %s", ErrProtocol, peertext.Escape(m.Type), peertext.Escape(err.Error()))
 	}
 	return nil
 }
@@ -451,7 +453,7 @@ func ReadFrame(r io.Reader, maxFrame int) (Message, error) {
 	}
 	var m Message
 	if err := json.Unmarshal(buf, &m); err != nil {
-		return Message{}, fmt.Errorf("%w: frame is not a JSON message: %v", ErrProtocol, err)
+		return Message{}, fmt.Errorf("%w: frame is not a JSON message: %s", ErrProtocol, peertext.Escape(err.Error()))
 	}
 	if m.Type == "" {
 		return Message{}, fmt.Errorf("%w: frame has no type", ErrProtocol)
