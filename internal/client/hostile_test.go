@@ -314,6 +314,8 @@ func TestHostileServerResult(t *testing.T) {
 			"has 21 intervals for stream 1, the window 20"},
 		{"a flow of another direction", run.SideResult{Flows: []run.Flow{{Direction: spec.ServerToClient}}},
 			`direction "server_to_client", which this TCP_STREAM test does not have`},
+		{"a flood of warnings", run.SideResult{Warnings: make([]string, 257)},
+			"has 257 warnings, more than 256"},
 		{"two flows of one direction", run.SideResult{Flows: []run.Flow{{Direction: spec.ClientToServer}, {Direction: spec.ClientToServer}}},
 			"has 2 flows, the TCP_STREAM test 1"},
 	}

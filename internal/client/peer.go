@@ -21,6 +21,11 @@ import (
 // its clock later); the slack only absorbs clock rate differences.
 const intervalSlack = time.Second
 
+// maxWarnings bounds the warnings of a server's result, which the report
+// prints one a line: a server has a handful (what its environment record
+// could not read), not thousands.
+const maxWarnings = 256
+
 // maxIntervals is the number of interval reports a flow of t makes:
 // one per interval of the window, the last one possibly shorter.
 func maxIntervals(t spec.Test) int {
@@ -111,6 +116,9 @@ func checkResult(t spec.Test, r run.SideResult) error {
 	dirs := t.Directions()
 	if len(r.Flows) > len(dirs) {
 		return fmt.Errorf("%w: the server's result has %d flows, the %s test %d", control.ErrProtocol, len(r.Flows), t.Kind, len(dirs))
+	}
+	if len(r.Warnings) > maxWarnings {
+		return fmt.Errorf("%w: the server's result has %d warnings, more than %d", control.ErrProtocol, len(r.Warnings), maxWarnings)
 	}
 	maxIv := maxIntervals(t)
 	seen := map[spec.Direction]bool{}
