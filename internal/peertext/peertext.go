@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -89,7 +90,7 @@ func Scrub(v any) {
 const maxDepth = 64
 
 func scrub(v reflect.Value, depth int) {
-	if depth > maxDepth {
+	if depth > maxDepth || !mayHoldString(v.Type()) {
 		return
 	}
 	switch v.Kind() {
@@ -119,9 +120,6 @@ func scrub(v reflect.Value, depth int) {
 			}
 		}
 	case reflect.Slice, reflect.Array:
-		if v.Type().Elem().Kind() <= reflect.Complex128 {
-			return // bytes, numbers, booleans: nothing to escape
-		}
 		for i := range v.Len() {
 			scrub(v.Index(i), depth+1)
 		}
@@ -149,4 +147,37 @@ func scrub(v reflect.Value, depth int) {
 			v.SetMapIndex(e.k, e.v)
 		}
 	}
+}
+
+// stringTypes caches mayHoldString: reflect.Type -> bool.
+var stringTypes sync.Map
+
+// mayHoldString says whether a value of type t can hold a string
+// somewhere, so that Scrub skips, say, a long slice of numeric intervals
+// without looking at each.
+func mayHoldString(t reflect.Type) bool {
+	if v, ok := stringTypes.Load(t); ok {
+		return v.(bool)
+	}
+	// A recursive type is taken to hold strings while its answer is
+	// being worked out.
+	stringTypes.Store(t, true)
+	var r bool
+	switch t.Kind() {
+	case reflect.String, reflect.Interface:
+		r = true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		r = mayHoldString(t.Elem())
+	case reflect.Map:
+		r = mayHoldString(t.Key()) || mayHoldString(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && mayHoldString(f.Type) {
+				r = true
+				break
+			}
+		}
+	}
+	stringTypes.Store(t, r)
+	return r
 }
