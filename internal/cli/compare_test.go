@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,5 +83,41 @@ func TestCompareErrors(t *testing.T) {
 		if code != tt.code || !strings.Contains(stderr, tt.inStderr) {
 			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tt.args, code, stderr, tt.code, tt.inStderr)
 		}
+	}
+}
+
+// TestCompareEscapesDocumentText: a results document may come from
+// anyone; the strings compare prints from it reach the terminal with
+// their control characters escaped.
+func TestCompareEscapesDocumentText(t *testing.T) {
+	b, err := os.ReadFile("testdata/compare/base.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	const hostile = "6.8\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\r\nroot@host:~# "
+	doc["remote"].(map[string]any)["env"].(map[string]any)["kernel_release"] = hostile
+	for _, p := range doc["points"].([]any) {
+		if r, ok := p.(map[string]any)["remote"].(map[string]any); ok && r["env"] != nil {
+			r["env"].(map[string]any)["kernel_release"] = hostile
+		}
+	}
+	b, _ = json.Marshal(doc)
+	path := filepath.Join(t.TempDir(), "hostile.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runMain(t, "compare", "testdata/compare/base.json", path)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, `6.8\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\r\nroot@host:~#`) {
+		t.Errorf("the kernel release is not shown escaped:\n%s", out)
+	}
+	if strings.ContainsAny(out, "\x1b\x07\r") {
+		t.Errorf("control characters reached the output:\n%q", out)
 	}
 }

@@ -199,6 +199,10 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 		}
 		return result.Result{}, c.explain(err)
 	}
+	if err := checkAccepted(t, acc); err != nil {
+		c.broken = true
+		return result.Result{}, c.explain(err)
+	}
 
 	conns, err := c.dialStreams(ctx, t, acc)
 	if err != nil {
@@ -342,6 +346,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 		sync.Mutex
 		reason string
 	}
+	guard := newIntervalGuard(t, started)
 	go func() {
 		// Generous: the server's run ends within omit+duration plus its
 		// first-byte grace and drain, which are 5 s each.
@@ -360,6 +365,10 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 					remoteCh <- remote{err: err}
 					return
 				}
+				if err := guard.check(r); err != nil {
+					remoteCh <- remote{err: err}
+					return
+				}
 				r.Side = result.Remote
 				ticks.add(r)
 			case control.TypeAbort:
@@ -374,6 +383,11 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			case control.TypeResult:
 				var r result.SideResult
 				err := m.Decode(&r)
+				if err == nil {
+					if err = checkResult(t, r); err != nil {
+						r = result.SideResult{} // nothing of it is kept
+					}
+				}
 				r.Side = result.Remote
 				remoteCh <- remote{res: r, err: err}
 				return

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"sort"
 	"sync"
 
 	"wirespeed/internal/result"
@@ -48,6 +49,9 @@ func (tk *ticker) add(r result.IntervalReport) {
 	if d == nil {
 		return
 	}
+	if r.Index < d.next {
+		return // already handed on
+	}
 	if r.Role == result.Receiver {
 		d.rcv[r.Index] = r
 	} else {
@@ -78,17 +82,23 @@ func (tk *ticker) flush() {
 		if d == nil {
 			continue
 		}
-		for ; len(d.rcv) > 0; d.next++ {
-			rcv, ok := d.rcv[d.next]
-			if !ok {
-				continue
-			}
+		// In index order, over the indexes present: never counting toward
+		// an index, however far it is.
+		idx := make([]int, 0, len(d.rcv))
+		for i := range d.rcv {
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		for _, i := range idx {
 			var snd *result.IntervalReport
-			if s, ok := d.snd[d.next]; ok {
+			if s, ok := d.snd[i]; ok {
 				snd = &s
 			}
-			tk.emit(result.JoinTick(rcv, snd))
-			delete(d.rcv, d.next)
+			tk.emit(result.JoinTick(d.rcv[i], snd))
+			delete(d.rcv, i)
+		}
+		if n := len(idx); n > 0 {
+			d.next = idx[n-1] + 1
 		}
 	}
 }

@@ -85,7 +85,9 @@ func (cfg *Config) startTLS(ctx context.Context, c net.Conn, host string) (net.C
 		case errors.As(err, &ce):
 			hint = "; check --tls-ca, or pin the server's certificate with --tls-fingerprint"
 		}
-		return nil, fmt.Errorf("TLS handshake with %s: %w%s", cfg.Addr, err, hint)
+		// The error may quote the server's certificate (the names it is
+		// valid for), which is the server's text.
+		return nil, fmt.Errorf("TLS handshake with %s: %w%s", cfg.Addr, escapedErr{err}, hint)
 	}
 	return tc, nil
 }

@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"wirespeed/internal/peertext"
 	"wirespeed/internal/spec"
 )
 
@@ -98,7 +99,9 @@ type RemoteError struct {
 	Message string `json:"message"`
 }
 
-func (e *RemoteError) Error() string { return e.Message }
+// Error returns the peer's message with its control characters escaped
+// (Decode did already; a RemoteError built otherwise is escaped here).
+func (e *RemoteError) Error() string { return peertext.Escape(e.Message) }
 
 // Is maps the code to its sentinel.
 func (e *RemoteError) Is(target error) bool {
@@ -153,7 +156,7 @@ func Negotiate(mine, theirs Hello) (int, error) {
 	v := min(mine.Version, theirs.Version)
 	if v < mine.MinVersion || v < theirs.MinVersion || theirs.MinVersion > theirs.Version {
 		return 0, fmt.Errorf("%w: this side speaks versions %d-%d (wirespeed %s), the peer %d-%d (wirespeed %s); run the same wirespeed release on both ends",
-			ErrVersion, mine.MinVersion, mine.Version, mine.Tool, theirs.MinVersion, theirs.Version, theirs.Tool)
+			ErrVersion, mine.MinVersion, mine.Version, mine.Tool, theirs.MinVersion, theirs.Version, peertext.Escape(theirs.Tool))
 	}
 	return v, nil
 }
@@ -271,13 +274,27 @@ type Message struct {
 	Body json.RawMessage `json:"body,omitempty"`
 }
 
-// Decode unmarshals the body into v.
+// Decode unmarshals the body into v, then escapes the control
+// characters of every string in it (peertext.Scrub): whatever the peer
+// wrote, nothing decoded from it can drive a terminal it is printed on.
 func (m Message) Decode(v any) error {
+	if err := m.decodeRaw(v); err != nil {
+		return err
+	}
+	peertext.Scrub(v)
+	return nil
+}
+
+// decodeRaw unmarshals the body as the peer wrote it, for a decoder that
+// refuses control characters itself; it must Scrub what it accepts.
+func (m Message) decodeRaw(v any) error {
+	// The type and the decoder's words (a field path holds the peer's
+	// map keys, a spec error its values) are the peer's text.
 	if len(m.Body) == 0 {
-		return fmt.Errorf("%w: %s message has no body", ErrProtocol, m.Type)
+		return fmt.Errorf("%w: %s message has no body", ErrProtocol, peertext.Escape(m.Type))
 	}
 	if err := json.Unmarshal(m.Body, v); err != nil {
-		return fmt.Errorf("%w: bad %s message: %v", ErrProtocol, m.Type, err)
+		return fmt.Errorf("%w: bad %s message: %s", ErrProtocol, peertext.Escape(m.Type), peertext.Escape(err.Error()))
 	}
 	return nil
 }
@@ -473,7 +490,7 @@ func ReadFrame(r io.Reader, maxFrame int) (Message, error) {
 	}
 	var m Message
 	if err := json.Unmarshal(buf, &m); err != nil {
-		return Message{}, fmt.Errorf("%w: frame is not a JSON message: %v", ErrProtocol, err)
+		return Message{}, fmt.Errorf("%w: frame is not a JSON message: %s", ErrProtocol, peertext.Escape(err.Error()))
 	}
 	if m.Type == "" {
 		return Message{}, fmt.Errorf("%w: frame has no type", ErrProtocol)

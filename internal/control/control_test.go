@@ -256,3 +256,32 @@ func TestUDPDataHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeEscapesPeerText: what Decode returns, and its errors, hold
+// no control character a peer wrote.
+func TestDecodeEscapesPeerText(t *testing.T) {
+	var re RemoteError
+	m := Message{Type: TypeError, Body: json.RawMessage(`{"code":"internal","message":"a\u001b]52;c;eA==\u0007\r\nb"}`)}
+	if err := m.Decode(&re); err != nil {
+		t.Fatal(err)
+	}
+	if want := `a\x1b]52;c;eA==\x07\r\nb`; re.Message != want || re.Error() != want {
+		t.Errorf("decoded %q (Error %q), want %q", re.Message, re.Error(), want)
+	}
+	// A RemoteError built by hand is escaped by Error.
+	if got := (&RemoteError{Message: "x\x1b[2J"}).Error(); got != `x\x1b[2J` {
+		t.Errorf("Error() = %q", got)
+	}
+	var h Hello
+	bad := []Message{
+		{Type: "\x1b[2Jhello", Body: json.RawMessage(`{"version":"x"}`)},
+		{Type: "\x1b[2Jhello"},
+		{Type: TypeHello, Body: json.RawMessage(`{"capabilities":{"\u001b[2J":1}}`)},
+	}
+	for _, m := range bad {
+		err := m.Decode(&h)
+		if err == nil || strings.ContainsAny(err.Error(), "\x1b\x07\r\n") {
+			t.Errorf("Decode of %q: %q; want an error without control characters", m.Body, err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"wirespeed/internal/peertext"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
@@ -81,7 +82,9 @@ type RelayResult struct {
 // does not decide whether the peer is allowed.
 func DecodeRelayRequest(m Message) (RelayRequest, error) {
 	var r RelayRequest
-	if err := m.Decode(&r); err != nil {
+	// Raw: its checks refuse control characters in the peer and labels
+	// rather than accept them escaped.
+	if err := m.decodeRaw(&r); err != nil {
 		return r, err
 	}
 	if err := CheckRelayPeer(r.Peer); err != nil {
@@ -95,6 +98,7 @@ func DecodeRelayRequest(m Message) (RelayRequest, error) {
 	if err := r.Spec.Validate(); err != nil {
 		return r, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	peertext.Scrub(&r)
 	return r, nil
 }
 

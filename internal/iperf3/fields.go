@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"wirespeed/internal/peertext"
 )
 
 // object is a JSON object read strictly: every field is taken by a typed
@@ -144,7 +146,7 @@ func (o *object) String(name string, max int, def string) string {
 		o.fail(name, "is %d bytes long, more than %d", len(s), max)
 		return def
 	}
-	return s
+	return peertext.Escape(s) // it may be printed
 }
 
 // Array reads an array of at most max objects.
@@ -179,7 +181,7 @@ func (o *object) Array(name string, max int) []*object {
 // clip shortens a value quoted in an error.
 func clip(s string) string {
 	if len(s) > 40 {
-		return s[:40] + "..."
+		s = s[:40] + "..."
 	}
-	return s
+	return peertext.Escape(s)
 }

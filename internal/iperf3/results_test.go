@@ -70,3 +70,24 @@ func TestParseResultsMalformed(t *testing.T) {
 		})
 	}
 }
+
+// TestParseResultsEscapesText: the strings an iperf3 peer sends may be
+// printed; their control characters come out escaped, and so do the
+// values quoted in errors.
+func TestParseResultsEscapesText(t *testing.T) {
+	in := strings.Replace(results312Server, `"bbr"`, `"bbr\u001b]52;c;eA==\u0007\u001b[2J"`, 1)
+	r, err := ParseResults([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `bbr\x1b]52;c;eA==\x07\x1b[2J`; r.CongestionUsed != want {
+		t.Errorf("congestion_used %q, want %q", r.CongestionUsed, want)
+	}
+	// JSON allows raw control characters only as white space, which an
+	// error quoting a value of the wrong type shows.
+	bad := strings.Replace(results312Server, `"sender_has_retransmits":18446744073709551615`, "\"sender_has_retransmits\":[1,\r\n\t2]", 1)
+	_, err = ParseResults([]byte(bad))
+	if err == nil || !strings.Contains(err.Error(), `[1,\r\n\t2]`) {
+		t.Errorf("error %q; want one quoting the value escaped", err)
+	}
+}

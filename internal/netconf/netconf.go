@@ -11,6 +11,10 @@
 //	defer stop()
 //	if err := s.Set(netconf.Feature("tso", false), netconf.MTU(9000)); err != nil { ... }
 //
+// A device is known by its namespace and interface index, whatever name
+// (an alternative name included) it was opened by, and only one Session
+// of a process has it at a time: Open returns ErrHeld for the second.
+//
 // Restore is idempotent: whichever path runs first restores, the others
 // return what it returned. With Options.Keep the normal Restore leaves the
 // last setting in place on purpose; a panic or a signal still restores,
@@ -141,6 +145,11 @@ type device interface {
 	setFeatures(want map[string]bool) error
 	mtu() (int, error)
 	setMTU(bytes int) error
+	// id is the device's identity: its namespace and interface index.
+	id() string
+	// addrs lists the device's addresses, addAddr puts one back.
+	addrs() ([]addr, error)
+	addAddr(addr) error
 	close()
 }
 
@@ -155,6 +164,8 @@ type Session struct {
 	origFeatures netdev.Features // nil when the device reports none
 	featuresErr  error           // why origFeatures is nil
 	origMTU      int
+	origAddrs    []addr          // the device's addresses when the session opened
+	id           string          // the device's identity, held in package-level held
 	touched      map[string]bool // kernel features Set asked for
 	mtuChanged   bool
 	changes      []SettingChange
@@ -173,16 +184,27 @@ func Open(opts Options) (*Session, error) {
 }
 
 func newSession(opts Options, dev device) (*Session, error) {
-	s := &Session{opts: opts, log: opts.Log, dev: dev, touched: map[string]bool{}}
+	s := &Session{opts: opts, log: opts.Log, dev: dev, touched: map[string]bool{}, id: dev.id()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if err := hold(s.id, opts.Dev); err != nil {
+		dev.close()
+		return nil, err
+	}
 	mtu, err := dev.mtu()
 	if err != nil {
+		unhold(s.id)
 		dev.close()
 		return nil, fmt.Errorf("read mtu of %s: %w", opts.Dev, err)
 	}
-	s.origMTU = mtu
+	addrs, err := dev.addrs()
+	if err != nil {
+		unhold(s.id)
+		dev.close()
+		return nil, fmt.Errorf("read addresses of %s: %w", opts.Dev, err)
+	}
+	s.origMTU, s.origAddrs = mtu, addrs
 	s.origFeatures, s.featuresErr = dev.features()
 	return s, nil
 }
@@ -220,6 +242,10 @@ func (s *Session) setMTU(n int) error {
 		return fmt.Errorf("read mtu of %s: %w", s.opts.Dev, err)
 	}
 	s.mtuChanged = true
+	if n < minIPv6MTU && hasIPv6(s.origAddrs) {
+		s.log.Warn("an MTU below 1280 turns IPv6 off: the kernel removes the device's IPv6 addresses until the session restores them",
+			"dev", s.opts.Dev, "mtu", n)
+	}
 	err = s.dev.setMTU(n)
 	after, rerr := s.dev.mtu()
 	if rerr != nil {
@@ -322,9 +348,11 @@ func (s *Session) Changes() []SettingChange {
 }
 
 // Restore puts back every setting Set changed and ends the session, unless
-// Options.Keep asks to leave them. It checks afterwards that the features
-// and MTU are as they were when the session opened, and says which are
-// not. Only the first call does anything; later ones return its result.
+// Options.Keep asks to leave them. After an MTU change it also puts back
+// the addresses the kernel removed (an MTU below 1280 removes every IPv6
+// address). It checks afterwards that the features, MTU and addresses are
+// as they were when the session opened, and says which are not. Only the
+// first call does anything; later ones return its result.
 func (s *Session) Restore() error { return s.end(s.opts.Keep) }
 
 // RestoreOnPanic restores when the goroutine is panicking, then lets the
@@ -379,6 +407,7 @@ func (s *Session) end(keep bool) error {
 		return s.endErr
 	}
 	s.ended = true
+	defer unhold(s.id)
 	defer s.dev.close()
 	if keep {
 		if len(s.changes) > 0 {
@@ -419,6 +448,12 @@ func (s *Session) restore() error {
 		} else if now != s.origMTU {
 			errs = append(errs, fmt.Errorf("restore mtu of %s: it is %d, was %d", s.opts.Dev, now, s.origMTU))
 		}
+		// An MTU below IPv6's minimum made the kernel remove every IPv6
+		// address of the device; back above it, the kernel makes the
+		// automatic ones (link-local, ::1) again but not the others.
+		if err := s.restoreAddrs(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w; the settings above are not as they were before the run", err)
@@ -427,6 +462,34 @@ func (s *Session) restore() error {
 		s.log.Info("restored settings", "dev", s.opts.Dev, "changes", len(s.changes))
 	}
 	return nil
+}
+
+// minIPv6MTU is IPv6's minimum link MTU (RFC 8200).
+const minIPv6MTU = 1280
+
+// restoreAddrs puts back the addresses the device had when the session
+// opened and has no longer, then checks that none is missing.
+func (s *Session) restoreAddrs() error {
+	now, err := s.dev.addrs()
+	if err != nil {
+		return fmt.Errorf("read addresses of %s after restoring: %w", s.opts.Dev, err)
+	}
+	gone := missing(s.origAddrs, now)
+	var errs []error
+	for _, a := range gone {
+		if err := s.dev.addAddr(a); err != nil {
+			errs = append(errs, fmt.Errorf("restore address %s on %s: %w", a.prefix, s.opts.Dev, err))
+		}
+	}
+	if len(gone) > 0 {
+		s.log.Info("restored addresses the kernel removed", "dev", s.opts.Dev, "addresses", prefixes(gone))
+	}
+	if now, err = s.dev.addrs(); err != nil {
+		errs = append(errs, fmt.Errorf("read addresses of %s after restoring: %w", s.opts.Dev, err))
+	} else if still := missing(s.origAddrs, now); len(still) > 0 {
+		errs = append(errs, fmt.Errorf("restore addresses of %s: %s missing", s.opts.Dev, prefixes(still)))
+	}
+	return errors.Join(errs...)
 }
 
 func onOff(on bool) string {

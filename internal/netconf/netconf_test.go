@@ -16,12 +16,13 @@ import (
 // fakeDev is a device with veth-like features and the kernel's rule that
 // TSO is only active while scatter-gather and tx checksumming are.
 type fakeDev struct {
-	feats   netdev.Features // Requested is the wish; Active is computed
-	mtuV    int
-	maxMTU  int
-	setErr  error
-	closed  int
-	setLogs []map[string]bool
+	feats    netdev.Features // Requested is the wish; Active is computed
+	mtuV     int
+	maxMTU   int
+	setErr   error
+	closed   int
+	setLogs  []map[string]bool
+	addrList []addr
 }
 
 func newFake() *fakeDev {
@@ -92,6 +93,16 @@ func (d *fakeDev) setMTU(n int) error {
 }
 
 func (d *fakeDev) close() { d.closed++ }
+
+// id: every fake is a device of its own.
+func (d *fakeDev) id() string { return fmt.Sprintf("fake-%p", d) }
+
+func (d *fakeDev) addrs() ([]addr, error) { return append([]addr(nil), d.addrList...), nil }
+
+func (d *fakeDev) addAddr(a addr) error {
+	d.addrList = append(d.addrList, a)
+	return nil
+}
 
 func (d *fakeDev) active(name string) bool {
 	f, _ := d.feats.Get(name)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"wirespeed/internal/peertext"
 )
 
 // MaxFileBytes bounds what ReadFile reads: a document of a long run with
@@ -43,6 +44,9 @@ func ReadFile(path string) (Document, error) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return doc, fmt.Errorf("%s: not a wirespeed results document: %w", path, err)
 	}
+	// A results document may come from anyone: what it holds is printed,
+	// so its strings are escaped as a peer's are.
+	peertext.Scrub(&doc)
 	if doc.Schema != Schema {
 		return doc, fmt.Errorf("%s: schema %q, this wirespeed reads %q", path, doc.Schema, Schema)
 	}
