@@ -47,7 +47,7 @@ import (
 	"wirespeed/internal/spec"
 )
 
-// ErrUnsupported is returned for what the platform cannot do. It wraps
+// ErrUnsupported is what the platform or the kernel cannot do. It wraps
 // errors.ErrUnsupported, which callers can test for instead.
 var ErrUnsupported = fmt.Errorf("%w on this platform", errors.ErrUnsupported)
 
