@@ -191,6 +191,8 @@ type CPUUsage struct {
 	// per-CPU figures; BusiestCPUPct is its utilization.
 	BusiestCPU    int
 	BusiestCPUPct float64
+	// BusiestShares is the busiest CPU's time split by state.
+	BusiestShares run.CPUShares
 }
 
 // CPUUtil is one CPU's utilization over a window.
@@ -217,11 +219,14 @@ func CPUDelta(a, b CPUSample) CPUUsage {
 		if !ok {
 			continue
 		}
-		c := CPUUtil{CPU: t.CPU, UtilPct: shares(p, t).UtilPct}
+		sh := shares(p, t)
+		c := CPUUtil{CPU: t.CPU, UtilPct: sh.UtilPct}
 		u.PerCPU = append(u.PerCPU, c)
 		if u.BusiestCPU < 0 || c.UtilPct > u.BusiestCPUPct ||
 			(c.UtilPct == u.BusiestCPUPct && c.CPU < u.BusiestCPU) {
 			u.BusiestCPU, u.BusiestCPUPct = c.CPU, c.UtilPct
+			u.BusiestShares = run.CPUShares{UtilPct: sh.UtilPct, UserPct: sh.UserPct, NicePct: sh.NicePct,
+				SystemPct: sh.SystemPct, IRQPct: sh.IRQPct, SoftIRQPct: sh.SoftIRQPct, StealPct: sh.StealPct}
 		}
 	}
 	return u
@@ -307,6 +312,10 @@ func CPUResult(u CPUUsage, proc ProcessCPU, elapsedS float64, bytes int64) run.C
 		ProcessUserS:   proc.User.Seconds(),
 		ProcessSystemS: proc.System.Seconds(),
 		ElapsedS:       elapsedS,
+	}
+	if u.BusiestCPU >= 0 {
+		sh := u.BusiestShares
+		c.BusiestCPUShares = &sh
 	}
 	for _, p := range u.PerCPU {
 		c.PerCPUUtilPct = append(c.PerCPUUtilPct, p.UtilPct)

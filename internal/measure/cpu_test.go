@@ -28,6 +28,8 @@ var approx = cmpopts.EquateApprox(0, 1e-9)
 
 func fixture(name string) string { return filepath.Join("testdata", "cpu", name) }
 
+func fixtureRoot(name string) string { return filepath.Join("testdata", name) }
+
 func TestReadCPU(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -106,7 +108,8 @@ func TestCPUDelta(t *testing.T) {
 			// is 0.1%: user 40, nice 2, system 15, idle 33, iowait 3, irq
 			// 1, softirq 5, steal 1; utilization 100 - 33 - 3 = 64.
 			// cpu0: 500 ticks, 50 idle: 90%. cpu1: 500 ticks, 280 idle and
-			// 30 iowait: 190/500 = 38%.
+			// 30 iowait: 190/500 = 38%. cpu0's split, of its 500 ticks:
+			// user 60, system 20, irq 2, softirq 8.
 			name: "two cpus with guest time",
 			a:    "guest-a", b: "guest-b",
 			want: CPUUsage{
@@ -114,6 +117,7 @@ func TestCPUDelta(t *testing.T) {
 				IOWaitPct: 3, StealPct: 1, IdlePct: 33, Ticks: 1000,
 				PerCPU:     []CPUUtil{{CPU: 0, UtilPct: 90}, {CPU: 1, UtilPct: 38}},
 				BusiestCPU: 0, BusiestCPUPct: 90,
+				BusiestShares: run.CPUShares{UtilPct: 90, UserPct: 60, SystemPct: 20, IRQPct: 2, SoftIRQPct: 8},
 			},
 		},
 		{
@@ -127,18 +131,21 @@ func TestCPUDelta(t *testing.T) {
 				IOWaitPct: 3, IdlePct: 20, Ticks: 100,
 				PerCPU:     []CPUUtil{{CPU: 0, UtilPct: 77}},
 				BusiestCPU: 0, BusiestCPUPct: 77,
+				BusiestShares: run.CPUShares{UtilPct: 77, UserPct: 50, SystemPct: 25, IRQPct: 1, SoftIRQPct: 1},
 			},
 		},
 		{
 			// 4 fields, cpus 0 and 2: deltas user 160, system 35, idle 205
 			// of 400 ticks: 40%, 8.75%, 51.25%, utilization 48.75%.
-			// cpu0: 150+25 busy of 200 = 87.5%; cpu2: 10+10 of 200 = 10%.
+			// cpu0: 150+25 busy of 200 = 87.5% (75 user, 12.5 system);
+			// cpu2: 10+10 of 200 = 10%.
 			name: "linux 2.4, cpu1 offline",
 			a:    "linux24-offline-a", b: "linux24-offline-b",
 			want: CPUUsage{
 				UtilPct: 48.75, UserPct: 40, SystemPct: 8.75, IdlePct: 51.25, Ticks: 400,
 				PerCPU:     []CPUUtil{{CPU: 0, UtilPct: 87.5}, {CPU: 2, UtilPct: 10}},
 				BusiestCPU: 0, BusiestCPUPct: 87.5,
+				BusiestShares: run.CPUShares{UtilPct: 87.5, UserPct: 75, SystemPct: 12.5},
 			},
 		},
 		{
@@ -191,6 +198,7 @@ func TestCPUDeltaOddSamples(t *testing.T) {
 		UtilPct: 30, UserPct: 30, IdlePct: 70, Ticks: 100,
 		PerCPU:     []CPUUtil{{CPU: 0, UtilPct: 30}},
 		BusiestCPU: 0, BusiestCPUPct: 30,
+		BusiestShares: run.CPUShares{UtilPct: 30, UserPct: 30},
 	}
 	if diff := cmp.Diff(want, CPUDelta(a, b), approx); diff != "" {
 		t.Errorf("CPUDelta mismatch (-want +got):\n%s", diff)

@@ -38,11 +38,26 @@ type CPU struct {
 	// (they differ from the position when CPUs are offline).
 	PerCPUUtilPct []float64 `json:"per_cpu_util_pct"`
 	PerCPUIDs     []int     `json:"per_cpu_ids"`
+	// BusiestCPUShares is the busiest CPU's time split by state, in
+	// percent of that CPU's time.
+	BusiestCPUShares *CPUShares `json:"busiest_cpu_shares,omitempty"`
 
 	// ProcessUserS and ProcessSystemS are the CPU seconds this side's own
 	// process used over the window, in user and kernel mode, from rusage.
 	ProcessUserS   float64 `json:"process_user_s"`
 	ProcessSystemS float64 `json:"process_system_s"`
+	// PID is this side's process id; Threads its busiest threads over the
+	// window, from /proc/PID/task (at most MaxTasks).
+	PID     int       `json:"pid,omitempty"`
+	Threads []TaskCPU `json:"threads,omitempty"`
+	// OtherProcessesUtilPct is the CPU time every other user-space
+	// process on the host used over the window, in percent of one CPU,
+	// and OtherProcesses the busiest of them (at most MaxTasks). Kernel
+	// threads are left out: ksoftirqd does the test's own packets.
+	OtherProcessesUtilPct float64   `json:"other_processes_util_pct,omitempty"`
+	OtherProcesses        []TaskCPU `json:"other_processes,omitempty"`
+	// TasksError says why threads and other processes are missing.
+	TasksError string `json:"tasks_error,omitempty"`
 
 	// ElapsedS is the length of the window the figures cover, by the
 	// monotonic clock: from the first of this side's windows opening to
@@ -57,6 +72,20 @@ type CPU struct {
 	// request/response test: microseconds of CPU time per transaction.
 	ServiceDemandMicrosPerTransaction float64 `json:"service_demand_us_per_tr,omitempty"`
 }
+
+// CPUShares is one CPU's time split by state, in percent of its time.
+type CPUShares struct {
+	UtilPct    float64 `json:"util_pct"`
+	UserPct    float64 `json:"user_pct"`
+	NicePct    float64 `json:"nice_pct"`
+	SystemPct  float64 `json:"system_pct"`
+	IRQPct     float64 `json:"irq_pct"`
+	SoftIRQPct float64 `json:"softirq_pct"`
+	StealPct   float64 `json:"steal_pct"`
+}
+
+// MaxTasks bounds the threads and other processes a CPU record lists.
+const MaxTasks = 8
 
 // ServiceDemand is netperf's service demand: the CPU time spent, in
 // microseconds, for each KB (1024 bytes) of payload moved:

@@ -44,6 +44,12 @@ type TCPInfo struct {
 	RTTVarMicros  float64 `json:"rttvar_us"`
 	TotalRetrans  int64   `json:"total_retrans"`
 	RcvSpaceBytes int64   `json:"rcv_space_bytes"`
+	// Since the connection opened, in microseconds (Linux 4.9 and later;
+	// 0 before): time with data to send, and of it, time held back by the
+	// peer's receive window and by the send buffer.
+	BusyTimeMicros      int64 `json:"busy_time_us,omitempty"`
+	RwndLimitedMicros   int64 `json:"rwnd_limited_us,omitempty"`
+	SndbufLimitedMicros int64 `json:"sndbuf_limited_us,omitempty"`
 }
 
 // Interval is what was moved between two samples.
@@ -77,15 +83,18 @@ type StreamSide struct {
 	Calls      int64 `json:"calls"`       // send or receive system calls inside the window
 	// Complete is true when TotalBytes is final: the sender stopped, or the
 	// receiver read up to the sender's end of stream.
-	Complete          bool       `json:"complete"`
-	SndBuf            int        `json:"sndbuf"` // granted by the kernel when the run started, read back after setting
-	RcvBuf            int        `json:"rcvbuf"`
-	SndBufEnd         int        `json:"sndbuf_end"` // at the end of the window, after the kernel's autotuning
-	RcvBufEnd         int        `json:"rcvbuf_end"`
-	CongestionControl string     `json:"congestion_control,omitempty"`
-	Retransmits       int64      `json:"retransmits"` // over the window
-	TCPInfo           *TCPInfo   `json:"tcp_info,omitempty"`
-	Intervals         []Interval `json:"intervals,omitempty"`
+	Complete          bool     `json:"complete"`
+	SndBuf            int      `json:"sndbuf"` // granted by the kernel when the run started, read back after setting
+	RcvBuf            int      `json:"rcvbuf"`
+	SndBufEnd         int      `json:"sndbuf_end"` // at the end of the window, after the kernel's autotuning
+	RcvBufEnd         int      `json:"rcvbuf_end"`
+	CongestionControl string   `json:"congestion_control,omitempty"`
+	Retransmits       int64    `json:"retransmits"` // over the window
+	TCPInfo           *TCPInfo `json:"tcp_info,omitempty"`
+	// TCPLimited is the change of TCP_INFO's busy and limited times
+	// over the window (a sender's, Linux 4.9 and later).
+	TCPLimited *TCPLimited `json:"tcp_limited,omitempty"`
+	Intervals  []Interval  `json:"intervals,omitempty"`
 
 	// UDP and request/response figures, over the window.
 	Packets      int64    `json:"packets,omitempty"`       // datagrams sent or received (distinct), or transactions
@@ -201,6 +210,8 @@ type Summary struct {
 	// Confidence is the confidence interval over iterations, when the
 	// result is the mean of several (see points.go).
 	Confidence *Confidence `json:"confidence,omitempty"`
+	// Limit is what limited the result (package limit, docs/limits.md).
+	Limit *Limit `json:"limit,omitempty"`
 	// Present for UDP_STREAM and for request/response tests only.
 	*UDPSummary
 	*RRSummary

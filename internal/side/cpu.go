@@ -1,6 +1,7 @@
 package side
 
 import (
+	"os"
 	"sync"
 	"time"
 
@@ -12,21 +13,25 @@ import (
 // process's rusage) when the first of its flows opens its window and each
 // time one closes, keeping the last: the figures cover the span from the
 // first window's opening to the last one's close. Two reads of /proc/stat
-// and getrusage per window, none in the hot loops.
+// and getrusage per window, and of /proc/PID/stat for this process's
+// threads and every process, none in the hot loops.
 //
 // A nil *cpuMeter measures nothing, so the hooks in the flows need no
 // check of their own.
 type cpuMeter struct {
 	procRoot string
+	pid      int
 
 	mu       sync.Mutex
 	opened   bool
 	start    time.Time
 	sys0     measure.CPUSample
 	proc0    measure.ProcessCPU
+	tasks0   taskSample
 	end      time.Time
 	sys1     measure.CPUSample
 	proc1    measure.ProcessCPU
+	tasks1   taskSample
 	closed   bool
 	firstErr error
 }
@@ -40,7 +45,24 @@ func newCPUMeter(cfg *Config) *cpuMeter {
 	if root == "" {
 		root = measure.DefaultProcRoot
 	}
-	return &cpuMeter{procRoot: root}
+	return &cpuMeter{procRoot: root, pid: os.Getpid()}
+}
+
+// taskSample is this process's threads and every process on the host at
+// one moment, for telling which thread did the work and how much CPU
+// other processes took; err says why they are missing.
+type taskSample struct {
+	threads, procs measure.Tasks
+	err            error
+}
+
+func (m *cpuMeter) tasks() taskSample {
+	var ts taskSample
+	ts.threads, ts.err = measure.ReadThreads(m.procRoot, m.pid)
+	if ts.err == nil {
+		ts.procs, ts.err = measure.ReadProcesses(m.procRoot)
+	}
+	return ts
 }
 
 // sample reads both counters at one moment.
@@ -70,6 +92,7 @@ func (m *cpuMeter) open() {
 		return
 	}
 	m.opened, m.start, m.sys0, m.proc0 = true, at, sys, proc
+	m.tasks0 = m.tasks()
 }
 
 // close is called by each flow as its window closes; the last one counts.
@@ -88,6 +111,7 @@ func (m *cpuMeter) close() {
 		return
 	}
 	m.closed, m.end, m.sys1, m.proc1 = true, at, sys, proc
+	m.tasks1 = m.tasks()
 }
 
 // result fills the side's CPU figures, or says why there are none. The
@@ -102,7 +126,19 @@ func (m *cpuMeter) result(res *run.SideResult) {
 	case m.firstErr != nil:
 		res.CPUError = m.firstErr.Error()
 	case m.closed:
-		c := measure.CPUResult(measure.CPUDelta(m.sys0, m.sys1), m.proc1.Sub(m.proc0), m.end.Sub(m.start).Seconds(), 0)
+		elapsed := m.end.Sub(m.start).Seconds()
+		c := measure.CPUResult(measure.CPUDelta(m.sys0, m.sys1), m.proc1.Sub(m.proc0), elapsed, 0)
+		c.PID = m.pid
+		switch {
+		case m.tasks0.err != nil:
+			c.TasksError = m.tasks0.err.Error()
+		case m.tasks1.err != nil:
+			c.TasksError = m.tasks1.err.Error()
+		default:
+			c.Threads = measure.TaskDelta(m.tasks0.threads, m.tasks1.threads, elapsed).Busiest
+			others := measure.TaskDelta(m.tasks0.procs, m.tasks1.procs, elapsed, m.pid)
+			c.OtherProcessesUtilPct, c.OtherProcesses = others.UtilPct, others.Busiest
+		}
 		res.CPU = &c
 	}
 }
