@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"wirespeed/internal/limit"
 	"wirespeed/internal/run"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
@@ -113,6 +114,7 @@ func IterateFunc(ctx context.Context, rep spec.Repeat, once func(context.Context
 		over = all
 	}
 	out := run.Mean(over)
+	limit.OfMean(&out, over)
 	for i, r := range all {
 		out.Iterations = append(out.Iterations, run.IterationOf(i+1, r))
 		if r.Interrupted {

@@ -25,7 +25,7 @@ func JSON(w io.Writer, doc run.Document) error {
 var csvHeader = []string{
 	"test", "direction", "parallel", "send_size", "recv_size", "elapsed_s",
 	"throughput_bps", "sender_throughput_bps", "bytes", "sender_bytes",
-	"retransmits", "congestion_control", "interrupted",
+	"retransmits", "congestion_control", "interrupted", "limit",
 }
 
 // CSV writes one row per direction of each run, and a "both" row for runs
@@ -63,7 +63,16 @@ func csvRow(r run.Result, dir string, s run.Summary) []string {
 		strconv.Itoa(r.Spec.RecvSize), f(s.ElapsedS), f(s.BitsPerSecond), f(s.SenderBitsPerSecond),
 		strconv.FormatInt(s.Bytes, 10), strconv.FormatInt(s.SenderBytes, 10),
 		strconv.FormatInt(s.Retransmits, 10), r.Spec.CongestionControl, strconv.FormatBool(r.Interrupted),
+		limitKind(s.Limit),
 	}
+}
+
+// limitKind is a limit's kind for a CSV cell, empty for none.
+func limitKind(l *run.Limit) string {
+	if l == nil {
+		return ""
+	}
+	return string(l.Kind)
 }
 
 // Formats maps file extensions to what WriteFile writes.

@@ -34,7 +34,7 @@ func PointsOf(doc run.Document) []run.Point {
 var pointsCSVHeader = []string{
 	"label", "test", "msg_size", "iterations", "throughput_bps", "throughput_lo_bps", "throughput_hi_bps",
 	"confidence_level", "achieved_pct", "reached", "local_util_pct", "remote_util_pct",
-	"local_service_demand_us_per_kb", "remote_service_demand_us_per_kb", "interrupted",
+	"local_service_demand_us_per_kb", "remote_service_demand_us_per_kb", "interrupted", "limit",
 }
 
 // PointsCSV writes one row per point of each series: the mean figures,
@@ -67,7 +67,7 @@ func PointsCSV(w io.Writer, series []Series) error {
 			}
 			cw.Write([]string{
 				s.Label, string(p.Spec.Kind), strconv.Itoa(p.MsgSize), iters, f(sum.BitsPerSecond), lo, hi,
-				level, achieved, reached, lu, ru, lsd, rsd, strconv.FormatBool(p.Interrupted),
+				level, achieved, reached, lu, ru, lsd, rsd, strconv.FormatBool(p.Interrupted), limitKind(sum.Limit),
 			})
 		}
 	}

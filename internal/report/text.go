@@ -122,6 +122,10 @@ func Text(w io.Writer, res run.Result) {
 		Sides(w, res)
 	}
 	measurement(w, res)
+	if res.Summary.Limit != nil {
+		fmt.Fprintln(w)
+		Limits(w, res)
+	}
 	if res.Local.Env != nil || res.Remote.Env != nil {
 		fmt.Fprintln(w)
 		EnvSummary(w, res.Local.Env, res.Remote.Env)
