@@ -36,8 +36,8 @@ const (
 	// of its time is softirq and irq.
 	SoftIRQBoundPct = 50
 	SaturatedCPUPct = 95
-	// StarvedWaitPct: a CPU-bound thread that waited runnable this
-	// percent of the window or more was kept from its CPU, and
+	// StarvedWaitPct: a thread that waited runnable this percent of the
+	// window or more was kept from its CPU, and
 	// OthersPct is how much other processes must have used (percent of
 	// one CPU) to be named for it.
 	StarvedWaitPct = 25
@@ -122,7 +122,7 @@ func view(res *run.Result, s run.Side) sideView {
 type cpuState struct {
 	known   bool
 	bound   bool    // the busiest thread wanted a CPU the whole window
-	starved bool    // ... and waited for it a good part of the time
+	starved bool    // it waited for one a good part of the time
 	load    float64 // thread busy + wait + its CPU's softirq, percent
 	softirq bool    // the busiest CPU was saturated by softirq and irq
 	ev      *run.LimitCPU
@@ -142,7 +142,7 @@ func cpuOf(v sideView) cpuState {
 	}
 	if len(c.Threads) > 0 {
 		th := c.Threads[0]
-		ev.ThreadPct, ev.ThreadID = th.UtilPct, th.ID
+		ev.ThreadPct, ev.ThreadID, ev.ThreadWaitPct = th.UtilPct, th.ID, th.WaitPct
 		st.load = th.UtilPct + th.WaitPct
 		if th.LastCPU == c.BusiestCPU && c.BusiestCPUShares != nil {
 			// Softirq work done on the thread's CPU while it ran is not
@@ -158,7 +158,7 @@ func cpuOf(v sideView) cpuState {
 			}
 		}
 		st.bound = st.load >= CPUBoundPct
-		st.starved = st.bound && th.WaitPct >= StarvedWaitPct
+		st.starved = th.WaitPct >= StarvedWaitPct
 	}
 	st.ev = ev
 	st.others = others(v)
@@ -180,9 +180,8 @@ func others(v sideView) *run.LimitOthers {
 			o.UtilPct -= p.UtilPct
 			continue
 		}
-		if o.Busiest == nil {
-			b := p
-			o.Busiest = &b
+		if len(o.Busiest) < 3 {
+			o.Busiest = append(o.Busiest, p)
 		}
 	}
 	o.UtilPct = max(o.UtilPct, 0)
@@ -196,11 +195,20 @@ func others(v sideView) *run.LimitOthers {
 func (st cpuState) note(l *run.Limit) {
 	if o := st.others; o != nil && o.UtilPct >= OthersNotePct && l.Kind != run.LimitOtherProcesses {
 		n := fmt.Sprintf("other processes on the %s host used %.0f%% of a CPU", o.Side, o.UtilPct)
-		if o.Busiest != nil {
-			n += fmt.Sprintf(" (busiest: %s, pid %d, %.0f%%)", o.Busiest.Name, o.Busiest.ID, o.Busiest.UtilPct)
+		if len(o.Busiest) > 0 {
+			n += " (busiest: " + tasks(o.Busiest) + ")"
 		}
 		l.Notes = append(l.Notes, n)
 	}
+}
+
+// tasks names processes: "make, pid 12, 52%; sh, pid 13, 20%".
+func tasks(ts []run.TaskCPU) string {
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, fmt.Sprintf("%s, pid %d, %.0f%%", t.Name, t.ID, t.UtilPct))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func diagnoseStream(res *run.Result, d *run.DirectionResult) run.Limit {

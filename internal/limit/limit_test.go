@@ -198,10 +198,26 @@ func TestDiagnoseStream(t *testing.T) {
 				cpuFig(100, 1, 100, 20, 5, 40, 55, run.TaskCPU{ID: 300, Name: "busyloop", UtilPct: 95, LastCPU: 1}), idle(200)),
 			want: run.LimitOtherProcesses, wantSide: run.Local,
 			check: func(t *testing.T, l *run.Limit) {
-				if o := l.Evidence.Others; o == nil || o.Busiest == nil || o.Busiest.Name != "busyloop" || o.UtilPct != 95 || o.HostPct != 47.5 {
+				if o := l.Evidence.Others; o == nil || len(o.Busiest) != 1 || o.Busiest[0].Name != "busyloop" || o.UtilPct != 95 || o.HostPct != 47.5 {
 					t.Errorf("others evidence %+v, want busyloop, 95%% of a CPU, 47.5%% of the host", o)
 				}
 			},
+		},
+		{
+			// Not CPU-bound (30% run, 30% waiting: it also slept on
+			// the socket), but kept waiting for its CPU a third of the
+			// window while other processes used 80% of one.
+			name: "waiting for the CPU",
+			res: withCPU(streamResult(spec.TCPStream, 2e9),
+				cpuFig(100, 1, 100, 20, 5, 30, 30, run.TaskCPU{ID: 300, Name: "make", UtilPct: 80, LastCPU: 1}), idle(200)),
+			want: run.LimitOtherProcesses, wantSide: run.Local,
+		},
+		{
+			// The same wait with nothing else busy: not other processes.
+			name: "waiting with nothing else busy",
+			res: withCPU(streamResult(spec.TCPStream, 2e9),
+				cpuFig(100, 1, 100, 20, 5, 30, 30, run.TaskCPU{ID: 300, Name: "sh", UtilPct: 5, LastCPU: 1}), idle(200)),
+			want: run.LimitUnknown,
 		},
 		{
 			// The only other process busy is the test's peer: it is

@@ -164,8 +164,8 @@ type TaskUsage struct {
 	// UtilPct is the time all the tasks counted used, in percent of one
 	// CPU over the window.
 	UtilPct float64
-	// Busiest is the tasks that used the most, busiest first, at most
-	// run.MaxTasks of them.
+	// Busiest is the tasks that wanted the most CPU (used plus waited
+	// for), busiest first, at most run.MaxTasks of them.
 	Busiest []run.TaskCPU
 }
 
@@ -210,8 +210,10 @@ func TaskDelta(a, b Tasks, elapsedS float64, skip ...int) TaskUsage {
 		})
 	}
 	u.UtilPct = 100 * float64(ticks) / TicksPerSecond / elapsedS
+	// Busiest first by the CPU each wanted: what it used and, for a
+	// thread, the time it waited for a CPU on top.
 	slices.SortFunc(all, func(x, y run.TaskCPU) int {
-		if c := cmp.Compare(y.UtilPct, x.UtilPct); c != 0 {
+		if c := cmp.Compare(y.UtilPct+y.WaitPct, x.UtilPct+x.WaitPct); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.ID, y.ID)

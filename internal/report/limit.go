@@ -88,11 +88,11 @@ func LimitText(l *run.Limit) string {
 			return "other processes"
 		}
 		s := fmt.Sprintf("other processes on the %s host (%.0f%% of a CPU", o.Side, o.UtilPct)
-		if b := o.Busiest; b != nil {
-			s += fmt.Sprintf("; busiest %s, pid %d, %.0f%%", b.Name, b.ID, b.UtilPct)
+		for _, b := range o.Busiest {
+			s += fmt.Sprintf("; %s, pid %d, %.0f%%", b.Name, b.ID, b.UtilPct)
 		}
-		if c := e.CPU; c != nil && c.ThreadPct > 0 {
-			s += fmt.Sprintf("; the test's busiest thread ran %.0f%%", c.ThreadPct)
+		if c := e.CPU; c != nil {
+			s += fmt.Sprintf("; the test's busiest thread ran %.0f%% and waited %.0f%%", c.ThreadPct, c.ThreadWaitPct)
 		}
 		return s + ")"
 	case run.LimitLatency:

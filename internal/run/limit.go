@@ -78,6 +78,9 @@ type LimitCPU struct {
 	// of one CPU; ThreadID its kernel thread id.
 	ThreadPct float64 `json:"thread_pct"`
 	ThreadID  int     `json:"thread_id,omitempty"`
+	// ThreadWaitPct is the time that thread waited runnable for a CPU,
+	// in percent of the window.
+	ThreadWaitPct float64 `json:"thread_wait_pct,omitempty"`
 }
 
 // LimitTCP is the sender's TCP_INFO over the window, all streams.
@@ -106,8 +109,9 @@ type LimitOthers struct {
 	// worth), and HostPct in percent of all the host's.
 	UtilPct float64 `json:"util_pct"`
 	HostPct float64 `json:"host_pct"`
-	// Busiest is the process that took the most.
-	Busiest *TaskCPU `json:"busiest,omitempty"`
+	// Busiest is the processes that took the most, busiest first (at
+	// most three).
+	Busiest []TaskCPU `json:"busiest,omitempty"`
 }
 
 // LimitRTT is a request/response test's latency against its rate.
