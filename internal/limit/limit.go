@@ -144,11 +144,13 @@ func cpuOf(v sideView) cpuState {
 		th := c.Threads[0]
 		ev.ThreadPct, ev.ThreadID, ev.ThreadWaitPct = th.UtilPct, th.ID, th.WaitPct
 		st.load = th.UtilPct + th.WaitPct
-		if th.LastCPU == c.BusiestCPU && c.BusiestCPUShares != nil {
-			// Softirq work done on the thread's CPU while it ran is not
-			// in its own time when the kernel accounts irq time apart.
-			st.load += c.BusiestCPUShares.SoftIRQPct + c.BusiestCPUShares.IRQPct
-			// Show the split of the CPU the thread was on.
+		// The evidence is the CPU the thread last ran on (its pinned
+		// one, with -T), and softirq work done there is not in the
+		// thread's own time when the kernel accounts irq time apart.
+		if sh, ok := sharesOf(c, th.LastCPU); ok {
+			ev.CPU, ev.UtilPct = sh.CPU, sh.UtilPct
+			ev.UserPct, ev.SystemPct, ev.SoftIRQPct, ev.IRQPct, ev.StealPct = sh.UserPct+sh.NicePct, sh.SystemPct, sh.SoftIRQPct, sh.IRQPct, sh.StealPct
+			st.load += sh.SoftIRQPct + sh.IRQPct
 		} else if th.LastCPU >= 0 {
 			for k, id := range c.PerCPUIDs {
 				if id == th.LastCPU && k < len(c.PerCPUUtilPct) {
@@ -163,6 +165,22 @@ func cpuOf(v sideView) cpuState {
 	st.ev = ev
 	st.others = others(v)
 	return st
+}
+
+// sharesOf is the split of CPU id from a side's figures: the busiest
+// CPU's or one its threads ran on.
+func sharesOf(c *run.CPU, id int) (run.CPUShares, bool) {
+	if sh := c.BusiestCPUShares; sh != nil && c.BusiestCPU == id {
+		s := *sh
+		s.CPU = id // records before the field had it
+		return s, true
+	}
+	for _, sh := range c.ThreadCPUShares {
+		if sh.CPU == id {
+			return sh, true
+		}
+	}
+	return run.CPUShares{}, false
 }
 
 // others is the CPU processes other than this side's and its peer's took

@@ -177,6 +177,24 @@ func TestDiagnoseStream(t *testing.T) {
 			},
 		},
 		{
+			// The sender's thread ran on cpu1, not the busiest CPU: the
+			// evidence is cpu1's split, and its 30% softirq with the
+			// thread's 65% makes it bound.
+			name: "sender cpu not the busiest",
+			res: func() *run.Result {
+				c := cpuFig(100, 0, 100, 50, 10, 65, 0)
+				c.Threads[0].LastCPU = 1
+				c.ThreadCPUShares = []run.CPUShares{{CPU: 1, UtilPct: 99, UserPct: 9, SystemPct: 60, SoftIRQPct: 30}}
+				return withCPU(streamResult(spec.TCPStream, 5e9), c, idle(200))
+			}(),
+			want: run.LimitSenderCPU, wantSide: run.Local,
+			check: func(t *testing.T, l *run.Limit) {
+				if c := l.Evidence.CPU; c == nil || c.CPU != 1 || c.UtilPct != 99 || c.SystemPct != 60 || c.SoftIRQPct != 30 {
+					t.Errorf("cpu evidence %+v, want cpu1's split", c)
+				}
+			},
+		},
+		{
 			// The receiver's thread at 70% with its CPU's 25% softirq
 			// beside it: 95, bound.
 			name: "receiver cpu with softirq",

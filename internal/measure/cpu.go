@@ -193,6 +193,18 @@ type CPUUsage struct {
 	BusiestCPUPct float64
 	// BusiestShares is the busiest CPU's time split by state.
 	BusiestShares run.CPUShares
+	// PerCPUShares is each CPU's split, in PerCPU's order.
+	PerCPUShares []run.CPUShares
+}
+
+// SharesOf is the split of CPU id, false when the usage has no such CPU.
+func (u CPUUsage) SharesOf(id int) (run.CPUShares, bool) {
+	for i, c := range u.PerCPU {
+		if c.CPU == id && i < len(u.PerCPUShares) {
+			return u.PerCPUShares[i], true
+		}
+	}
+	return run.CPUShares{}, false
 }
 
 // CPUUtil is one CPU's utilization over a window.
@@ -222,11 +234,13 @@ func CPUDelta(a, b CPUSample) CPUUsage {
 		sh := shares(p, t)
 		c := CPUUtil{CPU: t.CPU, UtilPct: sh.UtilPct}
 		u.PerCPU = append(u.PerCPU, c)
+		split := run.CPUShares{CPU: t.CPU, UtilPct: sh.UtilPct, UserPct: sh.UserPct, NicePct: sh.NicePct,
+			SystemPct: sh.SystemPct, IRQPct: sh.IRQPct, SoftIRQPct: sh.SoftIRQPct, StealPct: sh.StealPct}
+		u.PerCPUShares = append(u.PerCPUShares, split)
 		if u.BusiestCPU < 0 || c.UtilPct > u.BusiestCPUPct ||
 			(c.UtilPct == u.BusiestCPUPct && c.CPU < u.BusiestCPU) {
 			u.BusiestCPU, u.BusiestCPUPct = c.CPU, c.UtilPct
-			u.BusiestShares = run.CPUShares{UtilPct: sh.UtilPct, UserPct: sh.UserPct, NicePct: sh.NicePct,
-				SystemPct: sh.SystemPct, IRQPct: sh.IRQPct, SoftIRQPct: sh.SoftIRQPct, StealPct: sh.StealPct}
+			u.BusiestShares = split
 		}
 	}
 	return u

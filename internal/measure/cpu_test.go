@@ -118,6 +118,10 @@ func TestCPUDelta(t *testing.T) {
 				PerCPU:     []CPUUtil{{CPU: 0, UtilPct: 90}, {CPU: 1, UtilPct: 38}},
 				BusiestCPU: 0, BusiestCPUPct: 90,
 				BusiestShares: run.CPUShares{UtilPct: 90, UserPct: 60, SystemPct: 20, IRQPct: 2, SoftIRQPct: 8},
+				// cpu1, of its 500 ticks: user 100, nice 20, system 50,
+				// softirq 10, steal 10.
+				PerCPUShares: []run.CPUShares{{UtilPct: 90, UserPct: 60, SystemPct: 20, IRQPct: 2, SoftIRQPct: 8},
+					{CPU: 1, UtilPct: 38, UserPct: 20, NicePct: 4, SystemPct: 10, SoftIRQPct: 2, StealPct: 2}},
 			},
 		},
 		{
@@ -132,6 +136,7 @@ func TestCPUDelta(t *testing.T) {
 				PerCPU:     []CPUUtil{{CPU: 0, UtilPct: 77}},
 				BusiestCPU: 0, BusiestCPUPct: 77,
 				BusiestShares: run.CPUShares{UtilPct: 77, UserPct: 50, SystemPct: 25, IRQPct: 1, SoftIRQPct: 1},
+				PerCPUShares:  []run.CPUShares{{UtilPct: 77, UserPct: 50, SystemPct: 25, IRQPct: 1, SoftIRQPct: 1}},
 			},
 		},
 		{
@@ -146,6 +151,7 @@ func TestCPUDelta(t *testing.T) {
 				PerCPU:     []CPUUtil{{CPU: 0, UtilPct: 87.5}, {CPU: 2, UtilPct: 10}},
 				BusiestCPU: 0, BusiestCPUPct: 87.5,
 				BusiestShares: run.CPUShares{UtilPct: 87.5, UserPct: 75, SystemPct: 12.5},
+				PerCPUShares:  []run.CPUShares{{UtilPct: 87.5, UserPct: 75, SystemPct: 12.5}, {CPU: 2, UtilPct: 10, UserPct: 5, SystemPct: 5}},
 			},
 		},
 		{
@@ -153,8 +159,9 @@ func TestCPUDelta(t *testing.T) {
 			name: "no ticks elapsed",
 			a:    "guest-a", b: "guest-a",
 			want: CPUUsage{
-				PerCPU:     []CPUUtil{{CPU: 0}, {CPU: 1}},
-				BusiestCPU: 0,
+				PerCPU:       []CPUUtil{{CPU: 0}, {CPU: 1}},
+				BusiestCPU:   0,
+				PerCPUShares: []run.CPUShares{{}, {CPU: 1}},
 			},
 		},
 	}
@@ -199,6 +206,7 @@ func TestCPUDeltaOddSamples(t *testing.T) {
 		PerCPU:     []CPUUtil{{CPU: 0, UtilPct: 30}},
 		BusiestCPU: 0, BusiestCPUPct: 30,
 		BusiestShares: run.CPUShares{UtilPct: 30, UserPct: 30},
+		PerCPUShares:  []run.CPUShares{{UtilPct: 30, UserPct: 30}},
 	}
 	if diff := cmp.Diff(want, CPUDelta(a, b), approx); diff != "" {
 		t.Errorf("CPUDelta mismatch (-want +got):\n%s", diff)

@@ -50,6 +50,9 @@ type CPU struct {
 	// window, from /proc/PID/task (at most MaxTasks).
 	PID     int       `json:"pid,omitempty"`
 	Threads []TaskCPU `json:"threads,omitempty"`
+	// ThreadCPUShares is the split of each CPU one of Threads last ran
+	// on, when that is not the busiest CPU.
+	ThreadCPUShares []CPUShares `json:"thread_cpu_shares,omitempty"`
 	// OtherProcessesUtilPct is the CPU time every other user-space
 	// process on the host used over the window, in percent of one CPU,
 	// and OtherProcesses the busiest of them (at most MaxTasks). Kernel
@@ -75,6 +78,7 @@ type CPU struct {
 
 // CPUShares is one CPU's time split by state, in percent of its time.
 type CPUShares struct {
+	CPU        int     `json:"cpu"` // the kernel's number of the CPU
 	UtilPct    float64 `json:"util_pct"`
 	UserPct    float64 `json:"user_pct"`
 	NicePct    float64 `json:"nice_pct"`

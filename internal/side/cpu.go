@@ -2,6 +2,7 @@ package side
 
 import (
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -127,7 +128,8 @@ func (m *cpuMeter) result(res *run.SideResult) {
 		res.CPUError = m.firstErr.Error()
 	case m.closed:
 		elapsed := m.end.Sub(m.start).Seconds()
-		c := measure.CPUResult(measure.CPUDelta(m.sys0, m.sys1), m.proc1.Sub(m.proc0), elapsed, 0)
+		usage := measure.CPUDelta(m.sys0, m.sys1)
+		c := measure.CPUResult(usage, m.proc1.Sub(m.proc0), elapsed, 0)
 		c.PID = m.pid
 		switch {
 		case m.tasks0.err != nil:
@@ -136,6 +138,12 @@ func (m *cpuMeter) result(res *run.SideResult) {
 			c.TasksError = m.tasks1.err.Error()
 		default:
 			c.Threads = measure.TaskDelta(m.tasks0.threads, m.tasks1.threads, elapsed).Busiest
+			for _, th := range c.Threads {
+				sh, ok := usage.SharesOf(th.LastCPU)
+				if ok && th.LastCPU != usage.BusiestCPU && !slices.ContainsFunc(c.ThreadCPUShares, func(s run.CPUShares) bool { return s.CPU == sh.CPU }) {
+					c.ThreadCPUShares = append(c.ThreadCPUShares, sh)
+				}
+			}
 			others := measure.TaskDelta(m.tasks0.procs, m.tasks1.procs, elapsed, m.pid)
 			c.OtherProcessesUtilPct, c.OtherProcesses = others.UtilPct, others.Busiest
 		}
