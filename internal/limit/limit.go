@@ -9,10 +9,12 @@
 package limit
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"wirespeed/internal/run"
@@ -105,22 +107,31 @@ func kindSide(l *run.Limit) string {
 
 // sideView is one side's figures for a diagnosis.
 type sideView struct {
-	side run.Side
-	cpu  *run.CPU
-	env  *run.Env
-	peer *run.CPU
+	side   run.Side
+	cpu    *run.CPU
+	env    *run.Env
+	peer   *run.CPU
+	pinned []int // the CPUs its data path was pinned to
 }
 
 func view(res *run.Result, s run.Side) sideView {
+	v := sideView{side: s, cpu: res.Summary.LocalCPU, env: res.Local.Env, peer: res.Summary.RemoteCPU}
+	dp := res.Local.DataPath
 	if s == run.Remote {
-		return sideView{side: s, cpu: res.Summary.RemoteCPU, env: res.Remote.Env, peer: res.Summary.LocalCPU}
+		v = sideView{side: s, cpu: res.Summary.RemoteCPU, env: res.Remote.Env, peer: res.Summary.LocalCPU}
+		dp = res.Remote.DataPath
 	}
-	return sideView{side: s, cpu: res.Summary.LocalCPU, env: res.Local.Env, peer: res.Summary.RemoteCPU}
+	if dp != nil {
+		for _, p := range dp.PinnedCPUs {
+			v.pinned = append(v.pinned, p.CPU)
+		}
+	}
+	return v
 }
 
 // cpuState is what a side's CPU figures say about its data path.
 type cpuState struct {
-	known   bool
+	known   bool    // the side's threads were measured
 	bound   bool    // the busiest thread wanted a CPU the whole window
 	starved bool    // it waited for one a good part of the time
 	load    float64 // thread busy + wait + its CPU's softirq, percent
@@ -131,17 +142,25 @@ type cpuState struct {
 
 func cpuOf(v sideView) cpuState {
 	c := v.cpu
-	if c == nil {
+	if c == nil || c.CPUs == 0 {
+		// None, or an iperf3 peer's process time only.
 		return cpuState{}
 	}
-	st := cpuState{known: true}
+	// Without its threads (a server before they were recorded) a side's
+	// CPU cannot be told bound; a softirq-saturated CPU still can.
+	st := cpuState{known: len(c.Threads) > 0}
 	ev := &run.LimitCPU{CPU: c.BusiestCPU, UtilPct: c.BusiestCPUPct}
 	if sh := c.BusiestCPUShares; sh != nil {
 		ev.UserPct, ev.SystemPct, ev.SoftIRQPct, ev.IRQPct, ev.StealPct = sh.UserPct+sh.NicePct, sh.SystemPct, sh.SoftIRQPct, sh.IRQPct, sh.StealPct
 		st.softirq = c.BusiestCPUPct >= SaturatedCPUPct && sh.SoftIRQPct+sh.IRQPct >= SoftIRQBoundPct
 	}
 	if len(c.Threads) > 0 {
+		// The busiest thread, or with the data path pinned (-T) the
+		// busiest on a pinned CPU: a data-path thread.
 		th := c.Threads[0]
+		if i := slices.IndexFunc(c.Threads, func(t run.TaskCPU) bool { return slices.Contains(v.pinned, t.LastCPU) }); i >= 0 {
+			th = c.Threads[i]
+		}
 		ev.ThreadPct, ev.ThreadID, ev.ThreadWaitPct = th.UtilPct, th.ID, th.WaitPct
 		st.load = th.UtilPct + th.WaitPct
 		// The evidence is the CPU the thread last ran on (its pinned
@@ -184,7 +203,9 @@ func sharesOf(c *run.CPU, id int) (run.CPUShares, bool) {
 }
 
 // others is the CPU processes other than this side's and its peer's took
-// on the side's host, nil without the figures.
+// on the host, nil without the figures. When the side's data path was
+// pinned (-T), those that last ran on its CPUs come first: they are the
+// ones that took them.
 func others(v sideView) *run.LimitOthers {
 	c := v.cpu
 	if c == nil || c.TasksError != "" || c.Threads == nil {
@@ -198,15 +219,27 @@ func others(v sideView) *run.LimitOthers {
 			o.UtilPct -= p.UtilPct
 			continue
 		}
-		if len(o.Busiest) < 3 {
-			o.Busiest = append(o.Busiest, p)
-		}
+		o.Busiest = append(o.Busiest, p)
+	}
+	// Stable: within each group, busiest first as recorded.
+	slices.SortStableFunc(o.Busiest, func(a, b run.TaskCPU) int {
+		return cmp.Compare(btoi(!slices.Contains(v.pinned, a.LastCPU)), btoi(!slices.Contains(v.pinned, b.LastCPU)))
+	})
+	if len(o.Busiest) > 3 {
+		o.Busiest = o.Busiest[:3]
 	}
 	o.UtilPct = max(o.UtilPct, 0)
 	if c.CPUs > 0 {
 		o.HostPct = o.UtilPct / float64(c.CPUs)
 	}
 	return o
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // note says when other processes were busy on a side, whatever the limit.
@@ -224,7 +257,7 @@ func (st cpuState) note(l *run.Limit) {
 func tasks(ts []run.TaskCPU) string {
 	var parts []string
 	for _, t := range ts {
-		parts = append(parts, fmt.Sprintf("%s, pid %d, %.0f%%", t.Name, t.ID, t.UtilPct))
+		parts = append(parts, fmt.Sprintf("%s, pid %d, %.0f%% (cpu%d)", t.Name, t.ID, t.UtilPct, t.LastCPU))
 	}
 	return strings.Join(parts, "; ")
 }

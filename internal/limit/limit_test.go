@@ -222,6 +222,37 @@ func TestDiagnoseStream(t *testing.T) {
 			},
 		},
 		{
+			// The data path pinned to cpu1 (-T 1): the loop on cpu1 is
+			// named first though a process elsewhere used more.
+			name: "the process on the pinned CPU first",
+			res: func() *run.Result {
+				r := withCPU(streamResult(spec.TCPStream, 2e9),
+					cpuFig(100, 1, 100, 20, 5, 40, 55, run.TaskCPU{ID: 9, Name: "cc1", UtilPct: 80, LastCPU: 0},
+						run.TaskCPU{ID: 300, Name: "busyloop", UtilPct: 30, LastCPU: 1}), idle(200))
+				r.Local.DataPath = &run.DataPath{PinnedCPUs: []run.PinnedCPU{{CPU: 1, Streams: []int{1}}}}
+				return r
+			}(),
+			want: run.LimitOtherProcesses, wantSide: run.Local,
+			check: func(t *testing.T, l *run.Limit) {
+				if o := l.Evidence.Others; o == nil || len(o.Busiest) != 2 || o.Busiest[0].ID != 300 || o.Busiest[1].ID != 9 || o.UtilPct != 110 {
+					t.Errorf("others evidence %+v, want the busy loop, then cc1, 110%% in all", o)
+				}
+			},
+		},
+		{
+			// Not pinned: the busiest first, wherever it ran.
+			name: "the busiest first when not pinned",
+			res: withCPU(streamResult(spec.TCPStream, 2e9),
+				cpuFig(100, 1, 100, 20, 5, 40, 55, run.TaskCPU{ID: 9, Name: "cc1", UtilPct: 80, LastCPU: 0},
+					run.TaskCPU{ID: 300, Name: "busyloop", UtilPct: 30, LastCPU: 1}), idle(200)),
+			want: run.LimitOtherProcesses,
+			check: func(t *testing.T, l *run.Limit) {
+				if o := l.Evidence.Others; o == nil || len(o.Busiest) != 2 || o.Busiest[0].ID != 9 {
+					t.Errorf("others evidence %+v, want cc1 first", o)
+				}
+			},
+		},
+		{
 			// Not CPU-bound (30% run, 30% waiting: it also slept on
 			// the socket), but kept waiting for its CPU a third of the
 			// window while other processes used 80% of one.
@@ -244,6 +275,17 @@ func TestDiagnoseStream(t *testing.T) {
 			res: withCPU(streamResult(spec.TCPStream, 2e9),
 				cpuFig(100, 1, 100, 20, 5, 40, 55, run.TaskCPU{ID: 200, Name: "wirespeed", UtilPct: 95, LastCPU: 1}), idle(200)),
 			want: run.LimitSenderCPU,
+		},
+		{
+			// A peer that reported process time only (iperf3) or no
+			// threads: its CPU is not known, so no verdict from it.
+			name: "receiver without threads",
+			res: func() *run.Result {
+				c := cpuFig(200, 0, 99, 60, 10, 0, 0)
+				c.Threads = nil
+				return withTCP(withCPU(streamResult(spec.TCPStream, 300e6), idle(100), c), 100, 83, 0, 0)
+			}(),
+			want: run.LimitUnknown,
 		},
 		{
 			name: "receive window",
@@ -315,7 +357,7 @@ func TestDiagnoseStream(t *testing.T) {
 				cpuFig(100, 1, 100, 5, 1, 5, 0, run.TaskCPU{ID: 300, Name: "busyloop", UtilPct: 99}), idle(200)),
 			want: run.LimitLink,
 			check: func(t *testing.T, l *run.Limit) {
-				if !strings.Contains(strings.Join(l.Notes, "; "), "busyloop, pid 300, 99%") {
+				if !strings.Contains(strings.Join(l.Notes, "; "), "busyloop, pid 300, 99% (cpu0)") {
 					t.Errorf("notes %q, want the busy loop named", l.Notes)
 				}
 			},

@@ -33,9 +33,12 @@ type TaskTimes struct {
 	LastCPU     int    // processor: the CPU it last ran on
 	// Kernel is set for kernel threads (PF_KTHREAD).
 	Kernel bool
-	// WaitNanos is the time it spent runnable but waiting for a CPU, from
-	// its schedstat (threads only; 0 where the kernel has no schedstat).
-	WaitNanos uint64
+	// RunNanos and WaitNanos are the time it spent on a CPU and runnable
+	// but waiting for one, from its schedstat (threads only; 0 where the
+	// kernel has no schedstat). RunNanos is exact where the ticks of
+	// utime and stime are samples: a thread that runs in bursts shorter
+	// than a tick can show none.
+	RunNanos, WaitNanos uint64
 }
 
 // Tasks is the tasks present at one moment, by id.
@@ -82,7 +85,7 @@ func readTasks(dir string, schedstat bool) (Tasks, error) {
 		}
 		t.ID = id
 		if schedstat {
-			t.WaitNanos = readWait(filepath.Join(dir, n, "schedstat"), buf)
+			t.RunNanos, t.WaitNanos = readSchedstat(filepath.Join(dir, n, "schedstat"), buf)
 		}
 		ts[id] = t
 	}
@@ -102,24 +105,25 @@ func readTaskStat(path string, buf []byte) (TaskTimes, error) {
 	return parseTaskStat(buf[:n])
 }
 
-// readWait reads the second figure of a task's schedstat ("run_ns
-// wait_ns timeslices"): 0 when it cannot.
-func readWait(path string, buf []byte) uint64 {
+// readSchedstat reads a task's schedstat ("run_ns wait_ns timeslices"):
+// zeros when it cannot.
+func readSchedstat(path string, buf []byte) (run, wait uint64) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	defer f.Close()
 	n, _ := io.ReadFull(f, buf)
 	fs := bytes.Fields(buf[:n])
 	if len(fs) < 2 {
-		return 0
+		return 0, 0
 	}
-	w, err := strconv.ParseUint(string(fs[1]), 10, 64)
-	if err != nil {
-		return 0
+	r, err1 := strconv.ParseUint(string(fs[0]), 10, 64)
+	w, err2 := strconv.ParseUint(string(fs[1]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0
 	}
-	return w
+	return r, w
 }
 
 // parseTaskStat parses a /proc/PID/stat line: "pid (comm) state ppid ...".
@@ -162,7 +166,7 @@ func parseTaskStat(b []byte) (TaskTimes, error) {
 // TaskUsage is what tasks used between two samples.
 type TaskUsage struct {
 	// UtilPct is the time all the tasks counted used, in percent of one
-	// CPU over the window.
+	// CPU over the window, from their ticks.
 	UtilPct float64
 	// Busiest is the tasks that wanted the most CPU (used plus waited
 	// for), busiest first, at most run.MaxTasks of them.
@@ -191,20 +195,24 @@ func TaskDelta(a, b Tasks, elapsedS float64, skip ...int) TaskUsage {
 			// less time than the one it replaced, and counts whole).
 			user, sys = sub(user, p.UserTicks), sub(sys, p.SystemTicks)
 		}
-		wait := t.WaitNanos
-		if p, ok := a[id]; ok && p.WaitNanos <= wait {
-			wait -= p.WaitNanos
+		runNs, wait := t.RunNanos, t.WaitNanos
+		if p, ok := a[id]; ok && p.WaitNanos <= wait && p.RunNanos <= runNs {
+			runNs, wait = runNs-p.RunNanos, wait-p.WaitNanos
 		}
-		if user+sys == 0 && wait == 0 {
+		if user+sys == 0 && wait == 0 && runNs == 0 {
 			continue
 		}
 		ticks += user + sys
+		util := 100 * float64(user+sys) / TicksPerSecond / elapsedS
+		if t.RunNanos > 0 {
+			util = 100 * float64(runNs) / 1e9 / elapsedS
+		}
 		all = append(all, run.TaskCPU{
 			ID:      id,
 			Name:    t.Name,
 			UserS:   float64(user) / TicksPerSecond,
 			SystemS: float64(sys) / TicksPerSecond,
-			UtilPct: 100 * float64(user+sys) / TicksPerSecond / elapsedS,
+			UtilPct: util,
 			LastCPU: t.LastCPU,
 			WaitPct: 100 * float64(wait) / 1e9 / elapsedS,
 		})

@@ -57,8 +57,10 @@ func TestTaskDelta(t *testing.T) {
 		t.Errorf("TaskDelta mismatch (-want +got):\n%s", diff)
 	}
 
-	// Threads: 101 used 90+150 ticks, 96% of a CPU, and waited 0.4 s for
-	// one (schedstat), 16%; 100 used 10+10, 8%.
+	// Threads, by their schedstat: 101 ran 2.4 s (its ticks say the
+	// same, 90+150), 96% of a CPU, and waited 0.4 s for one, 16%; 100
+	// ran 0.5 s, 20%, where its ticks caught only 10+10 (8%): run time
+	// comes from schedstat, the user/system split from the ticks.
 	ta, err := ReadThreads(fixtureRoot("tasks-a"), 100)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +72,7 @@ func TestTaskDelta(t *testing.T) {
 	gotT := TaskDelta(ta, tb, 2.5)
 	wantT := TaskUsage{UtilPct: 104, Busiest: []run.TaskCPU{
 		{ID: 101, Name: "wirespeed", UserS: 0.9, SystemS: 1.5, UtilPct: 96, LastCPU: 1, WaitPct: 16},
-		{ID: 100, Name: "wirespeed", UserS: 0.1, SystemS: 0.1, UtilPct: 8, LastCPU: 0},
+		{ID: 100, Name: "wirespeed", UserS: 0.1, SystemS: 0.1, UtilPct: 20, LastCPU: 0},
 	}}
 	if diff := cmp.Diff(wantT, gotT, approx); diff != "" {
 		t.Errorf("TaskDelta of threads mismatch (-want +got):\n%s", diff)

@@ -89,10 +89,10 @@ func LimitText(l *run.Limit) string {
 		}
 		s := fmt.Sprintf("other processes on the %s host (%.0f%% of a CPU", o.Side, o.UtilPct)
 		for _, b := range o.Busiest {
-			s += fmt.Sprintf("; %s, pid %d, %.0f%%", b.Name, b.ID, b.UtilPct)
+			s += fmt.Sprintf("; %s, pid %d, %.0f%% (cpu%d)", b.Name, b.ID, b.UtilPct, b.LastCPU)
 		}
 		if c := e.CPU; c != nil {
-			s += fmt.Sprintf("; the test's busiest thread ran %.0f%% and waited %.0f%%", c.ThreadPct, c.ThreadWaitPct)
+			s += fmt.Sprintf("; the test's busiest thread ran %.0f%% and waited %.0f%% on cpu%d", c.ThreadPct, c.ThreadWaitPct, c.CPU)
 		}
 		return s + ")"
 	case run.LimitLatency:

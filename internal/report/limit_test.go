@@ -23,7 +23,7 @@ func TestLimitText(t *testing.T) {
 		{Kind: run.LimitCongestion, Evidence: run.LimitEvidence{TCP: &run.LimitTCP{RetransPct: 2.04, Retransmits: 2762}}},
 		{Kind: run.LimitOtherProcesses, Side: run.Local, Evidence: run.LimitEvidence{
 			CPU:    &run.LimitCPU{CPU: 1, UtilPct: 100, ThreadPct: 31, ThreadWaitPct: 62},
-			Others: &run.LimitOthers{Side: run.Local, UtilPct: 68, HostPct: 34, Busiest: []run.TaskCPU{{ID: 4321, Name: "busyloop", UtilPct: 66}}}}},
+			Others: &run.LimitOthers{Side: run.Local, UtilPct: 68, HostPct: 34, Busiest: []run.TaskCPU{{ID: 4321, Name: "busyloop", UtilPct: 66, LastCPU: 1}}}}},
 		{Kind: run.LimitRequesterCPU, Evidence: run.LimitEvidence{CPU: &run.LimitCPU{CPU: 0, UtilPct: 98, UserPct: 40, SystemPct: 58, ThreadPct: 96}}},
 		{Kind: run.LimitResponderCPU},
 		{Kind: run.LimitLatency, Evidence: run.LimitEvidence{RTT: &run.LimitRTT{MeanMicros: 50, InFlight: 4, PredictedPerSecond: 80000, AchievedPct: 97.5}}},

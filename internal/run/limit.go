@@ -134,8 +134,9 @@ type TaskCPU struct {
 	Name    string  `json:"name"`
 	UserS   float64 `json:"user_s"`
 	SystemS float64 `json:"system_s"`
-	// UtilPct is user plus system time in percent of one CPU over the
-	// window, as top shows it.
+	// UtilPct is its time on a CPU in percent of one CPU over the
+	// window, as top shows it: from schedstat's run time for a thread
+	// (exact), from user plus system ticks for a process.
 	UtilPct float64 `json:"util_pct"`
 	// LastCPU is the CPU it last ran on when the window closed.
 	LastCPU int `json:"last_cpu"`
