@@ -51,7 +51,8 @@ const (
 	// this percent of the window makes that the limit.
 	LimitedPct = 50
 	// RetransPct: retransmitted segments at least this percent of those
-	// sent make congestion the limit; UDP loss the same.
+	// sent make congestion the limit; UDP loss at this level that nothing
+	// else explains gets a note.
 	RetransPct = 1
 	// LatencyPct: a request/response rate at least this percent of what
 	// its latency allows (in flight / mean latency) is latency-bound.

@@ -1,6 +1,8 @@
-// Package measure owns the samplers: TCP_INFO of a socket now, and (later)
-// CPU time and kernel counters. Samplers that read /proc take the proc root
-// as a parameter so tests can feed them fixture trees.
+// Package measure owns the samplers: TCP_INFO of a socket, CPU time
+// (/proc/stat, getrusage), the CPU time of processes and threads
+// (/proc/PID/stat, schedstat) and kernel counters. Samplers that read
+// /proc take the proc root as a parameter so tests can feed them fixture
+// trees.
 package measure
 
 import (
