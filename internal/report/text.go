@@ -330,6 +330,11 @@ func Tradeoff(w io.Writer, a, b run.Result, ratio float64) {
 	tw.Flush()
 	fmt.Fprintf(w, "%s / %s = %.3f\n", b.Spec.Kind, a.Spec.Kind, ratio)
 	for _, r := range []run.Result{a, b} {
+		if l := r.Summary.Limit; l != nil {
+			fmt.Fprintf(w, "%s limited by: %s\n", r.Spec.Kind, LimitText(l))
+		}
+	}
+	for _, r := range []run.Result{a, b} {
 		if r.Interrupted {
 			fmt.Fprintf(w, "INTERRUPTED: %s was stopped early.\n", r.Spec.Kind)
 		}
