@@ -88,6 +88,25 @@ type CPUShares struct {
 	StealPct   float64 `json:"steal_pct"`
 }
 
+// TaskCPU is the CPU time a process or a thread used over a side's CPU
+// window, from /proc/PID/stat.
+type TaskCPU struct {
+	ID      int     `json:"id"` // process or thread id
+	Name    string  `json:"name"`
+	UserS   float64 `json:"user_s"`
+	SystemS float64 `json:"system_s"`
+	// UtilPct is its time on a CPU in percent of one CPU over the
+	// window, as top shows it: from schedstat's run time for a thread
+	// (exact), from user plus system ticks for a process.
+	UtilPct float64 `json:"util_pct"`
+	// LastCPU is the CPU it last ran on when the window closed.
+	LastCPU int `json:"last_cpu"`
+	// WaitPct is the time a thread was runnable but waiting for a CPU,
+	// in percent of the window (from /proc/PID/task/TID/schedstat;
+	// threads only).
+	WaitPct float64 `json:"wait_pct,omitempty"`
+}
+
 // MaxTasks bounds the threads and other processes a CPU record lists.
 const MaxTasks = 8
 

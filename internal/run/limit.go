@@ -127,25 +127,6 @@ type LimitRTT struct {
 	BusyPollMicros     int     `json:"busy_poll_us,omitempty"`
 }
 
-// TaskCPU is the CPU time a process or a thread used over a side's CPU
-// window, from /proc/PID/stat.
-type TaskCPU struct {
-	ID      int     `json:"id"` // process or thread id
-	Name    string  `json:"name"`
-	UserS   float64 `json:"user_s"`
-	SystemS float64 `json:"system_s"`
-	// UtilPct is its time on a CPU in percent of one CPU over the
-	// window, as top shows it: from schedstat's run time for a thread
-	// (exact), from user plus system ticks for a process.
-	UtilPct float64 `json:"util_pct"`
-	// LastCPU is the CPU it last ran on when the window closed.
-	LastCPU int `json:"last_cpu"`
-	// WaitPct is the time a thread was runnable but waiting for a CPU,
-	// in percent of the window (from /proc/PID/task/TID/schedstat;
-	// threads only).
-	WaitPct float64 `json:"wait_pct,omitempty"`
-}
-
 // TCPLimited is what a TCP sender's TCP_INFO says about its window,
 // summed over the window (Linux 4.9 and later; all 0 before): how long
 // it had data to send (busy) and, of that, how long the receive window or

@@ -83,18 +83,15 @@ type StreamSide struct {
 	Calls      int64 `json:"calls"`       // send or receive system calls inside the window
 	// Complete is true when TotalBytes is final: the sender stopped, or the
 	// receiver read up to the sender's end of stream.
-	Complete          bool     `json:"complete"`
-	SndBuf            int      `json:"sndbuf"` // granted by the kernel when the run started, read back after setting
-	RcvBuf            int      `json:"rcvbuf"`
-	SndBufEnd         int      `json:"sndbuf_end"` // at the end of the window, after the kernel's autotuning
-	RcvBufEnd         int      `json:"rcvbuf_end"`
-	CongestionControl string   `json:"congestion_control,omitempty"`
-	Retransmits       int64    `json:"retransmits"` // over the window
-	TCPInfo           *TCPInfo `json:"tcp_info,omitempty"`
-	// TCPLimited is the change of TCP_INFO's busy and limited times
-	// over the window (a sender's, Linux 4.9 and later).
-	TCPLimited *TCPLimited `json:"tcp_limited,omitempty"`
-	Intervals  []Interval  `json:"intervals,omitempty"`
+	Complete          bool       `json:"complete"`
+	SndBuf            int        `json:"sndbuf"` // granted by the kernel when the run started, read back after setting
+	RcvBuf            int        `json:"rcvbuf"`
+	SndBufEnd         int        `json:"sndbuf_end"` // at the end of the window, after the kernel's autotuning
+	RcvBufEnd         int        `json:"rcvbuf_end"`
+	CongestionControl string     `json:"congestion_control,omitempty"`
+	Retransmits       int64      `json:"retransmits"` // over the window
+	TCPInfo           *TCPInfo   `json:"tcp_info,omitempty"`
+	Intervals         []Interval `json:"intervals,omitempty"`
 
 	// UDP and request/response figures, over the window.
 	Packets      int64    `json:"packets,omitempty"`       // datagrams sent or received (distinct), or transactions
@@ -114,6 +111,10 @@ type StreamSide struct {
 	SeqUnique int64  `json:"seq_unique,omitempty"`
 	// DataPath is this side's record of the stream's data path options.
 	DataPath *StreamDataPath `json:"datapath,omitempty"`
+
+	// TCPLimited is the change of TCP_INFO's busy and limited times
+	// over the window (a sender's, Linux 4.9 and later).
+	TCPLimited *TCPLimited `json:"tcp_limited,omitempty"`
 }
 
 // Latency summarises the latency of transactions, in microseconds, from a
