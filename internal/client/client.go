@@ -18,6 +18,7 @@ import (
 
 	"wirespeed/internal/control"
 	"wirespeed/internal/engine"
+	"wirespeed/internal/limit"
 	"wirespeed/internal/result"
 	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
@@ -458,6 +459,8 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	res.Started = started
 	res.Local.Hostname = c.cfg.Hostname
 	res.Remote.Address = c.cfg.Addr
+	// What limited the run, from the joined figures (docs/limits.md).
+	limit.Diagnose(&res)
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"wirespeed/internal/engine"
+	"wirespeed/internal/limit"
 	"wirespeed/internal/result"
 	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
@@ -405,6 +406,8 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 	res.Started = started
 	res.Local.Hostname = cl.cfg.Hostname
 	res.Remote.Address = cl.cfg.Addr
+	// What limited the run, from the joined figures (docs/limits.md).
+	limit.Diagnose(&res)
 	res.Warnings = append(res.Warnings, warnings...)
 	if ctx.Err() != nil {
 		res.Interrupted = true

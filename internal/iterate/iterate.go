@@ -16,6 +16,7 @@ import (
 	"math"
 	"strings"
 
+	"wirespeed/internal/limit"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
@@ -116,6 +117,7 @@ func Run(ctx context.Context, rep spec.Repeat, once func(context.Context) (resul
 		over = all
 	}
 	out := result.Mean(over)
+	limit.OfMean(&out, over)
 	for i, r := range all {
 		out.Iterations = append(out.Iterations, result.IterationOf(i+1, r))
 		if r.Interrupted {

@@ -189,6 +189,20 @@ type CPUUsage struct {
 	// per-CPU figures; BusiestCPUPct is its utilization.
 	BusiestCPU    int
 	BusiestCPUPct float64
+	// BusiestShares is the busiest CPU's time split by state.
+	BusiestShares CPUShares
+	// PerCPUShares is each CPU's split, in PerCPU's order.
+	PerCPUShares []CPUShares
+}
+
+// SharesOf is the split of CPU id, false when the usage has no such CPU.
+func (u CPUUsage) SharesOf(id int) (CPUShares, bool) {
+	for i, c := range u.PerCPU {
+		if c.CPU == id && i < len(u.PerCPUShares) {
+			return u.PerCPUShares[i], true
+		}
+	}
+	return CPUShares{}, false
 }
 
 // CPUUtil is one CPU's utilization over a window.
@@ -215,7 +229,7 @@ func CPUDelta(a, b CPUSample) CPUUsage {
 		prev[t.CPU] = t
 	}
 	var all CPUTimes
-	var per []CPUUtil
+	var per []CPUUsage
 	for _, t := range b.PerCPU {
 		p, ok := prev[t.CPU]
 		if !ok {
@@ -223,7 +237,9 @@ func CPUDelta(a, b CPUSample) CPUUsage {
 		}
 		d := delta(p, t)
 		all = all.add(d)
-		per = append(per, CPUUtil{CPU: t.CPU, UtilPct: percentages(d).UtilPct})
+		sh := percentages(d)
+		sh.BusiestCPU = t.CPU // this CPU's number, for the loop below
+		per = append(per, sh)
 	}
 	var u CPUUsage
 	if len(per) > 0 {
@@ -232,11 +248,16 @@ func CPUDelta(a, b CPUSample) CPUUsage {
 		u = percentages(delta(a.All, b.All))
 	}
 	u.BusiestCPU = -1
-	for _, c := range per {
+	for _, sh := range per {
+		c := CPUUtil{CPU: sh.BusiestCPU, UtilPct: sh.UtilPct}
 		u.PerCPU = append(u.PerCPU, c)
+		split := CPUShares{CPU: c.CPU, UtilPct: sh.UtilPct, UserPct: sh.UserPct, NicePct: sh.NicePct,
+			SystemPct: sh.SystemPct, IRQPct: sh.IRQPct, SoftIRQPct: sh.SoftIRQPct, StealPct: sh.StealPct}
+		u.PerCPUShares = append(u.PerCPUShares, split)
 		if u.BusiestCPU < 0 || c.UtilPct > u.BusiestCPUPct ||
 			(c.UtilPct == u.BusiestCPUPct && c.CPU < u.BusiestCPU) {
 			u.BusiestCPU, u.BusiestCPUPct = c.CPU, c.UtilPct
+			u.BusiestShares = split
 		}
 	}
 	return u
@@ -335,6 +356,10 @@ func CPUResult(u CPUUsage, proc ProcessCPU, elapsedS float64, bytes int64) CPU {
 		ProcessUserS:   proc.User.Seconds(),
 		ProcessSystemS: proc.System.Seconds(),
 		ElapsedS:       elapsedS,
+	}
+	if u.BusiestCPU >= 0 {
+		sh := u.BusiestShares
+		c.BusiestCPUShares = &sh
 	}
 	for _, p := range u.PerCPU {
 		c.PerCPUUtilPct = append(c.PerCPUUtilPct, p.UtilPct)

@@ -25,6 +25,8 @@ var approx = cmpopts.EquateApprox(0, 1e-9)
 
 func fixture(name string) string { return filepath.Join("testdata", "cpu", name) }
 
+func fixtureRoot(name string) string { return filepath.Join("testdata", name) }
+
 func TestReadCPU(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -103,7 +105,8 @@ func TestCPUDelta(t *testing.T) {
 			// is 0.1%: user 40, nice 2, system 15, idle 33, iowait 3, irq
 			// 1, softirq 5, steal 1; utilization 100 - 33 - 3 = 64.
 			// cpu0: 500 ticks, 50 idle: 90%. cpu1: 500 ticks, 280 idle and
-			// 30 iowait: 190/500 = 38%.
+			// 30 iowait: 190/500 = 38%. cpu0's split, of its 500 ticks:
+			// user 60, system 20, irq 2, softirq 8.
 			name: "two cpus with guest time",
 			a:    "guest-a", b: "guest-b",
 			want: CPUUsage{
@@ -111,6 +114,11 @@ func TestCPUDelta(t *testing.T) {
 				IOWaitPct: 3, StealPct: 1, IdlePct: 33, Ticks: 1000,
 				PerCPU:     []CPUUtil{{CPU: 0, UtilPct: 90}, {CPU: 1, UtilPct: 38}},
 				BusiestCPU: 0, BusiestCPUPct: 90,
+				BusiestShares: CPUShares{UtilPct: 90, UserPct: 60, SystemPct: 20, IRQPct: 2, SoftIRQPct: 8},
+				// cpu1, of its 500 ticks: user 100, nice 20, system 50,
+				// softirq 10, steal 10.
+				PerCPUShares: []CPUShares{{UtilPct: 90, UserPct: 60, SystemPct: 20, IRQPct: 2, SoftIRQPct: 8},
+					{CPU: 1, UtilPct: 38, UserPct: 20, NicePct: 4, SystemPct: 10, SoftIRQPct: 2, StealPct: 2}},
 			},
 		},
 		{
@@ -124,18 +132,23 @@ func TestCPUDelta(t *testing.T) {
 				IOWaitPct: 3, IdlePct: 20, Ticks: 100,
 				PerCPU:     []CPUUtil{{CPU: 0, UtilPct: 77}},
 				BusiestCPU: 0, BusiestCPUPct: 77,
+				BusiestShares: CPUShares{UtilPct: 77, UserPct: 50, SystemPct: 25, IRQPct: 1, SoftIRQPct: 1},
+				PerCPUShares:  []CPUShares{{UtilPct: 77, UserPct: 50, SystemPct: 25, IRQPct: 1, SoftIRQPct: 1}},
 			},
 		},
 		{
 			// 4 fields, cpus 0 and 2: deltas user 160, system 35, idle 205
 			// of 400 ticks: 40%, 8.75%, 51.25%, utilization 48.75%.
-			// cpu0: 150+25 busy of 200 = 87.5%; cpu2: 10+10 of 200 = 10%.
+			// cpu0: 150+25 busy of 200 = 87.5% (75 user, 12.5 system);
+			// cpu2: 10+10 of 200 = 10%.
 			name: "linux 2.4, cpu1 offline",
 			a:    "linux24-offline-a", b: "linux24-offline-b",
 			want: CPUUsage{
 				UtilPct: 48.75, UserPct: 40, SystemPct: 8.75, IdlePct: 51.25, Ticks: 400,
 				PerCPU:     []CPUUtil{{CPU: 0, UtilPct: 87.5}, {CPU: 2, UtilPct: 10}},
 				BusiestCPU: 0, BusiestCPUPct: 87.5,
+				BusiestShares: CPUShares{UtilPct: 87.5, UserPct: 75, SystemPct: 12.5},
+				PerCPUShares:  []CPUShares{{UtilPct: 87.5, UserPct: 75, SystemPct: 12.5}, {CPU: 2, UtilPct: 10, UserPct: 5, SystemPct: 5}},
 			},
 		},
 		{
@@ -143,8 +156,9 @@ func TestCPUDelta(t *testing.T) {
 			name: "no ticks elapsed",
 			a:    "guest-a", b: "guest-a",
 			want: CPUUsage{
-				PerCPU:     []CPUUtil{{CPU: 0}, {CPU: 1}},
-				BusiestCPU: 0,
+				PerCPU:       []CPUUtil{{CPU: 0}, {CPU: 1}},
+				BusiestCPU:   0,
+				PerCPUShares: []CPUShares{{}, {CPU: 1}},
 			},
 		},
 	}
@@ -188,6 +202,8 @@ func TestCPUDeltaOddSamples(t *testing.T) {
 		UtilPct: 30, UserPct: 30, IdlePct: 70, Ticks: 100,
 		PerCPU:     []CPUUtil{{CPU: 0, UtilPct: 30}},
 		BusiestCPU: 0, BusiestCPUPct: 30,
+		BusiestShares: CPUShares{UtilPct: 30, UserPct: 30},
+		PerCPUShares:  []CPUShares{{UtilPct: 30, UserPct: 30}},
 	}
 	if diff := cmp.Diff(want, CPUDelta(a, b), approx); diff != "" {
 		t.Errorf("CPUDelta mismatch (-want +got):\n%s", diff)

@@ -38,11 +38,29 @@ type CPU struct {
 	// (they differ from the position when CPUs are offline).
 	PerCPUUtilPct []float64 `json:"per_cpu_util_pct"`
 	PerCPUIDs     []int     `json:"per_cpu_ids"`
+	// BusiestCPUShares is the busiest CPU's time split by state, in
+	// percent of that CPU's time.
+	BusiestCPUShares *CPUShares `json:"busiest_cpu_shares,omitempty"`
 
 	// ProcessUserS and ProcessSystemS are the CPU seconds this side's own
 	// process used over the window, in user and kernel mode, from rusage.
 	ProcessUserS   float64 `json:"process_user_s"`
 	ProcessSystemS float64 `json:"process_system_s"`
+	// PID is this side's process id; Threads its busiest threads over the
+	// window, from /proc/PID/task (at most MaxTasks).
+	PID     int       `json:"pid,omitempty"`
+	Threads []TaskCPU `json:"threads,omitempty"`
+	// ThreadCPUShares is the split of each CPU one of Threads last ran
+	// on, when that is not the busiest CPU.
+	ThreadCPUShares []CPUShares `json:"thread_cpu_shares,omitempty"`
+	// OtherProcessesUtilPct is the CPU time every other user-space
+	// process on the host used over the window, in percent of one CPU,
+	// and OtherProcesses the busiest of them (at most MaxTasks). Kernel
+	// threads are left out: ksoftirqd does the test's own packets.
+	OtherProcessesUtilPct float64   `json:"other_processes_util_pct,omitempty"`
+	OtherProcesses        []TaskCPU `json:"other_processes,omitempty"`
+	// TasksError says why threads and other processes are missing.
+	TasksError string `json:"tasks_error,omitempty"`
 
 	// ElapsedS is the length of the window the figures cover, by the
 	// monotonic clock: from the first of this side's windows opening to
@@ -57,6 +75,40 @@ type CPU struct {
 	// request/response test: microseconds of CPU time per transaction.
 	ServiceDemandMicrosPerTransaction float64 `json:"service_demand_us_per_tr,omitempty"`
 }
+
+// CPUShares is one CPU's time split by state, in percent of its time.
+type CPUShares struct {
+	CPU        int     `json:"cpu"` // the kernel's number of the CPU
+	UtilPct    float64 `json:"util_pct"`
+	UserPct    float64 `json:"user_pct"`
+	NicePct    float64 `json:"nice_pct"`
+	SystemPct  float64 `json:"system_pct"`
+	IRQPct     float64 `json:"irq_pct"`
+	SoftIRQPct float64 `json:"softirq_pct"`
+	StealPct   float64 `json:"steal_pct"`
+}
+
+// TaskCPU is the CPU time a process or a thread used over a side's CPU
+// window, from /proc/PID/stat.
+type TaskCPU struct {
+	ID      int     `json:"id"` // process or thread id
+	Name    string  `json:"name"`
+	UserS   float64 `json:"user_s"`
+	SystemS float64 `json:"system_s"`
+	// UtilPct is its time on a CPU in percent of one CPU over the
+	// window, as top shows it: from schedstat's run time for a thread
+	// (exact), from user plus system ticks for a process.
+	UtilPct float64 `json:"util_pct"`
+	// LastCPU is the CPU it last ran on when the window closed.
+	LastCPU int `json:"last_cpu"`
+	// WaitPct is the time a thread was runnable but waiting for a CPU,
+	// in percent of the window (from /proc/PID/task/TID/schedstat;
+	// threads only).
+	WaitPct float64 `json:"wait_pct,omitempty"`
+}
+
+// MaxTasks bounds the threads and other processes a CPU record lists.
+const MaxTasks = 8
 
 // ServiceDemand is netperf's service demand: the CPU time spent, in
 // microseconds, for each KB (1024 bytes) of payload moved:
@@ -154,4 +206,10 @@ type TCPInfo struct {
 	RTTVarMicros  float64 `json:"rttvar_us"`
 	TotalRetrans  int64   `json:"total_retrans"`
 	RcvSpaceBytes int64   `json:"rcv_space_bytes"`
+	// Since the connection opened, in microseconds (Linux 4.9 and later;
+	// 0 before): time with data to send, and of it, time held back by the
+	// peer's receive window and by the send buffer.
+	BusyTimeMicros      int64 `json:"busy_time_us,omitempty"`
+	RwndLimitedMicros   int64 `json:"rwnd_limited_us,omitempty"`
+	SndbufLimitedMicros int64 `json:"sndbuf_limited_us,omitempty"`
 }

@@ -30,5 +30,10 @@ func tcpInfo(rc syscall.RawConn) (TCPInfo, error) {
 		RTTVarMicros:  float64(ti.Rttvar),
 		TotalRetrans:  int64(ti.Total_retrans),
 		RcvSpaceBytes: int64(ti.Rcv_space),
+		// Linux 4.9 and later; an older kernel's shorter struct leaves
+		// them 0.
+		BusyTimeMicros:      int64(ti.Busy_time),
+		RwndLimitedMicros:   int64(ti.Rwnd_limited),
+		SndbufLimitedMicros: int64(ti.Sndbuf_limited),
 	}, nil
 }

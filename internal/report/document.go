@@ -31,7 +31,7 @@ var csvHeader = append([]string{
 	"packets_sent", "packets_received", "lost", "loss_pct", "out_of_order", "duplicates", "jitter_ms", "send_errors",
 	"transactions", "transactions_per_s", "timeouts",
 	"latency_min_us", "latency_mean_us", "latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_p999_us", "latency_max_us", "latency_stddev_us",
-}, append(append(cpuCSVHeader("local"), cpuCSVHeader("remote")...), "interrupted")...)
+}, append(append(cpuCSVHeader("local"), cpuCSVHeader("remote")...), "interrupted", "limit")...)
 
 // cpuCSVHeader names one side's CPU columns: what the text's cpu line and
 // the table's CPU columns show.
@@ -106,7 +106,15 @@ func csvRow(r result.Result, dir string, s result.Summary, sockets []string, wit
 	for _, c := range []*measure.CPU{r.Summary.LocalCPU, r.Summary.RemoteCPU} {
 		row = append(row, cpuCSV(c, withCPU, r.Summary.RRSummary != nil)...)
 	}
-	return append(row, strconv.FormatBool(r.Interrupted))
+	return append(row, strconv.FormatBool(r.Interrupted), limitKind(s.Limit))
+}
+
+// limitKind is a limit's kind for a CSV cell, empty for none.
+func limitKind(l *result.Limit) string {
+	if l == nil {
+		return ""
+	}
+	return string(l.Kind)
 }
 
 // cpuCSV is one side's CPU columns; empty when not measured or not on

@@ -13,7 +13,7 @@ import (
 // MatrixTable lays out a matrix's table: a column per setting varied,
 // then (for a sweep) the message size, the throughput (transactions per
 // second for request/response tests), its confidence interval, the
-// iterations and the CPU columns. Its widths are fixed when it is made,
+// iterations, the CPU columns and what limited the point. Its widths are fixed when it is made,
 // so that rows can be printed one at a time as they finish.
 type MatrixTable struct {
 	dims   []result.MatrixDimension
@@ -41,16 +41,17 @@ func NewMatrixTable(m *result.Matrix, sweep, rr bool, level float64) *MatrixTabl
 	return t
 }
 
-// number columns after the settings: size, rate, conf., iter, four CPU.
-var matrixCols = []int{9, 13, 8, 5, 8, 8, 9, 9}
+// number columns after the settings: size, rate, conf., iter, four CPU,
+// and what limited the point.
+var matrixCols = []int{9, 13, 8, 5, 8, 8, 9, 9, 10}
 
 // Header writes the head of the table.
 func (t *MatrixTable) Header(w io.Writer) {
 	lines := [][]string{
-		{"Message", "", "Conf.", "", "Local", "Remote", "Local", "Remote"},
-		{"Size", "Throughput", "+/-%", "Iter", "CPU", "CPU", "Service", "Service"},
-		{"bytes", t.rate, "@ " + levelPct(t.level) + "%", "", "Util", "Util", "Demand", "Demand"},
-		{"", "", "", "", "%", "%", "us/KB", "us/KB"},
+		{"Message", "", "Conf.", "", "Local", "Remote", "Local", "Remote", ""},
+		{"Size", "Throughput", "+/-%", "Iter", "CPU", "CPU", "Service", "Service", ""},
+		{"bytes", t.rate, "@ " + levelPct(t.level) + "%", "", "Util", "Util", "Demand", "Demand", "Limited"},
+		{"", "", "", "", "%", "%", "us/KB", "us/KB", "by"},
 	}
 	if strings.HasPrefix(t.rate, "trans") {
 		lines[1][1] = "Trans."
@@ -95,6 +96,7 @@ func (t *MatrixTable) Row(w io.Writer, row result.MatrixRow) {
 		conf, iter, note := pointCells(p)
 		cells := []string{fmt.Sprint(p.MsgSize), rate, conf, iter}
 		cells = append(cells, strings.Split(cpuCells(s), "\t")...)
+		cells = append(cells, LimitShort(s.Limit))
 		t.line(w, vals, cells, note)
 	}
 }

@@ -38,7 +38,7 @@ var pointsCSVHeader = []string{
 	"transactions_per_s", "latency_p50_us", "latency_p99_us", "latency_p999_us",
 	"local_service_demand_us_per_tr", "remote_service_demand_us_per_tr",
 	"local_process_user_s", "local_process_system_s", "remote_process_user_s", "remote_process_system_s",
-	"interrupted",
+	"interrupted", "limit",
 }
 
 // PointsCSV writes one row per point of each series: the mean figures,
@@ -99,7 +99,7 @@ func PointsCSV(w io.Writer, series []Series) error {
 				s.Label, string(p.Spec.Kind), strconv.Itoa(p.MsgSize), iters, f(sum.BitsPerSecond), lo, hi,
 				level, achieved, reached, lu, ru, lsd, rsd,
 				snd, rcv, f(sum.ElapsedS), tps, p50, p99, p999, lsdTr, rsdTr, lpu, lps, rpu, rps,
-				strconv.FormatBool(p.Interrupted),
+				strconv.FormatBool(p.Interrupted), limitKind(sum.Limit),
 			})
 		}
 	}

@@ -12,20 +12,21 @@ import (
 
 // The sweep table has fixed column widths, so that its rows can be
 // printed one at a time as the points finish.
-var sweepCols = []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 10, 10}
+var sweepCols = []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 10, 10, 10}
 
 // SweepHeader writes the head of netperf's table for a sweep: socket and
 // message sizes, elapsed time, throughput, the +/- of its confidence
 // interval at level (a fraction), iterations, and the CPU columns
-// (utilization and service demand, local and remote). A sweep of a
+// (utilization and service demand, local and remote), and what limited
+// the point (LimitShort, docs/limits.md). A sweep of a
 // request/response test shows the request size and the transaction rate
 // instead, as netperf's TCP_RR table does.
 func SweepHeader(w io.Writer, level float64, kind spec.Kind) {
 	lines := [][]string{
-		{"Recv", "Send", "Send", "", "", "", "", "Local", "Remote", "Local", "Remote"},
-		{"Socket", "Socket", "Message", "Elapsed", "", "Conf.", "", "CPU", "CPU", "Service", "Service"},
-		{"Size", "Size", "Size", "Time", "Throughput", "+/-%", "Iter", "Util", "Util", "Demand", "Demand"},
-		{"bytes", "bytes", "bytes", "secs.", "10^6bits/sec", "@ " + levelPct(level) + "%", "", "%", "%", "us/KB", "us/KB"},
+		{"Recv", "Send", "Send", "", "", "", "", "Local", "Remote", "Local", "Remote", ""},
+		{"Socket", "Socket", "Message", "Elapsed", "", "Conf.", "", "CPU", "CPU", "Service", "Service", ""},
+		{"Size", "Size", "Size", "Time", "Throughput", "+/-%", "Iter", "Util", "Util", "Demand", "Demand", "Limited"},
+		{"bytes", "bytes", "bytes", "secs.", "10^6bits/sec", "@ " + levelPct(level) + "%", "", "%", "%", "us/KB", "us/KB", "by"},
 	}
 	if kind.RR() {
 		lines[0][2], lines[1][2], lines[2][2] = "Request", "Resp.", "Size"
@@ -57,6 +58,7 @@ func SweepRow(w io.Writer, p result.Point) {
 		fmt.Sprintf("%.2f", s.ElapsedS), rate, conf, iter,
 	}
 	cells = append(cells, strings.Split(cpuCells(s), "\t")...)
+	cells = append(cells, LimitShort(s.Limit))
 	sweepLine(w, cells, note)
 }
 

@@ -43,6 +43,9 @@ func sweepDoc(t *testing.T) result.Document {
 		point(8192, 0.9, &result.Confidence{Level: 0.99, WidthPct: 5, Iterations: 1, Stop: "interrupted",
 			FigureConfidence: result.FigureConfidence{}}, true, "server ended the test early: server shutting down"),
 	}
+	// The fixture's limit is the sender's CPU; the largest size reached
+	// the link.
+	doc.Points[2].Summary.Limit = &result.Limit{Kind: result.LimitLink}
 	doc.Result = doc.Points[0].Result
 	return doc
 }

@@ -119,6 +119,10 @@ func Text(w io.Writer, res result.Result) {
 		Sides(w, res)
 	}
 	measurement(w, res)
+	if res.Summary.Limit != nil {
+		fmt.Fprintln(w)
+		Limits(w, res)
+	}
 	if res.Local.Env != nil || res.Remote.Env != nil {
 		fmt.Fprintln(w)
 		EnvSummary(w, res)
@@ -338,6 +342,11 @@ func Tradeoff(w io.Writer, a, b result.Result, ratio float64) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%s / %s = %.3f\n", b.Spec.Kind, a.Spec.Kind, ratio)
+	for _, r := range []result.Result{a, b} {
+		if l := r.Summary.Limit; l != nil {
+			fmt.Fprintf(w, "%s limited by: %s\n", r.Spec.Kind, LimitText(l))
+		}
+	}
 	for _, r := range []result.Result{a, b} {
 		if r.Interrupted {
 			fmt.Fprintf(w, "INTERRUPTED: %s was stopped early.\n", r.Spec.Kind)

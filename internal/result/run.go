@@ -94,6 +94,10 @@ type StreamSide struct {
 	SeqUnique int64  `json:"seq_unique,omitempty"`
 	// DataPath is this side's record of the stream's data path options.
 	DataPath *StreamDataPath `json:"datapath,omitempty"`
+
+	// TCPLimited is the change of TCP_INFO's busy and limited times
+	// over the window (a sender's, Linux 4.9 and later).
+	TCPLimited *TCPLimited `json:"tcp_limited,omitempty"`
 }
 
 // Flow is what one side measured for one direction: the streams it sent
@@ -176,6 +180,8 @@ type Summary struct {
 	// Confidence is the confidence interval over iterations, when the
 	// result is the mean of several (see points.go).
 	Confidence *Confidence `json:"confidence,omitempty"`
+	// Limit is what limited the result (package limit, docs/limits.md).
+	Limit *Limit `json:"limit,omitempty"`
 	// Present for UDP_STREAM and for request/response tests only.
 	*UDPSummary
 	*RRSummary

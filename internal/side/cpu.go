@@ -1,6 +1,8 @@
 package side
 
 import (
+	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,21 +14,25 @@ import (
 // process's rusage) when the first of its flows opens its window and each
 // time one closes, keeping the last: the figures cover the span from the
 // first window's opening to the last one's close. Two reads of /proc/stat
-// and getrusage per window, none in the hot loops.
+// and getrusage per window, and of /proc/PID/stat for this process's
+// threads and every process, none in the hot loops.
 //
 // A nil *cpuMeter measures nothing, so the hooks in the flows need no
 // check of their own.
 type cpuMeter struct {
 	procRoot string
+	pid      int
 
 	mu       sync.Mutex
 	opened   bool
 	start    time.Time
 	sys0     measure.CPUSample
 	proc0    measure.ProcessCPU
+	tasks0   taskSample
 	end      time.Time
 	sys1     measure.CPUSample
 	proc1    measure.ProcessCPU
+	tasks1   taskSample
 	closed   bool
 	firstErr error
 }
@@ -40,7 +46,24 @@ func newCPUMeter(cfg *Config) *cpuMeter {
 	if root == "" {
 		root = measure.DefaultProcRoot
 	}
-	return &cpuMeter{procRoot: root}
+	return &cpuMeter{procRoot: root, pid: os.Getpid()}
+}
+
+// taskSample is this process's threads and every process on the host at
+// one moment, for telling which thread did the work and how much CPU
+// other processes took; err says why they are missing.
+type taskSample struct {
+	threads, procs measure.Tasks
+	err            error
+}
+
+func (m *cpuMeter) tasks() taskSample {
+	var ts taskSample
+	ts.threads, ts.err = measure.ReadThreads(m.procRoot, m.pid)
+	if ts.err == nil {
+		ts.procs, ts.err = measure.ReadProcesses(m.procRoot)
+	}
+	return ts
 }
 
 // sample reads both counters at one moment.
@@ -70,6 +93,7 @@ func (m *cpuMeter) open() {
 		return
 	}
 	m.opened, m.start, m.sys0, m.proc0 = true, at, sys, proc
+	m.tasks0 = m.tasks()
 }
 
 // close is called by each flow as its window closes; the last one counts.
@@ -88,6 +112,7 @@ func (m *cpuMeter) close() {
 		return
 	}
 	m.closed, m.end, m.sys1, m.proc1 = true, at, sys, proc
+	m.tasks1 = m.tasks()
 }
 
 // result fills the side's CPU figures, or says why there are none. The
@@ -102,7 +127,26 @@ func (m *cpuMeter) result(res *result.SideResult) {
 	case m.firstErr != nil:
 		res.CPUError = m.firstErr.Error()
 	case m.closed:
-		c := measure.CPUResult(measure.CPUDelta(m.sys0, m.sys1), m.proc1.Sub(m.proc0), m.end.Sub(m.start).Seconds(), 0)
+		elapsed := m.end.Sub(m.start).Seconds()
+		usage := measure.CPUDelta(m.sys0, m.sys1)
+		c := measure.CPUResult(usage, m.proc1.Sub(m.proc0), elapsed, 0)
+		c.PID = m.pid
+		switch {
+		case m.tasks0.err != nil:
+			c.TasksError = m.tasks0.err.Error()
+		case m.tasks1.err != nil:
+			c.TasksError = m.tasks1.err.Error()
+		default:
+			c.Threads = measure.TaskDelta(m.tasks0.threads, m.tasks1.threads, elapsed).Busiest
+			for _, th := range c.Threads {
+				sh, ok := usage.SharesOf(th.LastCPU)
+				if ok && th.LastCPU != usage.BusiestCPU && !slices.ContainsFunc(c.ThreadCPUShares, func(s measure.CPUShares) bool { return s.CPU == sh.CPU }) {
+					c.ThreadCPUShares = append(c.ThreadCPUShares, sh)
+				}
+			}
+			others := measure.TaskDelta(m.tasks0.procs, m.tasks1.procs, elapsed, m.pid)
+			c.OtherProcessesUtilPct, c.OtherProcesses = others.UtilPct, others.Busiest
+		}
 		res.CPU = &c
 	}
 }

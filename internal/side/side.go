@@ -603,6 +603,14 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 				ss.TCPInfo = &ti
 				if s0.hasTCP[i] {
 					ss.Retransmits = last.tcp[i].TotalRetrans - s0.tcp[i].TotalRetrans
+					// A kernel before 4.9 reports no busy time at all.
+					if a, b := s0.tcp[i], last.tcp[i]; f.role == result.Sender && b.BusyTimeMicros > 0 {
+						ss.TCPLimited = &result.TCPLimited{
+							BusyMicros:          b.BusyTimeMicros - a.BusyTimeMicros,
+							RwndLimitedMicros:   b.RwndLimitedMicros - a.RwndLimitedMicros,
+							SndbufLimitedMicros: b.SndbufLimitedMicros - a.SndbufLimitedMicros,
+						}
+					}
 				}
 			}
 			if f.role == result.Sender && f.cfg.Spec.Kind.UDP() {

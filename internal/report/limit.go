@@ -1,0 +1,188 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"wirespeed/internal/result"
+	"wirespeed/internal/units"
+)
+
+// Limits writes what limited the run (package limit, docs/limits.md):
+// one line, or one per direction when a run has two, then its notes.
+func Limits(w io.Writer, res result.Result) {
+	if len(res.Directions) > 1 {
+		any := false
+		for _, d := range res.Directions {
+			if l := d.Summary.Limit; l != nil {
+				fmt.Fprintf(w, "limited by (%s): %s\n", dirLabel(d.Direction), LimitText(l))
+				limitNotes(w, l)
+				any = true
+			}
+		}
+		if any {
+			return
+		}
+	}
+	if l := res.Summary.Limit; l != nil {
+		fmt.Fprintf(w, "limited by: %s\n", LimitText(l))
+		limitNotes(w, l)
+	}
+}
+
+func limitNotes(w io.Writer, l *result.Limit) {
+	if l.Kind == result.LimitUnknown {
+		return // LimitText says them
+	}
+	for _, n := range l.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+}
+
+// LimitText says what a limit is with its main figures:
+// "the sender's CPU (cpu1 99.6%: 38% sys, 61% softirq; busiest thread 97%)".
+func LimitText(l *result.Limit) string {
+	e := l.Evidence
+	switch l.Kind {
+	case result.LimitLink:
+		return "the link (" + rateText(e.Rate) + ")"
+	case result.LimitRateCap:
+		return "the rate cap (" + rateText(e.Rate) + ")"
+	case result.LimitSenderCPU:
+		return "the sender's CPU" + cpuText(e.CPU)
+	case result.LimitReceiverCPU:
+		return "the receiver's CPU" + cpuText(e.CPU)
+	case result.LimitRequesterCPU:
+		return "the client's CPU" + cpuText(e.CPU)
+	case result.LimitResponderCPU:
+		return "the server's CPU" + cpuText(e.CPU)
+	case result.LimitReceiveWindow:
+		s := "the receive window"
+		if t := e.TCP; t != nil {
+			s += fmt.Sprintf(" (rwnd_limited %.0f%% of the window", t.RwndLimitedPct)
+			if t.RcvBufBytes > 0 {
+				s += ", receive buffer " + units.FormatBytes(float64(t.RcvBufBytes))
+			}
+			s += ")"
+		}
+		return s
+	case result.LimitSendBuffer:
+		s := "the send buffer"
+		if t := e.TCP; t != nil {
+			s += fmt.Sprintf(" (sndbuf_limited %.0f%% of the window", t.SndbufLimitedPct)
+			if t.SndBufBytes > 0 {
+				s += ", send buffer " + units.FormatBytes(float64(t.SndBufBytes))
+			}
+			s += ")"
+		}
+		return s
+	case result.LimitCongestion:
+		if t := e.TCP; t != nil {
+			return fmt.Sprintf("congestion (%.1f%% of the segments retransmitted: %d)", t.RetransPct, t.Retransmits)
+		}
+		return "congestion"
+	case result.LimitOtherProcesses:
+		o := e.Others
+		if o == nil {
+			return "other processes"
+		}
+		s := fmt.Sprintf("other processes on the %s host (%.0f%% of a CPU", o.Side, o.UtilPct)
+		for _, b := range o.Busiest {
+			s += fmt.Sprintf("; %s, pid %d, %.0f%% (cpu%d)", b.Name, b.ID, b.UtilPct, b.LastCPU)
+		}
+		if c := e.CPU; c != nil {
+			s += fmt.Sprintf("; the test's busiest thread ran %.0f%% and waited %.0f%% on cpu%d", c.ThreadPct, c.ThreadWaitPct, c.CPU)
+		}
+		return s + ")"
+	case result.LimitLatency:
+		r := e.RTT
+		if r == nil || r.MeanMicros <= 0 {
+			return "the round trip"
+		}
+		return fmt.Sprintf("the round trip (%d in flight at a mean of %.1f µs allow %.0f/s; %.0f%% of that reached)",
+			r.InFlight, r.MeanMicros, r.PredictedPerSecond, r.AchievedPct)
+	}
+	if len(l.Notes) == 0 {
+		return "unknown"
+	}
+	return "unknown (" + strings.Join(l.Notes, "; ") + ")"
+}
+
+func rateText(r *result.LimitRate) string {
+	if r == nil {
+		return "no figures"
+	}
+	var what string
+	switch r.Source {
+	case "qdisc":
+		what = fmt.Sprintf("%s %s on %s", r.Qdisc, units.FormatBits(r.BitsPerSecond), r.Interface)
+	case "interface_speed":
+		what = fmt.Sprintf("%s at %s", r.Interface, units.FormatBits(r.BitsPerSecond))
+	case "rate":
+		what = "-b " + units.FormatBits(r.BitsPerSecond)
+	case "fq_rate":
+		what = "--fq-rate " + units.FormatBits(r.BitsPerSecond)
+	default:
+		what = units.FormatBits(r.BitsPerSecond)
+	}
+	if r.Side != "" && r.Source != "rate" && r.Source != "fq_rate" {
+		what += ", " + string(r.Side) + " side"
+	}
+	if r.Source == "rate" {
+		return fmt.Sprintf("%s of payload; goodput %.1f%% of it", what, r.GoodputPct)
+	}
+	return fmt.Sprintf("%s; goodput %.1f%% of the %s it allows after headers", what, r.GoodputPct, units.FormatBits(r.AllowedBitsPerSecond))
+}
+
+func cpuText(c *result.LimitCPU) string {
+	if c == nil {
+		return ""
+	}
+	s := fmt.Sprintf(" (cpu%d %.1f%%", c.CPU, c.UtilPct)
+	var parts []string
+	for _, p := range []struct {
+		name string
+		pct  float64
+	}{{"user", c.UserPct}, {"sys", c.SystemPct}, {"softirq", c.SoftIRQPct}, {"irq", c.IRQPct}, {"steal", c.StealPct}} {
+		if p.pct >= 1 {
+			parts = append(parts, fmt.Sprintf("%.0f%% %s", p.pct, p.name))
+		}
+	}
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
+	}
+	if c.ThreadPct > 0 {
+		s += fmt.Sprintf("; busiest thread %.0f%%", c.ThreadPct)
+	}
+	return s + ")"
+}
+
+// LimitShort is a limit's kind in a table's column, at most 8
+// characters; "-" for none.
+func LimitShort(l *result.Limit) string {
+	if l == nil {
+		return "-"
+	}
+	switch l.Kind {
+	case result.LimitSenderCPU:
+		return "snd CPU"
+	case result.LimitReceiverCPU:
+		return "rcv CPU"
+	case result.LimitRequesterCPU:
+		return "clnt CPU"
+	case result.LimitResponderCPU:
+		return "srv CPU"
+	case result.LimitReceiveWindow:
+		return "rwnd"
+	case result.LimitSendBuffer:
+		return "sndbuf"
+	case result.LimitCongestion:
+		return "congest."
+	case result.LimitRateCap:
+		return "rate cap"
+	case result.LimitOtherProcesses:
+		return "others"
+	}
+	return string(l.Kind) // link, latency, unknown
+}
