@@ -53,72 +53,68 @@ func (f *serveSecurityFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9575)")
 }
 
-// security checks the flags and loads the key and certificate. Every
+// configure checks the flags, loads the key and certificate and puts
+// them into cfg: its authentication, limits, timeouts and metrics. Every
 // problem is a usage error, reported before the server listens.
-func (f *serveSecurityFlags) security() (server.Security, error) {
-	var sec server.Security
+func (f *serveSecurityFlags) configure(cfg *server.Config) error {
 	switch {
 	case f.maxDuration <= 0:
-		return sec, usagef("--max-duration %v must be more than 0", f.maxDuration)
+		return usagef("--max-duration %v must be more than 0", f.maxDuration)
 	case f.maxParallel < 1:
-		return sec, usagef("--max-parallel %d must be at least 1", f.maxParallel)
+		return usagef("--max-parallel %d must be at least 1", f.maxParallel)
 	case f.maxConnsPerAddr < 1:
-		return sec, usagef("--max-conns-per-addr %d must be at least 1", f.maxConnsPerAddr)
+		return usagef("--max-conns-per-addr %d must be at least 1", f.maxConnsPerAddr)
 	case f.handshakeTimeout <= 0:
-		return sec, usagef("--handshake-timeout %v must be more than 0", f.handshakeTimeout)
+		return usagef("--handshake-timeout %v must be more than 0", f.handshakeTimeout)
 	case f.maxFrame < minMaxFrame:
-		return sec, usagef("--max-frame %d is too small for the control messages: use at least %s", f.maxFrame, units.FormatSize(minMaxFrame))
+		return usagef("--max-frame %d is too small for the control messages: use at least %s", f.maxFrame, units.FormatSize(minMaxFrame))
 	case f.shutdownTimeout < 0:
-		return sec, usagef("--shutdown-timeout %v must be 0 or more", f.shutdownTimeout)
+		return usagef("--shutdown-timeout %v must be 0 or more", f.shutdownTimeout)
 	case (f.tlsCert == "") != (f.tlsKey == ""):
-		return sec, usagef("--tls-cert and --tls-key go together")
+		return usagef("--tls-cert and --tls-key go together")
 	}
 	rate, err := units.ParseRate(f.maxUDPRate)
 	if err != nil || rate <= 0 {
-		return sec, usagef("--max-udp-rate %q: use bits/s like 500M or 10G", f.maxUDPRate)
+		return usagef("--max-udp-rate %q: use bits/s like 500M or 10G", f.maxUDPRate)
 	}
-	sec = server.Security{
+	cfg.Limits = server.Limits{
 		MaxDuration:             f.maxDuration,
 		MaxParallel:             f.maxParallel,
 		MaxUDPRateBitsPerSecond: rate,
 		MaxConnsPerAddr:         f.maxConnsPerAddr,
-		ShutdownTimeout:         f.shutdownTimeout,
 	}
+	cfg.HandshakeTimeout = f.handshakeTimeout
+	cfg.MaxFrame = f.maxFrame
+	cfg.ShutdownTimeout = f.shutdownTimeout
+	cfg.Auth = server.Auth{}
 	if f.pskFile != "" {
-		if sec.PSK, err = control.LoadKey(f.pskFile); err != nil {
-			return sec, usagef("--psk-file: %v", err)
+		if cfg.Auth.PSK, err = control.LoadKey(f.pskFile); err != nil {
+			return usagef("--psk-file: %v", err)
 		}
 	}
 	if f.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
 		if err != nil {
-			return sec, usagef("--tls-cert/--tls-key: %v", err)
+			return usagef("--tls-cert/--tls-key: %v", err)
 		}
-		sec.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+		cfg.Auth.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
 	}
 	if f.metricsListen != "" {
-		sec.Metrics = server.NewMetrics()
+		cfg.Metrics = server.NewMetrics()
 	}
-	return sec, nil
-}
-
-// configure puts the flags that set existing server fields into cfg.
-func (f *serveSecurityFlags) configure(cfg *server.Config, sec server.Security) {
-	cfg.HandshakeTimeout = f.handshakeTimeout
-	cfg.MaxFrame = f.maxFrame
-	cfg.Security = sec
+	return nil
 }
 
 // start logs what protects the server and starts the metrics listener; the
 // returned function stops it.
-func (f *serveSecurityFlags) start(ctx context.Context, sec server.Security, log *slog.Logger) (func(), error) {
-	if sec.TLS != nil {
-		log.Info("control connections require TLS", "fingerprint", client.Fingerprint(sec.TLS.Certificates[0].Certificate[0]))
+func (f *serveSecurityFlags) start(ctx context.Context, cfg server.Config, log *slog.Logger) (func(), error) {
+	if cfg.Auth.TLS != nil {
+		log.Info("control connections require TLS", "fingerprint", client.Fingerprint(cfg.Auth.TLS.Certificates[0].Certificate[0]))
 	}
-	if sec.PSK != nil {
+	if cfg.Auth.PSK != nil {
 		log.Info("clients must prove the pre-shared key", "psk_file", f.pskFile)
 	}
-	if sec.Metrics == nil {
+	if cfg.Metrics == nil {
 		return func() {}, nil
 	}
 	ln, err := net.Listen("tcp", f.metricsListen)
@@ -130,7 +126,7 @@ func (f *serveSecurityFlags) start(ctx context.Context, sec server.Security, log
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := sec.Metrics.Serve(mctx, ln); err != nil {
+		if err := cfg.Metrics.Serve(mctx, ln); err != nil {
 			log.Error("metrics stopped", "err", err)
 		}
 	}()

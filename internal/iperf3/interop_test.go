@@ -225,10 +225,10 @@ func TestIperf3ClientRefused(t *testing.T) {
 		args []string
 		want string // in iperf3's output
 	}{
-		{name: "key required", cfg: server.Config{Security: server.Security{PSK: []byte("0123456789abcdef0123")}}, args: []string{"-t", "1"}, want: "busy"},
-		{name: "too long", cfg: server.Config{Security: server.Security{MaxDuration: 2 * time.Second}}, args: []string{"-t", "5"}, want: "error"},
-		{name: "too many streams", cfg: server.Config{Security: server.Security{MaxParallel: 2}}, args: []string{"-t", "1", "-P", "3"}, want: "error"},
-		{name: "UDP from the server too fast", cfg: server.Config{Security: server.Security{MaxUDPRateBitsPerSecond: 10e6}}, args: []string{"-t", "1", "-u", "-b", "50M", "-R"}, want: "error"},
+		{name: "key required", cfg: server.Config{Auth: server.Auth{PSK: []byte("0123456789abcdef0123")}}, args: []string{"-t", "1"}, want: "busy"},
+		{name: "too long", cfg: server.Config{Limits: server.Limits{MaxDuration: 2 * time.Second}}, args: []string{"-t", "5"}, want: "error"},
+		{name: "too many streams", cfg: server.Config{Limits: server.Limits{MaxParallel: 2}}, args: []string{"-t", "1", "-P", "3"}, want: "error"},
+		{name: "UDP from the server too fast", cfg: server.Config{Limits: server.Limits{MaxUDPRateBitsPerSecond: 10e6}}, args: []string{"-t", "1", "-u", "-b", "50M", "-R"}, want: "error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -89,7 +89,7 @@ func (s *Server) ip3Server() *iperf3.Server {
 func (s *Server) sniff(ctx context.Context, c net.Conn, magic [4]byte) bool {
 	seq := s.ip3.seqOf(c)
 	switch {
-	case iperf3.LooksLikeCookie(magic[:]) && (s.cfg.PSK != nil || s.cfg.TLS != nil):
+	case iperf3.LooksLikeCookie(magic[:]) && (s.cfg.Auth.PSK != nil || s.cfg.Auth.TLS != nil):
 		// iperf3 cannot prove a pre-shared key nor speak TLS: a server
 		// that requires either serves no iperf3 client.
 		s.log.Info("iperf3 client refused: this server requires authentication (--psk-file, --tls-cert), which iperf3 cannot provide", "peer", c.RemoteAddr().String())

@@ -179,13 +179,13 @@ func TestJunkConnections(t *testing.T) {
 	pki := newPKI(t)
 	for _, withTLS := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tls=%v", withTLS), func(t *testing.T) {
-			sec := server.Security{PSK: testKey, MaxConnsPerAddr: 4}
+			auth := server.Auth{PSK: testKey}
 			ccfg := client.Config{Addr: "", Security: client.Security{PSK: testKey}}
 			if withTLS {
-				sec.TLS = &tls.Config{Certificates: []tls.Certificate{pki.cert}}
+				auth.TLS = &tls.Config{Certificates: []tls.Certificate{pki.cert}}
 				ccfg.TLS, _ = client.TLSConfigCA(pki.caPEM)
 			}
-			srv := startServer(t, server.Config{HandshakeTimeout: time.Second, StreamsTimeout: 2 * time.Second, Security: sec})
+			srv := startServer(t, server.Config{HandshakeTimeout: time.Second, StreamsTimeout: 2 * time.Second, Auth: auth, Limits: server.Limits{MaxConnsPerAddr: 4}})
 			ccfg.Addr = srv.addr
 			// The baseline: a served test, then nothing running.
 			warm := mustDial(t, ccfg)

@@ -18,12 +18,10 @@ import (
 	"wirespeed/internal/units"
 )
 
-// Security is the part of Config that makes a server safe to leave running
-// on a host anyone can reach: who may test, how much one test may ask for,
-// how many connections one address may hold, and how the server stops.
-// docs/security.md lists what each setting promises and the test that
-// proves it. Zero values mean the defaults below.
-type Security struct {
+// Auth is the part of Config that says who may use the server: a key
+// every client must prove, TLS on every control connection, or both.
+// docs/security.md says what each promises and the test that proves it.
+type Auth struct {
 	// PSK, when set, is the pre-shared key every client must prove it
 	// knows (HMAC-SHA256 challenge-response; docs/protocol.md). The server
 	// proves it too.
@@ -32,7 +30,13 @@ type Security struct {
 	// connections stay plain TCP: the token that admits them travels only
 	// inside the control connection.
 	TLS *tls.Config
+}
 
+// Limits is the part of Config that bounds what one client may ask of the
+// server: how much one test may ask for and how many connections one
+// address may hold. docs/security.md lists what each setting promises and
+// the test that proves it. Zero values mean the defaults below.
+type Limits struct {
 	// MaxDuration bounds one test's warm-up plus measurement window.
 	MaxDuration time.Duration
 	// MaxParallel bounds the streams per direction of one test (-P).
@@ -46,13 +50,6 @@ type Security struct {
 	// MaxConnsPerAddr bounds the control connections open at once from
 	// one IP address.
 	MaxConnsPerAddr int
-
-	// ShutdownTimeout is how long running tests may go on after Serve's
-	// context is cancelled before they are aborted; 0 aborts them at once.
-	ShutdownTimeout time.Duration
-
-	// Metrics, when set, counts what the server does (see NewMetrics).
-	Metrics *Metrics
 }
 
 // Defaults of the limits.
@@ -64,8 +61,8 @@ const (
 )
 
 // limits returns the limits with the defaults filled in.
-func (s *Server) limits() Security {
-	l := s.cfg.Security
+func (s *Server) limits() Limits {
+	l := s.cfg.Limits
 	if l.MaxDuration <= 0 {
 		l.MaxDuration = DefaultMaxDuration
 	}
@@ -206,7 +203,7 @@ type sessionGate struct {
 // why, and is logged with its address.
 func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs control.Hello, log *slog.Logger) (*sessionGate, bool) {
 	m := s.metrics()
-	if s.cfg.TLS != nil {
+	if s.cfg.Auth.TLS != nil {
 		if _, ok := cc.NetConn().(*tls.Conn); !ok {
 			m.authFailure("tls_required")
 			log.Warn("control connection refused: no TLS", "reason", "tls_required")
@@ -240,7 +237,7 @@ func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs cont
 	}
 	m.sessionOpened()
 	g := &sessionGate{s: s, cc: cc, addr: addr, log: log}
-	if s.cfg.PSK == nil {
+	if s.cfg.Auth.PSK == nil {
 		return g, true
 	}
 	if err := control.CheckAuthHello(theirs.Auth); err != nil {
@@ -265,7 +262,7 @@ func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs cont
 // handshake's frame bound. It reports whether the session may go on.
 func (g *sessionGate) authenticate(cc *control.Conn, version int) bool {
 	s := g.s
-	if key := s.cfg.PSK; key != nil {
+	if key := s.cfg.Auth.PSK; key != nil {
 		m := s.metrics()
 		var p control.AuthProof
 		if err := cc.Expect(control.TypeAuth, &p, s.cfg.HandshakeTimeout); err != nil {

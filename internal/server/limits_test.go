@@ -21,7 +21,7 @@ import (
 // limit and its flag; the session goes on and a test within the limits
 // runs.
 func TestTestLimits(t *testing.T) {
-	srv := startServer(t, server.Config{Security: server.Security{MaxDuration: time.Second, MaxParallel: 2, MaxUDPRateBitsPerSecond: 100e6}})
+	srv := startServer(t, server.Config{Limits: server.Limits{MaxDuration: time.Second, MaxParallel: 2, MaxUDPRateBitsPerSecond: 100e6}})
 	c := mustDial(t, client.Config{Addr: srv.addr})
 	long := shortSpec(spec.TCPStream, 1)
 	long.Duration = 900 * time.Millisecond
@@ -72,7 +72,7 @@ func TestTestLimits(t *testing.T) {
 // connections; other addresses are not affected, and a closed connection
 // frees its place.
 func TestMaxConnsPerAddr(t *testing.T) {
-	srv := startServer(t, server.Config{Security: server.Security{MaxConnsPerAddr: 2}})
+	srv := startServer(t, server.Config{Limits: server.Limits{MaxConnsPerAddr: 2}})
 	a := mustDial(t, client.Config{Addr: srv.addr})
 	mustDial(t, client.Config{Addr: srv.addr})
 	_, err := dial(t, client.Config{Addr: srv.addr})

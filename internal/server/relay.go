@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"wirespeed/internal/client"
@@ -33,13 +32,13 @@ import (
 
 // RelayConfig is the part of Config for third-party tests.
 type RelayConfig struct {
-	// Allow turns relaying on (serve --allow-relay). It needs Security.PSK:
+	// Allow turns relaying on (serve --allow-relay). It needs Auth.PSK:
 	// a session that did not prove the key is refused a relay.
 	Allow bool
 	// Peers are the servers a relay may be toward (serve --relay-peers).
 	Peers RelayPeers
 	// PSK is the key this server proves to the peer; nil means
-	// Security.PSK, the same key its own clients prove (one fleet, one
+	// Auth.PSK, the same key its own clients prove (one fleet, one
 	// key). A peer without a key is refused: a relaying server always
 	// authenticates its peer.
 	PSK []byte
@@ -202,9 +201,10 @@ const (
 // relay serves one relay message of a session. It answers the client
 // with relay_result or an error and returns nil while the session may go
 // on; an error ends the session (the control connection failed).
-// admitted is the session's hold on a test slot: a relay takes one, as a
-// test does, since it loads this host's network as much.
-func (s *Server) relay(ctx context.Context, cc *control.Conn, msgs <-chan recvd, m control.Message, admitted *bool, recvTimeout *atomic.Int64, log *slog.Logger) error {
+// A relay takes the session's test slot, as a test does, since it loads
+// this host's network as much.
+func (ss *session) relay(ctx context.Context, m control.Message) error {
+	s, cc, log := ss.s, ss.cc, ss.log
 	req, err := control.DecodeRelayRequest(m)
 	switch {
 	case errors.Is(err, control.ErrInvalid):
@@ -226,7 +226,7 @@ func (s *Server) relay(ctx context.Context, cc *control.Conn, msgs <-chan recvd,
 	case !s.cfg.Relay.Allow:
 		return refuse(relayNotAllowed, control.CodeRelayRefused,
 			"this server does not run third-party tests: start it with --allow-relay and --relay-peers, or test against its peer directly")
-	case s.cfg.PSK == nil:
+	case s.cfg.Auth.PSK == nil:
 		// Never reached from `wirespeed serve`, which refuses
 		// --allow-relay without --psk-file: a relay for anyone who can
 		// reach the port would make this server an open traffic source.
@@ -253,20 +253,14 @@ func (s *Server) relay(ctx context.Context, cc *control.Conn, msgs <-chan recvd,
 		log.Info("relay failed", "test", t.Kind, "err", err)
 		return cc.SendError(control.CodeRelayFailed, err.Error())
 	}
-	if !*admitted {
-		if n := s.active.Add(1); int(n) > s.cfg.MaxTests {
-			s.active.Add(-1)
-			s.countRefused(refusedBusy)
-			log.Info("relay refused: busy", "running", n-1)
-			return cc.SendError(control.CodeBusy, fmt.Sprintf("server is busy with %d running test(s), its limit is %d; retry later or start it with --max-tests %d", n-1, s.cfg.MaxTests, s.cfg.MaxTests+1))
-		}
-		*admitted = true
+	if !ss.admit("relay") {
+		return nil
 	}
-	return s.observeTest(ctx, cc, recvTimeout, t, log, func(ctx context.Context) error {
+	return ss.observeTest(ctx, t, func(ctx context.Context) error {
 		// The relay's connect and handshake with the peer come on top of
 		// the test's own time.
-		recvTimeout.Store(int64(t.Omit + t.Duration + testGrace + 2*s.cfg.HandshakeTimeout))
-		return s.runRelay(ctx, cc, msgs, req, target, log)
+		ss.recvTimeout.Store(int64(t.Omit + t.Duration + testGrace + 2*s.cfg.HandshakeTimeout))
+		return s.runRelay(ctx, cc, ss.msgs, req, target, log)
 	})
 }
 
@@ -312,7 +306,7 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 
 	key := s.cfg.Relay.PSK
 	if key == nil {
-		key = s.cfg.PSK
+		key = s.cfg.Auth.PSK
 	}
 	cfg := client.Config{
 		Addr:             target.String(),

@@ -77,11 +77,11 @@ func gauge(t *testing.T, m *server.Metrics, name string, want map[string]string)
 // the test as B's client and sends the joined result back, with both
 // servers' names in it, and exports the pair's figures.
 func TestRelay(t *testing.T) {
-	b := startServer(t, server.Config{Hostname: "server-b", Security: server.Security{PSK: testKey}})
+	b := startServer(t, server.Config{Hostname: "server-b", Auth: server.Auth{PSK: testKey}})
 	metrics := server.NewMetrics()
 	a := startServer(t, server.Config{Hostname: "server-a",
-		Security: server.Security{PSK: testKey, Metrics: metrics},
-		Relay:    server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}})
+		Auth: server.Auth{PSK: testKey}, Metrics: metrics,
+		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}})
 	c := mustDial(t, client.Config{Addr: a.addr, Hostname: "requester", Security: client.Security{PSK: testKey}})
 
 	for _, kind := range []spec.Kind{spec.TCPStream, spec.TCPRR} {
@@ -134,7 +134,7 @@ func TestRelay(t *testing.T) {
 // peer outside --relay-peers and on a server without a key (whose clients
 // are not authenticated); the peer sees nothing, and the session goes on.
 func TestRelayRefused(t *testing.T) {
-	b := startServer(t, server.Config{Hostname: "server-b", Security: server.Security{PSK: testKey}})
+	b := startServer(t, server.Config{Hostname: "server-b", Auth: server.Auth{PSK: testKey}})
 	tests := []struct {
 		name    string
 		cfg     server.Config
@@ -144,21 +144,21 @@ func TestRelayRefused(t *testing.T) {
 		wantMsg string
 		wantLog string
 	}{
-		{name: "no allow-relay", cfg: server.Config{Security: server.Security{PSK: testKey}},
+		{name: "no allow-relay", cfg: server.Config{Auth: server.Auth{PSK: testKey}},
 			key: testKey, wantErr: control.ErrRelayRefused, wantMsg: "--allow-relay", wantLog: "reason=relay_not_allowed"},
-		{name: "peer outside the list", cfg: server.Config{Security: server.Security{PSK: testKey},
+		{name: "peer outside the list", cfg: server.Config{Auth: server.Auth{PSK: testKey},
 			Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.2/32", "10.0.0.0/8")}},
 			key: testKey, wantErr: control.ErrRelayRefused, wantMsg: "not among this server's relay peers (serve --relay-peers 127.0.0.2,10.0.0.0/8)", wantLog: "reason=relay_peer_not_allowed"},
-		{name: "host name resolving outside the list", cfg: server.Config{Security: server.Security{PSK: testKey},
+		{name: "host name resolving outside the list", cfg: server.Config{Auth: server.Auth{PSK: testKey},
 			Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "allowed.test"),
 				Resolver: fakeResolver{"allowed.test": {netip.MustParseAddr("127.0.0.9")}, "other.test": {netip.MustParseAddr("127.0.0.1")}}}},
 			key: testKey, peer: "other.test:" + port(b.addr), wantErr: control.ErrRelayRefused, wantMsg: "other.test:" + port(b.addr) + " (127.0.0.1) is not among", wantLog: "reason=relay_peer_not_allowed"},
 		{name: "unauthenticated client", cfg: server.Config{Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}},
 			wantErr: control.ErrAuth, wantMsg: "authenticated session", wantLog: "reason=relay_unauthenticated"},
-		{name: "unspecified address", cfg: server.Config{Security: server.Security{PSK: testKey},
+		{name: "unspecified address", cfg: server.Config{Auth: server.Auth{PSK: testKey},
 			Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "0.0.0.0/0")}},
 			key: testKey, peer: "0.0.0.0:" + port(b.addr), wantErr: control.ErrRelayRefused, wantMsg: "not among", wantLog: "reason=relay_peer_not_allowed"},
-		{name: "relayed UDP over the rate limit", cfg: server.Config{Security: server.Security{PSK: testKey},
+		{name: "relayed UDP over the rate limit", cfg: server.Config{Auth: server.Auth{PSK: testKey},
 			Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}},
 			key: testKey, wantErr: control.ErrLimit, wantMsg: "--max-udp-rate", wantLog: "reason=max_udp_rate"},
 	}
@@ -207,8 +207,8 @@ func port(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
 // TestRelayBeforeAuth: a client that has not proved the key cannot ask
 // for a relay: the only message accepted before the proof is the proof.
 func TestRelayBeforeAuth(t *testing.T) {
-	b := startServer(t, server.Config{Security: server.Security{PSK: testKey}})
-	a := startServer(t, server.Config{Security: server.Security{PSK: testKey},
+	b := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}})
+	a := startServer(t, server.Config{Auth: server.Auth{PSK: testKey},
 		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}})
 	h := control.NewHello("test", "")
 	h.Auth = &control.AuthHello{Scheme: control.AuthScheme, Nonce: control.NewNonce()}
@@ -235,8 +235,8 @@ func TestRelayBeforeAuth(t *testing.T) {
 // TestRelayPeerRefuses: the peer's own refusal comes back with its code:
 // here B has another key, so A cannot authenticate to it.
 func TestRelayPeerRefuses(t *testing.T) {
-	b := startServer(t, server.Config{Security: server.Security{PSK: []byte("another-key-of-server-b-0123456")}})
-	a := startServer(t, server.Config{Security: server.Security{PSK: testKey},
+	b := startServer(t, server.Config{Auth: server.Auth{PSK: []byte("another-key-of-server-b-0123456")}})
+	a := startServer(t, server.Config{Auth: server.Auth{PSK: testKey},
 		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.1")}})
 	c := mustDial(t, client.Config{Addr: a.addr, Security: client.Security{PSK: testKey}})
 	_, err := c.Relay(context.Background(), control.RelayRequest{Peer: b.addr, Spec: shortSpec(spec.TCPStream, 1)})
@@ -246,7 +246,7 @@ func TestRelayPeerRefuses(t *testing.T) {
 	a.logs.waitLog(t, "relay failed")
 
 	// With the peer's key given for relays (serve --relay-psk-file), it works.
-	a2 := startServer(t, server.Config{Security: server.Security{PSK: testKey},
+	a2 := startServer(t, server.Config{Auth: server.Auth{PSK: testKey},
 		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.1"), PSK: []byte("another-key-of-server-b-0123456")}})
 	c2 := mustDial(t, client.Config{Addr: a2.addr, Security: client.Security{PSK: testKey}})
 	if _, err := c2.Relay(context.Background(), control.RelayRequest{Peer: b.addr, Spec: shortSpec(spec.TCPStream, 1)}); err != nil {
@@ -257,8 +257,8 @@ func TestRelayPeerRefuses(t *testing.T) {
 // TestRelayInterrupted: the requester's interrupt stops the relayed test
 // at once, and the partial result still comes back.
 func TestRelayInterrupted(t *testing.T) {
-	b := startServer(t, server.Config{Security: server.Security{PSK: testKey}})
-	a := startServer(t, server.Config{Security: server.Security{PSK: testKey},
+	b := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}})
+	a := startServer(t, server.Config{Auth: server.Auth{PSK: testKey},
 		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.1")}})
 	c := mustDial(t, client.Config{Addr: a.addr, Security: client.Security{PSK: testKey}})
 	sp := shortSpec(spec.TCPStream, 1)

@@ -28,13 +28,13 @@ func isTLSRecord(first [4]byte) bool { return first[0] == 0x16 && first[1] == 0x
 // and the preamble must arrive within the handshake deadline handle set.
 func (s *Server) handleTLS(ctx context.Context, c net.Conn, first [4]byte) {
 	peer := c.RemoteAddr().String()
-	if s.cfg.TLS == nil {
+	if s.cfg.Auth.TLS == nil {
 		s.metrics().connRefused("tls_not_configured")
 		s.log.Info("TLS connection closed: this server has no certificate (serve --tls-cert, --tls-key)", "peer", peer)
 		c.Close()
 		return
 	}
-	cfg := s.cfg.TLS.Clone()
+	cfg := s.cfg.Auth.TLS.Clone()
 	if cfg.MinVersion < tls.VersionTLS13 {
 		cfg.MinVersion = tls.VersionTLS13
 	}
