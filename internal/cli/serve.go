@@ -87,6 +87,9 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 			}
 			log.Info("listening", "addr", ln.Addr().String(), "max_tests", f.maxTests, "version", version())
 			f.relay.logStart(log, cfg.Relay)
+			if cfg.AllowNetconf && cfg.Auth.PSK == nil {
+				log.Warn("--allow-netconf has no effect without --psk-file: only clients that proved a pre-shared key may change this host's devices, and this server has none; add --psk-file FILE")
+			}
 			stopMetrics, err := f.sec.start(cmd.Context(), cfg, log)
 			if err != nil {
 				ln.Close()

@@ -36,6 +36,10 @@ type ServerConfig struct {
 	// MaxTestLength bounds a test without a time (-n, -k); default
 	// spec.MaxDuration.
 	MaxTestLength time.Duration
+	// Refused, when set, logs a connection refused before it became a
+	// test (a bad cookie, a stray stream), so that the caller may sample
+	// such lines; nil logs each through log at Info.
+	Refused func(log *slog.Logger, reason, msg string, args ...any)
 	// OnDone, when set, is called with what each test measured.
 	OnDone func(Summary)
 	// Limit, when set, says why a test the client asks for is over the
@@ -88,6 +92,11 @@ func NewServer(cfg ServerConfig) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
+	if cfg.Refused == nil {
+		cfg.Refused = func(log *slog.Logger, reason, msg string, args ...any) {
+			log.Info(msg, append(args, "reason", reason)...)
+		}
+	}
 	return &Server{cfg: cfg, log: log, tests: map[Cookie]*serverTest{}}
 }
 
@@ -98,18 +107,25 @@ func NewServer(cfg ServerConfig) *Server {
 // at once for a data stream (the test's control connection takes it
 // over), at the end of the test for a control connection.
 func (s *Server) Handle(ctx context.Context, c net.Conn, first []byte, seq uint64) {
+	s.HandleUntil(ctx, c, first, seq, time.Now().Add(s.cfg.HandshakeTimeout))
+}
+
+// HandleUntil is Handle for a connection whose handshake deadline was
+// set by the caller when it read the first bytes: the rest of the cookie
+// must arrive by deadline, not within a new HandshakeTimeout.
+func (s *Server) HandleUntil(ctx context.Context, c net.Conn, first []byte, seq uint64, deadline time.Time) {
 	peer := c.RemoteAddr().String()
 	buf := make([]byte, CookieLen)
 	n := copy(buf, first)
-	c.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	c.SetReadDeadline(deadline)
 	if _, err := io.ReadFull(c, buf[n:]); err != nil {
-		s.log.Info("iperf3 connection closed before its cookie", "peer", peer, "err", err)
+		s.cfg.Refused(s.log, "iperf3_no_cookie", "iperf3 connection closed before its cookie", "peer", peer, "err", err)
 		c.Close()
 		return
 	}
 	cookie, err := ParseCookie(buf)
 	if err != nil {
-		s.log.Info("bad iperf3 cookie, connection closed", "peer", peer, "err", err)
+		s.cfg.Refused(s.log, "iperf3_bad_cookie", "bad iperf3 cookie, connection closed", "peer", peer, "err", err)
 		c.Close()
 		return
 	}
@@ -117,7 +133,7 @@ func (s *Server) Handle(ctx context.Context, c net.Conn, first []byte, seq uint6
 	t := s.tests[cookie]
 	s.mu.Unlock()
 	if t != nil {
-		t.addStream(c, seq, s.log)
+		t.addStream(c, seq, s.log, s.cfg.Refused)
 		return
 	}
 	s.control(ctx, c, cookie)
@@ -138,17 +154,17 @@ type acceptedStream struct {
 	seq uint64
 }
 
-func (t *serverTest) addStream(c net.Conn, seq uint64, log *slog.Logger) {
+func (t *serverTest) addStream(c net.Conn, seq uint64, log *slog.Logger, refused func(*slog.Logger, string, string, ...any)) {
 	tc, _ := c.(*net.TCPConn)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
 	case tc == nil || t.closed || len(t.got) >= t.want:
-		log.Info("iperf3 stream for no waiting test, closed", "peer", c.RemoteAddr().String())
+		refused(log, "iperf3_stray_stream", "iperf3 stream for no waiting test, closed", "peer", c.RemoteAddr().String())
 		c.Close()
 		return
 	case addrOf(c.RemoteAddr()) != t.peer:
-		log.Warn("iperf3 stream from another address than its test's control connection, closed",
+		refused(log, "iperf3_stream_other_address", "iperf3 stream from another address than its test's control connection, closed",
 			"peer", c.RemoteAddr().String(), "control_peer", t.peer.String())
 		c.Close()
 		return

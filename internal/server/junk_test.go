@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -242,4 +243,29 @@ func TestJunkConnections(t *testing.T) {
 			wg.Wait()
 		})
 	}
+}
+
+// TestRefusedConnectionsSampled: 200 connections of an unknown protocol
+// write 3 log lines of their own (the sampling's burst per reason and
+// minute) and one summary line counting the other 197, not 200 lines.
+func TestRefusedConnectionsSampled(t *testing.T) {
+	srv := startServer(t, server.Config{})
+	const n = 200
+	for i := range n {
+		c, err := net.Dial("tcp", srv.addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		c.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+		if closed, _ := closedByServer(c, 5*time.Second); !closed {
+			t.Fatalf("connection %d not closed", i)
+		}
+		c.Close()
+	}
+	srv.stop() // the summary of the interval so far is written on the way out
+	logs := srv.logs.String()
+	if got := strings.Count(logs, "unknown protocol, connection closed"); got != 3 {
+		t.Errorf("%d lines for %d connections of an unknown protocol, want 3:\n%s", got, n, logs)
+	}
+	srv.logs.waitLog(t, "refused connections not logged one by one", "count=197", "by_reason.unknown_protocol=197")
 }

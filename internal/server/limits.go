@@ -206,7 +206,7 @@ func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs cont
 	if s.cfg.Auth.TLS != nil {
 		if _, ok := cc.NetConn().(*tls.Conn); !ok {
 			m.authFailure("tls_required")
-			log.Warn("control connection refused: no TLS", "reason", "tls_required")
+			s.refused(log, slog.LevelWarn, "tls_required", "control connection refused: no TLS")
 			cc.SendError(control.CodeAuth, "this server accepts control connections only over TLS: run the client with --tls-ca FILE or --tls-fingerprint SHA256")
 			return nil, false
 		}
@@ -231,7 +231,7 @@ func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs cont
 		return nil, false
 	case n >= limit:
 		m.connRefused(refusedConnsPerAdr)
-		log.Warn("control connection refused", "reason", refusedConnsPerAdr, "open", n)
+		s.refused(log, slog.LevelWarn, refusedConnsPerAdr, "control connection refused", "open", n)
 		cc.SendError(control.CodeLimit, fmt.Sprintf("%s already has %d control connections open to this server, its limit per address (serve --max-conns-per-addr); close the others or retry later", addr, n))
 		return nil, false
 	}
@@ -246,7 +246,7 @@ func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs cont
 			reason, msg = "no_key", "this server requires a pre-shared key: run the client with --psk-file FILE holding the server's key"
 		}
 		m.authFailure(reason)
-		log.Warn("authentication failed", "reason", reason, "err", err)
+		s.refused(log, slog.LevelWarn, reason, "authentication failed", "err", err)
 		cc.SendError(control.CodeAuth, msg)
 		g.release()
 		return nil, false
@@ -258,16 +258,16 @@ func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs cont
 }
 
 // authenticate reads the client's proof, checks it in constant time and
-// answers with the server's own proof. Without a PSK it only lifts the
-// handshake's frame bound. It reports whether the session may go on.
-func (g *sessionGate) authenticate(cc *control.Conn, version int) bool {
+// answers with the server's own proof, by the handshake's deadline.
+// Without a PSK it only lifts the handshake's frame bound. It reports whether the session may go on.
+func (g *sessionGate) authenticate(cc *control.Conn, version int, deadline time.Time) bool {
 	s := g.s
 	if key := s.cfg.Auth.PSK; key != nil {
 		m := s.metrics()
 		var p control.AuthProof
-		if err := cc.Expect(control.TypeAuth, &p, s.cfg.HandshakeTimeout); err != nil {
+		if err := cc.Expect(control.TypeAuth, &p, time.Until(deadline)); err != nil {
 			m.authFailure("no_proof")
-			g.log.Warn("authentication failed", "reason", "no_proof", "err", err)
+			s.refused(g.log, slog.LevelWarn, "no_proof", "authentication failed", "err", err)
 			if errors.Is(err, control.ErrProtocol) {
 				cc.SendError(control.CodeAuth, "authentication failed: expected an auth message with the client's proof")
 			}
@@ -275,7 +275,7 @@ func (g *sessionGate) authenticate(cc *control.Conn, version int) bool {
 		}
 		if err := control.VerifyAuth(key, control.RoleClient, version, g.client, g.server, p); err != nil {
 			m.authFailure("bad_proof")
-			g.log.Warn("authentication failed", "reason", "bad_proof", "err", err)
+			s.refused(g.log, slog.LevelWarn, "bad_proof", "authentication failed", "err", err)
 			cc.SendError(control.CodeAuth, "authentication failed: the client's proof does not match this server's pre-shared key; check that both sides use the same --psk-file")
 			return false
 		}

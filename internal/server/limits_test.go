@@ -135,6 +135,35 @@ func TestHandshakeDeadline(t *testing.T) {
 	}
 }
 
+// TestHandshakeDeadlineIsWhole: the handshake timeout is one deadline
+// for the preamble, the hello and the proof together. A client that
+// dribbles a valid preamble and hello, a byte every 1.2 s, is closed at
+// the 5 s deadline, not 5 s after its preamble (about 8.6 s when each step
+// had a timeout of its own).
+func TestHandshakeDeadlineIsWhole(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Config{HandshakeTimeout: 5 * time.Second, Auth: server.Auth{PSK: testKey}})
+	c, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dribble(c, authOffer(), 1200*time.Millisecond)
+	}()
+	closed, _ := closedByServer(c, 15*time.Second)
+	took := time.Since(start)
+	c.Close()
+	<-done
+	if !closed || took > 6500*time.Millisecond {
+		t.Errorf("a dribbling handshake was closed after %v (closed: %v); want about 5s, the one handshake deadline", took.Round(time.Millisecond), closed)
+	}
+	t.Logf("dribbling connection closed after %v", took.Round(time.Millisecond))
+}
+
 // TestHandshakeFrameBound: before the client authenticated, a frame over
 // control.HandshakeMaxFrame ends the connection at once, without waiting
 // for (or allocating) its body, even though it is within MaxFrame.

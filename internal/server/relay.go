@@ -131,6 +131,16 @@ func (p RelayPeers) allows(ctx context.Context, r Resolver, a netip.Addr) bool {
 // errPeerNotAllowed is a relay toward a peer outside --relay-peers.
 var errPeerNotAllowed = errors.New("peer not allowed")
 
+// unreachable is what the requester is told about a peer the relay could
+// not reach: one sentence, the same whether the name did not resolve, the
+// port was closed, something other than a wirespeed server answered or
+// nothing did, so that a relay tells nothing about the server's network
+// (which ports are open, what runs on them, which DNS resolver it uses).
+// The log has the cause.
+func unreachable(peer string) string {
+	return fmt.Sprintf("relay to %s: the peer could not be reached as a wirespeed server", peer)
+}
+
 // relayTarget resolves the requested peer once and returns the address
 // to dial: the first of its addresses that the list allows, of the
 // spec's IP version. The relay dials that address, never the name again,
@@ -251,7 +261,7 @@ func (ss *session) relay(ctx context.Context, m control.Message) error {
 	case err != nil:
 		s.metrics().relayDone("failed")
 		log.Info("relay failed", "test", t.Kind, "err", err)
-		return cc.SendError(control.CodeRelayFailed, err.Error())
+		return cc.SendError(control.CodeRelayFailed, unreachable(req.Peer))
 	}
 	if !ss.admit("relay") {
 		return nil
@@ -318,11 +328,13 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 		ProcRoot:         s.cfg.ProcRoot,
 	}
 	cfg.PSK = key
+	reached := false
 	res, runErr := func() (run.Result, error) {
 		c, err := client.Dial(runCtx, cfg)
 		if err != nil {
 			return run.Result{}, err
 		}
+		reached = true
 		defer c.Close()
 		return c.Run(runCtx, t)
 	}()
@@ -338,8 +350,13 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 		log.Info("relay failed", "test", t.Kind, "duration", d, "err", runErr)
 		code := control.CodeRelayFailed
 		var re *control.RemoteError
-		if errors.As(runErr, &re) && re.Code != control.CodeProtocol && re.Code != control.CodeInternal {
+		isRemote := errors.As(runErr, &re)
+		if isRemote && re.Code != control.CodeProtocol && re.Code != control.CodeInternal {
 			code = re.Code // the peer's refusal: busy, limit, auth, ...
+		}
+		if !reached && !isRemote {
+			// No wirespeed server answered: say only that.
+			return cc.SendError(code, unreachable(req.Peer))
 		}
 		return cc.SendError(code, fmt.Sprintf("relay to %s: %v", req.Peer, runErr))
 	}

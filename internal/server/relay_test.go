@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -301,4 +302,54 @@ func TestParseRelayPeers(t *testing.T) {
 			t.Errorf("%q: got %s, want %s", tt.in, p, tt.want)
 		}
 	}
+}
+
+// failingResolver fails every lookup the way Go's resolver does, naming
+// the DNS server it asked.
+type failingResolver struct{}
+
+func (failingResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host", Name: host, Server: "127.0.0.53:53", IsNotFound: true}
+}
+
+// TestRelayUnreachableSaysOnlyThat: a relay toward a closed port, toward
+// a port where another service answers and toward a name that does not
+// resolve all get the same answer, that
+// the peer could not be reached; it names neither the cause nor the
+// server's DNS resolver.
+func TestRelayUnreachableSaysOnlyThat(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	go func() {
+		for {
+			c, err := other.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	a := startServer(t, server.Config{HandshakeTimeout: time.Second, Auth: server.Auth{PSK: testKey},
+		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8", "nowhere.test"), Resolver: failingResolver{}}})
+	c := mustDial(t, client.Config{Addr: a.addr, Security: client.Security{PSK: testKey}})
+	for _, peer := range []string{closedAddr, other.Addr().String(), "nowhere.test:7575"} {
+		_, err := c.Relay(context.Background(), control.RelayRequest{Peer: peer, Spec: shortSpec(spec.TCPStream, 1)})
+		want := "relay to " + peer + ": the peer could not be reached as a wirespeed server"
+		if !errors.Is(err, control.ErrRelayFailed) || !strings.HasSuffix(err.Error(), want) || strings.Contains(err.Error(), "127.0.0.53") {
+			t.Errorf("relay to %s: got %v, want %q", peer, err, want)
+		}
+	}
+	// The server's own log keeps the causes.
+	a.logs.waitLog(t, "relay failed", "refused")
+	a.logs.waitLog(t, "relay failed", "127.0.0.53:53")
 }

@@ -65,6 +65,7 @@ type Config struct {
 type Server struct {
 	cfg    Config
 	log    *slog.Logger
+	junk   junkLog      // sampled log lines of refused connections (junklog.go)
 	active atomic.Int32 // tests admitted
 
 	mu      sync.Mutex
@@ -106,6 +107,18 @@ func New(cfg Config) *Server {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The sampled log of refused connections writes its last summary
+	// once every connection has ended (this defer runs after wg.Wait).
+	junkCtx, stopJunk := context.WithCancel(ctx)
+	junkDone := make(chan struct{})
+	go func() {
+		defer close(junkDone)
+		s.runJunkLog(junkCtx)
+	}()
+	defer func() {
+		stopJunk()
+		<-junkDone
+	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
@@ -138,10 +151,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // handle reads the preamble and hands the connection to the control or the
 // data path. A connection that says nothing within the handshake timeout,
-// or something else, is closed.
+// or something else, is closed. The timeout is one deadline for the whole
+// handshake (preamble, TLS, hello, authentication, or a data header): it
+// does not restart at each step, so a connection that dribbles its bytes
+// is closed when it runs out, as a silent one is.
 func (s *Server) handle(ctx context.Context, c net.Conn) {
 	peer := c.RemoteAddr().String()
-	c.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	deadline := time.Now().Add(s.cfg.HandshakeTimeout)
+	c.SetDeadline(deadline)
 	var magic [4]byte
 	if _, err := io.ReadFull(c, magic[:]); err != nil {
 		s.log.Debug("connection closed before its preamble", "peer", peer, "err", err)
@@ -149,20 +166,20 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 		return
 	}
 	if isTLSRecord(magic) {
-		s.handleTLS(ctx, c, magic)
+		s.handleTLS(ctx, c, magic, deadline)
 		return
 	}
-	if s.sniff(ctx, c, magic) {
+	if s.sniff(ctx, c, magic, deadline) {
 		return
 	}
 	switch magic {
 	case control.ControlMagic:
-		s.session(ctx, control.NewConn(c, s.cfg.MaxFrame))
+		s.session(ctx, control.NewConn(c, s.cfg.MaxFrame), deadline)
 	case control.DataMagic:
 		s.data(c)
 	default:
 		s.metrics().connRefused("unknown_protocol")
-		s.log.Info("unknown protocol, connection closed", "peer", peer, "first_bytes", fmt.Sprintf("%q", magic[:]))
+		s.refused(s.log, slog.LevelInfo, "unknown_protocol", "unknown protocol, connection closed", "peer", peer, "first_bytes", fmt.Sprintf("%q", magic[:]))
 		c.Close()
 	}
 }
@@ -192,7 +209,7 @@ func (pt *pendingTest) closeAll() {
 func (s *Server) data(c net.Conn) {
 	tok, id, err := control.ReadDataHeader(c)
 	if err != nil {
-		s.log.Info("bad data connection", "peer", c.RemoteAddr().String(), "err", err)
+		s.refused(s.log, slog.LevelInfo, "bad_data_header", "bad data connection", "peer", c.RemoteAddr().String(), "err", err)
 		c.Close()
 		return
 	}
@@ -201,12 +218,12 @@ func (s *Server) data(c net.Conn) {
 	s.mu.Unlock()
 	tc, _ := c.(*net.TCPConn)
 	if pt == nil || tc == nil {
-		s.log.Info("data connection for no announced test, closed", "peer", c.RemoteAddr().String())
+		s.refused(s.log, slog.LevelInfo, "data_no_test", "data connection for no announced test, closed", "peer", c.RemoteAddr().String())
 		c.Close()
 		return
 	}
 	if addrOf(c.RemoteAddr()) != pt.peer {
-		s.log.Warn("data connection from another address than its test's control connection, closed",
+		s.refused(s.log, slog.LevelWarn, "data_other_address", "data connection from another address than its test's control connection, closed",
 			"peer", c.RemoteAddr().String(), "control_peer", pt.peer.String())
 		c.Close()
 		return
@@ -218,7 +235,7 @@ func (s *Server) data(c net.Conn) {
 		return
 	}
 	if _, ok := pt.want[id]; !ok || pt.got[id] != nil {
-		s.log.Info("data connection with an unexpected or repeated stream id, closed", "peer", c.RemoteAddr().String(), "stream", id)
+		s.refused(s.log, slog.LevelInfo, "data_bad_stream", "data connection with an unexpected or repeated stream id, closed", "peer", c.RemoteAddr().String(), "stream", id)
 		c.Close()
 		return
 	}
@@ -282,12 +299,13 @@ func (ss *session) release() {
 }
 
 // session serves one control connection: the hello, then tests one after
-// another until the client says bye, goes quiet or the server stops.
-func (s *Server) session(ctx context.Context, cc *control.Conn) {
+// another until the client says bye, goes quiet or the server stops. The
+// handshake must end by deadline.
+func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Time) {
 	defer cc.Close()
 	peer := cc.NetConn().RemoteAddr().String()
 	log := s.log.With("peer", peer)
-	gate, ok := s.handshake(cc, log)
+	gate, ok := s.handshake(cc, deadline, log)
 	if !ok {
 		return
 	}
@@ -380,14 +398,14 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 }
 
 // handshake reads the client's hello, answers with the server's,
-// admits the session and authenticates the client. It reports whether
-// the session may go on; the caller releases the gate.
-func (s *Server) handshake(cc *control.Conn, log *slog.Logger) (*sessionGate, bool) {
+// admits the session and authenticates the client, all by deadline. It
+// reports whether the session may go on; the caller releases the gate.
+func (s *Server) handshake(cc *control.Conn, deadline time.Time, log *slog.Logger) (*sessionGate, bool) {
 	cc.SetMaxFrame(control.HandshakeMaxFrame) // until the client authenticated
 	mine := control.NewHello(s.cfg.Tool, s.cfg.Hostname)
 	var theirs control.Hello
-	if err := cc.Expect(control.TypeHello, &theirs, s.cfg.HandshakeTimeout); err != nil {
-		log.Info("handshake failed", "err", err)
+	if err := cc.Expect(control.TypeHello, &theirs, time.Until(deadline)); err != nil {
+		s.refused(log, slog.LevelInfo, "handshake", "handshake failed", "err", err)
 		return nil, false
 	}
 	if err := cc.WriteMagic(); err != nil {
@@ -395,7 +413,7 @@ func (s *Server) handshake(cc *control.Conn, log *slog.Logger) (*sessionGate, bo
 	}
 	version, err := control.Negotiate(mine, theirs)
 	if err != nil {
-		log.Info("client refused", "err", err)
+		s.refused(log, slog.LevelInfo, "version", "client refused", "err", err)
 		cc.SendError(control.CodeVersion, err.Error())
 		return nil, false
 	}
@@ -403,7 +421,7 @@ func (s *Server) handshake(cc *control.Conn, log *slog.Logger) (*sessionGate, bo
 	if !ok {
 		return nil, false
 	}
-	if err := cc.Send(control.TypeHello, mine); err != nil || !gate.authenticate(cc, version) {
+	if err := cc.Send(control.TypeHello, mine); err != nil || !gate.authenticate(cc, version, deadline) {
 		gate.release()
 		return nil, false
 	}
