@@ -26,6 +26,7 @@ type serveSecurityFlags struct {
 	maxParallel      int
 	maxUDPRate       string
 	maxConnsPerAddr  int
+	maxHandshakeRate float64
 	handshakeTimeout time.Duration
 	maxFrame         int
 	shutdownTimeout  time.Duration
@@ -46,7 +47,8 @@ func (f *serveSecurityFlags) register(fl *pflag.FlagSet) {
 	fl.Var(durationValue{&f.maxDuration}, "max-duration", "longest test a client may ask for, warm-up included")
 	fl.IntVar(&f.maxParallel, "max-parallel", server.DefaultMaxParallel, "most parallel streams per direction a client may ask for (-P)")
 	fl.StringVar(&f.maxUDPRate, "max-udp-rate", "1G", "highest `rate` in bits/s a UDP test may make the server send (500M, 10G)")
-	fl.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "control connections one IP address may hold at once")
+	fl.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "authenticated control connections one IP address (an IPv6 /64) may hold at once")
+	fl.Float64Var(&f.maxHandshakeRate, "max-handshake-rate", server.DefaultMaxHandshakeRate, "control connections per second one IP address (an IPv6 /64) may start before authenticating, in bursts of twice as many")
 	fl.Var(durationValue{&f.handshakeTimeout}, "handshake-timeout", "time a new connection has to identify itself and authenticate")
 	fl.Var(bytesValue{&f.maxFrame}, "max-frame", "largest control message accepted (a --payload file travels in one)")
 	fl.Var(durationValue{&f.shutdownTimeout}, "shutdown-timeout", "on SIGTERM or SIGINT, how long running tests may go on before they are cut short")
@@ -64,6 +66,8 @@ func (f *serveSecurityFlags) configure(cfg *server.Config) error {
 		return usagef("--max-parallel %d must be at least 1", f.maxParallel)
 	case f.maxConnsPerAddr < 1:
 		return usagef("--max-conns-per-addr %d must be at least 1", f.maxConnsPerAddr)
+	case !(f.maxHandshakeRate > 0):
+		return usagef("--max-handshake-rate %v must be more than 0", f.maxHandshakeRate)
 	case f.handshakeTimeout <= 0:
 		return usagef("--handshake-timeout %v must be more than 0", f.handshakeTimeout)
 	case f.maxFrame < minMaxFrame:
@@ -82,6 +86,7 @@ func (f *serveSecurityFlags) configure(cfg *server.Config) error {
 		MaxParallel:             f.maxParallel,
 		MaxUDPRateBitsPerSecond: rate,
 		MaxConnsPerAddr:         f.maxConnsPerAddr,
+		MaxHandshakeRate:        f.maxHandshakeRate,
 	}
 	cfg.HandshakeTimeout = f.handshakeTimeout
 	cfg.MaxFrame = f.maxFrame

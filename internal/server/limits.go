@@ -47,9 +47,17 @@ type Limits struct {
 	// over any finite limit; +Inf lifts it. What a client sends, the
 	// server cannot limit.
 	MaxUDPRateBitsPerSecond float64
-	// MaxConnsPerAddr bounds the control connections open at once from
-	// one IP address.
+	// MaxConnsPerAddr bounds the authenticated control sessions open at
+	// once from one IP address (one /64 for IPv6). Connections still in
+	// their handshake do not count: a peer without the key cannot take
+	// the places of those who have it behind the same address (NAT).
 	MaxConnsPerAddr int
+	// MaxHandshakeRate bounds how many control connections per second one
+	// IP address (one /64 for IPv6) may start before authenticating, with
+	// bursts of twice as many; the handshake deadline bounds how long
+	// each lasts, so together they bound the unauthenticated connections
+	// one address holds.
+	MaxHandshakeRate float64
 }
 
 // Defaults of the limits.
@@ -58,6 +66,7 @@ const (
 	DefaultMaxParallel             = 32
 	DefaultMaxUDPRateBitsPerSecond = 1e9
 	DefaultMaxConnsPerAddr         = 8
+	DefaultMaxHandshakeRate        = 20
 )
 
 // limits returns the limits with the defaults filled in.
@@ -75,16 +84,20 @@ func (s *Server) limits() Limits {
 	if l.MaxConnsPerAddr <= 0 {
 		l.MaxConnsPerAddr = DefaultMaxConnsPerAddr
 	}
+	if l.MaxHandshakeRate <= 0 {
+		l.MaxHandshakeRate = DefaultMaxHandshakeRate
+	}
 	return l
 }
 
 // safety is the server's state for the protections. Its zero value is
 // ready to use.
 type safety struct {
-	mu      sync.Mutex
-	perAddr map[netip.Addr]int         // control sessions per client address
-	conns   map[*control.Conn]struct{} // admitted control sessions, for a forced close
-	closing bool                       // forced close done: refuse new sessions
+	mu         sync.Mutex
+	perAddr    map[netip.Prefix]int       // authenticated sessions per client address (IPv6: /64)
+	handshakes handshakeRate              // unauthenticated control connections started, per address
+	conns      map[*control.Conn]struct{} // control sessions past their hello, for a forced close
+	closing    bool                       // forced close done: refuse new sessions
 
 	draining atomic.Bool  // shutting down: no new tests
 	running  atomic.Int32 // tests between request and result
@@ -103,6 +116,7 @@ const (
 	refusedFrame       = "max_frame"
 	refusedShutdown    = "shutting_down"
 	refusedConnsPerAdr = "max_conns_per_addr"
+	refusedHandshake   = "max_handshake_rate"
 )
 
 // testLimit says why t is over a limit, or returns "" when it is not.
@@ -185,15 +199,17 @@ func lingerClose(c net.Conn) {
 	io.CopyN(io.Discard, c, 16<<20)
 }
 
-// sessionGate is one admitted control session: its slot in the
-// per-address count and, with a PSK, the nonces of its authentication.
+// sessionGate is one admitted control session: its place among the
+// sessions a forced close ends, its slot in the per-address count once
+// authenticated, and, with a PSK, the nonces of its authentication.
 type sessionGate struct {
-	s      *Server
-	cc     *control.Conn
-	addr   netip.Addr
-	log    *slog.Logger
-	client control.Nonce
-	server control.Nonce
+	s       *Server
+	cc      *control.Conn
+	addr    netip.Addr
+	log     *slog.Logger
+	counted bool // holds a slot in the per-address count
+	client  control.Nonce
+	server  control.Nonce
 }
 
 // admitSession decides, after the client's hello, whether the session may
@@ -212,16 +228,15 @@ func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs cont
 		}
 	}
 	addr := addrOf(cc.NetConn().RemoteAddr())
-	limit := s.limits().MaxConnsPerAddr
+	l := s.limits()
 	s.safety.mu.Lock()
-	if s.safety.perAddr == nil {
-		s.safety.perAddr = map[netip.Addr]int{}
+	if s.safety.conns == nil {
+		s.safety.perAddr = map[netip.Prefix]int{}
 		s.safety.conns = map[*control.Conn]struct{}{}
 	}
-	n := s.safety.perAddr[addr]
 	closing := s.safety.closing
-	if n < limit && !closing {
-		s.safety.perAddr[addr] = n + 1
+	rateOK := closing || s.safety.handshakes.take(addrKey(addr), l.MaxHandshakeRate, time.Now())
+	if !closing && rateOK {
 		s.safety.conns[cc] = struct{}{}
 	}
 	s.safety.mu.Unlock()
@@ -229,15 +244,22 @@ func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs cont
 	case closing:
 		cc.SendError(control.CodeBusy, "the server is shutting down; retry in a moment")
 		return nil, false
-	case n >= limit:
-		m.connRefused(refusedConnsPerAdr)
-		s.refused(log, slog.LevelWarn, refusedConnsPerAdr, "control connection refused", "open", n)
-		cc.SendError(control.CodeLimit, fmt.Sprintf("%s already has %d control connections open to this server, its limit per address (serve --max-conns-per-addr); close the others or retry later", addr, n))
+	case !rateOK:
+		m.connRefused(refusedHandshake)
+		s.refused(log, slog.LevelWarn, refusedHandshake, "control connection refused", "rate", l.MaxHandshakeRate)
+		cc.SendError(control.CodeLimit, fmt.Sprintf("%s started more than %g control connections a second (bursts of %g) before authenticating, this server's limit per address (serve --max-handshake-rate); retry in a moment",
+			addrKeyString(addr), l.MaxHandshakeRate, 2*l.MaxHandshakeRate))
 		return nil, false
 	}
 	m.sessionOpened()
 	g := &sessionGate{s: s, cc: cc, addr: addr, log: log}
 	if s.cfg.Auth.PSK == nil {
+		// Without a key every client is as authenticated as it gets
+		// once it said hello: it counts from now on.
+		if !g.count() {
+			g.release()
+			return nil, false
+		}
 		return g, true
 	}
 	if err := control.CheckAuthHello(theirs.Auth); err != nil {
@@ -279,6 +301,9 @@ func (g *sessionGate) authenticate(cc *control.Conn, version int, deadline time.
 			cc.SendError(control.CodeAuth, "authentication failed: the client's proof does not match this server's pre-shared key; check that both sides use the same --psk-file")
 			return false
 		}
+		if !g.count() {
+			return false
+		}
 		if err := cc.Send(control.TypeAuthOK, control.NewAuthProof(key, control.RoleServer, version, g.client, g.server)); err != nil {
 			return false
 		}
@@ -288,14 +313,40 @@ func (g *sessionGate) authenticate(cc *control.Conn, version int, deadline time.
 	return true
 }
 
+// count takes a slot in the per-address count for an authenticated
+// session, or tells the client that its address holds the limit already.
+func (g *sessionGate) count() bool {
+	s := g.s
+	limit := s.limits().MaxConnsPerAddr
+	key := addrKey(g.addr)
+	s.safety.mu.Lock()
+	n := s.safety.perAddr[key]
+	if n < limit {
+		s.safety.perAddr[key] = n + 1
+		g.counted = true
+	}
+	s.safety.mu.Unlock()
+	if !g.counted {
+		s.metrics().connRefused(refusedConnsPerAdr)
+		s.refused(g.log, slog.LevelWarn, refusedConnsPerAdr, "control connection refused", "open", n)
+		g.cc.SendError(control.CodeLimit, fmt.Sprintf("%s already has %d control connections open to this server, its limit per address (serve --max-conns-per-addr); close the others or retry later", addrKeyString(g.addr), n))
+		return false
+	}
+	return true
+}
+
 // release frees the session's slot in the per-address count.
 func (g *sessionGate) release() {
 	s := g.s
 	s.safety.mu.Lock()
-	if n := s.safety.perAddr[g.addr]; n <= 1 {
-		delete(s.safety.perAddr, g.addr)
-	} else {
-		s.safety.perAddr[g.addr] = n - 1
+	if g.counted {
+		key := addrKey(g.addr)
+		if n := s.safety.perAddr[key]; n <= 1 {
+			delete(s.safety.perAddr, key)
+		} else {
+			s.safety.perAddr[key] = n - 1
+		}
+		g.counted = false
 	}
 	delete(s.safety.conns, g.cc)
 	s.safety.mu.Unlock()
@@ -319,4 +370,76 @@ func (s *Server) closeSessions() {
 	for cc := range s.safety.conns {
 		cc.Close()
 	}
+}
+
+// addrKey is what the per-address limits count by: the address itself
+// for IPv4, its /64 for IPv6, the smallest prefix a site is usually given
+// (one host may use any address in it).
+func addrKey(a netip.Addr) netip.Prefix {
+	a = a.Unmap()
+	if a.Is4() {
+		return netip.PrefixFrom(a, 32)
+	}
+	p, _ := a.Prefix(64)
+	return p
+}
+
+// addrKeyString names an address's key for a message: the address for
+// IPv4, the /64 for IPv6.
+func addrKeyString(a netip.Addr) string {
+	k := addrKey(a)
+	if k.IsSingleIP() {
+		return k.Addr().String()
+	}
+	return k.String()
+}
+
+// handshakeRate is a token bucket per address key: each unauthenticated
+// control connection takes a token; tokens come back at the rate, up to
+// twice the rate. Its zero value is ready to use; the caller holds
+// safety.mu.
+type handshakeRate struct {
+	buckets map[netip.Prefix]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// maxBuckets bounds the addresses the rate limit remembers. Buckets that
+// refilled are forgotten when the map is full; if none has, a connection
+// from yet another address is refused as over the rate until some do.
+const maxBuckets = 16384
+
+func (h *handshakeRate) take(key netip.Prefix, rate float64, now time.Time) bool {
+	if math.IsInf(rate, 1) {
+		return true
+	}
+	burst := max(2*rate, 1)
+	if h.buckets == nil {
+		h.buckets = map[netip.Prefix]*bucket{}
+	}
+	b := h.buckets[key]
+	if b == nil {
+		if len(h.buckets) >= maxBuckets {
+			for k, ob := range h.buckets {
+				if ob.tokens+now.Sub(ob.last).Seconds()*rate >= burst {
+					delete(h.buckets, k)
+				}
+			}
+			if len(h.buckets) >= maxBuckets {
+				return false
+			}
+		}
+		b = &bucket{tokens: burst, last: now}
+		h.buckets[key] = b
+	}
+	b.tokens = min(burst, b.tokens+now.Sub(b.last).Seconds()*rate)
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
 }

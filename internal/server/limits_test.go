@@ -219,3 +219,62 @@ func TestTestOutlivesIdleTimeout(t *testing.T) {
 		t.Error("a session quiet for longer than the idle timeout was kept")
 	}
 }
+
+// TestUnauthenticatedDoNotCountPerAddr: ten connections from one address
+// that say hello and never prove the key do not take the places of
+// authenticated sessions from that address (behind one NAT); the limit
+// still holds for sessions that proved the key.
+func TestUnauthenticatedDoNotCountPerAddr(t *testing.T) {
+	srv := startServer(t, server.Config{HandshakeTimeout: 10 * time.Second, Auth: server.Auth{PSK: testKey},
+		Limits: server.Limits{MaxConnsPerAddr: 2}})
+	for range 10 {
+		h := control.NewHello("no-proof", "")
+		h.Auth = &control.AuthHello{Scheme: control.AuthScheme, Nonce: control.NewNonce()}
+		if _, err := helloBack(t, rawConn(t, srv.addr, "", h)); err != nil {
+			t.Fatalf("hello without proof: %v", err)
+		}
+	}
+	keyed := client.Config{Addr: srv.addr, Security: client.Security{PSK: testKey}}
+	a := mustDial(t, keyed)
+	if _, err := a.Run(context.Background(), shortSpec(spec.TCPStream, 1)); err != nil {
+		t.Fatalf("authenticated client beside 10 unauthenticated connections: %v", err)
+	}
+	mustDial(t, keyed)
+	_, err := dial(t, keyed)
+	if !errors.Is(err, control.ErrLimit) || !strings.Contains(err.Error(), "--max-conns-per-addr") {
+		t.Fatalf("third authenticated session: got %v, want ErrLimit naming --max-conns-per-addr", err)
+	}
+}
+
+// TestHandshakeRate: one address that starts control connections faster
+// than --max-handshake-rate is refused, with a message naming the flag,
+// once its burst (twice the rate) is spent; another address is not.
+func TestHandshakeRate(t *testing.T) {
+	srv := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}, Limits: server.Limits{MaxHandshakeRate: 5}})
+	h := control.NewHello("loop", "")
+	h.Auth = &control.AuthHello{Scheme: control.AuthScheme, Nonce: control.NewNonce()}
+	refusedAt := 0
+	for i := 1; i <= 20 && refusedAt == 0; i++ {
+		cc := rawConn(t, srv.addr, "127.0.0.2", h)
+		_, err := helloBack(t, cc)
+		switch {
+		case errors.Is(err, control.ErrLimit):
+			if !strings.Contains(err.Error(), "127.0.0.2") || !strings.Contains(err.Error(), "--max-handshake-rate") {
+				t.Errorf("refusal %q does not name the address and --max-handshake-rate", err)
+			}
+			refusedAt = i
+		case err != nil:
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		cc.NetConn().Close()
+	}
+	// A burst of 10, plus what came back while the loop ran.
+	if refusedAt < 11 || refusedAt > 13 {
+		t.Errorf("refused at connection %d of a fast loop; want 11 (a burst of twice the rate of 5/s), or a little later", refusedAt)
+	}
+	c := mustDial(t, client.Config{Addr: srv.addr, Security: client.Security{PSK: testKey}})
+	if _, err := c.Run(context.Background(), shortSpec(spec.TCPStream, 1)); err != nil {
+		t.Errorf("another address during the loop: %v", err)
+	}
+	srv.logs.waitLog(t, "control connection refused", "reason=max_handshake_rate", "peer=127.0.0.2:")
+}
