@@ -247,6 +247,39 @@ func TestIperf3ClientRefused(t *testing.T) {
 	}
 }
 
+// TestIperf3HeldToMaxDuration: an iperf3 test with a byte or block count
+// instead of a time (-n, -k) ends at the server's --max-duration, whether
+// the client sends as fast as it can or next to nothing (-b 1k), and the
+// server's one test slot is free again for the next client. The real
+// iperf3 says the server terminated the test.
+func TestIperf3HeldToMaxDuration(t *testing.T) {
+	bin := requireIperf3(t)
+	const maxDuration = 2 * time.Second
+	addr := startServerWith(t, server.Config{Limits: server.Limits{MaxDuration: maxDuration}})
+	_, port, _ := net.SplitHostPort(addr)
+	for _, args := range [][]string{
+		{"-n", "1000G"},
+		{"-n", "1000G", "-b", "1k"},
+		{"-k", "1000000000", "-b", "1k"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			start := time.Now()
+			out, _ := exec.CommandContext(ctx, bin, append([]string{"-c", "127.0.0.1", "-p", port}, args...)...).CombinedOutput()
+			took := time.Since(start)
+			// iperf3 takes a moment to connect and to print.
+			if took > maxDuration+3*time.Second {
+				t.Errorf("iperf3 %s ran %v against --max-duration %v:\n%s", strings.Join(args, " "), took.Round(time.Millisecond), maxDuration, out)
+			}
+			if !strings.Contains(string(out), "terminated") {
+				t.Errorf("iperf3 was not told the server ended the test:\n%s", out)
+			}
+			t.Logf("iperf3 %s: %v", strings.Join(args, " "), took.Round(time.Millisecond))
+		})
+	}
+}
+
 // TestWirespeedClientAgainstIperf3Server runs wirespeed's client against
 // the real iperf3 server.
 func TestWirespeedClientAgainstIperf3Server(t *testing.T) {

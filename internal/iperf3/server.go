@@ -33,8 +33,11 @@ type ServerConfig struct {
 	// ReadTimeout bounds every wait for the client's next message
 	// outside the test itself; default ReadTimeout.
 	ReadTimeout time.Duration
-	// MaxTestLength bounds a test without a time (-n, -k); default
-	// spec.MaxDuration.
+	// MaxTestLength bounds a test without a time (-n, -k), warm-up
+	// included: the server ends it then, telling the client
+	// SERVER_TERMINATE. Default spec.MaxDuration. (A timed test is held
+	// to its own time plus TestGrace; Limit says whether its time is
+	// allowed.)
 	MaxTestLength time.Duration
 	// Refused, when set, logs a connection refused before it became a
 	// test (a bad cookie, a stray stream), so that the caller may sample
@@ -594,9 +597,16 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 		defer omit.Stop()
 	}
 
+	// A timed test ends with the client's TEST_END, which may come
+	// TestGrace late at most. A byte or block count test (-n, -k) has no
+	// length of its own: the server ends it at MaxTestLength.
 	limit := time.Duration(p.Omit+p.Time)*time.Second + TestGrace
+	var cut <-chan time.Time
 	if p.Time == 0 {
-		limit = s.cfg.MaxTestLength
+		limit = s.cfg.MaxTestLength + TestGrace
+		tm := time.NewTimer(s.cfg.MaxTestLength)
+		defer tm.Stop()
+		cut = tm.C
 	}
 	stateCh := make(chan stateResult, 1)
 	go func() {
@@ -606,6 +616,12 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 	var got stateResult
 	select {
 	case got = <-stateCh:
+	case <-cut:
+		cc.writeState(ServerTerminate)
+		cc.c.SetReadDeadline(time.Unix(1, 0))
+		<-stateCh
+		stopAll()
+		return sum, fmt.Errorf("ended at the server's longest test, %v: a byte or block count (-n, -k) test runs at most that long", s.cfg.MaxTestLength)
 	case <-ctx.Done():
 		got = <-stateCh // the shutdown notice unblocks the read
 	}

@@ -73,6 +73,9 @@ func (s *Server) ip3Server() *iperf3.Server {
 			},
 			HandshakeTimeout: s.cfg.HandshakeTimeout,
 			StreamsTimeout:   s.cfg.StreamsTimeout,
+			// A byte or block count test ends at the longest test the
+			// server allows (--max-duration).
+			MaxTestLength: s.limits().MaxDuration,
 			// An iperf3 test takes a test slot like a wirespeed session.
 			Limit: s.iperf3Limit,
 			Admit: func() (func(), bool) {
