@@ -165,6 +165,7 @@ type RRServer struct {
 	base
 	rrSocket
 	req, resp int
+	pace      *pacer // nil: answer at once (SetMaxRate)
 }
 
 // NewRRServer returns the server loop for c.

@@ -278,3 +278,38 @@ func TestHandshakeRate(t *testing.T) {
 	}
 	srv.logs.waitLog(t, "control connection refused", "reason=max_handshake_rate", "peer=127.0.0.2:")
 }
+
+// TestUDPRRPacedToMaxUDPRate: a UDP_RR test with small requests, large
+// responses, a deep burst and two streams would make the server send at
+// gigabits a second on loopback; the server paces its responses to
+// --max-udp-rate instead. With a limit of 40 Mbit/s and 8000-byte
+// responses, the client can complete at most 40e6 / (8000 * 8) = 625
+// transactions a second (plus the pacer's 1 ms of credit per stream);
+// the result says the server paced.
+func TestUDPRRPacedToMaxUDPRate(t *testing.T) {
+	const limit = 40e6
+	srv := startServer(t, server.Config{Limits: server.Limits{MaxUDPRateBitsPerSecond: limit}})
+	c := mustDial(t, client.Config{Addr: srv.addr})
+	sp := shortSpec(spec.UDPRR, 2)
+	sp.Duration = 1500 * time.Millisecond
+	sp.RequestSize, sp.ResponseSize, sp.Burst = 1, 8000, 16
+	res, err := c.Run(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := res.Summary.RRSummary
+	if rr == nil {
+		t.Fatalf("no request/response summary: %+v", res.Summary)
+	}
+	sentBPS := rr.TransactionsPerSecond * float64(sp.ResponseSize) * 8
+	t.Logf("UDP_RR 1/8000 burst 16 x 2 against a %g bit/s limit: %.0f transactions/s, %.3g bit/s of responses", limit, rr.TransactionsPerSecond, sentBPS)
+	if sentBPS > 1.1*limit {
+		t.Errorf("the server sent %.3g bit/s of responses (%.0f transactions/s of 8000 bytes), over its limit of %g", sentBPS, rr.TransactionsPerSecond, limit)
+	}
+	if sentBPS < 0.5*limit {
+		t.Errorf("the server sent %.3g bit/s of responses, far below its limit of %g: pacing too strict", sentBPS, limit)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "paced its UDP responses") {
+		t.Errorf("no warning that the server paced: %q", res.Warnings)
+	}
+}

@@ -553,6 +553,9 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 			cc.Send(control.TypeInterval, r)
 		},
 		ProcRoot: s.cfg.ProcRoot,
+		// What a UDP_RR client makes this server send is paced to the
+		// UDP limit, whatever its sizes, burst and request rate.
+		MaxUDPRRRate: s.limits().MaxUDPRateBitsPerSecond,
 	})
 	abortErr := stopWatch()
 	res.Hostname = s.cfg.Hostname
