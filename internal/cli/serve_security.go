@@ -27,6 +27,8 @@ type serveSecurityFlags struct {
 	maxUDPRate       string
 	maxConnsPerAddr  int
 	maxHandshakeRate float64
+	maxTestMemory    int
+	maxMemory        int
 	handshakeTimeout time.Duration
 	maxFrame         int
 	shutdownTimeout  time.Duration
@@ -41,6 +43,8 @@ func (f *serveSecurityFlags) register(fl *pflag.FlagSet) {
 	f.handshakeTimeout = 5 * time.Second
 	f.maxFrame = control.DefaultMaxFrame
 	f.shutdownTimeout = 10 * time.Second
+	f.maxTestMemory = server.DefaultMaxTestMemory
+	f.maxMemory = server.DefaultMaxMemory
 	fl.StringVar(&f.pskFile, "psk-file", "", "require clients to prove knowledge of the pre-shared key in `FILE` (at least 16 bytes; make one with openssl rand -hex 32)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate `FILE`: control connections must use TLS (data connections stay plain TCP)")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
@@ -49,6 +53,8 @@ func (f *serveSecurityFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.maxUDPRate, "max-udp-rate", "1G", "highest `rate` in bits/s a UDP test may make the server send (500M, 10G)")
 	fl.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "authenticated control connections one IP address (an IPv6 /64) may hold at once")
 	fl.Float64Var(&f.maxHandshakeRate, "max-handshake-rate", server.DefaultMaxHandshakeRate, "control connections per second one IP address (an IPv6 /64) may start before authenticating, in bursts of twice as many")
+	fl.Var(bytesValue{&f.maxTestMemory}, "max-test-memory", "most buffer memory one test may make the server allocate (streams times message sizes)")
+	fl.Var(bytesValue{&f.maxMemory}, "max-memory", "most buffer memory the running tests may hold together; a test that would go over is told the server is busy")
 	fl.Var(durationValue{&f.handshakeTimeout}, "handshake-timeout", "time a new connection has to identify itself and authenticate")
 	fl.Var(bytesValue{&f.maxFrame}, "max-frame", "largest control message accepted (a --payload file travels in one)")
 	fl.Var(durationValue{&f.shutdownTimeout}, "shutdown-timeout", "on SIGTERM or SIGINT, how long running tests may go on before they are cut short")
@@ -68,6 +74,10 @@ func (f *serveSecurityFlags) configure(cfg *server.Config) error {
 		return usagef("--max-conns-per-addr %d must be at least 1", f.maxConnsPerAddr)
 	case !(f.maxHandshakeRate > 0):
 		return usagef("--max-handshake-rate %v must be more than 0", f.maxHandshakeRate)
+	case f.maxTestMemory < 1:
+		return usagef("--max-test-memory %d must be more than 0", f.maxTestMemory)
+	case f.maxMemory < f.maxTestMemory:
+		return usagef("--max-memory %s is less than --max-test-memory %s: no test of that size could run", units.FormatSize(int64(f.maxMemory)), units.FormatSize(int64(f.maxTestMemory)))
 	case f.handshakeTimeout <= 0:
 		return usagef("--handshake-timeout %v must be more than 0", f.handshakeTimeout)
 	case f.maxFrame < minMaxFrame:
@@ -87,6 +97,8 @@ func (f *serveSecurityFlags) configure(cfg *server.Config) error {
 		MaxUDPRateBitsPerSecond: rate,
 		MaxConnsPerAddr:         f.maxConnsPerAddr,
 		MaxHandshakeRate:        f.maxHandshakeRate,
+		MaxTestMemory:           int64(f.maxTestMemory),
+		MaxMemory:               int64(f.maxMemory),
 	}
 	cfg.HandshakeTimeout = f.handshakeTimeout
 	cfg.MaxFrame = f.maxFrame

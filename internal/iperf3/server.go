@@ -49,6 +49,11 @@ type ServerConfig struct {
 	// server's limits ("" when it is not); the client is then told
 	// SERVER_ERROR and the reason is logged.
 	Limit func(Params) string
+	// Reserve, when set, takes what a test the client asks for needs of
+	// the server's shared resources (its memory budget) and returns the
+	// function that gives it back, or why there is no room ("": there
+	// is); the client is then told SERVER_ERROR and the reason is logged.
+	Reserve func(Params) (release func(), why string)
 }
 
 // Summary is what the server measured in one test, for logs and tests.
@@ -345,6 +350,13 @@ func (s *Server) test(ctx context.Context, cc conn, cookie Cookie, log *slog.Log
 		if why := s.cfg.Limit(p); why != "" {
 			return sum, fail(cc, errRecvParams, errnoInval, errors.New(why))
 		}
+	}
+	if s.cfg.Reserve != nil {
+		release, why := s.cfg.Reserve(p)
+		if why != "" {
+			return sum, fail(cc, errRecvParams, errnoInval, errors.New(why))
+		}
+		defer release()
 	}
 	sum.UDP = p.UDP
 	if p.Len == 0 {

@@ -78,6 +78,14 @@ func (s *Server) ip3Server() *iperf3.Server {
 			MaxTestLength: s.limits().MaxDuration,
 			// An iperf3 test takes a test slot like a wirespeed session.
 			Limit: s.iperf3Limit,
+			// And the server's memory, with wirespeed's tests.
+			Reserve: func(p iperf3.Params) (func(), string) {
+				release, msg := s.reserveMemory(iperf3Memory(p))
+				if msg != "" {
+					s.countRefused(refusedMemory)
+				}
+				return release, msg
+			},
 			Admit: func() (func(), bool) {
 				if n := s.active.Add(1); int(n) > s.cfg.MaxTests {
 					s.active.Add(-1)
@@ -132,7 +140,7 @@ func (s *Server) iperf3Limit(p iperf3.Params) string {
 	t.Parallel = max(p.Parallel, 1)
 	t.Duration = time.Duration(p.Time) * time.Second
 	t.Omit = time.Duration(p.Omit) * time.Second
-	if _, msg := s.testLimit(t); msg != "" {
+	if _, msg := s.testLimit(t, iperf3Memory(p)); msg != "" {
 		return msg
 	}
 	return ""

@@ -58,6 +58,11 @@ type Limits struct {
 	// each lasts, so together they bound the unauthenticated connections
 	// one address holds.
 	MaxHandshakeRate float64
+	// MaxTestMemory bounds the buffers one test makes the server allocate,
+	// as worked out from its request (memory.go); MaxMemory bounds those
+	// of all running tests together.
+	MaxTestMemory int64
+	MaxMemory     int64
 }
 
 // Defaults of the limits.
@@ -87,6 +92,12 @@ func (s *Server) limits() Limits {
 	if l.MaxHandshakeRate <= 0 {
 		l.MaxHandshakeRate = DefaultMaxHandshakeRate
 	}
+	if l.MaxTestMemory <= 0 {
+		l.MaxTestMemory = DefaultMaxTestMemory
+	}
+	if l.MaxMemory <= 0 {
+		l.MaxMemory = DefaultMaxMemory
+	}
 	return l
 }
 
@@ -101,6 +112,7 @@ type safety struct {
 
 	draining atomic.Bool  // shutting down: no new tests
 	running  atomic.Int32 // tests between request and result
+	memory   atomic.Int64 // buffer bytes the running tests hold (memory.go)
 
 	acceptDelay time.Duration // backoff after accept errors; accept goroutine only
 	acceptLast  time.Time
@@ -117,10 +129,13 @@ const (
 	refusedShutdown    = "shutting_down"
 	refusedConnsPerAdr = "max_conns_per_addr"
 	refusedHandshake   = "max_handshake_rate"
+	refusedTestMemory  = "max_test_memory"
+	refusedMemory      = "max_memory"
 )
 
-// testLimit says why t is over a limit, or returns "" when it is not.
-func (s *Server) testLimit(t spec.Test) (reason, msg string) {
+// testLimit says why t, whose buffers take mem bytes, is over a limit, or
+// returns "" when it is not.
+func (s *Server) testLimit(t spec.Test, mem int64) (reason, msg string) {
 	l := s.limits()
 	switch {
 	case t.Omit+t.Duration > l.MaxDuration:
@@ -129,6 +144,9 @@ func (s *Server) testLimit(t spec.Test) (reason, msg string) {
 	case t.Parallel > l.MaxParallel:
 		return refusedParallel, fmt.Sprintf("%d parallel streams per direction is over this server's limit of %d (serve --max-parallel); ask for fewer with -P",
 			t.Parallel, l.MaxParallel)
+	}
+	if msg := s.testMemoryLimit(mem); msg != "" {
+		return refusedTestMemory, msg
 	}
 	if rate := udpRate(t); rate > l.MaxUDPRateBitsPerSecond {
 		if math.IsInf(rate, 1) {
@@ -158,14 +176,14 @@ func udpRate(t spec.Test) float64 {
 // refuseTest answers a test request that is over a limit, or that arrives
 // while the server shuts down, and reports whether it did. The session
 // goes on: the client may ask for less.
-func (s *Server) refuseTest(cc *control.Conn, t spec.Test, log *slog.Logger) bool {
+func (s *Server) refuseTest(cc *control.Conn, t spec.Test, fileLen int, log *slog.Logger) bool {
 	if s.safety.draining.Load() {
 		s.countRefused(refusedShutdown)
 		log.Info("test refused", "test", t.Kind, "reason", refusedShutdown)
 		cc.SendError(control.CodeBusy, "the server is shutting down; retry in a moment")
 		return true
 	}
-	reason, msg := s.testLimit(t)
+	reason, msg := s.testLimit(t, testMemory(t, fileLen))
 	if reason == "" {
 		return false
 	}

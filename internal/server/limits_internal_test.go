@@ -4,6 +4,9 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"wirespeed/internal/iperf3"
+	"wirespeed/internal/spec"
 )
 
 // TestAddrKey: IPv4 addresses count one by one, IPv6 addresses by /64,
@@ -60,5 +63,43 @@ func TestHandshakeRateBucket(t *testing.T) {
 	}
 	if len(h.buckets) > maxBuckets {
 		t.Errorf("%d buckets, over the bound of %d", len(h.buckets), maxBuckets)
+	}
+}
+
+// TestTestMemory: the buffers a test makes the server allocate, worked
+// out by hand from what the engine's loops allocate.
+func TestTestMemory(t *testing.T) {
+	mk := func(k spec.Kind, p int, f func(*spec.Test)) spec.Test {
+		sp := spec.Default()
+		sp.Kind, sp.Parallel = k, p
+		if f != nil {
+			f(&sp)
+		}
+		return sp
+	}
+	tests := []struct {
+		name string
+		t    spec.Test
+		want int64
+	}{
+		{"TCP_STREAM -P 32 -M 64M: 32 receive buffers", mk(spec.TCPStream, 32, func(s *spec.Test) { s.RecvSize = 64 << 20 }), 32 * 64 << 20},
+		{"TCP_MAERTS -P 2 -m 1M: one random payload", mk(spec.TCPMaerts, 2, func(s *spec.Test) { s.SendSize = 1 << 20 }), 256<<10 + 1<<20},
+		{"TCP_BIDIR -P 1, default sizes", mk(spec.TCPBidir, 1, nil), 128<<10 + 256<<10 + 128<<10},
+		{"UDP_STREAM -R -P 2 -m 1472: batches and payload", mk(spec.UDPStream, 2, func(s *spec.Test) { s.Reverse, s.SendSize = true, 1472 }), 2*64*1472 + 256<<10 + 1472},
+		{"UDP_RR -P 4 -r 1,65000", mk(spec.UDPRR, 4, func(s *spec.Test) { s.RequestSize, s.ResponseSize = 1, 65000 }), 4 * (64<<10 + 65000)},
+		{"TCP_CRR -r 100,200", mk(spec.TCPCRR, 1, func(s *spec.Test) { s.RequestSize, s.ResponseSize = 100, 200 }), 300},
+	}
+	for _, tt := range tests {
+		if got := testMemory(tt.t, 0); got != tt.want {
+			t.Errorf("%s: %d bytes, want %d", tt.name, got, tt.want)
+		}
+	}
+	p := iperf3.Params{TCP: true, Parallel: 32, Len: 64 << 20}
+	if got, want := iperf3Memory(p), int64(32*64<<20); got != want {
+		t.Errorf("iperf3 -P 32 -l 64M: %d bytes, want %d", got, want)
+	}
+	p = iperf3.Params{TCP: true, Parallel: 2, Bidirectional: true, Len: 1 << 20}
+	if got, want := iperf3Memory(p), int64(2*1<<20+256<<10+1<<20); got != want {
+		t.Errorf("iperf3 -P 2 --bidir -l 1M: %d bytes, want %d", got, want)
 	}
 }

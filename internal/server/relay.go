@@ -246,7 +246,7 @@ func (ss *session) relay(ctx context.Context, m control.Message) error {
 		s.countRefused(refusedInvalid)
 		return cc.SendError(control.CodeInvalid, "a relayed test cannot send a --payload file (this server has no copy): use random or zeros")
 	}
-	if s.refuseTest(cc, t, log) {
+	if s.refuseTest(cc, t, 0, log) {
 		return nil
 	}
 	if reason, msg := s.relayLimit(t); reason != "" {
@@ -266,6 +266,13 @@ func (ss *session) relay(ctx context.Context, m control.Message) error {
 	if !ss.admit("relay") {
 		return nil
 	}
+	// As the peer's client, this server allocates about what a server
+	// of the same test would.
+	release, ok := ss.reserve(t, 0)
+	if !ok {
+		return nil
+	}
+	defer release()
 	return ss.observeTest(ctx, t, func(ctx context.Context) error {
 		// The relay's connect and handshake with the peer come on top of
 		// the test's own time.

@@ -386,12 +386,18 @@ func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Ti
 			cc.SendError(control.CodeInvalid, err.Error())
 			continue
 		}
-		if s.refuseTest(cc, req.Spec, log) || !ss.admit("test") {
+		if s.refuseTest(cc, req.Spec, len(req.Payload), log) || !ss.admit("test") {
 			continue
 		}
-		if err := ss.observeTest(ctx, req.Spec, func(ctx context.Context) error {
+		release, ok := ss.reserve(req.Spec, len(req.Payload))
+		if !ok {
+			continue
+		}
+		err := ss.observeTest(ctx, req.Spec, func(ctx context.Context) error {
 			return ss.test(ctx, req)
-		}); err != nil {
+		})
+		release()
+		if err != nil {
 			return // observeTest logged it
 		}
 	}
