@@ -484,44 +484,18 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 		return err
 	}
 
-	tm := time.NewTimer(s.cfg.StreamsTimeout)
-	defer tm.Stop()
-	select {
-	case <-pt.arrived:
-		unregister()
-	case <-tm.C:
-		pt.mu.Lock()
-		n := len(pt.got)
-		pt.mu.Unlock()
-		cc.SendError(control.CodeProtocol, fmt.Sprintf("only %d of %d data connections arrived within %v", n, len(pt.want), s.cfg.StreamsTimeout))
-		return fmt.Errorf("data connections missing")
-	case m := <-ss.msgs:
-		return fmt.Errorf("control message while waiting for data connections: %v %v", m.msg.Type, m.err)
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := ss.awaitStreams(ctx, pt); err != nil {
+		return err
 	}
-
+	unregister()
 	if err := dp.proveUDP(ctx, tok, s.cfg.StreamsTimeout, log); err != nil {
 		cc.SendError(control.CodeProtocol, err.Error())
 		return err
 	}
-	conns := make([]side.Conn, 0, len(t.Streams()))
-	opts := engine.Options{SockBuf: t.RemoteSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay}
-	for i, st := range t.Streams() {
-		var c net.Conn
-		switch {
-		case t.Kind.UDP():
-			c = dp.udp[i]
-		case t.Kind == spec.TCPCRR:
-		default:
-			tc := pt.got[st.ID]
-			if err := engine.Configure(tc, opts); err != nil {
-				cc.SendError(control.CodeInvalid, fmt.Sprintf("server data socket: %v", err))
-				return nil
-			}
-			c = tc
-		}
-		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
+	conns, err := streamConns(t, pt, dp)
+	if err != nil {
+		cc.SendError(control.CodeInvalid, fmt.Sprintf("server data socket: %v", err))
+		return nil
 	}
 	if err := cc.Send(control.TypeReady, struct{}{}); err != nil {
 		return err
@@ -575,6 +549,51 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 		return abortErr
 	}
 	return cc.Send(control.TypeResult, res)
+}
+
+// awaitStreams waits for the test's data connections, at most
+// StreamsTimeout; a control message meanwhile or the end of ctx gives up.
+func (ss *session) awaitStreams(ctx context.Context, pt *pendingTest) error {
+	tm := time.NewTimer(ss.s.cfg.StreamsTimeout)
+	defer tm.Stop()
+	select {
+	case <-pt.arrived:
+		return nil
+	case <-tm.C:
+		pt.mu.Lock()
+		n := len(pt.got)
+		pt.mu.Unlock()
+		ss.cc.SendError(control.CodeProtocol, fmt.Sprintf("only %d of %d data connections arrived within %v", n, len(pt.want), ss.s.cfg.StreamsTimeout))
+		return fmt.Errorf("data connections missing")
+	case m := <-ss.msgs:
+		return fmt.Errorf("control message while waiting for data connections: %v %v", m.msg.Type, m.err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// streamConns gives each of the test's streams its socket: the UDP
+// socket of its place, none for TCP_CRR (the loops share the listener),
+// or its TCP data connection, configured as the spec asks.
+func streamConns(t spec.Test, pt *pendingTest, dp *dataPath) ([]side.Conn, error) {
+	conns := make([]side.Conn, 0, len(t.Streams()))
+	opts := engine.Options{SockBuf: t.RemoteSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay}
+	for i, st := range t.Streams() {
+		var c net.Conn
+		switch {
+		case t.Kind.UDP():
+			c = dp.udp[i]
+		case t.Kind == spec.TCPCRR:
+		default:
+			tc := pt.got[st.ID]
+			if err := engine.Configure(tc, opts); err != nil {
+				return nil, err
+			}
+			c = tc
+		}
+		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
+	}
+	return conns, nil
 }
 
 // watchControl watches the control connection while a test (what names
