@@ -265,9 +265,19 @@ func TestIperf3HeldToMaxDuration(t *testing.T) {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			start := time.Now()
-			out, _ := exec.CommandContext(ctx, bin, append([]string{"-c", "127.0.0.1", "-p", port}, args...)...).CombinedOutput()
-			took := time.Since(start)
+			// The previous test's slot is freed once the server has
+			// stopped its streams, a moment after that client exits.
+			var out []byte
+			var took time.Duration
+			for try := 0; ; try++ {
+				start := time.Now()
+				out, _ = exec.CommandContext(ctx, bin, append([]string{"-c", "127.0.0.1", "-p", port}, args...)...).CombinedOutput()
+				took = time.Since(start)
+				if !strings.Contains(string(out), "busy") || try == 10 {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
 			// iperf3 takes a moment to connect and to print.
 			if took > maxDuration+3*time.Second {
 				t.Errorf("iperf3 %s ran %v against --max-duration %v:\n%s", strings.Join(args, " "), took.Round(time.Millisecond), maxDuration, out)

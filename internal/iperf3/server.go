@@ -629,8 +629,11 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 	select {
 	case got = <-stateCh:
 	case <-cut:
+		// Tell the client, and let it close first (it does at once): a
+		// client sending at full speed into streams closed under it
+		// would report the reset instead of the termination.
 		cc.writeState(ServerTerminate)
-		cc.c.SetReadDeadline(time.Unix(1, 0))
+		cc.c.SetReadDeadline(time.Now().Add(time.Second))
 		<-stateCh
 		stopAll()
 		return sum, fmt.Errorf("ended at the server's longest test, %v: a byte or block count (-n, -k) test runs at most that long", s.cfg.MaxTestLength)
