@@ -250,7 +250,7 @@ func TestUnauthenticatedDoNotCountPerAddr(t *testing.T) {
 // than --max-handshake-rate is refused, with a message naming the flag,
 // once its burst (twice the rate) is spent; another address is not.
 func TestHandshakeRate(t *testing.T) {
-	srv := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}, Limits: server.Limits{MaxHandshakeRate: 5}})
+	srv := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}, Limits: server.Limits{MaxHandshakeRate: 2}})
 	h := control.NewHello("loop", "")
 	h.Auth = &control.AuthHello{Scheme: control.AuthScheme, Nonce: control.NewNonce()}
 	refusedAt := 0
@@ -268,9 +268,9 @@ func TestHandshakeRate(t *testing.T) {
 		}
 		cc.NetConn().Close()
 	}
-	// A burst of 10, plus what came back while the loop ran.
-	if refusedAt < 11 || refusedAt > 13 {
-		t.Errorf("refused at connection %d of a fast loop; want 11 (a burst of twice the rate of 5/s), or a little later", refusedAt)
+	// A burst of 4, plus what came back while the loop ran.
+	if refusedAt < 5 || refusedAt > 6 {
+		t.Errorf("refused at connection %d of a fast loop; want 5 (a burst of twice the rate of 2/s), or one later", refusedAt)
 	}
 	c := mustDial(t, client.Config{Addr: srv.addr, Security: client.Security{PSK: testKey}})
 	if _, err := c.Run(context.Background(), shortSpec(spec.TCPStream, 1)); err != nil {

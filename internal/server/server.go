@@ -269,6 +269,17 @@ type session struct {
 	// (Config.MaxTests); a test or a relay takes it, bye or the session's
 	// end frees it.
 	admitted bool
+	// freeMemory gives back the running test's share of the server-wide
+	// memory budget (memory.go); nil when it holds none.
+	freeMemory func()
+}
+
+// releaseMemory gives back the memory the session's test holds, once.
+func (ss *session) releaseMemory() {
+	if ss.freeMemory != nil {
+		ss.freeMemory()
+		ss.freeMemory = nil
+	}
 }
 
 // admit takes a test slot for the session unless it holds one. When the
@@ -389,14 +400,13 @@ func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Ti
 		if s.refuseTest(cc, req.Spec, len(req.Payload), log) || !ss.admit("test") {
 			continue
 		}
-		release, ok := ss.reserve(req.Spec, len(req.Payload))
-		if !ok {
+		if ss.freeMemory, ok = ss.reserve(req.Spec, len(req.Payload)); !ok {
 			continue
 		}
 		err := ss.observeTest(ctx, req.Spec, func(ctx context.Context) error {
 			return ss.test(ctx, req)
 		})
-		release()
+		ss.releaseMemory()
 		if err != nil {
 			return // observeTest logged it
 		}
@@ -538,6 +548,9 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 		MaxUDPRRRate: s.limits().MaxUDPRateBitsPerSecond,
 	})
 	abortErr := stopWatch()
+	// The loops and their buffers are gone: free the memory before the
+	// client hears the result and perhaps asks for the next test.
+	ss.releaseMemory()
 	res.Hostname = s.cfg.Hostname
 	res.Env = sideEnv(ctx)
 	var bytes int64
