@@ -63,16 +63,22 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 			if f.maxTests < 1 {
 				return usagef("--max-tests %d must be at least 1", f.maxTests)
 			}
-			sec, err := f.sec.security()
-			if err != nil {
+			cfg := server.Config{
+				MaxTests: f.maxTests,
+				Tool:     version(),
+				Hostname: e.hostname,
+				Logger:   log,
+				ProcRoot: f.procRoot,
+
+				AllowNetconf: f.allowNetconf,
+			}
+			if err := f.sec.configure(&cfg); err != nil {
 				return err
 			}
-			speaks, err := f.iperf3.speaks()
-			if err != nil {
+			if cfg.Speaks, err = f.iperf3.speaks(); err != nil {
 				return err
 			}
-			relay, err := f.relay.config(sec)
-			if err != nil {
+			if cfg.Relay, err = f.relay.config(cfg.Auth); err != nil {
 				return err
 			}
 			ln, err := listenTCP(cmd.Context(), addr)
@@ -80,25 +86,16 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
 			log.Info("listening", "addr", ln.Addr().String(), "max_tests", f.maxTests, "version", version())
-			f.relay.logStart(log, relay)
-			stopMetrics, err := f.sec.start(cmd.Context(), sec, log)
+			f.relay.logStart(log, cfg.Relay)
+			if cfg.AllowNetconf && cfg.Auth.PSK == nil {
+				log.Warn("--allow-netconf has no effect without --psk-file: only clients that proved a pre-shared key may change this host's devices, and this server has none; add --psk-file FILE")
+			}
+			stopMetrics, err := f.sec.start(cmd.Context(), cfg, log)
 			if err != nil {
 				ln.Close()
 				return err
 			}
 			defer stopMetrics()
-			cfg := server.Config{
-				MaxTests: f.maxTests,
-				Tool:     version(),
-				Hostname: e.hostname,
-				Logger:   log,
-				ProcRoot: f.procRoot,
-				Speaks:   speaks,
-				Relay:    relay,
-
-				AllowNetconf: f.allowNetconf,
-			}
-			f.sec.configure(&cfg, sec)
 			srv := server.New(cfg)
 			err = srv.Serve(cmd.Context(), ln)
 			log.Info("stopped")

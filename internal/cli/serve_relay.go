@@ -26,7 +26,7 @@ func (f *serveRelayFlags) register(fl *pflag.FlagSet) {
 
 // config checks the flags against the security settings and returns the
 // server's relay configuration. Every problem is a usage error.
-func (f *serveRelayFlags) config(sec server.Security) (server.RelayConfig, error) {
+func (f *serveRelayFlags) config(auth server.Auth) (server.RelayConfig, error) {
 	var rc server.RelayConfig
 	if !f.allow {
 		if len(f.peers) > 0 || f.pskFile != "" {
@@ -34,7 +34,7 @@ func (f *serveRelayFlags) config(sec server.Security) (server.RelayConfig, error
 		}
 		return rc, nil
 	}
-	if sec.PSK == nil {
+	if auth.PSK == nil {
 		return rc, usagef("--allow-relay needs --psk-file: relaying for clients that did not prove a key would let anyone who reaches the port make this server send traffic")
 	}
 	peers, err := server.ParseRelayPeers(f.peers)

@@ -26,6 +26,9 @@ type serveSecurityFlags struct {
 	maxParallel      int
 	maxUDPRate       string
 	maxConnsPerAddr  int
+	maxHandshakeRate float64
+	maxTestMemory    int
+	maxMemory        int
 	handshakeTimeout time.Duration
 	maxFrame         int
 	shutdownTimeout  time.Duration
@@ -40,85 +43,95 @@ func (f *serveSecurityFlags) register(fl *pflag.FlagSet) {
 	f.handshakeTimeout = 5 * time.Second
 	f.maxFrame = control.DefaultMaxFrame
 	f.shutdownTimeout = 10 * time.Second
+	f.maxTestMemory = server.DefaultMaxTestMemory
+	f.maxMemory = server.DefaultMaxMemory
 	fl.StringVar(&f.pskFile, "psk-file", "", "require clients to prove knowledge of the pre-shared key in `FILE` (at least 16 bytes; make one with openssl rand -hex 32)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate `FILE`: control connections must use TLS (data connections stay plain TCP)")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	fl.Var(durationValue{&f.maxDuration}, "max-duration", "longest test a client may ask for, warm-up included")
 	fl.IntVar(&f.maxParallel, "max-parallel", server.DefaultMaxParallel, "most parallel streams per direction a client may ask for (-P)")
 	fl.StringVar(&f.maxUDPRate, "max-udp-rate", "1G", "highest `rate` in bits/s a UDP test may make the server send (500M, 10G)")
-	fl.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "control connections one IP address may hold at once")
+	fl.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "authenticated control connections one IP address (an IPv6 /64) may hold at once")
+	fl.Float64Var(&f.maxHandshakeRate, "max-handshake-rate", server.DefaultMaxHandshakeRate, "control connections per second one IP address (an IPv6 /64) may start before authenticating, in bursts of twice as many")
+	fl.Var(bytesValue{&f.maxTestMemory}, "max-test-memory", "most buffer memory one test may make the server allocate (streams times message sizes)")
+	fl.Var(bytesValue{&f.maxMemory}, "max-memory", "most buffer memory the running tests may hold together; a test that would go over is told the server is busy")
 	fl.Var(durationValue{&f.handshakeTimeout}, "handshake-timeout", "time a new connection has to identify itself and authenticate")
 	fl.Var(bytesValue{&f.maxFrame}, "max-frame", "largest control message accepted (a --payload file travels in one)")
 	fl.Var(durationValue{&f.shutdownTimeout}, "shutdown-timeout", "on SIGTERM or SIGINT, how long running tests may go on before they are cut short")
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9575)")
 }
 
-// security checks the flags and loads the key and certificate. Every
+// configure checks the flags, loads the key and certificate and puts
+// them into cfg: its authentication, limits, timeouts and metrics. Every
 // problem is a usage error, reported before the server listens.
-func (f *serveSecurityFlags) security() (server.Security, error) {
-	var sec server.Security
+func (f *serveSecurityFlags) configure(cfg *server.Config) error {
 	switch {
 	case f.maxDuration <= 0:
-		return sec, usagef("--max-duration %v must be more than 0", f.maxDuration)
+		return usagef("--max-duration %v must be more than 0", f.maxDuration)
 	case f.maxParallel < 1:
-		return sec, usagef("--max-parallel %d must be at least 1", f.maxParallel)
+		return usagef("--max-parallel %d must be at least 1", f.maxParallel)
 	case f.maxConnsPerAddr < 1:
-		return sec, usagef("--max-conns-per-addr %d must be at least 1", f.maxConnsPerAddr)
+		return usagef("--max-conns-per-addr %d must be at least 1", f.maxConnsPerAddr)
+	case !(f.maxHandshakeRate > 0):
+		return usagef("--max-handshake-rate %v must be more than 0", f.maxHandshakeRate)
+	case f.maxTestMemory < 1:
+		return usagef("--max-test-memory %d must be more than 0", f.maxTestMemory)
+	case f.maxMemory < f.maxTestMemory:
+		return usagef("--max-memory %s is less than --max-test-memory %s: no test of that size could run", units.FormatSize(int64(f.maxMemory)), units.FormatSize(int64(f.maxTestMemory)))
 	case f.handshakeTimeout <= 0:
-		return sec, usagef("--handshake-timeout %v must be more than 0", f.handshakeTimeout)
+		return usagef("--handshake-timeout %v must be more than 0", f.handshakeTimeout)
 	case f.maxFrame < minMaxFrame:
-		return sec, usagef("--max-frame %d is too small for the control messages: use at least %s", f.maxFrame, units.FormatSize(minMaxFrame))
+		return usagef("--max-frame %d is too small for the control messages: use at least %s", f.maxFrame, units.FormatSize(minMaxFrame))
 	case f.shutdownTimeout < 0:
-		return sec, usagef("--shutdown-timeout %v must be 0 or more", f.shutdownTimeout)
+		return usagef("--shutdown-timeout %v must be 0 or more", f.shutdownTimeout)
 	case (f.tlsCert == "") != (f.tlsKey == ""):
-		return sec, usagef("--tls-cert and --tls-key go together")
+		return usagef("--tls-cert and --tls-key go together")
 	}
 	rate, err := units.ParseRate(f.maxUDPRate)
 	if err != nil || rate <= 0 {
-		return sec, usagef("--max-udp-rate %q: use bits/s like 500M or 10G", f.maxUDPRate)
+		return usagef("--max-udp-rate %q: use bits/s like 500M or 10G", f.maxUDPRate)
 	}
-	sec = server.Security{
+	cfg.Limits = server.Limits{
 		MaxDuration:             f.maxDuration,
 		MaxParallel:             f.maxParallel,
 		MaxUDPRateBitsPerSecond: rate,
 		MaxConnsPerAddr:         f.maxConnsPerAddr,
-		ShutdownTimeout:         f.shutdownTimeout,
+		MaxHandshakeRate:        f.maxHandshakeRate,
+		MaxTestMemory:           int64(f.maxTestMemory),
+		MaxMemory:               int64(f.maxMemory),
 	}
+	cfg.HandshakeTimeout = f.handshakeTimeout
+	cfg.MaxFrame = f.maxFrame
+	cfg.ShutdownTimeout = f.shutdownTimeout
+	cfg.Auth = server.Auth{}
 	if f.pskFile != "" {
-		if sec.PSK, err = control.LoadKey(f.pskFile); err != nil {
-			return sec, usagef("--psk-file: %v", err)
+		if cfg.Auth.PSK, err = control.LoadKey(f.pskFile); err != nil {
+			return usagef("--psk-file: %v", err)
 		}
 	}
 	if f.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
 		if err != nil {
-			return sec, usagef("--tls-cert/--tls-key: %v", err)
+			return usagef("--tls-cert/--tls-key: %v", err)
 		}
-		sec.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+		cfg.Auth.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
 	}
 	if f.metricsListen != "" {
-		sec.Metrics = server.NewMetrics()
+		cfg.Metrics = server.NewMetrics()
 	}
-	return sec, nil
-}
-
-// configure puts the flags that set existing server fields into cfg.
-func (f *serveSecurityFlags) configure(cfg *server.Config, sec server.Security) {
-	cfg.HandshakeTimeout = f.handshakeTimeout
-	cfg.MaxFrame = f.maxFrame
-	cfg.Security = sec
+	return nil
 }
 
 // start logs what protects the server and starts the metrics listener; the
 // returned function stops it.
-func (f *serveSecurityFlags) start(ctx context.Context, sec server.Security, log *slog.Logger) (func(), error) {
-	if sec.TLS != nil {
-		log.Info("control connections require TLS", "fingerprint", client.Fingerprint(sec.TLS.Certificates[0].Certificate[0]))
+func (f *serveSecurityFlags) start(ctx context.Context, cfg server.Config, log *slog.Logger) (func(), error) {
+	if cfg.Auth.TLS != nil {
+		log.Info("control connections require TLS", "fingerprint", client.Fingerprint(cfg.Auth.TLS.Certificates[0].Certificate[0]))
 	}
-	if sec.PSK != nil {
+	if cfg.Auth.PSK != nil {
 		log.Info("clients must prove the pre-shared key", "psk_file", f.pskFile)
 	}
-	if sec.Metrics == nil {
+	if cfg.Metrics == nil {
 		return func() {}, nil
 	}
 	ln, err := net.Listen("tcp", f.metricsListen)
@@ -130,7 +143,7 @@ func (f *serveSecurityFlags) start(ctx context.Context, sec server.Security, log
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := sec.Metrics.Serve(mctx, ln); err != nil {
+		if err := cfg.Metrics.Serve(mctx, ln); err != nil {
 			log.Error("metrics stopped", "err", err)
 		}
 	}()

@@ -234,3 +234,20 @@ func TestSweepWithKey(t *testing.T) {
 		t.Errorf("sweep without the key: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestServeWarnsNetconfWithoutKey: --allow-netconf without --psk-file
+// lets no client change anything (only authenticated ones may), so serve
+// says so at start, naming the flag to add; with a key it does not.
+func TestServeWarnsNetconfWithoutKey(t *testing.T) {
+	_, logs, stop := startServe(t, "--allow-netconf")
+	stop()
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "--allow-netconf has no effect without --psk-file") {
+		t.Errorf("no warning about --allow-netconf without --psk-file:\n%s", logs.String())
+	}
+	key := writeFile(t, "key", []byte("0123456789abcdef0123456789abcdef"))
+	_, logs, stop = startServe(t, "--allow-netconf", "--psk-file", key)
+	stop()
+	if strings.Contains(logs.String(), "--allow-netconf has no effect") {
+		t.Errorf("a warning about --allow-netconf with a key:\n%s", logs.String())
+	}
+}

@@ -53,9 +53,11 @@ const NonceLen = 32
 const MinKeyLen = 16
 
 // HandshakeMaxFrame bounds the frames a server reads before the client has
-// authenticated (hello and auth are small): an unauthenticated peer cannot
-// make the server allocate the full MaxFrame.
-const HandshakeMaxFrame = 64 << 10
+// authenticated: a hello or an auth message is a few hundred bytes (the
+// longest fields are the tool's version and a host name of at most 253),
+// so 4 KiB leaves ample margin, and an unauthenticated peer cannot make
+// the server set aside more than that per connection.
+const HandshakeMaxFrame = 4 << 10
 
 // Nonce is one side's fresh random challenge.
 type Nonce [NonceLen]byte

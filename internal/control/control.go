@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -471,7 +472,10 @@ func (c *Conn) Expect(typ string, v any, timeout time.Duration) error {
 	return m.Decode(v)
 }
 
-// ReadFrame reads one frame of at most maxFrame bytes from r.
+// ReadFrame reads one frame of at most maxFrame bytes from r. Its buffer
+// grows as the frame's bytes arrive, not to the size the header
+// announces: a peer that announces a large frame and sends little of it
+// costs little memory.
 func ReadFrame(r io.Reader, maxFrame int) (Message, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
@@ -484,8 +488,8 @@ func ReadFrame(r io.Reader, maxFrame int) (Message, error) {
 	if uint64(n) > uint64(maxFrame) {
 		return Message{}, fmt.Errorf("%w: %d bytes announced, limit %d", ErrFrameTooBig, n, maxFrame)
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r, buf); err != nil {
+	buf, err := readGrowing(r, int(n))
+	if err != nil {
 		return Message{}, frameErr(err)
 	}
 	var m Message
@@ -496,6 +500,34 @@ func ReadFrame(r io.Reader, maxFrame int) (Message, error) {
 		return Message{}, fmt.Errorf("%w: frame has no type", ErrProtocol)
 	}
 	return m, nil
+}
+
+// firstChunk is the buffer a frame's body starts with; it doubles as the
+// bytes arrive.
+const firstChunk = 512
+
+// readGrowing reads exactly n bytes from r into a buffer that starts at
+// firstChunk bytes and doubles only when the bytes read so far fill it, so
+// the memory held is at most twice what the peer actually sent.
+func readGrowing(r io.Reader, n int) ([]byte, error) {
+	buf := make([]byte, 0, min(n, firstChunk))
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(n-len(buf), cap(buf)))
+		}
+		m, err := r.Read(buf[len(buf):min(cap(buf), n)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			if len(buf) == n {
+				break
+			}
+			if errors.Is(err, io.EOF) && len(buf) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 func frameErr(err error) error {

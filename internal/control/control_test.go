@@ -7,8 +7,10 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"wirespeed/internal/spec"
@@ -56,6 +58,31 @@ func TestReadFrame(t *testing.T) {
 				t.Errorf("type = %q, want %q", m.Type, tt.want)
 			}
 		})
+	}
+}
+
+// TestReadFrameGrowsAsBytesArrive: a frame that announces 1 MiB and
+// sends 16 bytes of it makes ReadFrame allocate a few hundred bytes, not
+// the announced size; a whole frame still reads, across many small reads.
+func TestReadFrameGrowsAsBytesArrive(t *testing.T) {
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], 1<<20)
+	in := append(hdr[:], `{"type":"hello",`...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ReadFrame(bytes.NewReader(in), 2<<20)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrProtocol) {
+		t.Fatalf("truncated frame: err = %v, want ErrProtocol", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<10 {
+		t.Errorf("reading 16 bytes of a frame announced as 1 MiB allocated %d bytes; want at most 16 KiB", got)
+	}
+
+	body := `{"type":"test","body":"` + strings.Repeat("x", 300<<10) + `"}`
+	m, err := ReadFrame(iotest.OneByteReader(bytes.NewReader(frame(body))), 2<<20)
+	if err != nil || m.Type != "test" || len(m.Body) != 300<<10+2 {
+		t.Fatalf("a 300 KiB frame read byte by byte: type %q, body %d bytes, err %v", m.Type, len(m.Body), err)
 	}
 }
 

@@ -325,6 +325,9 @@ func (r *RRServer) answer() error {
 			r.markFirst()
 		}
 		copy(respBuf[:elen], reqBuf[:min(elen, n)])
+		if r.pace != nil {
+			r.pace.wait(len(respBuf), r.stopped)
+		}
 		r.conn.SetWriteDeadline(time.Now().Add(time.Second))
 		if _, err := r.conn.Write(respBuf); err != nil && !r.udp {
 			return err

@@ -177,6 +177,7 @@ type RRServer struct {
 	follow
 	rrSocket
 	req, resp int
+	pace      *pacer // nil: answer at once (SetMaxRate)
 }
 
 // NewRRServer returns the server loop for c.

@@ -375,6 +375,9 @@ func (r *RRServer) answer() error {
 				r.markFirst()
 			}
 			copy(respBuf[:elen], reqBuf[:min(elen, n)])
+			if r.pace != nil {
+				r.pace.wait(len(respBuf), r.stopped)
+			}
 			if _, err := rawWrite(fd, respBuf); err != nil && err != unix.EAGAIN && err != unix.ENOBUFS && err != unix.ECONNREFUSED {
 				return err
 			}

@@ -213,10 +213,10 @@ func TestIperf3ClientRefused(t *testing.T) {
 		args []string
 		want string // in iperf3's output
 	}{
-		{name: "key required", cfg: server.Config{Security: server.Security{PSK: []byte("0123456789abcdef0123")}}, args: []string{"-t", "1"}, want: "busy"},
-		{name: "too long", cfg: server.Config{Security: server.Security{MaxDuration: 2 * time.Second}}, args: []string{"-t", "5"}, want: "error"},
-		{name: "too many streams", cfg: server.Config{Security: server.Security{MaxParallel: 2}}, args: []string{"-t", "1", "-P", "3"}, want: "error"},
-		{name: "UDP from the server too fast", cfg: server.Config{Security: server.Security{MaxUDPRateBitsPerSecond: 10e6}}, args: []string{"-t", "1", "-u", "-b", "50M", "-R"}, want: "error"},
+		{name: "key required", cfg: server.Config{Auth: server.Auth{PSK: []byte("0123456789abcdef0123")}}, args: []string{"-t", "1"}, want: "busy"},
+		{name: "too long", cfg: server.Config{Limits: server.Limits{MaxDuration: 2 * time.Second}}, args: []string{"-t", "5"}, want: "error"},
+		{name: "too many streams", cfg: server.Config{Limits: server.Limits{MaxParallel: 2}}, args: []string{"-t", "1", "-P", "3"}, want: "error"},
+		{name: "UDP from the server too fast", cfg: server.Config{Limits: server.Limits{MaxUDPRateBitsPerSecond: 10e6}}, args: []string{"-t", "1", "-u", "-b", "50M", "-R"}, want: "error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,6 +231,49 @@ func TestIperf3ClientRefused(t *testing.T) {
 			if !strings.Contains(strings.ToLower(string(out)), tt.want) {
 				t.Errorf("iperf3 said %q, want it to mention %q", out, tt.want)
 			}
+		})
+	}
+}
+
+// TestIperf3HeldToMaxDuration: an iperf3 test with a byte or block count
+// instead of a time (-n, -k) ends at the server's --max-duration, whether
+// the client sends as fast as it can or next to nothing (-b 1k), and the
+// server's one test slot is free again for the next client. The real
+// iperf3 says the server terminated the test.
+func TestIperf3HeldToMaxDuration(t *testing.T) {
+	bin := requireIperf3(t)
+	const maxDuration = 2 * time.Second
+	addr := startServerWith(t, server.Config{Limits: server.Limits{MaxDuration: maxDuration}})
+	_, port, _ := net.SplitHostPort(addr)
+	for _, args := range [][]string{
+		{"-n", "1000G"},
+		{"-n", "1000G", "-b", "1k"},
+		{"-k", "1000000000", "-b", "1k"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			// The previous test's slot is freed once the server has
+			// stopped its streams, a moment after that client exits.
+			var out []byte
+			var took time.Duration
+			for try := 0; ; try++ {
+				start := time.Now()
+				out, _ = exec.CommandContext(ctx, bin, append([]string{"-c", "127.0.0.1", "-p", port}, args...)...).CombinedOutput()
+				took = time.Since(start)
+				if !strings.Contains(string(out), "busy") || try == 10 {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			// iperf3 takes a moment to connect and to print.
+			if took > maxDuration+3*time.Second {
+				t.Errorf("iperf3 %s ran %v against --max-duration %v:\n%s", strings.Join(args, " "), took.Round(time.Millisecond), maxDuration, out)
+			}
+			if !strings.Contains(string(out), "terminated") {
+				t.Errorf("iperf3 was not told the server ended the test:\n%s", out)
+			}
+			t.Logf("iperf3 %s: %v", strings.Join(args, " "), took.Round(time.Millisecond))
 		})
 	}
 }

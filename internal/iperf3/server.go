@@ -33,15 +33,27 @@ type ServerConfig struct {
 	// ReadTimeout bounds every wait for the client's next message
 	// outside the test itself; default ReadTimeout.
 	ReadTimeout time.Duration
-	// MaxTestLength bounds a test without a time (-n, -k); default
-	// spec.MaxDuration.
+	// MaxTestLength bounds a test without a time (-n, -k), warm-up
+	// included: the server ends it then, telling the client
+	// SERVER_TERMINATE. Default spec.MaxDuration. (A timed test is held
+	// to its own time plus TestGrace; Limit says whether its time is
+	// allowed.)
 	MaxTestLength time.Duration
+	// Refused, when set, logs a connection refused before it became a
+	// test (a bad cookie, a stray stream), so that the caller may sample
+	// such lines; nil logs each through log at Info.
+	Refused func(log *slog.Logger, reason, msg string, args ...any)
 	// OnDone, when set, is called with what each test measured.
 	OnDone func(Summary)
 	// Limit, when set, says why a test the client asks for is over the
 	// server's limits ("" when it is not); the client is then told
 	// SERVER_ERROR and the reason is logged.
 	Limit func(Params) string
+	// Reserve, when set, takes what a test the client asks for needs of
+	// the server's shared resources (its memory budget) and returns the
+	// function that gives it back, or why there is no room ("": there
+	// is); the client is then told SERVER_ERROR and the reason is logged.
+	Reserve func(Params) (release func(), why string)
 }
 
 // Summary is what the server measured in one test, for logs and tests.
@@ -88,6 +100,11 @@ func NewServer(cfg ServerConfig) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
+	if cfg.Refused == nil {
+		cfg.Refused = func(log *slog.Logger, reason, msg string, args ...any) {
+			log.Info(msg, append(args, "reason", reason)...)
+		}
+	}
 	return &Server{cfg: cfg, log: log, tests: map[Cookie]*serverTest{}}
 }
 
@@ -98,18 +115,25 @@ func NewServer(cfg ServerConfig) *Server {
 // at once for a data stream (the test's control connection takes it
 // over), at the end of the test for a control connection.
 func (s *Server) Handle(ctx context.Context, c net.Conn, first []byte, seq uint64) {
+	s.HandleUntil(ctx, c, first, seq, time.Now().Add(s.cfg.HandshakeTimeout))
+}
+
+// HandleUntil is Handle for a connection whose handshake deadline was
+// set by the caller when it read the first bytes: the rest of the cookie
+// must arrive by deadline, not within a new HandshakeTimeout.
+func (s *Server) HandleUntil(ctx context.Context, c net.Conn, first []byte, seq uint64, deadline time.Time) {
 	peer := c.RemoteAddr().String()
 	buf := make([]byte, CookieLen)
 	n := copy(buf, first)
-	c.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	c.SetReadDeadline(deadline)
 	if _, err := io.ReadFull(c, buf[n:]); err != nil {
-		s.log.Info("iperf3 connection closed before its cookie", "peer", peer, "err", err)
+		s.cfg.Refused(s.log, "iperf3_no_cookie", "iperf3 connection closed before its cookie", "peer", peer, "err", err)
 		c.Close()
 		return
 	}
 	cookie, err := ParseCookie(buf)
 	if err != nil {
-		s.log.Info("bad iperf3 cookie, connection closed", "peer", peer, "err", err)
+		s.cfg.Refused(s.log, "iperf3_bad_cookie", "bad iperf3 cookie, connection closed", "peer", peer, "err", err)
 		c.Close()
 		return
 	}
@@ -117,7 +141,7 @@ func (s *Server) Handle(ctx context.Context, c net.Conn, first []byte, seq uint6
 	t := s.tests[cookie]
 	s.mu.Unlock()
 	if t != nil {
-		t.addStream(c, seq, s.log)
+		t.addStream(c, seq, s.log, s.cfg.Refused)
 		return
 	}
 	s.control(ctx, c, cookie)
@@ -138,17 +162,17 @@ type acceptedStream struct {
 	seq uint64
 }
 
-func (t *serverTest) addStream(c net.Conn, seq uint64, log *slog.Logger) {
+func (t *serverTest) addStream(c net.Conn, seq uint64, log *slog.Logger, refused func(*slog.Logger, string, string, ...any)) {
 	tc, _ := c.(*net.TCPConn)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
 	case tc == nil || t.closed || len(t.got) >= t.want:
-		log.Info("iperf3 stream for no waiting test, closed", "peer", c.RemoteAddr().String())
+		refused(log, "iperf3_stray_stream", "iperf3 stream for no waiting test, closed", "peer", c.RemoteAddr().String())
 		c.Close()
 		return
 	case addrOf(c.RemoteAddr()) != t.peer:
-		log.Warn("iperf3 stream from another address than its test's control connection, closed",
+		refused(log, "iperf3_stream_other_address", "iperf3 stream from another address than its test's control connection, closed",
 			"peer", c.RemoteAddr().String(), "control_peer", t.peer.String())
 		c.Close()
 		return
@@ -326,6 +350,13 @@ func (s *Server) test(ctx context.Context, cc conn, cookie Cookie, log *slog.Log
 		if why := s.cfg.Limit(p); why != "" {
 			return sum, fail(cc, errRecvParams, errnoInval, errors.New(why))
 		}
+	}
+	if s.cfg.Reserve != nil {
+		release, why := s.cfg.Reserve(p)
+		if why != "" {
+			return sum, fail(cc, errRecvParams, errnoInval, errors.New(why))
+		}
+		defer release()
 	}
 	sum.UDP = p.UDP
 	if p.Len == 0 {
@@ -578,9 +609,16 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 		defer omit.Stop()
 	}
 
+	// A timed test ends with the client's TEST_END, which may come
+	// TestGrace late at most. A byte or block count test (-n, -k) has no
+	// length of its own: the server ends it at MaxTestLength.
 	limit := time.Duration(p.Omit+p.Time)*time.Second + TestGrace
+	var cut <-chan time.Time
 	if p.Time == 0 {
-		limit = s.cfg.MaxTestLength
+		limit = s.cfg.MaxTestLength + TestGrace
+		tm := time.NewTimer(s.cfg.MaxTestLength)
+		defer tm.Stop()
+		cut = tm.C
 	}
 	stateCh := make(chan stateResult, 1)
 	go func() {
@@ -590,6 +628,15 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 	var got stateResult
 	select {
 	case got = <-stateCh:
+	case <-cut:
+		// Tell the client, and let it close first (it does at once): a
+		// client sending at full speed into streams closed under it
+		// would report the reset instead of the termination.
+		cc.writeState(ServerTerminate)
+		cc.c.SetReadDeadline(time.Now().Add(time.Second))
+		<-stateCh
+		stopAll()
+		return sum, fmt.Errorf("ended at the server's longest test, %v: a byte or block count (-n, -k) test runs at most that long", s.cfg.MaxTestLength)
 	case <-ctx.Done():
 		got = <-stateCh // the shutdown notice unblocks the read
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 func TestAuthentication(t *testing.T) {
-	srv := startServer(t, server.Config{Security: server.Security{PSK: testKey}})
+	srv := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}})
 	tests := []struct {
 		name    string
 		key     []byte
@@ -95,7 +95,7 @@ func authHello(nonce control.Nonce) control.Hello {
 // replayed on a new connection with the same client nonce, because the
 // server's nonce is fresh.
 func TestAuthReplay(t *testing.T) {
-	srv := startServer(t, server.Config{Security: server.Security{PSK: testKey}})
+	srv := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}})
 	nc := control.NewNonce()
 
 	honest := rawConn(t, srv.addr, "", authHello(nc))
@@ -127,7 +127,7 @@ func TestAuthReplay(t *testing.T) {
 // TestAuthBeforeAnything: a client that offers authentication but asks
 // for a test instead of proving the key gets no test.
 func TestAuthBeforeAnything(t *testing.T) {
-	srv := startServer(t, server.Config{Security: server.Security{PSK: testKey}})
+	srv := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}})
 	cc := rawConn(t, srv.addr, "", authHello(control.NewNonce()))
 	if _, err := helloBack(t, cc); err != nil {
 		t.Fatal(err)

@@ -46,7 +46,7 @@ type hostSessionKey struct{}
 // authenticated. Defer the end.
 func (s *Server) startHostSession(ctx context.Context, cc *control.Conn, log *slog.Logger) (context.Context, func()) {
 	hs := &hostSession{srv: s, peer: addrOf(cc.NetConn().RemoteAddr()), log: log, devs: map[string]*heldDev{}}
-	hs.authenticated = s.cfg.PSK != nil || s.nc.authenticateAll
+	hs.authenticated = s.cfg.Auth.PSK != nil || s.nc.authenticateAll
 	return context.WithValue(ctx, hostSessionKey{}, hs), hs.end
 }
 

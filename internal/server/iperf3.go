@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -66,11 +67,25 @@ func (h *iperf3Hook) seqOf(c net.Conn) uint64 {
 func (s *Server) ip3Server() *iperf3.Server {
 	s.ip3.once.Do(func() {
 		s.ip3.srv = iperf3.NewServer(iperf3.ServerConfig{
-			Logger:           s.log,
+			Logger: s.log,
+			Refused: func(log *slog.Logger, reason, msg string, args ...any) {
+				s.refused(log, slog.LevelInfo, reason, msg, args...)
+			},
 			HandshakeTimeout: s.cfg.HandshakeTimeout,
 			StreamsTimeout:   s.cfg.StreamsTimeout,
+			// A byte or block count test ends at the longest test the
+			// server allows (--max-duration).
+			MaxTestLength: s.limits().MaxDuration,
 			// An iperf3 test takes a test slot like a wirespeed session.
 			Limit: s.iperf3Limit,
+			// And the server's memory, with wirespeed's tests.
+			Reserve: func(p iperf3.Params) (func(), string) {
+				release, msg := s.reserveMemory(iperf3Memory(p))
+				if msg != "" {
+					s.countRefused(refusedMemory)
+				}
+				return release, msg
+			},
 			Admit: func() (func(), bool) {
 				if n := s.active.Add(1); int(n) > s.cfg.MaxTests {
 					s.active.Add(-1)
@@ -86,13 +101,13 @@ func (s *Server) ip3Server() *iperf3.Server {
 // sniff takes the connections the preamble switch does not serve: iperf3
 // clients (unless the server speaks only wirespeed), and wirespeed's when
 // it speaks only iperf3. It reports whether it took c.
-func (s *Server) sniff(ctx context.Context, c net.Conn, magic [4]byte) bool {
+func (s *Server) sniff(ctx context.Context, c net.Conn, magic [4]byte, deadline time.Time) bool {
 	seq := s.ip3.seqOf(c)
 	switch {
-	case iperf3.LooksLikeCookie(magic[:]) && (s.cfg.PSK != nil || s.cfg.TLS != nil):
+	case iperf3.LooksLikeCookie(magic[:]) && (s.cfg.Auth.PSK != nil || s.cfg.Auth.TLS != nil):
 		// iperf3 cannot prove a pre-shared key nor speak TLS: a server
 		// that requires either serves no iperf3 client.
-		s.log.Info("iperf3 client refused: this server requires authentication (--psk-file, --tls-cert), which iperf3 cannot provide", "peer", c.RemoteAddr().String())
+		s.refused(s.log, slog.LevelInfo, "iperf3_unauthenticated", "iperf3 client refused: this server requires authentication (--psk-file, --tls-cert), which iperf3 cannot provide", "peer", c.RemoteAddr().String())
 		c.SetWriteDeadline(time.Now().Add(time.Second))
 		c.Write([]byte{0xff}) // iperf3's ACCESS_DENIED state, -1
 		c.Close()
@@ -101,10 +116,10 @@ func (s *Server) sniff(ctx context.Context, c net.Conn, magic [4]byte) bool {
 		}
 		return true
 	case s.cfg.Speaks != WirespeedOnly && iperf3.LooksLikeCookie(magic[:]):
-		s.ip3Server().Handle(ctx, c, magic[:], seq)
+		s.ip3Server().HandleUntil(ctx, c, magic[:], seq, deadline)
 		return true
 	case s.cfg.Speaks == Iperf3Only && (magic == control.ControlMagic || magic == control.DataMagic):
-		s.log.Info("wirespeed client refused: this server speaks only iperf3 (--iperf3-only)", "peer", c.RemoteAddr().String())
+		s.refused(s.log, slog.LevelInfo, "iperf3_only", "wirespeed client refused: this server speaks only iperf3 (--iperf3-only)", "peer", c.RemoteAddr().String())
 		c.Close()
 		return true
 	}
@@ -125,7 +140,7 @@ func (s *Server) iperf3Limit(p iperf3.Params) string {
 	t.Parallel = max(p.Parallel, 1)
 	t.Duration = time.Duration(p.Time) * time.Second
 	t.Omit = time.Duration(p.Omit) * time.Second
-	if _, msg := s.testLimit(t); msg != "" {
+	if _, msg := s.testLimit(t, iperf3Memory(p)); msg != "" {
 		return msg
 	}
 	return ""

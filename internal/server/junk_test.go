@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -180,13 +181,13 @@ func TestJunkConnections(t *testing.T) {
 	pki := newPKI(t)
 	for _, withTLS := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tls=%v", withTLS), func(t *testing.T) {
-			sec := server.Security{PSK: testKey, MaxConnsPerAddr: 4}
+			auth := server.Auth{PSK: testKey}
 			ccfg := client.Config{Addr: "", Security: client.Security{PSK: testKey}}
 			if withTLS {
-				sec.TLS = &tls.Config{Certificates: []tls.Certificate{pki.cert}}
+				auth.TLS = &tls.Config{Certificates: []tls.Certificate{pki.cert}}
 				ccfg.TLS, _ = client.TLSConfigCA(pki.caPEM)
 			}
-			srv := startServer(t, server.Config{HandshakeTimeout: time.Second, StreamsTimeout: 2 * time.Second, Security: sec})
+			srv := startServer(t, server.Config{HandshakeTimeout: time.Second, StreamsTimeout: 2 * time.Second, Auth: auth, Limits: server.Limits{MaxConnsPerAddr: 4}})
 			ccfg.Addr = srv.addr
 			// The baseline: a served test, then nothing running.
 			warm := mustDial(t, ccfg)
@@ -239,4 +240,29 @@ func TestJunkConnections(t *testing.T) {
 			wg.Wait()
 		})
 	}
+}
+
+// TestRefusedConnectionsSampled: 200 connections of an unknown protocol
+// write 3 log lines of their own (the sampling's burst per reason and
+// minute) and one summary line counting the other 197, not 200 lines.
+func TestRefusedConnectionsSampled(t *testing.T) {
+	srv := startServer(t, server.Config{})
+	const n = 200
+	for i := range n {
+		c, err := net.Dial("tcp", srv.addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		c.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+		if closed, _ := closedByServer(c, 5*time.Second); !closed {
+			t.Fatalf("connection %d not closed", i)
+		}
+		c.Close()
+	}
+	srv.stop() // the summary of the interval so far is written on the way out
+	logs := srv.logs.String()
+	if got := strings.Count(logs, "unknown protocol, connection closed"); got != 3 {
+		t.Errorf("%d lines for %d connections of an unknown protocol, want 3:\n%s", got, n, logs)
+	}
+	srv.logs.waitLog(t, "refused connections not logged one by one", "count=197", "by_reason.unknown_protocol=197")
 }

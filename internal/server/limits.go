@@ -18,12 +18,10 @@ import (
 	"wirespeed/internal/units"
 )
 
-// Security is the part of Config that makes a server safe to leave running
-// on a host anyone can reach: who may test, how much one test may ask for,
-// how many connections one address may hold, and how the server stops.
-// docs/security.md lists what each setting promises and the test that
-// proves it. Zero values mean the defaults below.
-type Security struct {
+// Auth is the part of Config that says who may use the server: a key
+// every client must prove, TLS on every control connection, or both.
+// docs/security.md says what each promises and the test that proves it.
+type Auth struct {
 	// PSK, when set, is the pre-shared key every client must prove it
 	// knows (HMAC-SHA256 challenge-response; docs/protocol.md). The server
 	// proves it too.
@@ -32,7 +30,13 @@ type Security struct {
 	// connections stay plain TCP: the token that admits them travels only
 	// inside the control connection.
 	TLS *tls.Config
+}
 
+// Limits is the part of Config that bounds what one client may ask of the
+// server: how much one test may ask for and how many connections one
+// address may hold. docs/security.md lists what each setting promises and
+// the test that proves it. Zero values mean the defaults below.
+type Limits struct {
 	// MaxDuration bounds one test's warm-up plus measurement window.
 	MaxDuration time.Duration
 	// MaxParallel bounds the streams per direction of one test (-P).
@@ -43,16 +47,22 @@ type Security struct {
 	// over any finite limit; +Inf lifts it. What a client sends, the
 	// server cannot limit.
 	MaxUDPRateBitsPerSecond float64
-	// MaxConnsPerAddr bounds the control connections open at once from
-	// one IP address.
+	// MaxConnsPerAddr bounds the authenticated control sessions open at
+	// once from one IP address (one /64 for IPv6). Connections still in
+	// their handshake do not count: a peer without the key cannot take
+	// the places of those who have it behind the same address (NAT).
 	MaxConnsPerAddr int
-
-	// ShutdownTimeout is how long running tests may go on after Serve's
-	// context is cancelled before they are aborted; 0 aborts them at once.
-	ShutdownTimeout time.Duration
-
-	// Metrics, when set, counts what the server does (see NewMetrics).
-	Metrics *Metrics
+	// MaxHandshakeRate bounds how many control connections per second one
+	// IP address (one /64 for IPv6) may start before authenticating, with
+	// bursts of twice as many; the handshake deadline bounds how long
+	// each lasts, so together they bound the unauthenticated connections
+	// one address holds.
+	MaxHandshakeRate float64
+	// MaxTestMemory bounds the buffers one test makes the server allocate,
+	// as worked out from its request (memory.go); MaxMemory bounds those
+	// of all running tests together.
+	MaxTestMemory int64
+	MaxMemory     int64
 }
 
 // Defaults of the limits.
@@ -61,11 +71,12 @@ const (
 	DefaultMaxParallel             = 32
 	DefaultMaxUDPRateBitsPerSecond = 1e9
 	DefaultMaxConnsPerAddr         = 8
+	DefaultMaxHandshakeRate        = 20
 )
 
 // limits returns the limits with the defaults filled in.
-func (s *Server) limits() Security {
-	l := s.cfg.Security
+func (s *Server) limits() Limits {
+	l := s.cfg.Limits
 	if l.MaxDuration <= 0 {
 		l.MaxDuration = DefaultMaxDuration
 	}
@@ -78,19 +89,30 @@ func (s *Server) limits() Security {
 	if l.MaxConnsPerAddr <= 0 {
 		l.MaxConnsPerAddr = DefaultMaxConnsPerAddr
 	}
+	if l.MaxHandshakeRate <= 0 {
+		l.MaxHandshakeRate = DefaultMaxHandshakeRate
+	}
+	if l.MaxTestMemory <= 0 {
+		l.MaxTestMemory = DefaultMaxTestMemory
+	}
+	if l.MaxMemory <= 0 {
+		l.MaxMemory = DefaultMaxMemory
+	}
 	return l
 }
 
 // safety is the server's state for the protections. Its zero value is
 // ready to use.
 type safety struct {
-	mu      sync.Mutex
-	perAddr map[netip.Addr]int         // control sessions per client address
-	conns   map[*control.Conn]struct{} // admitted control sessions, for a forced close
-	closing bool                       // forced close done: refuse new sessions
+	mu         sync.Mutex
+	perAddr    map[netip.Prefix]int       // authenticated sessions per client address (IPv6: /64)
+	handshakes handshakeRate              // unauthenticated control connections started, per address
+	conns      map[*control.Conn]struct{} // control sessions past their hello, for a forced close
+	closing    bool                       // forced close done: refuse new sessions
 
 	draining atomic.Bool  // shutting down: no new tests
 	running  atomic.Int32 // tests between request and result
+	memory   atomic.Int64 // buffer bytes the running tests hold (memory.go)
 
 	acceptDelay time.Duration // backoff after accept errors; accept goroutine only
 	acceptLast  time.Time
@@ -106,10 +128,14 @@ const (
 	refusedFrame       = "max_frame"
 	refusedShutdown    = "shutting_down"
 	refusedConnsPerAdr = "max_conns_per_addr"
+	refusedHandshake   = "max_handshake_rate"
+	refusedTestMemory  = "max_test_memory"
+	refusedMemory      = "max_memory"
 )
 
-// testLimit says why t is over a limit, or returns "" when it is not.
-func (s *Server) testLimit(t spec.Test) (reason, msg string) {
+// testLimit says why t, whose buffers take mem bytes, is over a limit, or
+// returns "" when it is not.
+func (s *Server) testLimit(t spec.Test, mem int64) (reason, msg string) {
 	l := s.limits()
 	switch {
 	case t.Omit+t.Duration > l.MaxDuration:
@@ -118,6 +144,9 @@ func (s *Server) testLimit(t spec.Test) (reason, msg string) {
 	case t.Parallel > l.MaxParallel:
 		return refusedParallel, fmt.Sprintf("%d parallel streams per direction is over this server's limit of %d (serve --max-parallel); ask for fewer with -P",
 			t.Parallel, l.MaxParallel)
+	}
+	if msg := s.testMemoryLimit(mem); msg != "" {
+		return refusedTestMemory, msg
 	}
 	if rate := udpRate(t); rate > l.MaxUDPRateBitsPerSecond {
 		if math.IsInf(rate, 1) {
@@ -147,14 +176,14 @@ func udpRate(t spec.Test) float64 {
 // refuseTest answers a test request that is over a limit, or that arrives
 // while the server shuts down, and reports whether it did. The session
 // goes on: the client may ask for less.
-func (s *Server) refuseTest(cc *control.Conn, t spec.Test, log *slog.Logger) bool {
+func (s *Server) refuseTest(cc *control.Conn, t spec.Test, fileLen int, log *slog.Logger) bool {
 	if s.safety.draining.Load() {
 		s.countRefused(refusedShutdown)
 		log.Info("test refused", "test", t.Kind, "reason", refusedShutdown)
 		cc.SendError(control.CodeBusy, "the server is shutting down; retry in a moment")
 		return true
 	}
-	reason, msg := s.testLimit(t)
+	reason, msg := s.testLimit(t, testMemory(t, fileLen))
 	if reason == "" {
 		return false
 	}
@@ -188,15 +217,17 @@ func lingerClose(c net.Conn) {
 	io.CopyN(io.Discard, c, 16<<20)
 }
 
-// sessionGate is one admitted control session: its slot in the
-// per-address count and, with a PSK, the nonces of its authentication.
+// sessionGate is one admitted control session: its place among the
+// sessions a forced close ends, its slot in the per-address count once
+// authenticated, and, with a PSK, the nonces of its authentication.
 type sessionGate struct {
-	s      *Server
-	cc     *control.Conn
-	addr   netip.Addr
-	log    *slog.Logger
-	client control.Nonce
-	server control.Nonce
+	s       *Server
+	cc      *control.Conn
+	addr    netip.Addr
+	log     *slog.Logger
+	counted bool // holds a slot in the per-address count
+	client  control.Nonce
+	server  control.Nonce
 }
 
 // admitSession decides, after the client's hello, whether the session may
@@ -206,25 +237,24 @@ type sessionGate struct {
 // why, and is logged with its address.
 func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs control.Hello, log *slog.Logger) (*sessionGate, bool) {
 	m := s.metrics()
-	if s.cfg.TLS != nil {
+	if s.cfg.Auth.TLS != nil {
 		if _, ok := cc.NetConn().(*tls.Conn); !ok {
 			m.authFailure("tls_required")
-			log.Warn("control connection refused: no TLS", "reason", "tls_required")
+			s.refused(log, slog.LevelWarn, "tls_required", "control connection refused: no TLS")
 			cc.SendError(control.CodeAuth, "this server accepts control connections only over TLS: run the client with --tls-ca FILE or --tls-fingerprint SHA256")
 			return nil, false
 		}
 	}
 	addr := addrOf(cc.NetConn().RemoteAddr())
-	limit := s.limits().MaxConnsPerAddr
+	l := s.limits()
 	s.safety.mu.Lock()
-	if s.safety.perAddr == nil {
-		s.safety.perAddr = map[netip.Addr]int{}
+	if s.safety.conns == nil {
+		s.safety.perAddr = map[netip.Prefix]int{}
 		s.safety.conns = map[*control.Conn]struct{}{}
 	}
-	n := s.safety.perAddr[addr]
 	closing := s.safety.closing
-	if n < limit && !closing {
-		s.safety.perAddr[addr] = n + 1
+	rateOK := closing || s.safety.handshakes.take(addrKey(addr), l.MaxHandshakeRate, time.Now())
+	if !closing && rateOK {
 		s.safety.conns[cc] = struct{}{}
 	}
 	s.safety.mu.Unlock()
@@ -232,15 +262,22 @@ func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs cont
 	case closing:
 		cc.SendError(control.CodeBusy, "the server is shutting down; retry in a moment")
 		return nil, false
-	case n >= limit:
-		m.connRefused(refusedConnsPerAdr)
-		log.Warn("control connection refused", "reason", refusedConnsPerAdr, "open", n)
-		cc.SendError(control.CodeLimit, fmt.Sprintf("%s already has %d control connections open to this server, its limit per address (serve --max-conns-per-addr); close the others or retry later", addr, n))
+	case !rateOK:
+		m.connRefused(refusedHandshake)
+		s.refused(log, slog.LevelWarn, refusedHandshake, "control connection refused", "rate", l.MaxHandshakeRate)
+		cc.SendError(control.CodeLimit, fmt.Sprintf("%s started more than %g control connections a second (bursts of %g) before authenticating, this server's limit per address (serve --max-handshake-rate); retry in a moment",
+			addrKeyString(addr), l.MaxHandshakeRate, 2*l.MaxHandshakeRate))
 		return nil, false
 	}
 	m.sessionOpened()
 	g := &sessionGate{s: s, cc: cc, addr: addr, log: log}
-	if s.cfg.PSK == nil {
+	if s.cfg.Auth.PSK == nil {
+		// Without a key every client is as authenticated as it gets
+		// once it said hello: it counts from now on.
+		if !g.count() {
+			g.release()
+			return nil, false
+		}
 		return g, true
 	}
 	if err := control.CheckAuthHello(theirs.Auth); err != nil {
@@ -249,7 +286,7 @@ func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs cont
 			reason, msg = "no_key", "this server requires a pre-shared key: run the client with --psk-file FILE holding the server's key"
 		}
 		m.authFailure(reason)
-		log.Warn("authentication failed", "reason", reason, "err", err)
+		s.refused(log, slog.LevelWarn, reason, "authentication failed", "err", err)
 		cc.SendError(control.CodeAuth, msg)
 		g.release()
 		return nil, false
@@ -261,16 +298,16 @@ func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs cont
 }
 
 // authenticate reads the client's proof, checks it in constant time and
-// answers with the server's own proof. Without a PSK it only lifts the
-// handshake's frame bound. It reports whether the session may go on.
-func (g *sessionGate) authenticate(cc *control.Conn, version int) bool {
+// answers with the server's own proof, by the handshake's deadline.
+// Without a PSK it only lifts the handshake's frame bound. It reports whether the session may go on.
+func (g *sessionGate) authenticate(cc *control.Conn, version int, deadline time.Time) bool {
 	s := g.s
-	if key := s.cfg.PSK; key != nil {
+	if key := s.cfg.Auth.PSK; key != nil {
 		m := s.metrics()
 		var p control.AuthProof
-		if err := cc.Expect(control.TypeAuth, &p, s.cfg.HandshakeTimeout); err != nil {
+		if err := cc.Expect(control.TypeAuth, &p, time.Until(deadline)); err != nil {
 			m.authFailure("no_proof")
-			g.log.Warn("authentication failed", "reason", "no_proof", "err", err)
+			s.refused(g.log, slog.LevelWarn, "no_proof", "authentication failed", "err", err)
 			if errors.Is(err, control.ErrProtocol) {
 				cc.SendError(control.CodeAuth, "authentication failed: expected an auth message with the client's proof")
 			}
@@ -278,8 +315,11 @@ func (g *sessionGate) authenticate(cc *control.Conn, version int) bool {
 		}
 		if err := control.VerifyAuth(key, control.RoleClient, version, g.client, g.server, p); err != nil {
 			m.authFailure("bad_proof")
-			g.log.Warn("authentication failed", "reason", "bad_proof", "err", err)
+			s.refused(g.log, slog.LevelWarn, "bad_proof", "authentication failed", "err", err)
 			cc.SendError(control.CodeAuth, "authentication failed: the client's proof does not match this server's pre-shared key; check that both sides use the same --psk-file")
+			return false
+		}
+		if !g.count() {
 			return false
 		}
 		if err := cc.Send(control.TypeAuthOK, control.NewAuthProof(key, control.RoleServer, version, g.client, g.server)); err != nil {
@@ -291,14 +331,40 @@ func (g *sessionGate) authenticate(cc *control.Conn, version int) bool {
 	return true
 }
 
+// count takes a slot in the per-address count for an authenticated
+// session, or tells the client that its address holds the limit already.
+func (g *sessionGate) count() bool {
+	s := g.s
+	limit := s.limits().MaxConnsPerAddr
+	key := addrKey(g.addr)
+	s.safety.mu.Lock()
+	n := s.safety.perAddr[key]
+	if n < limit {
+		s.safety.perAddr[key] = n + 1
+		g.counted = true
+	}
+	s.safety.mu.Unlock()
+	if !g.counted {
+		s.metrics().connRefused(refusedConnsPerAdr)
+		s.refused(g.log, slog.LevelWarn, refusedConnsPerAdr, "control connection refused", "open", n)
+		g.cc.SendError(control.CodeLimit, fmt.Sprintf("%s already has %d control connections open to this server, its limit per address (serve --max-conns-per-addr); close the others or retry later", addrKeyString(g.addr), n))
+		return false
+	}
+	return true
+}
+
 // release frees the session's slot in the per-address count.
 func (g *sessionGate) release() {
 	s := g.s
 	s.safety.mu.Lock()
-	if n := s.safety.perAddr[g.addr]; n <= 1 {
-		delete(s.safety.perAddr, g.addr)
-	} else {
-		s.safety.perAddr[g.addr] = n - 1
+	if g.counted {
+		key := addrKey(g.addr)
+		if n := s.safety.perAddr[key]; n <= 1 {
+			delete(s.safety.perAddr, key)
+		} else {
+			s.safety.perAddr[key] = n - 1
+		}
+		g.counted = false
 	}
 	delete(s.safety.conns, g.cc)
 	s.safety.mu.Unlock()
@@ -322,4 +388,76 @@ func (s *Server) closeSessions() {
 	for cc := range s.safety.conns {
 		cc.Close()
 	}
+}
+
+// addrKey is what the per-address limits count by: the address itself
+// for IPv4, its /64 for IPv6, the smallest prefix a site is usually given
+// (one host may use any address in it).
+func addrKey(a netip.Addr) netip.Prefix {
+	a = a.Unmap()
+	if a.Is4() {
+		return netip.PrefixFrom(a, 32)
+	}
+	p, _ := a.Prefix(64)
+	return p
+}
+
+// addrKeyString names an address's key for a message: the address for
+// IPv4, the /64 for IPv6.
+func addrKeyString(a netip.Addr) string {
+	k := addrKey(a)
+	if k.IsSingleIP() {
+		return k.Addr().String()
+	}
+	return k.String()
+}
+
+// handshakeRate is a token bucket per address key: each unauthenticated
+// control connection takes a token; tokens come back at the rate, up to
+// twice the rate. Its zero value is ready to use; the caller holds
+// safety.mu.
+type handshakeRate struct {
+	buckets map[netip.Prefix]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// maxBuckets bounds the addresses the rate limit remembers. Buckets that
+// refilled are forgotten when the map is full; if none has, a connection
+// from yet another address is refused as over the rate until some do.
+const maxBuckets = 16384
+
+func (h *handshakeRate) take(key netip.Prefix, rate float64, now time.Time) bool {
+	if math.IsInf(rate, 1) {
+		return true
+	}
+	burst := max(2*rate, 1)
+	if h.buckets == nil {
+		h.buckets = map[netip.Prefix]*bucket{}
+	}
+	b := h.buckets[key]
+	if b == nil {
+		if len(h.buckets) >= maxBuckets {
+			for k, ob := range h.buckets {
+				if ob.tokens+now.Sub(ob.last).Seconds()*rate >= burst {
+					delete(h.buckets, k)
+				}
+			}
+			if len(h.buckets) >= maxBuckets {
+				return false
+			}
+		}
+		b = &bucket{tokens: burst, last: now}
+		h.buckets[key] = b
+	}
+	b.tokens = min(burst, b.tokens+now.Sub(b.last).Seconds()*rate)
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
 }

@@ -21,7 +21,7 @@ import (
 // limit and its flag; the session goes on and a test within the limits
 // runs.
 func TestTestLimits(t *testing.T) {
-	srv := startServer(t, server.Config{Security: server.Security{MaxDuration: time.Second, MaxParallel: 2, MaxUDPRateBitsPerSecond: 100e6}})
+	srv := startServer(t, server.Config{Limits: server.Limits{MaxDuration: time.Second, MaxParallel: 2, MaxUDPRateBitsPerSecond: 100e6}})
 	c := mustDial(t, client.Config{Addr: srv.addr})
 	long := shortSpec(spec.TCPStream, 1)
 	long.Duration = 900 * time.Millisecond
@@ -72,7 +72,7 @@ func TestTestLimits(t *testing.T) {
 // connections; other addresses are not affected, and a closed connection
 // frees its place.
 func TestMaxConnsPerAddr(t *testing.T) {
-	srv := startServer(t, server.Config{Security: server.Security{MaxConnsPerAddr: 2}})
+	srv := startServer(t, server.Config{Limits: server.Limits{MaxConnsPerAddr: 2}})
 	a := mustDial(t, client.Config{Addr: srv.addr})
 	mustDial(t, client.Config{Addr: srv.addr})
 	_, err := dial(t, client.Config{Addr: srv.addr})
@@ -135,6 +135,35 @@ func TestHandshakeDeadline(t *testing.T) {
 	}
 }
 
+// TestHandshakeDeadlineIsWhole: the handshake timeout is one deadline
+// for the preamble, the hello and the proof together. A client that
+// dribbles a valid preamble and hello, a byte every 1.2 s, is closed at
+// the 5 s deadline, not 5 s after its preamble (about 8.6 s when each step
+// had a timeout of its own).
+func TestHandshakeDeadlineIsWhole(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Config{HandshakeTimeout: 5 * time.Second, Auth: server.Auth{PSK: testKey}})
+	c, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dribble(c, authOffer(), 1200*time.Millisecond)
+	}()
+	closed, _ := closedByServer(c, 15*time.Second)
+	took := time.Since(start)
+	c.Close()
+	<-done
+	if !closed || took > 6500*time.Millisecond {
+		t.Errorf("a dribbling handshake was closed after %v (closed: %v); want about 5s, the one handshake deadline", took.Round(time.Millisecond), closed)
+	}
+	t.Logf("dribbling connection closed after %v", took.Round(time.Millisecond))
+}
+
 // TestHandshakeFrameBound: before the client authenticated, a frame over
 // control.HandshakeMaxFrame ends the connection at once, without waiting
 // for (or allocating) its body, even though it is within MaxFrame.
@@ -188,5 +217,99 @@ func TestTestOutlivesIdleTimeout(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if _, err := c.Run(context.Background(), shortSpec(spec.TCPStream, 1)); err == nil {
 		t.Error("a session quiet for longer than the idle timeout was kept")
+	}
+}
+
+// TestUnauthenticatedDoNotCountPerAddr: ten connections from one address
+// that say hello and never prove the key do not take the places of
+// authenticated sessions from that address (behind one NAT); the limit
+// still holds for sessions that proved the key.
+func TestUnauthenticatedDoNotCountPerAddr(t *testing.T) {
+	srv := startServer(t, server.Config{HandshakeTimeout: 10 * time.Second, Auth: server.Auth{PSK: testKey},
+		Limits: server.Limits{MaxConnsPerAddr: 2}})
+	for range 10 {
+		h := control.NewHello("no-proof", "")
+		h.Auth = &control.AuthHello{Scheme: control.AuthScheme, Nonce: control.NewNonce()}
+		if _, err := helloBack(t, rawConn(t, srv.addr, "", h)); err != nil {
+			t.Fatalf("hello without proof: %v", err)
+		}
+	}
+	keyed := client.Config{Addr: srv.addr, Security: client.Security{PSK: testKey}}
+	a := mustDial(t, keyed)
+	if _, err := a.Run(context.Background(), shortSpec(spec.TCPStream, 1)); err != nil {
+		t.Fatalf("authenticated client beside 10 unauthenticated connections: %v", err)
+	}
+	mustDial(t, keyed)
+	_, err := dial(t, keyed)
+	if !errors.Is(err, control.ErrLimit) || !strings.Contains(err.Error(), "--max-conns-per-addr") {
+		t.Fatalf("third authenticated session: got %v, want ErrLimit naming --max-conns-per-addr", err)
+	}
+}
+
+// TestHandshakeRate: one address that starts control connections faster
+// than --max-handshake-rate is refused, with a message naming the flag,
+// once its burst (twice the rate) is spent; another address is not.
+func TestHandshakeRate(t *testing.T) {
+	srv := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}, Limits: server.Limits{MaxHandshakeRate: 2}})
+	h := control.NewHello("loop", "")
+	h.Auth = &control.AuthHello{Scheme: control.AuthScheme, Nonce: control.NewNonce()}
+	refusedAt := 0
+	for i := 1; i <= 20 && refusedAt == 0; i++ {
+		cc := rawConn(t, srv.addr, "127.0.0.2", h)
+		_, err := helloBack(t, cc)
+		switch {
+		case errors.Is(err, control.ErrLimit):
+			if !strings.Contains(err.Error(), "127.0.0.2") || !strings.Contains(err.Error(), "--max-handshake-rate") {
+				t.Errorf("refusal %q does not name the address and --max-handshake-rate", err)
+			}
+			refusedAt = i
+		case err != nil:
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		cc.NetConn().Close()
+	}
+	// A burst of 4, plus what came back while the loop ran.
+	if refusedAt < 5 || refusedAt > 6 {
+		t.Errorf("refused at connection %d of a fast loop; want 5 (a burst of twice the rate of 2/s), or one later", refusedAt)
+	}
+	c := mustDial(t, client.Config{Addr: srv.addr, Security: client.Security{PSK: testKey}})
+	if _, err := c.Run(context.Background(), shortSpec(spec.TCPStream, 1)); err != nil {
+		t.Errorf("another address during the loop: %v", err)
+	}
+	srv.logs.waitLog(t, "control connection refused", "reason=max_handshake_rate", "peer=127.0.0.2:")
+}
+
+// TestUDPRRPacedToMaxUDPRate: a UDP_RR test with small requests, large
+// responses, a deep burst and two streams would make the server send at
+// gigabits a second on loopback; the server paces its responses to
+// --max-udp-rate instead. With a limit of 40 Mbit/s and 8000-byte
+// responses, the client can complete at most 40e6 / (8000 * 8) = 625
+// transactions a second (plus the pacer's 1 ms of credit per stream);
+// the result says the server paced.
+func TestUDPRRPacedToMaxUDPRate(t *testing.T) {
+	const limit = 40e6
+	srv := startServer(t, server.Config{Limits: server.Limits{MaxUDPRateBitsPerSecond: limit}})
+	c := mustDial(t, client.Config{Addr: srv.addr})
+	sp := shortSpec(spec.UDPRR, 2)
+	sp.Duration = 1500 * time.Millisecond
+	sp.RequestSize, sp.ResponseSize, sp.Burst = 1, 8000, 16
+	res, err := c.Run(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := res.Summary.RRSummary
+	if rr == nil {
+		t.Fatalf("no request/response summary: %+v", res.Summary)
+	}
+	sentBPS := rr.TransactionsPerSecond * float64(sp.ResponseSize) * 8
+	t.Logf("UDP_RR 1/8000 burst 16 x 2 against a %g bit/s limit: %.0f transactions/s, %.3g bit/s of responses", limit, rr.TransactionsPerSecond, sentBPS)
+	if sentBPS > 1.1*limit {
+		t.Errorf("the server sent %.3g bit/s of responses (%.0f transactions/s of 8000 bytes), over its limit of %g", sentBPS, rr.TransactionsPerSecond, limit)
+	}
+	if sentBPS < 0.5*limit {
+		t.Errorf("the server sent %.3g bit/s of responses, far below its limit of %g: pacing too strict", sentBPS, limit)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "paced its UDP responses") {
+		t.Errorf("no warning that the server paced: %q", res.Warnings)
 	}
 }

@@ -51,7 +51,7 @@ func TestNetconfForbidden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			addr, stop := ncServer(t, Config{AllowNetconf: tt.allow, Security: Security{PSK: tt.key}}, nil)
+			addr, stop := ncServer(t, Config{AllowNetconf: tt.allow, Auth: Auth{PSK: tt.key}}, nil)
 			defer stop()
 			c := ncDialKey(t, addr, tt.key)
 			defer c.Close()
@@ -142,7 +142,7 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 	}
 
 	t.Run("bye", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true, Security: Security{PSK: ncKey}}, prepare)
+		addr, stop := ncServer(t, Config{AllowNetconf: true, Auth: Auth{PSK: ncKey}}, prepare)
 		defer stop()
 		c := ncDialKey(t, addr, ncKey)
 		set(t, c)
@@ -150,7 +150,7 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 		waitRestored(t, "after bye")
 	})
 	t.Run("restore request", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true, Security: Security{PSK: ncKey}}, prepare)
+		addr, stop := ncServer(t, Config{AllowNetconf: true, Auth: Auth{PSK: ncKey}}, prepare)
 		defer stop()
 		c := ncDialKey(t, addr, ncKey)
 		set(t, c)
@@ -199,7 +199,7 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 		waitRestored(t, "after the connection was lost")
 	})
 	t.Run("server stops", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true, Security: Security{PSK: ncKey}}, prepare)
+		addr, stop := ncServer(t, Config{AllowNetconf: true, Auth: Auth{PSK: ncKey}}, prepare)
 		c := ncDialKey(t, addr, ncKey)
 		set(t, c)
 		stop()
@@ -208,7 +208,7 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 		}
 	})
 	t.Run("second client", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true, MaxTests: 2, Security: Security{PSK: ncKey}}, prepare)
+		addr, stop := ncServer(t, Config{AllowNetconf: true, MaxTests: 2, Auth: Auth{PSK: ncKey}}, prepare)
 		defer stop()
 		c := ncDialKey(t, addr, ncKey)
 		set(t, c)
@@ -221,7 +221,7 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 		waitRestored(t, "after the first client's bye")
 	})
 	t.Run("bad requests", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true, Security: Security{PSK: ncKey}}, prepare)
+		addr, stop := ncServer(t, Config{AllowNetconf: true, Auth: Auth{PSK: ncKey}}, prepare)
 		defer stop()
 		c := ncDialKey(t, addr, ncKey)
 		for _, tc := range []struct {
@@ -247,7 +247,7 @@ func TestNetconfRestoredWhenSessionEnds(t *testing.T) {
 		}
 	})
 	t.Run("keep", func(t *testing.T) {
-		addr, stop := ncServer(t, Config{AllowNetconf: true, Security: Security{PSK: ncKey}}, prepare)
+		addr, stop := ncServer(t, Config{AllowNetconf: true, Auth: Auth{PSK: ncKey}}, prepare)
 		defer stop()
 		c := ncDialKey(t, addr, ncKey)
 		set(t, c)

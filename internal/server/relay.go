@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"wirespeed/internal/client"
@@ -33,13 +32,13 @@ import (
 
 // RelayConfig is the part of Config for third-party tests.
 type RelayConfig struct {
-	// Allow turns relaying on (serve --allow-relay). It needs Security.PSK:
+	// Allow turns relaying on (serve --allow-relay). It needs Auth.PSK:
 	// a session that did not prove the key is refused a relay.
 	Allow bool
 	// Peers are the servers a relay may be toward (serve --relay-peers).
 	Peers RelayPeers
 	// PSK is the key this server proves to the peer; nil means
-	// Security.PSK, the same key its own clients prove (one fleet, one
+	// Auth.PSK, the same key its own clients prove (one fleet, one
 	// key). A peer without a key is refused: a relaying server always
 	// authenticates its peer.
 	PSK []byte
@@ -132,6 +131,16 @@ func (p RelayPeers) allows(ctx context.Context, r Resolver, a netip.Addr) bool {
 // errPeerNotAllowed is a relay toward a peer outside --relay-peers.
 var errPeerNotAllowed = errors.New("peer not allowed")
 
+// unreachable is what the requester is told about a peer the relay could
+// not reach: one sentence, the same whether the name did not resolve, the
+// port was closed, something other than a wirespeed server answered or
+// nothing did, so that a relay tells nothing about the server's network
+// (which ports are open, what runs on them, which DNS resolver it uses).
+// The log has the cause.
+func unreachable(peer string) string {
+	return fmt.Sprintf("relay to %s: the peer could not be reached as a wirespeed server", peer)
+}
+
 // relayTarget resolves the requested peer once and returns the address
 // to dial: the first of its addresses that the list allows, of the
 // spec's IP version. The relay dials that address, never the name again,
@@ -202,9 +211,10 @@ const (
 // relay serves one relay message of a session. It answers the client
 // with relay_result or an error and returns nil while the session may go
 // on; an error ends the session (the control connection failed).
-// admitted is the session's hold on a test slot: a relay takes one, as a
-// test does, since it loads this host's network as much.
-func (s *Server) relay(ctx context.Context, cc *control.Conn, msgs <-chan recvd, m control.Message, admitted *bool, recvTimeout *atomic.Int64, log *slog.Logger) error {
+// A relay takes the session's test slot, as a test does, since it loads
+// this host's network as much.
+func (ss *session) relay(ctx context.Context, m control.Message) error {
+	s, cc, log := ss.s, ss.cc, ss.log
 	req, err := control.DecodeRelayRequest(m)
 	switch {
 	case errors.Is(err, control.ErrInvalid):
@@ -226,7 +236,7 @@ func (s *Server) relay(ctx context.Context, cc *control.Conn, msgs <-chan recvd,
 	case !s.cfg.Relay.Allow:
 		return refuse(relayNotAllowed, control.CodeRelayRefused,
 			"this server does not run third-party tests: start it with --allow-relay and --relay-peers, or test against its peer directly")
-	case s.cfg.PSK == nil:
+	case s.cfg.Auth.PSK == nil:
 		// Never reached from `wirespeed serve`, which refuses
 		// --allow-relay without --psk-file: a relay for anyone who can
 		// reach the port would make this server an open traffic source.
@@ -236,7 +246,7 @@ func (s *Server) relay(ctx context.Context, cc *control.Conn, msgs <-chan recvd,
 		s.countRefused(refusedInvalid)
 		return cc.SendError(control.CodeInvalid, "a relayed test cannot send a --payload file (this server has no copy): use random or zeros")
 	}
-	if s.refuseTest(cc, t, log) {
+	if s.refuseTest(cc, t, 0, log) {
 		return nil
 	}
 	if reason, msg := s.relayLimit(t); reason != "" {
@@ -251,22 +261,23 @@ func (s *Server) relay(ctx context.Context, cc *control.Conn, msgs <-chan recvd,
 	case err != nil:
 		s.metrics().relayDone("failed")
 		log.Info("relay failed", "test", t.Kind, "err", err)
-		return cc.SendError(control.CodeRelayFailed, err.Error())
+		return cc.SendError(control.CodeRelayFailed, unreachable(req.Peer))
 	}
-	if !*admitted {
-		if n := s.active.Add(1); int(n) > s.cfg.MaxTests {
-			s.active.Add(-1)
-			s.countRefused(refusedBusy)
-			log.Info("relay refused: busy", "running", n-1)
-			return cc.SendError(control.CodeBusy, fmt.Sprintf("server is busy with %d running test(s), its limit is %d; retry later or start it with --max-tests %d", n-1, s.cfg.MaxTests, s.cfg.MaxTests+1))
-		}
-		*admitted = true
+	if !ss.admit("relay") {
+		return nil
 	}
-	return s.observeTest(ctx, cc, recvTimeout, t, log, func(ctx context.Context) error {
+	// As the peer's client, this server allocates about what a server
+	// of the same test would.
+	release, ok := ss.reserve(t, 0)
+	if !ok {
+		return nil
+	}
+	defer release()
+	return ss.observeTest(ctx, t, func(ctx context.Context) error {
 		// The relay's connect and handshake with the peer come on top of
 		// the test's own time.
-		recvTimeout.Store(int64(t.Omit + t.Duration + testGrace + 2*s.cfg.HandshakeTimeout))
-		return s.runRelay(ctx, cc, msgs, req, target, log)
+		ss.recvTimeout.Store(int64(t.Omit + t.Duration + testGrace + 2*s.cfg.HandshakeTimeout))
+		return s.runRelay(ctx, cc, ss.msgs, req, target, log)
 	})
 }
 
@@ -312,7 +323,7 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 
 	key := s.cfg.Relay.PSK
 	if key == nil {
-		key = s.cfg.PSK
+		key = s.cfg.Auth.PSK
 	}
 	cfg := client.Config{
 		Addr:             target.String(),
@@ -324,11 +335,13 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 		ProcRoot:         s.cfg.ProcRoot,
 	}
 	cfg.PSK = key
+	reached := false
 	res, runErr := func() (result.Result, error) {
 		c, err := client.Dial(runCtx, cfg)
 		if err != nil {
 			return result.Result{}, err
 		}
+		reached = true
 		defer c.Close()
 		return c.Run(runCtx, t)
 	}()
@@ -344,8 +357,13 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 		log.Info("relay failed", "test", t.Kind, "duration", d, "err", runErr)
 		code := control.CodeRelayFailed
 		var re *control.RemoteError
-		if errors.As(runErr, &re) && re.Code != control.CodeProtocol && re.Code != control.CodeInternal {
+		isRemote := errors.As(runErr, &re)
+		if isRemote && re.Code != control.CodeProtocol && re.Code != control.CodeInternal {
 			code = re.Code // the peer's refusal: busy, limit, auth, ...
+		}
+		if !reached && !isRemote {
+			// No wirespeed server answered: say only that.
+			return cc.SendError(code, unreachable(req.Peer))
 		}
 		return cc.SendError(code, fmt.Sprintf("relay to %s: %v", req.Peer, runErr))
 	}

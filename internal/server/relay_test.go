@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -77,11 +78,11 @@ func gauge(t *testing.T, m *server.Metrics, name string, want map[string]string)
 // the test as B's client and sends the joined result back, with both
 // servers' names in it, and exports the pair's figures.
 func TestRelay(t *testing.T) {
-	b := startServer(t, server.Config{Hostname: "server-b", Security: server.Security{PSK: testKey}})
+	b := startServer(t, server.Config{Hostname: "server-b", Auth: server.Auth{PSK: testKey}})
 	metrics := server.NewMetrics()
 	a := startServer(t, server.Config{Hostname: "server-a",
-		Security: server.Security{PSK: testKey, Metrics: metrics},
-		Relay:    server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}})
+		Auth: server.Auth{PSK: testKey}, Metrics: metrics,
+		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}})
 	c := mustDial(t, client.Config{Addr: a.addr, Hostname: "requester", Security: client.Security{PSK: testKey}})
 
 	for _, kind := range []spec.Kind{spec.TCPStream, spec.TCPRR} {
@@ -134,7 +135,7 @@ func TestRelay(t *testing.T) {
 // peer outside --relay-peers and on a server without a key (whose clients
 // are not authenticated); the peer sees nothing, and the session goes on.
 func TestRelayRefused(t *testing.T) {
-	b := startServer(t, server.Config{Hostname: "server-b", Security: server.Security{PSK: testKey}})
+	b := startServer(t, server.Config{Hostname: "server-b", Auth: server.Auth{PSK: testKey}})
 	tests := []struct {
 		name    string
 		cfg     server.Config
@@ -144,21 +145,21 @@ func TestRelayRefused(t *testing.T) {
 		wantMsg string
 		wantLog string
 	}{
-		{name: "no allow-relay", cfg: server.Config{Security: server.Security{PSK: testKey}},
+		{name: "no allow-relay", cfg: server.Config{Auth: server.Auth{PSK: testKey}},
 			key: testKey, wantErr: control.ErrRelayRefused, wantMsg: "--allow-relay", wantLog: "reason=relay_not_allowed"},
-		{name: "peer outside the list", cfg: server.Config{Security: server.Security{PSK: testKey},
+		{name: "peer outside the list", cfg: server.Config{Auth: server.Auth{PSK: testKey},
 			Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.2/32", "10.0.0.0/8")}},
 			key: testKey, wantErr: control.ErrRelayRefused, wantMsg: "not among this server's relay peers (serve --relay-peers 127.0.0.2,10.0.0.0/8)", wantLog: "reason=relay_peer_not_allowed"},
-		{name: "host name resolving outside the list", cfg: server.Config{Security: server.Security{PSK: testKey},
+		{name: "host name resolving outside the list", cfg: server.Config{Auth: server.Auth{PSK: testKey},
 			Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "allowed.test"),
 				Resolver: fakeResolver{"allowed.test": {netip.MustParseAddr("127.0.0.9")}, "other.test": {netip.MustParseAddr("127.0.0.1")}}}},
 			key: testKey, peer: "other.test:" + port(b.addr), wantErr: control.ErrRelayRefused, wantMsg: "other.test:" + port(b.addr) + " (127.0.0.1) is not among", wantLog: "reason=relay_peer_not_allowed"},
 		{name: "unauthenticated client", cfg: server.Config{Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}},
 			wantErr: control.ErrAuth, wantMsg: "authenticated session", wantLog: "reason=relay_unauthenticated"},
-		{name: "unspecified address", cfg: server.Config{Security: server.Security{PSK: testKey},
+		{name: "unspecified address", cfg: server.Config{Auth: server.Auth{PSK: testKey},
 			Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "0.0.0.0/0")}},
 			key: testKey, peer: "0.0.0.0:" + port(b.addr), wantErr: control.ErrRelayRefused, wantMsg: "not among", wantLog: "reason=relay_peer_not_allowed"},
-		{name: "relayed UDP over the rate limit", cfg: server.Config{Security: server.Security{PSK: testKey},
+		{name: "relayed UDP over the rate limit", cfg: server.Config{Auth: server.Auth{PSK: testKey},
 			Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}},
 			key: testKey, wantErr: control.ErrLimit, wantMsg: "--max-udp-rate", wantLog: "reason=max_udp_rate"},
 	}
@@ -207,8 +208,8 @@ func port(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
 // TestRelayBeforeAuth: a client that has not proved the key cannot ask
 // for a relay: the only message accepted before the proof is the proof.
 func TestRelayBeforeAuth(t *testing.T) {
-	b := startServer(t, server.Config{Security: server.Security{PSK: testKey}})
-	a := startServer(t, server.Config{Security: server.Security{PSK: testKey},
+	b := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}})
+	a := startServer(t, server.Config{Auth: server.Auth{PSK: testKey},
 		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}})
 	h := control.NewHello("test", "")
 	h.Auth = &control.AuthHello{Scheme: control.AuthScheme, Nonce: control.NewNonce()}
@@ -235,8 +236,8 @@ func TestRelayBeforeAuth(t *testing.T) {
 // TestRelayPeerRefuses: the peer's own refusal comes back with its code:
 // here B has another key, so A cannot authenticate to it.
 func TestRelayPeerRefuses(t *testing.T) {
-	b := startServer(t, server.Config{Security: server.Security{PSK: []byte("another-key-of-server-b-0123456")}})
-	a := startServer(t, server.Config{Security: server.Security{PSK: testKey},
+	b := startServer(t, server.Config{Auth: server.Auth{PSK: []byte("another-key-of-server-b-0123456")}})
+	a := startServer(t, server.Config{Auth: server.Auth{PSK: testKey},
 		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.1")}})
 	c := mustDial(t, client.Config{Addr: a.addr, Security: client.Security{PSK: testKey}})
 	_, err := c.Relay(context.Background(), control.RelayRequest{Peer: b.addr, Spec: shortSpec(spec.TCPStream, 1)})
@@ -246,7 +247,7 @@ func TestRelayPeerRefuses(t *testing.T) {
 	a.logs.waitLog(t, "relay failed")
 
 	// With the peer's key given for relays (serve --relay-psk-file), it works.
-	a2 := startServer(t, server.Config{Security: server.Security{PSK: testKey},
+	a2 := startServer(t, server.Config{Auth: server.Auth{PSK: testKey},
 		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.1"), PSK: []byte("another-key-of-server-b-0123456")}})
 	c2 := mustDial(t, client.Config{Addr: a2.addr, Security: client.Security{PSK: testKey}})
 	if _, err := c2.Relay(context.Background(), control.RelayRequest{Peer: b.addr, Spec: shortSpec(spec.TCPStream, 1)}); err != nil {
@@ -257,8 +258,8 @@ func TestRelayPeerRefuses(t *testing.T) {
 // TestRelayInterrupted: the requester's interrupt stops the relayed test
 // at once, and the partial result still comes back.
 func TestRelayInterrupted(t *testing.T) {
-	b := startServer(t, server.Config{Security: server.Security{PSK: testKey}})
-	a := startServer(t, server.Config{Security: server.Security{PSK: testKey},
+	b := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}})
+	a := startServer(t, server.Config{Auth: server.Auth{PSK: testKey},
 		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.1")}})
 	c := mustDial(t, client.Config{Addr: a.addr, Security: client.Security{PSK: testKey}})
 	sp := shortSpec(spec.TCPStream, 1)
@@ -301,4 +302,54 @@ func TestParseRelayPeers(t *testing.T) {
 			t.Errorf("%q: got %s, want %s", tt.in, p, tt.want)
 		}
 	}
+}
+
+// failingResolver fails every lookup the way Go's resolver does, naming
+// the DNS server it asked.
+type failingResolver struct{}
+
+func (failingResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host", Name: host, Server: "127.0.0.53:53", IsNotFound: true}
+}
+
+// TestRelayUnreachableSaysOnlyThat: a relay toward a closed port, toward
+// a port where another service answers and toward a name that does not
+// resolve all get the same answer, that
+// the peer could not be reached; it names neither the cause nor the
+// server's DNS resolver.
+func TestRelayUnreachableSaysOnlyThat(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	go func() {
+		for {
+			c, err := other.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	a := startServer(t, server.Config{HandshakeTimeout: time.Second, Auth: server.Auth{PSK: testKey},
+		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8", "nowhere.test"), Resolver: failingResolver{}}})
+	c := mustDial(t, client.Config{Addr: a.addr, Security: client.Security{PSK: testKey}})
+	for _, peer := range []string{closedAddr, other.Addr().String(), "nowhere.test:7575"} {
+		_, err := c.Relay(context.Background(), control.RelayRequest{Peer: peer, Spec: shortSpec(spec.TCPStream, 1)})
+		want := "relay to " + peer + ": the peer could not be reached as a wirespeed server"
+		if !errors.Is(err, control.ErrRelayFailed) || !strings.HasSuffix(err.Error(), want) || strings.Contains(err.Error(), "127.0.0.53") {
+			t.Errorf("relay to %s: got %v, want %q", peer, err, want)
+		}
+	}
+	// The server's own log keeps the causes.
+	a.logs.waitLog(t, "relay failed", "refused")
+	a.logs.waitLog(t, "relay failed", "127.0.0.53:53")
 }

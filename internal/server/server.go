@@ -40,9 +40,17 @@ type Config struct {
 	Logger           *slog.Logger
 	ProcRoot         string // where /proc is mounted, for CPU figures; default measure.DefaultProcRoot
 
-	// Authentication, TLS, limits and operations: see limits.go,
-	// tlsconn.go, shutdown.go, metrics.go and testlog.go.
-	Security
+	// ShutdownTimeout is how long running tests may go on after Serve's
+	// context is cancelled before they are aborted; 0 aborts them at once
+	// (shutdown.go).
+	ShutdownTimeout time.Duration
+	// Metrics, when set, counts what the server does (see NewMetrics).
+	Metrics *Metrics
+
+	// Auth says who may use the server, Limits how much one client may
+	// ask of it (limits.go, tlsconn.go).
+	Auth   Auth
+	Limits Limits
 	// Speaks is what the port speaks: wirespeed, iperf3 or both (the
 	// default); see iperf3.go.
 	Speaks Protocols
@@ -57,6 +65,7 @@ type Config struct {
 type Server struct {
 	cfg    Config
 	log    *slog.Logger
+	junk   junkLog      // sampled log lines of refused connections (junklog.go)
 	active atomic.Int32 // tests admitted
 
 	mu      sync.Mutex
@@ -98,6 +107,18 @@ func New(cfg Config) *Server {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The sampled log of refused connections writes its last summary
+	// once every connection has ended (this defer runs after wg.Wait).
+	junkCtx, stopJunk := context.WithCancel(ctx)
+	junkDone := make(chan struct{})
+	go func() {
+		defer close(junkDone)
+		s.runJunkLog(junkCtx)
+	}()
+	defer func() {
+		stopJunk()
+		<-junkDone
+	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
@@ -130,10 +151,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // handle reads the preamble and hands the connection to the control or the
 // data path. A connection that says nothing within the handshake timeout,
-// or something else, is closed.
+// or something else, is closed. The timeout is one deadline for the whole
+// handshake (preamble, TLS, hello, authentication, or a data header): it
+// does not restart at each step, so a connection that dribbles its bytes
+// is closed when it runs out, as a silent one is.
 func (s *Server) handle(ctx context.Context, c net.Conn) {
 	peer := c.RemoteAddr().String()
-	c.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	deadline := time.Now().Add(s.cfg.HandshakeTimeout)
+	c.SetDeadline(deadline)
 	var magic [4]byte
 	if _, err := io.ReadFull(c, magic[:]); err != nil {
 		s.log.Debug("connection closed before its preamble", "peer", peer, "err", err)
@@ -141,20 +166,20 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 		return
 	}
 	if isTLSRecord(magic) {
-		s.handleTLS(ctx, c, magic)
+		s.handleTLS(ctx, c, magic, deadline)
 		return
 	}
-	if s.sniff(ctx, c, magic) {
+	if s.sniff(ctx, c, magic, deadline) {
 		return
 	}
 	switch magic {
 	case control.ControlMagic:
-		s.session(ctx, control.NewConn(c, s.cfg.MaxFrame))
+		s.session(ctx, control.NewConn(c, s.cfg.MaxFrame), deadline)
 	case control.DataMagic:
 		s.data(c)
 	default:
 		s.metrics().connRefused("unknown_protocol")
-		s.log.Info("unknown protocol, connection closed", "peer", peer, "first_bytes", fmt.Sprintf("%q", magic[:]))
+		s.refused(s.log, slog.LevelInfo, "unknown_protocol", "unknown protocol, connection closed", "peer", peer, "first_bytes", fmt.Sprintf("%q", magic[:]))
 		c.Close()
 	}
 }
@@ -184,7 +209,7 @@ func (pt *pendingTest) closeAll() {
 func (s *Server) data(c net.Conn) {
 	tok, id, err := control.ReadDataHeader(c)
 	if err != nil {
-		s.log.Info("bad data connection", "peer", c.RemoteAddr().String(), "err", err)
+		s.refused(s.log, slog.LevelInfo, "bad_data_header", "bad data connection", "peer", c.RemoteAddr().String(), "err", err)
 		c.Close()
 		return
 	}
@@ -193,12 +218,12 @@ func (s *Server) data(c net.Conn) {
 	s.mu.Unlock()
 	tc, _ := c.(*net.TCPConn)
 	if pt == nil || tc == nil {
-		s.log.Info("data connection for no announced test, closed", "peer", c.RemoteAddr().String())
+		s.refused(s.log, slog.LevelInfo, "data_no_test", "data connection for no announced test, closed", "peer", c.RemoteAddr().String())
 		c.Close()
 		return
 	}
 	if addrOf(c.RemoteAddr()) != pt.peer {
-		s.log.Warn("data connection from another address than its test's control connection, closed",
+		s.refused(s.log, slog.LevelWarn, "data_other_address", "data connection from another address than its test's control connection, closed",
 			"peer", c.RemoteAddr().String(), "control_peer", pt.peer.String())
 		c.Close()
 		return
@@ -210,7 +235,7 @@ func (s *Server) data(c net.Conn) {
 		return
 	}
 	if _, ok := pt.want[id]; !ok || pt.got[id] != nil {
-		s.log.Info("data connection with an unexpected or repeated stream id, closed", "peer", c.RemoteAddr().String(), "stream", id)
+		s.refused(s.log, slog.LevelInfo, "data_bad_stream", "data connection with an unexpected or repeated stream id, closed", "peer", c.RemoteAddr().String(), "stream", id)
 		c.Close()
 		return
 	}
@@ -230,53 +255,86 @@ func addrOf(a net.Addr) netip.Addr {
 	return ap.Addr().Unmap()
 }
 
+// session is one control connection after its handshake: what its
+// tests and relays share.
+type session struct {
+	s    *Server
+	cc   *control.Conn
+	log  *slog.Logger
+	msgs <-chan recvd // the control connection's messages, read by one goroutine
+	// recvTimeout is how long the reader waits for the next message: the
+	// idle timeout, or a running test's length plus grace.
+	recvTimeout atomic.Int64
+	// admitted says the session holds one of the server's test slots
+	// (Config.MaxTests); a test or a relay takes it, bye or the session's
+	// end frees it.
+	admitted bool
+	// freeMemory gives back the running test's share of the server-wide
+	// memory budget (memory.go); nil when it holds none.
+	freeMemory func()
+}
+
+// releaseMemory gives back the memory the session's test holds, once.
+func (ss *session) releaseMemory() {
+	if ss.freeMemory != nil {
+		ss.freeMemory()
+		ss.freeMemory = nil
+	}
+}
+
+// admit takes a test slot for the session unless it holds one. When the
+// server is full, it tells the client (what names the request in the
+// log) and returns false.
+func (ss *session) admit(what string) bool {
+	if ss.admitted {
+		return true
+	}
+	s := ss.s
+	if n := s.active.Add(1); int(n) > s.cfg.MaxTests {
+		s.active.Add(-1)
+		s.countRefused(refusedBusy)
+		ss.log.Info(what+" refused: busy", "running", n-1)
+		ss.cc.SendError(control.CodeBusy, fmt.Sprintf("server is busy with %d running test(s), its limit is %d; retry later or start it with --max-tests %d", n-1, s.cfg.MaxTests, s.cfg.MaxTests+1))
+		return false
+	}
+	ss.admitted = true
+	return true
+}
+
+// release frees the session's test slot, if it holds one.
+func (ss *session) release() {
+	if ss.admitted {
+		ss.s.active.Add(-1)
+		ss.admitted = false
+	}
+}
+
 // session serves one control connection: the hello, then tests one after
-// another until the client says bye, goes quiet or the server stops.
-func (s *Server) session(ctx context.Context, cc *control.Conn) {
+// another until the client says bye, goes quiet or the server stops. The
+// handshake must end by deadline.
+func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Time) {
 	defer cc.Close()
 	peer := cc.NetConn().RemoteAddr().String()
 	log := s.log.With("peer", peer)
-	cc.SetMaxFrame(control.HandshakeMaxFrame) // until the client authenticated
-
-	mine := control.NewHello(s.cfg.Tool, s.cfg.Hostname)
-	var theirs control.Hello
-	if err := cc.Expect(control.TypeHello, &theirs, s.cfg.HandshakeTimeout); err != nil {
-		log.Info("handshake failed", "err", err)
-		return
-	}
-	if err := cc.WriteMagic(); err != nil {
-		return
-	}
-	version, err := control.Negotiate(mine, theirs)
-	if err != nil {
-		log.Info("client refused", "err", err)
-		cc.SendError(control.CodeVersion, err.Error())
-		return
-	}
-	gate, ok := s.admitSession(cc, &mine, theirs, log)
+	gate, ok := s.handshake(cc, deadline, log)
 	if !ok {
 		return
 	}
 	defer gate.release()
-	if err := cc.Send(control.TypeHello, mine); err != nil {
-		return
-	}
-	if !gate.authenticate(cc, version) {
-		return
-	}
 	cc.NetConn().SetDeadline(time.Time{})
 	ctx, endHost := s.startHostSession(ctx, cc, log)
 	defer endHost()
 
 	msgs := make(chan recvd, 1)
+	ss := &session{s: s, cc: cc, log: log, msgs: msgs}
+	defer ss.release()
 	readerCtx, stopReader := context.WithCancel(ctx)
 	defer stopReader()
-	var recvTimeout atomic.Int64 // the idle timeout, or a running test's length plus grace
-	recvTimeout.Store(int64(s.cfg.IdleTimeout))
+	ss.recvTimeout.Store(int64(s.cfg.IdleTimeout))
 	go func() {
 		defer close(msgs)
 		for {
-			m, err := cc.Recv(time.Duration(recvTimeout.Load()))
+			m, err := cc.Recv(time.Duration(ss.recvTimeout.Load()))
 			select {
 			case msgs <- recvd{m, err}:
 			case <-readerCtx.Done():
@@ -290,12 +348,6 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 	// Unblock the reader when the session ends.
 	defer cc.NetConn().SetReadDeadline(time.Unix(1, 0))
 
-	admitted := false
-	defer func() {
-		if admitted {
-			s.active.Add(-1)
-		}
-	}()
 	for {
 		var m recvd
 		select {
@@ -314,15 +366,12 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 		case control.TypeBye:
 			// Free the slot before answering, so that a client started
 			// after this one's bye finds the server free.
-			if admitted {
-				s.active.Add(-1)
-				admitted = false
-			}
+			ss.release()
 			cc.Send(control.TypeBye, struct{}{})
 			return
 		case control.TypeTest:
 		case control.TypeRelay:
-			if err := s.relay(ctx, cc, msgs, m.msg, &admitted, &recvTimeout, log); err != nil {
+			if err := ss.relay(ctx, m.msg); err != nil {
 				return
 			}
 			continue
@@ -348,25 +397,51 @@ func (s *Server) session(ctx context.Context, cc *control.Conn) {
 			cc.SendError(control.CodeInvalid, err.Error())
 			continue
 		}
-		if s.refuseTest(cc, req.Spec, log) {
+		if s.refuseTest(cc, req.Spec, len(req.Payload), log) || !ss.admit("test") {
 			continue
 		}
-		if !admitted {
-			if n := s.active.Add(1); int(n) > s.cfg.MaxTests {
-				s.active.Add(-1)
-				s.countRefused(refusedBusy)
-				log.Info("test refused: busy", "running", n-1)
-				cc.SendError(control.CodeBusy, fmt.Sprintf("server is busy with %d running test(s), its limit is %d; retry later or start it with --max-tests %d", n-1, s.cfg.MaxTests, s.cfg.MaxTests+1))
-				continue
-			}
-			admitted = true
+		if ss.freeMemory, ok = ss.reserve(req.Spec, len(req.Payload)); !ok {
+			continue
 		}
-		if err := s.observeTest(ctx, cc, &recvTimeout, req.Spec, log, func(ctx context.Context) error {
-			return s.test(ctx, cc, msgs, req, log)
-		}); err != nil {
+		err := ss.observeTest(ctx, req.Spec, func(ctx context.Context) error {
+			return ss.test(ctx, req)
+		})
+		ss.releaseMemory()
+		if err != nil {
 			return // observeTest logged it
 		}
 	}
+}
+
+// handshake reads the client's hello, answers with the server's,
+// admits the session and authenticates the client, all by deadline. It
+// reports whether the session may go on; the caller releases the gate.
+func (s *Server) handshake(cc *control.Conn, deadline time.Time, log *slog.Logger) (*sessionGate, bool) {
+	cc.SetMaxFrame(control.HandshakeMaxFrame) // until the client authenticated
+	mine := control.NewHello(s.cfg.Tool, s.cfg.Hostname)
+	var theirs control.Hello
+	if err := cc.Expect(control.TypeHello, &theirs, time.Until(deadline)); err != nil {
+		s.refused(log, slog.LevelInfo, "handshake", "handshake failed", "err", err)
+		return nil, false
+	}
+	if err := cc.WriteMagic(); err != nil {
+		return nil, false
+	}
+	version, err := control.Negotiate(mine, theirs)
+	if err != nil {
+		s.refused(log, slog.LevelInfo, "version", "client refused", "err", err)
+		cc.SendError(control.CodeVersion, err.Error())
+		return nil, false
+	}
+	gate, ok := s.admitSession(cc, &mine, theirs, log)
+	if !ok {
+		return nil, false
+	}
+	if err := cc.Send(control.TypeHello, mine); err != nil || !gate.authenticate(cc, version, deadline) {
+		gate.release()
+		return nil, false
+	}
+	return gate, true
 }
 
 type recvd struct {
@@ -375,7 +450,8 @@ type recvd struct {
 }
 
 // test runs one test of the session. An error ends the session.
-func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, req control.TestRequest, log *slog.Logger) error {
+func (ss *session) test(ctx context.Context, req control.TestRequest) error {
+	s, cc, log := ss.s, ss.cc, ss.log
 	t := req.Spec
 	peer := addrOf(cc.NetConn().RemoteAddr())
 	pt := &pendingTest{peer: peer, want: map[int]spec.Direction{}, got: map[int]*net.TCPConn{}, arrived: make(chan struct{})}
@@ -402,7 +478,12 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 		delete(s.pending, tok)
 		s.mu.Unlock()
 	}
-	closeAll := pt.closeAll
+	// The one cleanup of the test's TCP streams, whatever way it ends:
+	// side.Run closes them when the test ran, and closing again is
+	// harmless; before that, this closes those that arrived and refuses
+	// later ones.
+	defer pt.closeAll()
+	defer unregister()
 
 	port := 0
 	if la, ok := cc.NetConn().LocalAddr().(*net.TCPAddr); ok {
@@ -410,77 +491,39 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 	}
 	acc := control.Accepted{Token: tok, DataPort: port, UDPPorts: dp.udpPorts(), CRRPort: dp.crrPort()}
 	if err := cc.Send(control.TypeAccepted, acc); err != nil {
-		unregister()
 		return err
 	}
 
-	tm := time.NewTimer(s.cfg.StreamsTimeout)
-	defer tm.Stop()
-	select {
-	case <-pt.arrived:
-		unregister()
-	case <-tm.C:
-		unregister()
-		closeAll()
-		pt.mu.Lock()
-		n := len(pt.got)
-		pt.mu.Unlock()
-		cc.SendError(control.CodeProtocol, fmt.Sprintf("only %d of %d data connections arrived within %v", n, len(pt.want), s.cfg.StreamsTimeout))
-		return fmt.Errorf("data connections missing")
-	case m := <-msgs:
-		unregister()
-		closeAll()
-		return fmt.Errorf("control message while waiting for data connections: %v %v", m.msg.Type, m.err)
-	case <-ctx.Done():
-		unregister()
-		closeAll()
-		return ctx.Err()
+	if err := ss.awaitStreams(ctx, pt); err != nil {
+		return err
 	}
-
+	unregister()
 	if err := dp.proveUDP(ctx, tok, s.cfg.StreamsTimeout, log); err != nil {
 		cc.SendError(control.CodeProtocol, err.Error())
 		return err
 	}
-	conns := make([]side.Conn, 0, len(t.Streams()))
-	opts := engine.Options{SockBuf: t.RemoteSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay}
-	for i, st := range t.Streams() {
-		var c net.Conn
-		switch {
-		case t.Kind.UDP():
-			c = dp.udp[i]
-		case t.Kind == spec.TCPCRR:
-		default:
-			tc := pt.got[st.ID]
-			if err := engine.Configure(tc, opts); err != nil {
-				closeAll()
-				cc.SendError(control.CodeInvalid, fmt.Sprintf("server data socket: %v", err))
-				return nil
-			}
-			c = tc
-		}
-		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
+	conns, err := streamConns(t, pt, dp)
+	if err != nil {
+		cc.SendError(control.CodeInvalid, fmt.Sprintf("server data socket: %v", err))
+		return nil
 	}
 	if err := cc.Send(control.TypeReady, struct{}{}); err != nil {
-		closeAll()
 		return err
 	}
 	select {
-	case m := <-msgs:
+	case m := <-ss.msgs:
 		if m.err != nil || m.msg.Type != control.TypeStart {
-			closeAll()
 			return fmt.Errorf("expected start: %v %v", m.msg.Type, m.err)
 		}
 	case <-time.After(s.cfg.StreamsTimeout):
-		closeAll()
 		return fmt.Errorf("no start within %v", s.cfg.StreamsTimeout)
 	case <-ctx.Done():
-		closeAll()
 		return ctx.Err()
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stopWatch := watchControl(msgs, cancel, "the test")
+	stopWatch := watchControl(ss.msgs, cancel, "the test")
 	// When the server stops, tell the client first so that it stops sending
 	// and both sides close their streams cleanly.
 	stopNotice := context.AfterFunc(ctx, func() {
@@ -500,8 +543,14 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 			cc.Send(control.TypeInterval, r)
 		},
 		ProcRoot: s.cfg.ProcRoot,
+		// What a UDP_RR client makes this server send is paced to the
+		// UDP limit, whatever its sizes, burst and request rate.
+		MaxUDPRRRate: s.limits().MaxUDPRateBitsPerSecond,
 	})
 	abortErr := stopWatch()
+	// The loops and their buffers are gone: free the memory before the
+	// client hears the result and perhaps asks for the next test.
+	ss.releaseMemory()
 	res.Hostname = s.cfg.Hostname
 	res.Env = sideEnv(ctx)
 	var bytes int64
@@ -513,6 +562,51 @@ func (s *Server) test(ctx context.Context, cc *control.Conn, msgs <-chan recvd, 
 		return abortErr
 	}
 	return cc.Send(control.TypeResult, res)
+}
+
+// awaitStreams waits for the test's data connections, at most
+// StreamsTimeout; a control message meanwhile or the end of ctx gives up.
+func (ss *session) awaitStreams(ctx context.Context, pt *pendingTest) error {
+	tm := time.NewTimer(ss.s.cfg.StreamsTimeout)
+	defer tm.Stop()
+	select {
+	case <-pt.arrived:
+		return nil
+	case <-tm.C:
+		pt.mu.Lock()
+		n := len(pt.got)
+		pt.mu.Unlock()
+		ss.cc.SendError(control.CodeProtocol, fmt.Sprintf("only %d of %d data connections arrived within %v", n, len(pt.want), ss.s.cfg.StreamsTimeout))
+		return fmt.Errorf("data connections missing")
+	case m := <-ss.msgs:
+		return fmt.Errorf("control message while waiting for data connections: %v %v", m.msg.Type, m.err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// streamConns gives each of the test's streams its socket: the UDP
+// socket of its place, none for TCP_CRR (the loops share the listener),
+// or its TCP data connection, configured as the spec asks.
+func streamConns(t spec.Test, pt *pendingTest, dp *dataPath) ([]side.Conn, error) {
+	conns := make([]side.Conn, 0, len(t.Streams()))
+	opts := engine.Options{SockBuf: t.RemoteSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay}
+	for i, st := range t.Streams() {
+		var c net.Conn
+		switch {
+		case t.Kind.UDP():
+			c = dp.udp[i]
+		case t.Kind == spec.TCPCRR:
+		default:
+			tc := pt.got[st.ID]
+			if err := engine.Configure(tc, opts); err != nil {
+				return nil, err
+			}
+			c = tc
+		}
+		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
+	}
+	return conns, nil
 }
 
 // watchControl watches the control connection while a test (what names

@@ -35,7 +35,7 @@ func stopAsync(srv *testServer) <-chan time.Duration {
 // test ends normally, a new test is refused, and Serve returns once the
 // running test is done.
 func TestShutdownLetsRunningTestsFinish(t *testing.T) {
-	srv := startServer(t, server.Config{MaxTests: 2, Security: server.Security{ShutdownTimeout: 20 * time.Second}})
+	srv := startServer(t, server.Config{MaxTests: 2, ShutdownTimeout: 20 * time.Second})
 	a := mustDial(t, client.Config{Addr: srv.addr})
 	b := mustDial(t, client.Config{Addr: srv.addr})
 	sp := shortSpec(spec.TCPStream, 1)
@@ -74,7 +74,7 @@ func TestShutdownLetsRunningTestsFinish(t *testing.T) {
 // TestShutdownTimeoutAborts: a test longer than the shutdown timeout is
 // aborted at the timeout; the client still gets the partial result.
 func TestShutdownTimeoutAborts(t *testing.T) {
-	srv := startServer(t, server.Config{Security: server.Security{ShutdownTimeout: 700 * time.Millisecond}})
+	srv := startServer(t, server.Config{ShutdownTimeout: 700 * time.Millisecond})
 	c := mustDial(t, client.Config{Addr: srv.addr})
 	sp := shortSpec(spec.TCPBidir, 1)
 	sp.Duration = 20 * time.Second

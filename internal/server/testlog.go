@@ -3,10 +3,8 @@ package server
 import (
 	"context"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
-	"wirespeed/internal/control"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
@@ -31,16 +29,17 @@ type testRecord struct {
 
 type recordKey struct{}
 
-// observeTest runs one test (run is the server's test function), counts
+// observeTest runs one test of the session (run is the server's test function), counts
 // it as active meanwhile, lets the control connection stay quiet for the
 // test's length, and logs its line if run failed before logging one.
-func (s *Server) observeTest(ctx context.Context, cc *control.Conn, recvTimeout *atomic.Int64, t spec.Test, log *slog.Logger, run func(context.Context) error) error {
+func (ss *session) observeTest(ctx context.Context, t spec.Test, run func(context.Context) error) error {
+	s, cc, log := ss.s, ss.cc, ss.log
 	rec := &testRecord{started: time.Now()}
 	s.safety.running.Add(1)
 	s.metrics().testStarted()
-	recvTimeout.Store(int64(t.Omit + t.Duration + testGrace))
+	ss.recvTimeout.Store(int64(t.Omit + t.Duration + testGrace))
 	err := run(context.WithValue(ctx, recordKey{}, rec))
-	recvTimeout.Store(int64(s.cfg.IdleTimeout))
+	ss.recvTimeout.Store(int64(s.cfg.IdleTimeout))
 	// The reader may wait with the test's deadline already: shorten it.
 	cc.NetConn().SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
 	s.metrics().testEnded()

@@ -70,7 +70,7 @@ func newPKI(t *testing.T) testPKI {
 func TestTLS(t *testing.T) {
 	pki := newPKI(t)
 	other := newPKI(t)
-	srv := startServer(t, server.Config{Security: server.Security{TLS: &tls.Config{Certificates: []tls.Certificate{pki.cert}}}})
+	srv := startServer(t, server.Config{Auth: server.Auth{TLS: &tls.Config{Certificates: []tls.Certificate{pki.cert}}}})
 	byCA, err := client.TLSConfigCA(pki.caPEM)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestTLS(t *testing.T) {
 
 func TestTLSWithPSK(t *testing.T) {
 	pki := newPKI(t)
-	srv := startServer(t, server.Config{Security: server.Security{PSK: testKey, TLS: &tls.Config{Certificates: []tls.Certificate{pki.cert}}}})
+	srv := startServer(t, server.Config{Auth: server.Auth{PSK: testKey, TLS: &tls.Config{Certificates: []tls.Certificate{pki.cert}}}})
 	byCA, _ := client.TLSConfigCA(pki.caPEM)
 	c := mustDial(t, client.Config{Addr: srv.addr, Security: client.Security{PSK: testKey, TLS: byCA}})
 	if _, err := c.Run(context.Background(), shortSpec(spec.TCPMaerts, 1)); err != nil {

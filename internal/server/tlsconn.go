@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"time"
 
 	"wirespeed/internal/control"
 )
@@ -26,35 +28,35 @@ func isTLSRecord(first [4]byte) bool { return first[0] == 0x16 && first[1] == 0x
 // handleTLS runs the TLS handshake on a connection whose first bytes were
 // already read, then serves the control session inside it. The handshake
 // and the preamble must arrive within the handshake deadline handle set.
-func (s *Server) handleTLS(ctx context.Context, c net.Conn, first [4]byte) {
+func (s *Server) handleTLS(ctx context.Context, c net.Conn, first [4]byte, deadline time.Time) {
 	peer := c.RemoteAddr().String()
-	if s.cfg.TLS == nil {
+	if s.cfg.Auth.TLS == nil {
 		s.metrics().connRefused("tls_not_configured")
-		s.log.Info("TLS connection closed: this server has no certificate (serve --tls-cert, --tls-key)", "peer", peer)
+		s.refused(s.log, slog.LevelInfo, "tls_not_configured", "TLS connection closed: this server has no certificate (serve --tls-cert, --tls-key)", "peer", peer)
 		c.Close()
 		return
 	}
-	cfg := s.cfg.TLS.Clone()
+	cfg := s.cfg.Auth.TLS.Clone()
 	if cfg.MinVersion < tls.VersionTLS13 {
 		cfg.MinVersion = tls.VersionTLS13
 	}
 	tc := tls.Server(&prefixConn{Conn: c, prefix: first[:]}, cfg)
-	hctx, cancel := context.WithTimeout(ctx, s.cfg.HandshakeTimeout)
+	hctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
 		s.metrics().authFailure("tls_handshake")
-		s.log.Warn("TLS handshake failed", "peer", peer, "err", err)
+		s.refused(s.log, slog.LevelWarn, "tls_handshake", "TLS handshake failed", "peer", peer, "err", err)
 		c.Close()
 		return
 	}
 	var magic [4]byte
 	if _, err := io.ReadFull(tc, magic[:]); err != nil || magic != control.ControlMagic {
 		s.metrics().connRefused("unknown_protocol")
-		s.log.Info("TLS connection without a control preamble, closed", "peer", peer, "first_bytes", fmt.Sprintf("%q", magic[:]), "err", err)
+		s.refused(s.log, slog.LevelInfo, "tls_no_preamble", "TLS connection without a control preamble, closed", "peer", peer, "first_bytes", fmt.Sprintf("%q", magic[:]), "err", err)
 		tc.Close()
 		return
 	}
-	s.session(ctx, control.NewConn(tc, s.cfg.MaxFrame))
+	s.session(ctx, control.NewConn(tc, s.cfg.MaxFrame), deadline)
 }
 
 // prefixConn is a connection whose first bytes were read already: Read

@@ -29,6 +29,7 @@ import (
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
+	"wirespeed/internal/units"
 )
 
 // Conn is one established data connection of this side.
@@ -76,6 +77,12 @@ type Config struct {
 	// UDPOptions are passed to the UDP_STREAM loops: iperf3's datagram
 	// header when the peer is iperf3 (engine.Iperf3Header).
 	UDPOptions []engine.UDPOption
+
+	// MaxUDPRRRate, when more than 0 and finite, paces the responses this
+	// side sends in a UDP request/response test to that many bits/s of
+	// payload in all, shared evenly by the streams (a server's
+	// --max-udp-rate). A result that was paced says so in a warning.
+	MaxUDPRRRate float64
 
 	cpu *cpuMeter // set by Run
 	dp  *dataPath // set by Run
@@ -202,6 +209,10 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 	}
 	res.Counters = host.counters
 	res.Warnings = host.warnings
+	if pacedAny(order) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s side paced its UDP responses to its limit of %s (serve --max-udp-rate): transaction rates and latencies include that wait",
+			cfg.Side, units.FormatBits(cfg.MaxUDPRRRate)))
+	}
 	cfg.cpu.result(&res)
 	res.DataPath = cfg.dp.result(&res)
 	if loopErr != nil {
@@ -270,7 +281,11 @@ func (cfg *Config) newLoop(c Conn, role result.Role, p *engine.Payload) (engine.
 	case t.Kind.RR() && role == result.Requester:
 		return engine.NewRRClient(c.Conn, t.RequestSize, t.ResponseSize, t.Burst)
 	case t.Kind.RR():
-		return engine.NewRRServer(c.Conn, t.RequestSize, t.ResponseSize)
+		rs, err := engine.NewRRServer(c.Conn, t.RequestSize, t.ResponseSize)
+		if err == nil && cfg.MaxUDPRRRate > 0 {
+			rs.SetMaxRate(cfg.MaxUDPRRRate / float64(len(cfg.Conns)))
+		}
+		return rs, err
 	case t.Kind == spec.UDPStream && udp == nil:
 		return nil, fmt.Errorf("UDP_STREAM needs a UDP socket, got %T", c.Conn)
 	case t.Kind == spec.UDPStream && role == result.Sender:
@@ -647,4 +662,17 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 func ended(l engine.Loop) bool {
 	fl, ok := l.(engine.Follower)
 	return ok && fl.Ended()
+}
+
+// pacedAny reports whether a loop's sending waited for its rate limit
+// (engine.RRServer.SetMaxRate).
+func pacedAny(flows []*flow) bool {
+	for _, f := range flows {
+		for _, l := range f.loops {
+			if p, ok := l.(interface{ Paced() bool }); ok && p.Paced() {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// pacer holds a loop's sending to a rate: each send of n bytes moves its
+// due time on by n bytes' worth; when the due time runs more than
+// paceSlack ahead of the clock, the loop sleeps until it is within it.
+// Credit for time spent idle is capped at paceSlack too, so what leaves
+// over any window of a few milliseconds stays near the rate. It reads the
+// clock once per send, so it is only set up when a rate is asked for.
+type pacer struct {
+	nsPerByte float64
+	due       time.Time
+	waited    atomic.Bool // a send was delayed
+}
+
+const paceSlack = time.Millisecond
+
+// newPacer returns a pacer for bitsPerSecond, or nil for no pacing (0,
+// negative or +Inf).
+func newPacer(bitsPerSecond float64) *pacer {
+	if !(bitsPerSecond > 0) || math.IsInf(bitsPerSecond, 1) {
+		return nil
+	}
+	return &pacer{nsPerByte: 8e9 / bitsPerSecond}
+}
+
+// wait blocks until n more bytes may leave, or until stopped reports true;
+// it sleeps in slices of at most 10 ms so a Stop is seen.
+func (p *pacer) wait(n int, stopped func() bool) {
+	now := time.Now()
+	if p.due.Before(now.Add(-paceSlack)) {
+		p.due = now.Add(-paceSlack)
+	}
+	p.due = p.due.Add(time.Duration(float64(n) * p.nsPerByte))
+	for d := p.due.Sub(now); d > paceSlack && !stopped(); d = time.Until(p.due) {
+		p.waited.Store(true)
+		time.Sleep(min(d, 10*time.Millisecond))
+	}
+}
+
+// SetMaxRate paces the server's responses of a UDP request/response test
+// to at most bitsPerSecond of payload (0 or +Inf: no pacing), so that a
+// client cannot make the server send more than that whatever its request
+// sizes, burst and rate. Call it before Run. A TCP loop is not paced: TCP's
+// congestion control paces it. Paced reports whether a response waited.
+func (r *RRServer) SetMaxRate(bitsPerSecond float64) {
+	if r.udp {
+		r.pace = newPacer(bitsPerSecond)
+	}
+}
+
+// Paced reports whether the pacing of SetMaxRate delayed a response.
+func (r *RRServer) Paced() bool { return r.pace != nil && r.pace.waited.Load() }
