@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -60,42 +59,8 @@ func limitCmd(t *testing.T, rt bool, args ...string) *exec.Cmd {
 func limitServer(t *testing.T, l *lab.Lab, s, from lab.Side, addr string, rt bool) {
 	t.Helper()
 	srv := limitCmd(t, rt, "serve", "--listen", addr, "--log-level", "warn")
-	var logs bytes.Buffer
-	srv.Stderr = &logs
-	if err := l.Start(s, srv); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		srv.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- srv.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			srv.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs.String())
-		}
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := l.Do(from, func() error {
-			c, err := net.DialTimeout("tcp", addr, time.Second)
-			if err == nil {
-				c.Close()
-			}
-			return err
-		})
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server never accepted: %v\n%s", err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	serveIn(t, "the server", srv, func(c *exec.Cmd) error { return l.Start(s, c) },
+		func(f func() error) error { return l.Do(from, f) }, addr)
 }
 
 // limitRun runs `wirespeed run ... --json` in side s and returns the

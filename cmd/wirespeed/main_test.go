@@ -38,16 +38,16 @@ func wirespeed(args ...string) *exec.Cmd {
 	return cmd
 }
 
-// labServer starts `wirespeed serve` in side a of l, with extra flags,
-// and waits until it accepts connections from side b. It is stopped when
-// the test ends.
-func labServer(t *testing.T, l *lab.Lab, port int, extra ...string) string {
+// serveIn starts srv (a `wirespeed serve` command listening on addr) with
+// start, which places it in a namespace, and waits until dial, run in the
+// namespace of the side that will connect, gets through. The server is
+// sent SIGTERM when the test ends (killed after 10 s, an error), and its
+// log is shown when the test failed. name says which server, in messages.
+func serveIn(t *testing.T, name string, srv *exec.Cmd, start func(*exec.Cmd) error, from func(func() error) error, addr string) {
 	t.Helper()
-	addr := netip.AddrPortFrom(l.A.IPv4, uint16(port)).String()
-	srv := wirespeed(append([]string{"serve", "--listen", addr, "--log-level", "warn"}, extra...)...)
 	var logs bytes.Buffer
 	srv.Stderr = &logs
-	if err := l.Start(lab.A, srv); err != nil {
+	if err := start(srv); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -59,15 +59,15 @@ func labServer(t *testing.T, l *lab.Lab, port int, extra ...string) string {
 		case <-time.After(10 * time.Second):
 			srv.Process.Kill()
 			<-done
-			t.Errorf("server did not stop on SIGTERM within 10s")
+			t.Errorf("%s did not stop on SIGTERM within 10s", name)
 		}
 		if t.Failed() {
-			t.Logf("server log:\n%s", logs.String())
+			t.Logf("log of %s:\n%s", name, logs.String())
 		}
 	})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		err := l.Do(lab.B, func() error {
+		err := from(func() error {
 			c, err := net.DialTimeout("tcp", addr, time.Second)
 			if err == nil {
 				c.Close()
@@ -75,13 +75,25 @@ func labServer(t *testing.T, l *lab.Lab, port int, extra ...string) string {
 			return err
 		})
 		if err == nil {
-			return addr
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("server in the lab never accepted: %v\n%s", err, logs.String())
+			t.Fatalf("%s never accepted: %v\n%s", name, err, logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// labServer starts `wirespeed serve` in side a of l, with extra flags,
+// and waits until it accepts connections from side b. It is stopped when
+// the test ends.
+func labServer(t *testing.T, l *lab.Lab, port int, extra ...string) string {
+	t.Helper()
+	addr := netip.AddrPortFrom(l.A.IPv4, uint16(port)).String()
+	srv := wirespeed(append([]string{"serve", "--listen", addr, "--log-level", "warn"}, extra...)...)
+	serveIn(t, "the server", srv, func(c *exec.Cmd) error { return l.Start(lab.A, c) },
+		func(f func() error) error { return l.Do(lab.B, f) }, addr)
+	return addr
 }
 
 // labRun runs `wirespeed run ... --json` in side b and returns the document.

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,43 +25,9 @@ func meshServer(t *testing.T, m *lab.Mesh, i, from int, keyFile string) string {
 	addr := netip.AddrPortFrom(m.Hosts[i].IPv4, 7575).String()
 	srv := wirespeed("serve", "--listen", addr, "--log-level", "warn", "--psk-file", keyFile,
 		"--allow-relay", "--relay-peers", lab.DefaultMeshIPv4.String())
-	var logs bytes.Buffer
-	srv.Stderr = &logs
-	if err := m.Start(i, srv); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		srv.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- srv.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			srv.Process.Kill()
-			<-done
-			t.Errorf("server in %s did not stop on SIGTERM within 10s", m.Hosts[i].Side)
-		}
-		if t.Failed() {
-			t.Logf("server log of %s:\n%s", m.Hosts[i].Side, logs.String())
-		}
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := m.Do(from, func() error {
-			c, err := net.DialTimeout("tcp", addr, time.Second)
-			if err == nil {
-				c.Close()
-			}
-			return err
-		})
-		if err == nil {
-			return addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server in %s never accepted: %v\n%s", m.Hosts[i].Side, err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	serveIn(t, "the server in "+string(m.Hosts[i].Side), srv, func(c *exec.Cmd) error { return m.Start(i, c) },
+		func(f func() error) error { return m.Do(from, f) }, addr)
+	return addr
 }
 
 // TestMeshOverLab runs `wirespeed mesh` from h1 over three hosts on one
