@@ -91,7 +91,7 @@ type BusyPoll struct {
 
 // StreamDataPath is one side's data path record of one stream.
 type StreamDataPath struct {
-	CPU                  *int   `json:"cpu,omitempty"` // the measure.CPU its thread was pinned to
+	CPU                  *int   `json:"cpu,omitempty"` // the CPU its thread was pinned to
 	ZeroCopySends        int64  `json:"zerocopy_sends,omitempty"`
 	ZeroCopyCompleted    int64  `json:"zerocopy_completed,omitempty"`
 	ZeroCopyCopied       int64  `json:"zerocopy_copied,omitempty"`

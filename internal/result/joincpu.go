@@ -22,7 +22,7 @@ func joinCPU(res *Result, local, remote SideResult) {
 				if why == "" {
 					why = "none reported (a server older than --cpu, or a window that never opened)"
 				}
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: no measure.CPU figures: %s", s.Side, why))
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: no CPU figures: %s", s.Side, why))
 			}
 			continue
 		}
