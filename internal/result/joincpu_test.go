@@ -1,7 +1,6 @@
 package result
 
 import (
-	"strings"
 	"testing"
 
 	"wirespeed/internal/measure"
