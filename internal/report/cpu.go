@@ -72,14 +72,23 @@ func cpuCells(s result.Summary) string {
 // all CPU time in each state over the side's window (us user, sy system,
 // hi hardware interrupts, si softirq, id idle; ni nice, wa iowait and st
 // steal when not zero), the busiest single CPU and the wirespeed
-// process's own CPU time.
+// process's own CPU time. Under them, a warning for each side where
+// other processes used enough of the CPUs to spoil its figures
+// (result.OthersWarning).
 func CPU(w io.Writer, s result.Summary) {
-	for _, c := range []struct {
+	sides := []struct {
 		name string
+		side result.Side
 		cpu  *measure.CPU
-	}{{"local", s.LocalCPU}, {"remote", s.RemoteCPU}} {
+	}{{"local", result.Local, s.LocalCPU}, {"remote", result.Remote, s.RemoteCPU}}
+	for _, c := range sides {
 		if c.cpu != nil {
 			fmt.Fprintf(w, "%-6s %s\n", c.name, cpuLine(*c.cpu))
+		}
+	}
+	for _, c := range sides {
+		if msg := result.OthersWarning(c.side, c.cpu); msg != "" {
+			fmt.Fprintf(w, "warning: %s\n", msg)
 		}
 	}
 }

@@ -44,3 +44,26 @@ func TestJoinCPU(t *testing.T) {
 		t.Errorf("CPU not asked, yet warnings %q", res.Warnings)
 	}
 }
+
+// TestOthersWarning holds the warning about other processes to shares
+// worked out by hand: 60% of a CPU on 2 CPUs is 30% of the machine, 40%
+// of a measured 75%.
+func TestOthersWarning(t *testing.T) {
+	tests := []struct {
+		name string
+		c    measure.CPU
+		want string
+	}{
+		{"a busy neighbour", measure.CPU{CPUs: 2, UtilPct: 75, OtherProcessesUtilPct: 60,
+			OtherProcesses: []measure.TaskCPU{{ID: 42, Name: "bash", UtilPct: 55}}},
+			"local side: other processes used 60% of a CPU during the window (30.0% of the 2 CPUs, 40% of the 75.0% measured): the CPU utilization and service demand include them (busiest: bash, pid 42, 55% of a CPU)"},
+		{"under 5% of what was measured", measure.CPU{CPUs: 2, UtilPct: 90, OtherProcessesUtilPct: 8}, ""},
+		{"5% of a tiny utilization", measure.CPU{CPUs: 8, UtilPct: 2, OtherProcessesUtilPct: 4}, ""},
+		{"no process figures", measure.CPU{CPUs: 2, UtilPct: 50}, ""},
+	}
+	for _, tt := range tests {
+		if got := OthersWarning(Local, &tt.c); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
+}
