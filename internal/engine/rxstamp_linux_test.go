@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // cmsg builds one control message by hand as the kernel lays it out on a
@@ -266,5 +267,62 @@ func TestUDPReceiverGROStamps(t *testing.T) {
 	}
 	if r.tr.unique != 5 || r.tr.lost != 0 || r.ctr.coalesced.Load() != 1 {
 		t.Errorf("unique %d lost %d coalesced %d, want 5 0 1", r.tr.unique, r.tr.lost, r.ctr.coalesced.Load())
+	}
+}
+
+// TestUDPLoopsNoAllocation: the UDP loops, with a stamp per datagram on
+// both sides (and GRO's joined buffers), allocate a bounded amount however
+// many datagrams they move.
+func TestUDPLoopsNoAllocation(t *testing.T) {
+	const setupAllocs = 100
+	for _, tc := range []struct {
+		name      string
+		size, gso int
+	}{
+		{"paced", 1200, 0},
+		{"paced gso+gro", 12000, 1200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, rc := udpPair(t)
+			p, _ := NewPayload(spec.PayloadRandom, nil, tc.size)
+			snd, err := NewUDPSender(sc, p, tc.size, 200e6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rcv, _ := NewUDPReceiver(rc, tc.size)
+			if tc.gso > 0 {
+				if err := snd.SetGSO(tc.gso); err != nil {
+					t.Fatal(err)
+				}
+				if err := rcv.EnableGRO(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rdone := make(chan error, 1)
+			sdone := make(chan error, 1)
+			allocs, msgs := testkit.CountAllocs(t, 2000, 200*time.Millisecond, func() {
+				go func() { rdone <- rcv.Run() }()
+				go func() { sdone <- snd.Run() }()
+			}, func() int64 { return snd.Counters().Calls + rcv.Counters().Calls }, func() {
+				snd.Stop()
+				<-sdone
+				snd.Finish()
+				select {
+				case <-rdone:
+				case <-time.After(3 * time.Second):
+					rcv.Stop()
+					<-rdone
+				}
+			})
+			// Setting up the loops (batches, the stop and end of stream)
+			// takes some 60; one allocation per call would be thousands.
+			if allocs > setupAllocs+uint64(msgs)/100 {
+				t.Errorf("%d allocations for %d send/receive calls", allocs, msgs)
+			}
+			if rcv.Counters().Packets == 0 || rcv.Counters().JitterNanos == 0 {
+				t.Errorf("received %d datagrams, jitter %g", rcv.Counters().Packets, rcv.Counters().JitterNanos)
+			}
+			t.Logf("%d allocations for %d calls, %d datagrams", allocs, msgs, rcv.Counters().Packets)
+		})
 	}
 }
