@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -124,23 +123,6 @@ func (r *UDPReceiver) enableGRO() error {
 // groBuffer is the receive buffer of a GRO receiver: the kernel joins up
 // to 64 KiB of datagrams.
 const groBuffer = 1 << 16
-
-// groSegment returns the datagram size of a buffer UDP_GRO joined, from
-// the control messages of its receive; 0 when it holds one datagram.
-func groSegment(b []byte) int {
-	for len(b) >= unix.SizeofCmsghdr {
-		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
-		l := int(h.Len)
-		if l < unix.SizeofCmsghdr || l > len(b) {
-			return 0
-		}
-		if h.Level == unix.SOL_UDP && h.Type == unix.UDP_GRO && l >= unix.SizeofCmsghdr+4 {
-			return int(*(*int32)(unsafe.Pointer(&b[unix.SizeofCmsghdr])))
-		}
-		b = nextCmsg(b, l)
-	}
-	return 0
-}
 
 // probeSupport tries each option on a socket of its own.
 func probeSupport() (Support, error) {

@@ -219,15 +219,40 @@ type base struct {
 	stopCh   chan struct{}
 	ended    atomic.Bool
 	wake     func() // wakes a loop parked in the poller
+	// timer is the pacing sleep's, made at the first sleep and reset for
+	// each after, so that a paced loop allocates nothing per sleep; only
+	// the loop's own goroutine sleeps.
+	timer *time.Timer
 }
 
 func newBase(wake func()) base {
 	return base{stopCh: make(chan struct{}), wake: wake}
 }
 
-func (b *base) Counters() Counters               { return b.ctr.snapshot() }
-func (b *base) stopped() bool                    { return b.stop.Load() }
-func (b *base) sleepUntil(t time.Time) (ok bool) { return sleepUntil(t, b.stopCh) }
+func (b *base) Counters() Counters { return b.ctr.snapshot() }
+func (b *base) stopped() bool      { return b.stop.Load() }
+
+// sleepUntil waits until t or until Stop; false when stopped. Go's timers
+// (1.23 on) drop a stale expiry on Reset and Stop, so one timer serves
+// every sleep.
+func (b *base) sleepUntil(t time.Time) (ok bool) {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	if b.timer == nil {
+		b.timer = time.NewTimer(d)
+	} else {
+		b.timer.Reset(d)
+	}
+	select {
+	case <-b.timer.C:
+		return true
+	case <-b.stopCh:
+		b.timer.Stop()
+		return false
+	}
+}
 
 func (b *base) Stop() {
 	b.stop.Store(true)

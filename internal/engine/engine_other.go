@@ -142,6 +142,7 @@ func (s *UDPSender) send() error {
 	buf := make([]byte, s.size)
 	copy(buf, s.payload.at(0, s.size))
 	start := time.Now()
+	startNs := int64(start.Sub(s.epoch))
 	var seq uint64
 	for !s.stopped() {
 		n, next := s.due(start, seq)
@@ -151,9 +152,13 @@ func (s *UDPSender) send() error {
 			}
 			continue
 		}
-		now := uint64(time.Since(s.epoch))
+		now := int64(time.Since(s.epoch))
 		for range n {
-			s.hdr.stamp(buf, seq, now)
+			at := now // see stampBatch
+			if s.rate > 0 {
+				at = s.dueNs(startNs, seq)
+			}
+			s.hdr.stamp(buf, seq, uint64(at))
 			if _, err := s.conn.Write(buf); err != nil {
 				if isTimeout(err) && s.stopped() {
 					return nil
@@ -190,7 +195,7 @@ func (r *UDPReceiver) receive() error {
 			r.tr.markWindow()
 		}
 		r.ctr.calls.Add(1)
-		if !r.handle(buf[:n], int64(time.Since(r.epoch))) {
+		if !r.handle(buf[:n], int64(time.Since(r.epoch)), true) {
 			r.publish()
 			r.ended.Store(true)
 			return nil
@@ -482,6 +487,7 @@ func (r *TCPReceiver) useSplice() error            { return errNoPlatform }
 func (r *TCPReceiver) useDiscard() error           { return errNoPlatform }
 func (s *UDPSender) setGSO(int) error              { return errNoPlatform }
 func (r *UDPReceiver) enableGRO() error            { return errNoPlatform }
+func (r *UDPReceiver) enableRxStamps() error       { return errNoPlatform }
 func (sh *CRRShared) setBusyPoll(int) (int, error) { return 0, errNoPlatform }
 
 func setPacingRate(Socket, uint64) (uint64, error) { return 0, errNoPlatform }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"math"
 	"testing"
 )
@@ -88,5 +89,104 @@ func TestSeqTrackerJitter(t *testing.T) {
 	tr.add(3, 99999)
 	if math.Abs(tr.jitter-want) > 1e-9 {
 		t.Errorf("a duplicate moved the jitter to %.6f", tr.jitter)
+	}
+}
+
+// TestUDPReceiverJitterPerDatagram feeds the receiver datagrams with their
+// own send and arrival times and checks the jitter against values worked
+// out by hand, in order of arrival (RFC 3550 takes D between consecutive
+// arrivals, whatever their numbers), with a datagram that has no arrival
+// time of its own (GRO) left out of it.
+func TestUDPReceiverJitterPerDatagram(t *testing.T) {
+	dgram := func(seq, sent uint64) []byte {
+		b := make([]byte, 64)
+		formatWirespeed.stamp(b, seq, sent)
+		return b
+	}
+	type arr struct {
+		seq, sent uint64
+		at        int64
+		timed     bool
+	}
+	tests := []struct {
+		name string
+		in   []arr
+		want float64
+	}{
+		{
+			// Sent 100 ns apart; transits 1000, 1010, 990, 1050, 1000,
+			// D = 10, -20, 60, -50: J = 0.625, 1.8359375,
+			// 1.8359375 + 58.1640625/16 = 5.47119140625,
+			// 5.47119140625 + 44.52880859375/16 = 8.254241943359375.
+			"in order", []arr{{0, 0, 1000, true}, {1, 100, 1110, true}, {2, 200, 1190, true}, {3, 300, 1350, true}, {4, 400, 1400, true}},
+			8.254241943359375,
+		},
+		{
+			// Arrivals 0, 2, 1, 3 (untimed), 4: transits 1000, 1050,
+			// 1160, -, 1020; D = 50, 110, -140 (4 against 1):
+			// J = 3.125, 3.125 + 106.875/16 = 9.8046875,
+			// 9.8046875 + 130.1953125/16 = 17.94189453125.
+			"late and untimed", []arr{{0, 0, 1000, true}, {2, 200, 1250, true}, {1, 100, 1260, true}, {3, 300, 0, false}, {4, 400, 1420, true}},
+			17.94189453125,
+		},
+		{
+			// One batch time for all (the old stamping): sent 0 for
+			// each, arrivals 10 apart: D = 10, 10; J = 0.625,
+			// 0.625 + 9.375/16 = 1.2109375.
+			"equal send stamps", []arr{{0, 0, 1000, true}, {1, 0, 1010, true}, {2, 0, 1020, true}},
+			1.2109375,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &UDPReceiver{tr: newSeqTracker()}
+			for _, a := range tt.in {
+				r.handle(dgram(a.seq, a.sent), a.at, a.timed)
+			}
+			if math.Abs(r.tr.jitter-tt.want) > 1e-9 {
+				t.Errorf("jitter %.9f ns, want %.9f", r.tr.jitter, tt.want)
+			}
+			if r.tr.unique != int64(len(tt.in)) {
+				t.Errorf("counted %d of %d datagrams", r.tr.unique, len(tt.in))
+			}
+		})
+	}
+}
+
+// TestUDPSenderStampSchedule: a paced sender stamps each datagram of a
+// batch with its own due time, and each GSO segment its share of the
+// send's time; an unpaced one gives the batch its one clock read.
+func TestUDPSenderStampSchedule(t *testing.T) {
+	read := func(b []byte) (uint64, uint64) {
+		return binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:])
+	}
+	// 1000-byte datagrams at 8 Mbit/s: one every 1 ms.
+	s := &UDPSender{size: 1000, rate: 8e6}
+	bufs := [][]byte{make([]byte, 1000), make([]byte, 1000), make([]byte, 1000)}
+	s.stampBatch(bufs, 5, 1, 7000, 123456789)
+	for i, b := range bufs {
+		seq, at := read(b)
+		if want := 7000 + uint64(5+i)*1e6; seq != uint64(5+i) || at != want {
+			t.Errorf("datagram %d: seq %d stamped %d, want %d %d", i, seq, at, 5+i, want)
+		}
+	}
+	// GSO: 1000-byte sends cut in 400, 400, 200 at 8 Mbit/s: sends 1 ms
+	// apart, segments 400 µs apart.
+	s.gso = 400
+	s.stampBatch(bufs[:2], 3, 3, 0, 0)
+	want := [][2]uint64{{3, 1e6}, {4, 1.4e6}, {5, 1.8e6}, {6, 2e6}, {7, 2.4e6}, {8, 2.8e6}}
+	for k, w := range want {
+		seq, at := read(bufs[k/3][(k%3)*400:])
+		if seq != w[0] || at != w[1] {
+			t.Errorf("segment %d: seq %d at %d, want %d %d", k, seq, at, w[0], w[1])
+		}
+	}
+	// Unpaced: the batch's time for all.
+	s = &UDPSender{size: 1000}
+	s.stampBatch(bufs, 0, 1, 7000, 42)
+	for i, b := range bufs {
+		if _, at := read(b); at != 42 {
+			t.Errorf("unpaced datagram %d stamped %d, want the batch's 42", i, at)
+		}
 	}
 }

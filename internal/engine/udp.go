@@ -94,16 +94,68 @@ func (s *UDPSender) segments() int {
 	return (s.size + s.gso - 1) / s.gso
 }
 
+// Send times. RFC 3550's jitter is the variation of the transit time,
+// arrival minus the packet's timestamp, and an RTP timestamp is the
+// instant the media was sampled, the nominal time the packet belongs to,
+// not the moment it reached the kernel: a sender that sends in bursts or
+// falls behind its schedule delivers a stream that is uneven at the
+// receiver, and the jitter is meant to show that. So a paced sender stamps
+// every datagram with the instant the pacing schedule made it due (start +
+// n x size x 8 / rate; dueNs), each datagram of a batch with its own, and
+// the jitter measures how far arrivals stray from an evenly paced stream,
+// the sender's own batching included. It costs no clock read. A clock read
+// per datagram would not do better: one sendmmsg hands the whole batch to
+// the kernel at once, so reads taken while stamping would be tens of
+// nanoseconds apart and say when the stamping loop ran, not when each
+// datagram left. An unpaced sender has no schedule: the datagrams of a
+// batch all get the batch's one clock read, when it was handed to the
+// kernel. iperf3 stamps each datagram with gettimeofday just before its
+// own write (docs/results.md compares the two).
+
+// dueNs is when send q (a datagram, or a GSO send of several) is due on
+// the schedule that started startNs after s.epoch, as due reckons it.
+func (s *UDPSender) dueNs(startNs int64, q uint64) int64 {
+	perNs := s.rate / float64(s.size*8) / 1e9
+	return startNs + int64(float64(q)/perNs)
+}
+
+// segmentNs is how long the schedule gives one GSO datagram: the send's
+// share of its segments' bytes at the rate; 0 when unpaced.
+func (s *UDPSender) segmentNs() int64 {
+	if s.rate <= 0 || s.gso <= 0 {
+		return 0
+	}
+	return int64(float64(s.gso*8) / s.rate * 1e9)
+}
+
+// stampBatch writes the headers of the sends bufs about to go out in one
+// batch, the first numbered seq, each per datagrams long (GSO): paced,
+// each send gets its due time on the schedule that started startNs after
+// s.epoch; unpaced, all get now.
+func (s *UDPSender) stampBatch(bufs [][]byte, seq, per uint64, startNs, now int64) {
+	q := seq / per
+	segNs := s.segmentNs()
+	for i, buf := range bufs {
+		at := now
+		if s.rate > 0 {
+			at = s.dueNs(startNs, q+uint64(i))
+		}
+		s.stamp(buf, seq+uint64(i)*per, uint64(at), uint64(segNs))
+	}
+}
+
 // stamp writes the header of every datagram of one send: sequence numbers
-// from seq on, and the send time now.
-func (s *UDPSender) stamp(buf []byte, seq, now uint64) {
+// from seq on, the first sent at at nanoseconds after s.epoch and each GSO
+// segment segNs after the one before it.
+func (s *UDPSender) stamp(buf []byte, seq, at, segNs uint64) {
 	step := len(buf)
 	if s.gso > 0 {
 		step = s.gso
 	}
 	for off := 0; off < len(buf); off += step {
-		s.hdr.stamp(buf[off:], seq, now)
+		s.hdr.stamp(buf[off:], seq, at)
 		seq++
+		at += segNs
 	}
 }
 
@@ -140,9 +192,15 @@ type UDPReceiver struct {
 	rc    syscall.RawConn
 	size  int
 	epoch time.Time
-	mark  atomic.Bool // MarkWindow asked the loop to note the window's first sequence number
-	tr    seqTracker
-	fin   int64 // datagrams the sender says it sent; -1 until its end of stream
+	// epochWall is epoch on the wall clock, in ns since 1970: the kernel's
+	// receive timestamps are on that clock (rxstamp_linux.go).
+	epochWall int64
+	// stamps is whether the kernel stamps each datagram's arrival
+	// (SO_TIMESTAMPNS); without, one clock read per receive batch.
+	stamps bool
+	mark   atomic.Bool // MarkWindow asked the loop to note the window's first sequence number
+	tr     seqTracker
+	fin    int64 // datagrams the sender says it sent; -1 until its end of stream
 	// hdr is the datagram header format.
 	hdr udpFormat
 	gro bool // UDP_GRO is on (EnableGRO)
@@ -157,7 +215,12 @@ func NewUDPReceiver(c *net.UDPConn, size int, opts ...UDPOption) (*UDPReceiver, 
 		return nil, fmt.Errorf("data socket: %w", err)
 	}
 	r := &UDPReceiver{base: newBase(wakeConn(c)), follow: newFollow(), conn: c, rc: rc, size: max(size, udpHeaderLen), epoch: time.Now(), tr: newSeqTracker(), fin: -1, hdr: udpFormatOf(opts)}
+	r.epochWall = r.epoch.UnixNano()
 	r.streamSocket.init(c, rc)
+	// Now, not when Run starts: datagrams that arrive before then are
+	// stamped when they arrive too. Without the option (not Linux) the
+	// loop reads the clock per batch instead.
+	r.stamps = r.enableRxStamps() == nil
 	return r, nil
 }
 
@@ -203,11 +266,14 @@ func (r *UDPReceiver) Window() UDPWindow {
 	return UDPWindow{First: r.tr.winFirst, Unique: r.tr.winUnique, SenderTotal: r.fin}
 }
 
-// handle processes one received datagram at arrival time now (ns on this
-// side's clock). It returns false at the end-of-stream datagram.
-func (r *UDPReceiver) handle(b []byte, now int64) bool {
+// handle processes one received datagram that arrived at now (ns on this
+// side's clock). timed is false for a datagram with no arrival time of its
+// own (the second and later of a buffer UDP_GRO joined): it is counted but
+// gives the jitter no sample. It returns false at the end-of-stream
+// datagram.
+func (r *UDPReceiver) handle(b []byte, now int64, timed bool) bool {
 	if r.hdr != formatWirespeed {
-		return r.handleIperf3(b, now)
+		return r.handleIperf3(b, now, timed)
 	}
 	if len(b) < udpHeaderLen {
 		return true // not ours: the socket is connected, so only a broken sender sends these
@@ -224,7 +290,11 @@ func (r *UDPReceiver) handle(b []byte, now int64) bool {
 		return true
 	}
 	r.ctr.bytes.Add(int64(len(b)))
-	r.tr.add(seq, now-int64(sent))
+	if timed {
+		r.tr.add(seq, now-int64(sent))
+	} else {
+		r.tr.addUntimed(seq)
+	}
 	return true
 }
 
@@ -286,6 +356,25 @@ func (t *seqTracker) markWindow() {
 // add counts datagram seq whose transit time (arrival minus send, on two
 // unrelated clocks) was transit nanoseconds.
 func (t *seqTracker) add(seq uint64, transit int64) {
+	if !t.place(seq) {
+		return
+	}
+	// RFC 3550 section 6.4.1: J += (|D| - J) / 16, D the change in transit
+	// from the datagram that arrived before, whatever its number.
+	if t.haveTransit {
+		d := float64(transit - t.lastTransit)
+		t.jitter += (math.Abs(d) - t.jitter) / 16
+	}
+	t.lastTransit, t.haveTransit = transit, true
+}
+
+// addUntimed counts datagram seq, which has no arrival time of its own:
+// the jitter's next sample is taken against the last timed datagram.
+func (t *seqTracker) addUntimed(seq uint64) { t.place(seq) }
+
+// place counts datagram seq by its number and reports whether it is a
+// sample for the jitter: not a duplicate, nor too old to place.
+func (t *seqTracker) place(seq uint64) bool {
 	switch {
 	case seq >= t.next:
 		// Forget what the ring held for the numbers now skipped over.
@@ -304,12 +393,12 @@ func (t *seqTracker) add(seq uint64, transit int64) {
 		t.ooo++
 		t.lost--
 		t.count(seq)
-		return
+		return false
 	default:
 		w, m := t.bit(seq)
 		if t.seen[w]&m != 0 {
 			t.dup++
-			return
+			return false
 		}
 		t.ooo++
 		t.lost--
@@ -317,12 +406,7 @@ func (t *seqTracker) add(seq uint64, transit int64) {
 	w, m := t.bit(seq)
 	t.seen[w] |= m
 	t.count(seq)
-	// RFC 3550 section 6.4.1: J += (|D| - J) / 16, D the change in transit.
-	if t.haveTransit {
-		d := float64(transit - t.lastTransit)
-		t.jitter += (math.Abs(d) - t.jitter) / 16
-	}
-	t.lastTransit, t.haveTransit = transit, true
+	return true
 }
 
 func (t *seqTracker) count(seq uint64) {

@@ -100,13 +100,17 @@ func (f udpFormat) parseIperf3(b []byte) (seq uint64, sent int64, ok bool) {
 
 // handleIperf3 is UDPReceiver.handle for iperf3's header: it counts the
 // datagram and never sees an end of stream.
-func (r *UDPReceiver) handleIperf3(b []byte, now int64) bool {
+func (r *UDPReceiver) handleIperf3(b []byte, now int64, timed bool) bool {
 	seq, sent, ok := r.hdr.parseIperf3(b)
 	if !ok {
 		return true
 	}
 	r.ctr.bytes.Add(int64(len(b)))
-	r.tr.add(seq, now-sent)
+	if timed {
+		r.tr.add(seq, now-sent)
+	} else {
+		r.tr.addUntimed(seq)
+	}
 	return true
 }
 

@@ -108,7 +108,7 @@ func TestIperf3HeaderNoAllocation(t *testing.T) {
 	var seq uint64
 	allocs := testing.AllocsPerRun(10000, func() {
 		f.stamp(b, seq, seq*1000)
-		r.handle(b, int64(seq*1000+50))
+		r.handle(b, int64(seq*1000+50), true)
 		seq++
 	})
 	if allocs != 0 {

@@ -9,9 +9,10 @@ import (
 )
 
 // send is the UDP sending loop: batches of datagrams through sendmmsg(2),
-// each stamped with its sequence number and the batch's send time (one
-// clock read per batch), paced by absolute time when a rate is set, so
-// that the average rate is exact whatever the timer's granularity.
+// each stamped with its sequence number and its own send time (paced: when
+// the schedule made it due; unpaced: the batch's one clock read; see
+// stampBatch), paced by absolute time when a rate is set, so that the
+// average rate is exact whatever the timer's granularity.
 //
 // The socket is taken out of Go's poller and the calls are raw, on a
 // locked thread (takeRaw): through the scheduler, each sendmmsg of a
@@ -30,6 +31,7 @@ func (s *UDPSender) send() error {
 	}
 	defer undo()
 	start := time.Now()
+	startNs := int64(start.Sub(s.epoch))
 	var seq uint64
 	per := uint64(s.segments()) // datagrams per send: more than one with GSO
 	for !s.stopped() {
@@ -40,10 +42,7 @@ func (s *UDPSender) send() error {
 			}
 			continue
 		}
-		now := uint64(time.Since(s.epoch))
-		for i := range n {
-			s.stamp(b.bufs[i], seq+uint64(i)*per, now)
-		}
+		s.stampBatch(b.bufs[:n], seq, per, startNs, int64(time.Since(s.epoch)))
 		m, e := b.sendmmsgRaw(uintptr(fd), n)
 		switch e {
 		case 0:
@@ -92,13 +91,12 @@ func waitWritable(fd int) {
 // writeNonblocking writes b on fd once, whatever comes of it.
 func writeNonblocking(fd int, b []byte) { unix.Write(fd, b) }
 
-// receive is the UDP receiving loop: batches through recvmmsg(2), one
-// clock read per batch for the arrival time.
+// receive is the UDP receiving loop: batches through recvmmsg(2), each
+// datagram's arrival time the kernel's receive timestamp from its control
+// messages (rxControl), or one clock read per batch without it.
 func (r *UDPReceiver) receive() error {
 	b := newMmsgBatch(udpBatch, r.size)
-	if r.gro {
-		b.withControl(groControl)
-	}
+	b.withControl(rxControlSpace)
 	// A blocking recvmmsg on a socket outside Go's poller, waiting for the
 	// first datagram and taking what else has arrived (MSG_WAITFORONE):
 	// through the poller, the receiver parked and was woken for every
@@ -129,7 +127,9 @@ func (r *UDPReceiver) receive() error {
 		if r.mark.Swap(false) {
 			r.tr.markWindow()
 		}
-		now := int64(time.Since(r.epoch))
+		// The fallback for a datagram without a kernel timestamp, on the
+		// kernel's clock (the wall clock) so that the two can mix.
+		now := time.Now().UnixNano() - r.epochWall
 		r.ctr.calls.Add(1)
 		for i := range n {
 			if !r.handleMsg(b, i, now) {
@@ -143,26 +143,31 @@ func (r *UDPReceiver) receive() error {
 	return nil
 }
 
-// groControl is the control buffer of a GRO receive: room for the
-// UDP_GRO message and its int.
-var groControl = unix.CmsgSpace(4)
-
 // handleMsg processes the i-th datagram of a receive batch, or with GRO
 // the datagrams the kernel joined in it: each has the size its control
 // message gives, the last one possibly shorter, and each is counted by its
-// own sequence number. It returns false at the end-of-stream datagram.
+// own sequence number. It arrived when the kernel stamped it, or at now
+// when it carries no stamp. A joined buffer has one stamp for all its
+// datagrams, the time the kernel handed the joined buffer up: only the
+// first datagram gives the jitter a sample, and the rest are counted
+// without one, because giving them all the same arrival time would show
+// the joining as jitter that was never on the wire. It returns false at
+// the end-of-stream datagram.
 func (r *UDPReceiver) handleMsg(b *mmsgBatch, i int, now int64) bool {
-	d := b.bufs[i][:b.hdrs[i].len]
-	if b.ctrl != nil {
-		if seg := groSegment(b.ctrl[i][:b.hdrs[i].hdr.Controllen]); seg > 0 && len(d) > seg {
-			r.ctr.coalesced.Add(1)
-			for off := 0; off < len(d); off += seg {
-				if !r.handle(d[off:min(off+seg, len(d))], now) {
-					return false
-				}
-			}
-			return true
-		}
+	h := &b.hdrs[i]
+	d := b.bufs[i][:h.len]
+	seg, at, ok := rxControl(b.ctrl[i][:min(int(h.hdr.Controllen), len(b.ctrl[i]))])
+	if ok {
+		now = at - r.epochWall
 	}
-	return r.handle(d, now)
+	if seg > 0 && len(d) > seg {
+		r.ctr.coalesced.Add(1)
+		for off := 0; off < len(d); off += seg {
+			if !r.handle(d[off:min(off+seg, len(d))], now, off == 0) {
+				return false
+			}
+		}
+		return true
+	}
+	return r.handle(d, now, true)
 }

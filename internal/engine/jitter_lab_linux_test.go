@@ -1,0 +1,139 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"wirespeed/internal/engine"
+	"wirespeed/internal/lab"
+	"wirespeed/internal/nstest"
+)
+
+// TestUDPJitterThroughTBF checks the receiver's jitter in a shaped lab
+// against a value worked out from the token bucket alone. The test sends
+// bursts of datagrams that share one send stamp (one clock read per burst,
+// like the packets of one video frame in RFC 3550) through a tbf of known
+// rate and bucket, which spaces them: the first few leave on the bucket's
+// tokens at once, each later one when enough tokens have come back. The
+// receiver starts reading only after every burst has arrived, so a
+// receiver that timed datagrams when it read them would see them all at
+// once; only per-datagram kernel stamps give the tbf's spacing.
+func TestUDPJitterThroughTBF(t *testing.T) {
+	const (
+		rate   = 10e6 // bits/s
+		size   = 1400 // payload bytes
+		wire   = size + 8 + 20 + 14
+		bursts = 8
+		burst  = 10 // datagrams per burst, fewer than tbf's queue holds
+		gap    = 50 * time.Millisecond
+	)
+	l := nstest.NewLab(t, lab.Config{RateBitsPerSecond: rate})
+	rateBytes, bucket, limit := lab.TBF(rate, 1500)
+	if int(bucket+limit) < burst*wire { // what the bucket lets through at once and what waits
+		t.Fatalf("tbf queue of %d bytes cannot hold a burst of %d datagrams", limit, burst)
+	}
+
+	var rc, sc *net.UDPConn
+	if err := l.Do(lab.A, func() (err error) {
+		rc, err = engine.ListenUDP("udp4", l.A.IPv4.String(), engine.Options{SockBuf: engine.UDPReceiveBuffer})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if err := l.Do(lab.B, func() (err error) {
+		sc, err = engine.DialUDP(context.Background(), "udp4", rc.LocalAddr().String(), engine.Options{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	if err := engine.ConnectUDP(rc, netip.AddrPortFrom(l.B.IPv4, uint16(sc.LocalAddr().(*net.UDPAddr).Port))); err != nil {
+		t.Fatal(err)
+	}
+	rcv, err := engine.NewUDPReceiver(rc, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first socket to ask for stamps turns them on through a kernel
+	// work queue: give it time.
+	time.Sleep(50 * time.Millisecond)
+
+	epoch := time.Now()
+	buf := make([]byte, size)
+	var seq uint64
+	for range bursts {
+		sent := uint64(time.Since(epoch))
+		for range burst {
+			binary.BigEndian.PutUint64(buf, seq)
+			binary.BigEndian.PutUint64(buf[8:], sent)
+			if _, err := sc.Write(buf); err != nil {
+				t.Fatal(err)
+			}
+			seq++
+		}
+		time.Sleep(gap) // the bucket refills and the queue drains
+	}
+
+	rcv.MarkWindow()
+	done := make(chan error, 1)
+	go func() { done <- rcv.Run() }()
+	var fin [16]byte
+	binary.BigEndian.PutUint64(fin[:], math.MaxUint64)
+	binary.BigEndian.PutUint64(fin[8:], seq)
+	for i := 0; ; i++ {
+		sc.Write(fin[:])
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Millisecond):
+			if i < 50 {
+				continue
+			}
+			rcv.Stop()
+			t.Fatal("the receiver did not see the end of stream")
+		}
+		break
+	}
+	c := rcv.Counters()
+	if c.Packets != int64(seq) || c.Lost != 0 {
+		t.Fatalf("received %d of %d datagrams, %d lost: the tbf queue should have held every burst", c.Packets, seq, c.Lost)
+	}
+
+	// Work out the arrivals: the bucket holds bucket bytes of tokens,
+	// full after each gap; a datagram leaves when the bucket holds its
+	// wire length, and tokens come back at rateBytes a second.
+	perByte := 1e9 / float64(rateBytes) // ns
+	var want, last float64
+	first := true
+	for range bursts {
+		tokens := float64(bucket)
+		var at float64 // ns after the burst's first datagram
+		for range burst {
+			if tokens < wire {
+				at += (wire - tokens) * perByte
+				tokens = wire
+			}
+			tokens -= wire
+			transit := at // the send stamp is the burst's, the same for all
+			if !first {
+				want += (math.Abs(transit-last) - want) / 16
+			}
+			last, first = transit, false
+		}
+	}
+	got := c.JitterNanos
+	t.Logf("jitter %.1f µs, worked out from tbf (rate %d B/s, bucket %d B) %.1f µs", got/1e3, rateBytes, bucket, want/1e3)
+	// The tbf's timer and the write calls of a burst move each arrival
+	// by some microseconds.
+	if math.Abs(got-want) > 0.05*want {
+		t.Errorf("jitter %.1f µs, want %.1f µs within 5%%", got/1e3, want/1e3)
+	}
+}
