@@ -142,7 +142,6 @@ func (s *UDPSender) send() error {
 	buf := make([]byte, s.size)
 	copy(buf, s.payload.at(0, s.size))
 	start := time.Now()
-	startNs := int64(start.Sub(s.epoch))
 	var seq uint64
 	for !s.stopped() {
 		n, next := s.due(start, seq)
@@ -154,11 +153,7 @@ func (s *UDPSender) send() error {
 		}
 		now := int64(time.Since(s.epoch))
 		for range n {
-			at := now // see stampBatch
-			if s.rate > 0 {
-				at = s.dueNs(startNs, seq)
-			}
-			s.hdr.stamp(buf, seq, uint64(at))
+			s.hdr.stamp(buf, seq, uint64(now)) // see stampBatch
 			if _, err := s.conn.Write(buf); err != nil {
 				if isTimeout(err) && s.stopped() {
 					return nil

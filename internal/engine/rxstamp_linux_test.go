@@ -186,16 +186,19 @@ func TestUDPPerDatagramStamps(t *testing.T) {
 	if len(got) < 1000 {
 		t.Fatalf("only %d datagrams arrived", len(got))
 	}
-	// Datagrams of one sendmmsg reach the receive path microseconds
-	// apart; the schedule spaces them 40 µs apart.
-	sameBatch := 0
+	// Datagrams of one sendmmsg carry one send time and reach the receive
+	// path microseconds apart, each with a kernel stamp of its own.
+	sameBatch, sameSend := 0, 0
 	for k := 1; k < len(got) && !t.Failed(); k++ {
 		a, c := got[k-1], got[k]
 		if c.seq != a.seq+1 {
 			t.Fatalf("datagram %d after %d on loopback", c.seq, a.seq)
 		}
-		if d := c.sent - a.sent; d < spacing-1 || d > spacing+1 {
-			t.Errorf("datagrams %d and %d stamped %d ns apart, want %d", a.seq, c.seq, d, spacing)
+		if c.sent < a.sent {
+			t.Errorf("datagram %d stamped %d ns before the one before it", c.seq, a.sent-c.sent)
+		}
+		if c.sent == a.sent {
+			sameSend++
 		}
 		if c.at <= a.at {
 			t.Errorf("datagrams %d and %d have kernel stamps %d and %d", a.seq, c.seq, a.at, c.at)
@@ -209,8 +212,8 @@ func TestUDPPerDatagramStamps(t *testing.T) {
 			t.Errorf("kernel stamp %d outside the test's wall-clock span %d..%d", a.at, before, after)
 		}
 	}
-	if sameBatch == 0 {
-		t.Error("no two datagrams arrived close enough to have shared a batch")
+	if sameBatch == 0 || sameSend == 0 {
+		t.Errorf("%d pairs arrived close enough to have shared a batch, %d pairs shared a send time: want both", sameBatch, sameSend)
 	}
 	t.Logf("%d datagrams in %d sendmmsg calls; %d arrived within %d ns of the one before",
 		st.Packets, st.Calls, sameBatch, spacing/4)

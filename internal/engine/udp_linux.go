@@ -9,9 +9,8 @@ import (
 )
 
 // send is the UDP sending loop: batches of datagrams through sendmmsg(2),
-// each stamped with its sequence number and its own send time (paced: when
-// the schedule made it due; unpaced: the batch's one clock read; see
-// stampBatch), paced by absolute time when a rate is set, so that the
+// each stamped with its sequence number and the batch's send time, the one
+// clock read as it goes to the kernel (see stampBatch), paced by absolute time when a rate is set, so that the
 // average rate is exact whatever the timer's granularity.
 //
 // The socket is taken out of Go's poller and the calls are raw, on a
@@ -31,7 +30,6 @@ func (s *UDPSender) send() error {
 	}
 	defer undo()
 	start := time.Now()
-	startNs := int64(start.Sub(s.epoch))
 	var seq uint64
 	per := uint64(s.segments()) // datagrams per send: more than one with GSO
 	for !s.stopped() {
@@ -42,7 +40,7 @@ func (s *UDPSender) send() error {
 			}
 			continue
 		}
-		s.stampBatch(b.bufs[:n], seq, per, startNs, int64(time.Since(s.epoch)))
+		s.stampBatch(b.bufs[:n], seq, per, int64(time.Since(s.epoch)))
 		m, e := b.sendmmsgRaw(uintptr(fd), n)
 		switch e {
 		case 0:
