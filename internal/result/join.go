@@ -45,6 +45,9 @@ func Join(t spec.Test, local, remote SideResult) Result {
 			d = joinDirection(dir, snd.Side, rcv.Side, sf, rf)
 			if t.Kind.UDP() {
 				addUDP(&d, sf, rf)
+				if okS {
+					res.Warnings = append(res.Warnings, udpWarnings(t, d, okR, snd.Counters, rcv.Counters)...)
+				}
 			}
 		}
 		res.Directions = append(res.Directions, d)
