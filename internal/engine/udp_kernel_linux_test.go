@@ -30,21 +30,28 @@ import (
 //
 // With the default socket buffer the qdisc's short queue fills first and
 // nearly every loss is a silent drop; with a socket buffer smaller than
-// that queue the socket fills first and the kernel refuses sends.
+// that queue the socket fills first and the kernel refuses sends. The IP
+// layer counts each one again, as OutDiscards.
 func TestUDPSendErrorsMatchKernel(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		sndbuf int // SO_SNDBUF asked for; 0 keeps the default
+		sndbuf int    // SO_SNDBUF asked for; 0 keeps the default
+		size   int    // datagram bytes
+		rate   uint64 // the tbf's, bits per second
 	}{
-		{"default socket buffer", 0},
-		{"small socket buffer", 4096},
+		{"default socket buffer", 0, 1400, 10_000_000},
+		{"small socket buffer", 4096, 1400, 10_000_000},
+		// 9216-byte datagrams over a 1500-byte MTU leave in 7 fragments:
+		// the datagram is lost when one of them is dropped, and the rest
+		// are freed unsent; the kernel counts the datagram once.
+		{"fragmented", 0, 9216, 100_000_000},
 	} {
-		t.Run(tc.name, func(t *testing.T) { udpSendErrorsMatchKernel(t, tc.sndbuf) })
+		t.Run(tc.name, func(t *testing.T) { udpSendErrorsMatchKernel(t, tc.sndbuf, tc.size, tc.rate) })
 	}
 }
 
-func udpSendErrorsMatchKernel(t *testing.T, sndbuf int) {
-	l := nstest.NewLab(t, lab.Config{RateBitsPerSecond: 10_000_000})
+func udpSendErrorsMatchKernel(t *testing.T, sndbuf, size int, rate uint64) {
+	l := nstest.NewLab(t, lab.Config{RateBitsPerSecond: rate})
 	a, b := l.Host(lab.A), l.Host(lab.B)
 
 	var rcv *net.UDPConn
@@ -114,7 +121,6 @@ func udpSendErrorsMatchKernel(t *testing.T, sndbuf int) {
 		return nc
 	}
 
-	const size = 1400 // below the MTU: one datagram, one packet
 	p, err := engine.NewPayload(spec.PayloadZeros, nil, size)
 	if err != nil {
 		t.Fatal(err)
@@ -136,8 +142,8 @@ func udpSendErrorsMatchKernel(t *testing.T, sndbuf int) {
 	d := counters().Delta(before)
 	qdrops := drops() - drops0
 	ctr := s.Counters()
-	t.Logf("sent %d, send errors %d; kernel SndbufErrors %d, OutDatagrams %d; tbf drops %d",
-		ctr.Packets, ctr.SendErrors, d.UDP.SndbufErrors, d.All["Udp.OutDatagrams"], qdrops)
+	t.Logf("sent %d, send errors %d; kernel Udp SndbufErrors %d, OutDatagrams %d, Ip OutDiscards %d, FragFails %d, FragCreates %d; tbf drops %d",
+		ctr.Packets, ctr.SendErrors, d.UDP.SndbufErrors, d.All["Udp.OutDatagrams"], d.IP.OutDiscards, d.IP.FragFails, d.IP.FragCreates, qdrops)
 	if ctr.SendErrors+qdrops == 0 {
 		t.Fatalf("no send errors and no drops: the flood did not fill the link, the test shows nothing")
 	}
@@ -146,6 +152,17 @@ func udpSendErrorsMatchKernel(t *testing.T, sndbuf int) {
 	}
 	if got, want := d.UDP.SndbufErrors, ctr.SendErrors+qdrops; got != want {
 		t.Errorf("kernel SndbufErrors %d, want the engine's send errors %d + tbf drops %d = %d", got, ctr.SendErrors, qdrops, want)
+	}
+	// The kernel counts each of them a second time, in the IP layer:
+	// OutDiscards, for a refused send (__ip_append_data's error path) and
+	// for a datagram the qdisc dropped (ip_send_skb).
+	if d.IP.OutDiscards != d.UDP.SndbufErrors {
+		t.Errorf("kernel Ip OutDiscards %d, want Udp SndbufErrors %d: each refusal and drop counted in both", d.IP.OutDiscards, d.UDP.SndbufErrors)
+	}
+	// A fragmented datagram is dropped by its first fragment the qdisc
+	// refuses (the rest are freed, not queued): one drop, one FragFails.
+	if size > 1500 && d.IP.FragFails != qdrops {
+		t.Errorf("kernel Ip FragFails %d, want the tbf's drops %d", d.IP.FragFails, qdrops)
 	}
 	// Every datagram the engine counts as sent the kernel took once:
 	// OutDatagrams counts those it passed on, SndbufErrors less the
