@@ -19,7 +19,8 @@ const (
 
 // udpWarnings says what the figures of a UDP_STREAM direction d do not
 // show at a glance: a sender short of the rate asked for, datagrams lost
-// beyond the sender's host, and IPv4 fragmentation on either host. snd and
+// after the sender's socket took them (and how many of those its own
+// kernel dropped), and IPv4 fragmentation on either host. snd and
 // rcv are the kernel counters of the sending and receiving hosts, nil when
 // that side had none; haveRcv says whether the receiver sent figures.
 func udpWarnings(t spec.Test, d DirectionResult, haveRcv bool, snd, rcv *measure.Counters) []string {
@@ -33,8 +34,17 @@ func udpWarnings(t spec.Test, d DirectionResult, haveRcv bool, snd, rcv *measure
 		}
 	}
 	if haveRcv && s.SenderBitsPerSecond > 0 && s.SenderBitsPerSecond > s.BitsPerSecond*(1+BeyondSenderPct/100.0) {
-		w = append(w, fmt.Sprintf("%s: the receiver (%s) got %.4g%% of the %.6g bits/s the sender (%s) sent: datagrams were lost beyond the sender's host, on the path or at the receiver (see the kernel lines)",
-			d.Direction, d.Receiver, 100*s.BitsPerSecond/s.SenderBitsPerSecond, s.SenderBitsPerSecond, d.Sender))
+		// Datagrams the sender's kernel took and then dropped at a full
+		// queue of its own host count as sent: SndbufErrors beyond the
+		// refusals the sender saw (docs/results.md).
+		where := "on the path or at the receiver"
+		if snd != nil && s.UDPSummary != nil {
+			if local := snd.UDP.SndbufErrors - s.UDPSummary.SendErrors; local > 0 {
+				where = fmt.Sprintf("%d of them dropped by the sender's kernel at a full queue of its own host (Udp SndbufErrors beyond the refusals), the rest on the path or at the receiver", local)
+			}
+		}
+		w = append(w, fmt.Sprintf("%s: the receiver (%s) got %.4g%% of the %.6g bits/s the sender (%s) sent: datagrams were lost after the sender's socket took them, %s (see the kernel lines)",
+			d.Direction, d.Receiver, 100*s.BitsPerSecond/s.SenderBitsPerSecond, s.SenderBitsPerSecond, d.Sender, where))
 	}
 	var sip, rip measure.IPCounters
 	if snd != nil {

@@ -31,6 +31,12 @@ func TestUDPWarnings(t *testing.T) {
 		{name: "sender more than 10% above", snd: 110.1 * mbit, rcv: 100 * mbit,
 			want: []string{"got 90.83% of the 1.101e+08 bits/s the sender (local) sent"}},
 		{name: "nothing arrived", snd: 10 * mbit, rcv: 0, want: []string{"got 0% of the 1e+07 bits/s"}},
+		{name: "dropped at the sender's own queue", snd: 50 * mbit, rcv: 40 * mbit,
+			sc:   &measure.Counters{UDP: measure.UDPCounters{SndbufErrors: 1199 + 5}},
+			want: []string{"1199 of them dropped by the sender's kernel at a full queue of its own host"}},
+		{name: "refusals only", snd: 50 * mbit, rcv: 40 * mbit,
+			sc:   &measure.Counters{UDP: measure.UDPCounters{SndbufErrors: 5}},
+			want: []string{"took them, on the path or at the receiver"}},
 		{name: "reassembly only is no warning", snd: 1 * mbit, rcv: 1 * mbit,
 			rc: &measure.Counters{IP: measure.IPCounters{ReasmReqds: 10, ReasmOKs: 5}}},
 		{name: "fragments created", snd: 1 * mbit, rcv: 1 * mbit,
@@ -52,6 +58,7 @@ func TestUDPWarnings(t *testing.T) {
 			sp.Kind, sp.RateBitsPerSecond, sp.Parallel, sp.SendSize = spec.UDPStream, tt.rate, tt.parallel, 9216
 			d := DirectionResult{Direction: spec.ClientToServer, Sender: Local, Receiver: Remote, Summary: Summary{
 				ElapsedS: 2, BitsPerSecond: tt.rcv, SenderElapsedS: 2, SenderBitsPerSecond: tt.snd,
+				UDPSummary: &UDPSummary{SendErrors: 5},
 			}}
 			got := udpWarnings(sp, d, true, tt.sc, tt.rc)
 			if len(got) != len(tt.want) {
