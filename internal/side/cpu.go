@@ -1,6 +1,7 @@
 package side
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"sync"
@@ -170,8 +171,14 @@ func (m *cpuMeter) take() cpuSample {
 	if err != nil {
 		return cpuSample{}
 	}
-	return cpuSample{at: at, sys: sys, proc: proc, tasks: m.tasks(), ok: true}
+	// Not the threads and processes: reading every process's stat is the
+	// costly part, and this runs as the data is about to start.
+	return cpuSample{at: at, sys: sys, proc: proc, tasks: taskSample{err: errNoTasks}, ok: true}
 }
+
+// errNoTasks is why a window filled for a flow that got no data has no
+// thread or process figures.
+var errNoTasks = errors.New("no data arrived: threads and processes not sampled")
 
 // fill makes a and b the meter's window, for a flow whose data never
 // came, unless a flow opened the meter's own window.

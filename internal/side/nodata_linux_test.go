@@ -28,9 +28,8 @@ import (
 func TestReceiverWithNoDataReportsScheduleWindow(t *testing.T) {
 	l := nstest.NewNamespacePair(t)
 	a := l.Host(lab.A)
-	// A process in a's namespace lends its /proc/PID/net; the rest of the
-	// proc root is the host's, with this process's own entry for the
-	// thread figures.
+	// A process in a's namespace lends its /proc/PID/net; /proc/stat is
+	// the host's.
 	sleep := exec.Command("sleep", "30")
 	if err := l.Start(lab.A, sleep); err != nil {
 		t.Fatal(err)
@@ -38,9 +37,8 @@ func TestReceiverWithNoDataReportsScheduleWindow(t *testing.T) {
 	t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
 	root := t.TempDir()
 	for name, target := range map[string]string{
-		"net":                     filepath.Join("/proc", strconv.Itoa(sleep.Process.Pid), "net"),
-		"stat":                    "/proc/stat",
-		strconv.Itoa(os.Getpid()): filepath.Join("/proc", strconv.Itoa(os.Getpid())),
+		"net":  filepath.Join("/proc", strconv.Itoa(sleep.Process.Pid), "net"),
+		"stat": "/proc/stat",
 	} {
 		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
 			t.Fatal(err)
@@ -113,6 +111,9 @@ func TestReceiverWithNoDataReportsScheduleWindow(t *testing.T) {
 		t.Errorf("CPU window %.3fs, want %v", res.CPU.ElapsedS, sp.Duration)
 	}
 	c := res.CPU
+	if c.TasksError == "" {
+		t.Errorf("threads of an empty window: %+v, want none and the reason", c.Threads)
+	}
 	sum := c.UserPct + c.NicePct + c.SystemPct + c.IRQPct + c.SoftIRQPct + c.IOWaitPct + c.StealPct + c.IdlePct
 	if c.CPUs < 1 || len(c.PerCPUUtilPct) != c.CPUs || math.Abs(sum-100) > 0.5 || c.PID != os.Getpid() {
 		t.Errorf("CPU figures of %d CPUs (%d per-CPU), shares adding to %.2f%%, pid %d: want a window's figures of this process", c.CPUs, len(c.PerCPUUtilPct), sum, c.PID)
