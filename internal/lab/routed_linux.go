@@ -7,9 +7,12 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"wirespeed/internal/measure"
 )
 
 func upRouted(ctx context.Context, cfg RoutedConfig) (*Routed, error) {
@@ -130,8 +133,11 @@ func routedUp(ctx context.Context, cfg RoutedConfig, created *[]string) (*Routed
 			}
 		}
 	}
+	// The router's own /proc/sys/net: the sysctl files are the namespace
+	// of the thread that opens them, which Do puts in the router's.
+	fwd := filepath.Join(measure.DefaultProcRoot, "sys/net/ipv4/ip_forward")
 	if err := l.Do(Router, func() error {
-		return os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1\n"), 0o644)
+		return os.WriteFile(fwd, []byte("1\n"), 0o644)
 	}); err != nil {
 		return nil, fmt.Errorf("forwarding in %s: %w", r.Router.Netns, err)
 	}
