@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"testing"
@@ -129,6 +130,27 @@ func udpSendErrorsMatchKernel(t *testing.T, sndbuf, size int, rate uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// b reads every datagram and notes its sequence number (the first 8
+	// bytes of wirespeed's header), to tell which arrived and how often.
+	if err := rcv.SetReadBuffer(8 << 20); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan map[uint64]int, 1)
+	go func() {
+		seen := map[uint64]int{}
+		buf := make([]byte, 65536)
+		for {
+			rcv.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+			n, err := rcv.Read(buf)
+			if err != nil {
+				got <- seen
+				return
+			}
+			if n >= 8 {
+				seen[binary.BigEndian.Uint64(buf[:8])]++
+			}
+		}
+	}()
 	before, drops0 := counters(), drops()
 	done := make(chan error, 1)
 	go func() { done <- s.Run() }()
@@ -163,6 +185,26 @@ func udpSendErrorsMatchKernel(t *testing.T, sndbuf, size int, rate uint64) {
 	// refuses (the rest are freed, not queued): one drop, one FragFails.
 	if size > 1500 && d.IP.FragFails != qdrops {
 		t.Errorf("kernel Ip FragFails %d, want the tbf's drops %d", d.IP.FragFails, qdrops)
+	}
+	// With nothing dropped on the way, b got each datagram the engine
+	// counted as sent exactly once, numbered 0 to sent-1: a refused one
+	// was sent again under its own number, neither skipped nor doubled.
+	seen := <-got
+	if qdrops == 0 {
+		dups := 0
+		for _, k := range seen {
+			dups += k - 1
+		}
+		missing := 0
+		for seq := range uint64(ctr.Packets) {
+			if seen[seq] == 0 {
+				missing++
+			}
+		}
+		if dups != 0 || missing != 0 || int64(len(seen)) != ctr.Packets {
+			t.Errorf("b got %d distinct datagrams, %d twice or more, %d of 0..%d missing; want each of the %d sent once",
+				len(seen), dups, missing, ctr.Packets-1, ctr.Packets)
+		}
 	}
 	// Every datagram the engine counts as sent the kernel took once:
 	// OutDatagrams counts those it passed on, SndbufErrors less the
