@@ -17,8 +17,12 @@ import (
 // locked thread (takeRaw): through the scheduler, each sendmmsg of a
 // batch lasted long enough for the runtime's monitor to hand the P off,
 // and the sender switched context 89 000 times a second, against 900 for
-// iperf3's. A full socket buffer (EAGAIN) is still counted as a send
-// error; the loop then waits in poll(2) until it drains.
+// iperf3's. Every datagram the kernel refuses (EAGAIN: the socket buffer
+// is full; ENOBUFS: no memory or a full device queue) is counted once as a
+// send error each time it is refused, whether the refusal ended the call
+// or came after some datagrams of the batch went out, and is sent again
+// with the same sequence number: it is counted as sent once, when the
+// kernel took it. The loop waits in poll(2) until the buffer drains.
 func (s *UDPSender) send() error {
 	b := newMmsgBatch(udpBatch, s.size)
 	for i, buf := range b.bufs {
@@ -48,6 +52,16 @@ func (s *UDPSender) send() error {
 			s.ctr.packets.Store(int64(seq))
 			s.ctr.bytes.Add(int64(m * s.size))
 			s.ctr.calls.Add(1)
+			if m < n {
+				// sendmmsg stops at the first datagram the kernel
+				// refuses and, having sent some, returns their count
+				// and drops the error: datagram m was refused (one
+				// error, as the kernel counts it), the ones after it
+				// were never tried. All are sent again from m by the
+				// next call, restamped with the same numbers.
+				s.ctr.sendErrors.Add(1)
+				waitWritable(fd)
+			}
 		case unix.EINTR:
 		case unix.EAGAIN:
 			// Socket buffer full: counted, then wait until it drains.

@@ -329,6 +329,10 @@ func removeLab(name string) error {
 			errs = append(errs, err)
 		}
 	}
+	// A routed lab's router (and with it both links).
+	if err := removeRouter(name); err != nil {
+		errs = append(errs, err)
+	}
 	for _, s := range []Side{A, B} {
 		if err := deleteNamed(Namespace(name, s)); err != nil {
 			errs = append(errs, err)

@@ -10,19 +10,21 @@ import (
 	"os/exec"
 )
 
-func upLab(context.Context, Config) (*Lab, error)          { return nil, ErrUnsupported }
-func loadLab(string) (*Lab, error)                         { return nil, ErrUnsupported }
-func listLabs() ([]string, error)                          { return nil, nil }
-func removeLab(string) error                               { return nil }
-func (l *Lab) do(Side, func() error) error                 { return ErrUnsupported }
-func (l *Lab) start(Side, *exec.Cmd) error                 { return ErrUnsupported }
-func upMeshLab(context.Context, MeshConfig) (*Mesh, error) { return nil, ErrUnsupported }
-func listMeshes() ([]string, error)                        { return nil, nil }
-func removeMesh(string) error                              { return nil }
-func (m *Mesh) do(int, func() error) error                 { return ErrUnsupported }
-func (m *Mesh) start(int, *exec.Cmd) error                 { return ErrUnsupported }
-func stopServer(string) error                              { return nil }
-func (s *Server) running(string) bool                      { return false }
+func upLab(context.Context, Config) (*Lab, error)             { return nil, ErrUnsupported }
+func loadLab(string) (*Lab, error)                            { return nil, ErrUnsupported }
+func listLabs() ([]string, error)                             { return nil, nil }
+func removeLab(string) error                                  { return nil }
+func (l *Lab) do(Side, func() error) error                    { return ErrUnsupported }
+func (l *Lab) start(Side, *exec.Cmd) error                    { return ErrUnsupported }
+func upMeshLab(context.Context, MeshConfig) (*Mesh, error)    { return nil, ErrUnsupported }
+func listMeshes() ([]string, error)                           { return nil, nil }
+func removeMesh(string) error                                 { return nil }
+func (m *Mesh) do(int, func() error) error                    { return ErrUnsupported }
+func (m *Mesh) start(int, *exec.Cmd) error                    { return ErrUnsupported }
+func upRouted(context.Context, RoutedConfig) (*Routed, error) { return nil, ErrUnsupported }
+func (r *Routed) RouterQdisc() (uint64, uint64, error)        { return 0, 0, ErrUnsupported }
+func stopServer(string) error                                 { return nil }
+func (s *Server) running(string) bool                         { return false }
 
 func (l *Lab) startServer(context.Context, *exec.Cmd, string, string) (*Server, error) {
 	return nil, ErrUnsupported

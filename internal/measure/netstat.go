@@ -138,6 +138,16 @@ func (c NetCounters) Delta(before NetCounters) Counters {
 		}
 	}
 	return Counters{
+		IP: IPCounters{
+			OutDiscards:  all["Ip.OutDiscards"],
+			FragOKs:      all["Ip.FragOKs"],
+			FragFails:    all["Ip.FragFails"],
+			FragCreates:  all["Ip.FragCreates"],
+			ReasmReqds:   all["Ip.ReasmReqds"],
+			ReasmOKs:     all["Ip.ReasmOKs"],
+			ReasmFails:   all["Ip.ReasmFails"],
+			ReasmTimeout: all["Ip.ReasmTimeout"],
+		},
 		TCP: TCPCounters{
 			InSegs:       all["Tcp.InSegs"],
 			OutSegs:      all["Tcp.OutSegs"],

@@ -23,6 +23,16 @@ func TestReadNetCountersDelta(t *testing.T) {
 
 	// Differences of the fixture values, worked out by hand.
 	want := Counters{
+		IP: IPCounters{
+			OutDiscards:  4,
+			FragOKs:      5,
+			FragFails:    1,
+			FragCreates:  35,
+			ReasmReqds:   40,
+			ReasmOKs:     9,
+			ReasmFails:   3,
+			ReasmTimeout: 2,
+		},
 		TCP: TCPCounters{
 			InSegs:       9450127 - 9449027, // 1100
 			OutSegs:      1200,
@@ -50,6 +60,9 @@ func TestReadNetCountersDelta(t *testing.T) {
 	}
 	if got.TCP.InSegs != 1100 {
 		t.Errorf("Tcp.InSegs delta = %d, want 1100", got.TCP.InSegs)
+	}
+	if !got.IP.Fragmented() || (IPCounters{ReasmOKs: 9, ReasmReqds: 18}).Fragmented() {
+		t.Errorf("Fragmented() true only when a datagram was cut or a reassembly failed")
 	}
 	if n := got.ChecksumErrors(); n != 3 {
 		t.Errorf("ChecksumErrors() = %d, want 3", n)

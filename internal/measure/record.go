@@ -148,6 +148,7 @@ func ServiceDemandPerTransaction(utilPct float64, cpus int, elapsedS float64, tr
 // The counters are per network namespace and count every socket in it, not
 // only the test's: on a busy host the deltas include other traffic.
 type Counters struct {
+	IP     IPCounters     `json:"ip"`
 	TCP    TCPCounters    `json:"tcp"`
 	UDP    UDPCounters    `json:"udp"`
 	TCPExt TCPExtCounters `json:"tcp_ext"`
@@ -156,6 +157,34 @@ type Counters struct {
 	// "IpExt.InOctets". Gauges such as Tcp.CurrEstab are included as they
 	// are: their change, not their value.
 	All map[string]int64 `json:"all,omitempty"`
+}
+
+// IPCounters are the changes of the IPv4 fragmentation and reassembly
+// counters of /proc/net/snmp ("Ip:"). A UDP datagram larger than the path
+// MTU leaves the sender in fragments (FragCreates of them, FragOKs
+// datagrams cut; FragFails datagrams that needed cutting and could not be,
+// DF set), and the receiver puts them back together (ReasmReqds fragments
+// in, ReasmOKs datagrams made; ReasmFails datagrams given up, of which
+// ReasmTimeout because a fragment never came within ipfrag_time). One lost
+// fragment loses the whole datagram. IPv6 keeps its own (/proc/net/snmp6),
+// not read here.
+type IPCounters struct {
+	OutDiscards  int64 `json:"out_discards"`
+	FragOKs      int64 `json:"frag_oks"`
+	FragFails    int64 `json:"frag_fails"`
+	FragCreates  int64 `json:"frag_creates"`
+	ReasmReqds   int64 `json:"reasm_reqds"`
+	ReasmOKs     int64 `json:"reasm_oks"`
+	ReasmFails   int64 `json:"reasm_fails"`
+	ReasmTimeout int64 `json:"reasm_timeout"`
+}
+
+// Fragmented reports whether the counters show IPv4 fragmentation going
+// wrong or happening at all on the sending side: a datagram cut into
+// fragments (FragCreates), one that could not be (FragFails), or a
+// reassembly given up (ReasmFails, ReasmTimeout).
+func (c IPCounters) Fragmented() bool {
+	return c.FragCreates > 0 || c.FragFails > 0 || c.ReasmFails > 0 || c.ReasmTimeout > 0
 }
 
 // TCPCounters are the changes of the "Tcp:" counters of /proc/net/snmp.

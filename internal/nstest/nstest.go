@@ -120,3 +120,32 @@ func testPID(name string) (int, bool) {
 	}
 	return pid, true
 }
+
+// NewRouted makes a fresh routed lab (a -> router -> b) from cfg, with a
+// unique name unless cfg.Name is set, and removes it, router included,
+// when the test ends. It skips t when not root.
+func NewRouted(t testing.TB, cfg lab.RoutedConfig) *lab.Routed {
+	t.Helper()
+	RequireRoot(t)
+	staleOnce.Do(func() { removeStale(t) })
+	if cfg.Name == "" {
+		cfg.Name = fmt.Sprintf("t%d-%d", os.Getpid(), seq.Add(1))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), UpTimeout)
+	defer cancel()
+	r, err := lab.UpRouted(ctx, cfg)
+	if err != nil {
+		t.Fatalf("make routed lab: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := r.Down(); err != nil {
+			t.Errorf("remove routed lab %s: %v", r.Name, err)
+		}
+		for _, s := range []lab.Side{lab.A, lab.Router, lab.B} {
+			if _, err := os.Stat("/run/netns/" + lab.Namespace(r.Name, s)); err == nil {
+				t.Errorf("namespace %s is still there after removing the lab", lab.Namespace(r.Name, s))
+			}
+		}
+	})
+	return r
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/testkit"
@@ -187,4 +188,25 @@ func TestTextConfidence(t *testing.T) {
 	var buf bytes.Buffer
 	Text(&buf, doc.Result)
 	testkit.Golden(t, "confidence.txt.golden", buf.String())
+}
+
+// TestTextUDPFragmented renders the run the issue reported: 9216-byte
+// datagrams flooding a 100 Mbit/s link, 611451 sent and 19 received. The
+// text must show the kernels' fragmentation counters and warn, not only
+// print "Okay 611451, Errors 0".
+func TestTextUDPFragmented(t *testing.T) {
+	sp := spec.Default()
+	sp.Kind, sp.SendSize, sp.Duration, sp.RateBitsPerSecond = spec.UDPStream, 9216, 2e9, 0
+	snd := result.Flow{Direction: spec.ClientToServer, Side: result.Local, Role: result.Sender, ElapsedS: 2, Bytes: 611451 * 9216,
+		Streams: []result.StreamSide{{ID: 1, Side: result.Local, Role: result.Sender, Bytes: 611451 * 9216, Packets: 611451, TotalPackets: 611451, SendErrors: 3923}}}
+	rcv := result.Flow{Direction: spec.ClientToServer, Side: result.Remote, Role: result.Receiver, ElapsedS: 2, Bytes: 19 * 9216,
+		Streams: []result.StreamSide{{ID: 1, Side: result.Remote, Role: result.Receiver, Bytes: 19 * 9216, SeqUnique: 19}}}
+	local := &measure.Counters{UDP: measure.UDPCounters{SndbufErrors: 7806}, IP: measure.IPCounters{FragOKs: 611451, FragCreates: 3668706}}
+	remote := &measure.Counters{UDP: measure.UDPCounters{InDatagrams: 19}, IP: measure.IPCounters{ReasmReqds: 16400, ReasmOKs: 19, ReasmFails: 2700, ReasmTimeout: 31}}
+	res := result.Join(sp,
+		result.SideResult{Side: result.Local, Flows: []result.Flow{snd}, Counters: local},
+		result.SideResult{Side: result.Remote, Flows: []result.Flow{rcv}, Counters: remote})
+	var buf bytes.Buffer
+	Text(&buf, res)
+	testkit.Golden(t, "udp-fragmented.txt.golden", buf.String())
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/units"
@@ -170,8 +171,35 @@ func UDPTable(w io.Writer, res result.Result) {
 				d.Receiver, rcv.UDP.RcvbufErrors, rcv.UDP.InErrors)
 		}
 		if snd != nil {
-			fmt.Fprintf(w, "  sender's kernel (%s): Udp SndbufErrors %d over the window (dropped before leaving the host)\n", d.Sender, snd.UDP.SndbufErrors)
+			fmt.Fprintf(w, "  sender's kernel (%s): Udp SndbufErrors %d over the window: %d refused by the kernel (EAGAIN, ENOBUFS) and retried, %d taken and then dropped at a full queue of the sender's host (or other sockets' refusals)\n",
+				d.Sender, snd.UDP.SndbufErrors, min(u.SendErrors, snd.UDP.SndbufErrors), max(snd.UDP.SndbufErrors-u.SendErrors, 0))
 		}
+		fragments(w, d, snd, rcv)
+	}
+}
+
+// fragments writes the IPv4 fragmentation counters of a UDP_STREAM
+// direction's two hosts when either shows a datagram cut or a reassembly
+// given up: then the table's counts are of datagrams, not of what crossed
+// the link (the warning says so too).
+func fragments(w io.Writer, d result.DirectionResult, snd, rcv *measure.Counters) {
+	var sip, rip measure.IPCounters
+	if snd != nil {
+		sip = snd.IP
+	}
+	if rcv != nil {
+		rip = rcv.IP
+	}
+	if !sip.Fragmented() && !rip.Fragmented() {
+		return
+	}
+	if snd != nil {
+		fmt.Fprintf(w, "  sender's kernel (%s): Ip FragCreates %d, FragFails %d, FragOKs %d over the window (datagrams larger than the path MTU, sent in fragments)\n",
+			d.Sender, sip.FragCreates, sip.FragFails, sip.FragOKs)
+	}
+	if rcv != nil {
+		fmt.Fprintf(w, "  receiver's kernel (%s): Ip ReasmOKs %d, ReasmFails %d, ReasmTimeout %d over the window (a datagram missing one fragment is lost whole)\n",
+			d.Receiver, rip.ReasmOKs, rip.ReasmFails, rip.ReasmTimeout)
 	}
 }
 

@@ -45,6 +45,9 @@ func Join(t spec.Test, local, remote SideResult) Result {
 			d = joinDirection(dir, snd.Side, rcv.Side, sf, rf)
 			if t.Kind.UDP() {
 				addUDP(&d, sf, rf)
+				if okS {
+					res.Warnings = append(res.Warnings, udpWarnings(t, d, okR, snd.Counters, rcv.Counters)...)
+				}
 			}
 		}
 		res.Directions = append(res.Directions, d)
@@ -210,11 +213,14 @@ func addUDP(d *DirectionResult, sf, rf Flow) {
 		st := &d.Streams[i]
 		snd, rcv := st.Sender, st.Receiver
 		u := &UDPSummary{SendErrors: snd.SendErrors, OutOfOrder: rcv.OutOfOrder, Duplicates: rcv.Duplicates, JitterMs: rcv.JitterMs}
-		if _, ok := byID[st.ID]; ok && (rcv.SeqFirst > 0 || rcv.SeqUnique > 0 || rf.ElapsedS > 0) {
+		if _, ok := byID[st.ID]; ok && (rcv.SeqFirst > 0 || rcv.SeqUnique > 0) {
 			u.PacketsSent = snd.TotalPackets - int64(rcv.SeqFirst)
 			u.PacketsReceived = rcv.SeqUnique
 		} else {
-			u.PacketsSent = snd.Packets // the receiver measured nothing
+			// Nothing arrived (the receiver's window was the one its
+			// schedule gave it), or the receiver sent no figures: the
+			// sender's count over its own window, all of it lost.
+			u.PacketsSent = snd.Packets
 		}
 		u.Lost = u.PacketsSent - u.PacketsReceived
 		u.LossPct = 100 * Ratio(float64(u.Lost), float64(u.PacketsSent))

@@ -41,3 +41,22 @@ func TestJoinUDPFirstSequence(t *testing.T) {
 		t.Errorf("jitter %g ms, want the streams' mean %g", u.JitterMs, want)
 	}
 }
+
+// TestJoinUDPNothingArrived: when no datagram reached the receiver, its
+// window is the one its schedule gave it and every datagram the sender
+// counted in its own window (not its warm-up's) is lost.
+func TestJoinUDPNothingArrived(t *testing.T) {
+	sp := spec.Default()
+	sp.Kind = spec.UDPStream
+	snd := Flow{Direction: spec.ClientToServer, Side: Local, Role: Sender, ElapsedS: 1, Streams: []StreamSide{
+		{ID: 1, Side: Local, Role: Sender, Packets: 800, TotalPackets: 1000},
+	}}
+	rcv := Flow{Direction: spec.ClientToServer, Side: Remote, Role: Receiver, ElapsedS: 1, Truncated: true, Streams: []StreamSide{
+		{ID: 1, Side: Remote, Role: Receiver},
+	}}
+	res := Join(sp, SideResult{Side: Local, Flows: []Flow{snd}}, SideResult{Side: Remote, Flows: []Flow{rcv}})
+	u := res.Directions[0].Summary.UDPSummary
+	if u.PacketsSent != 800 || u.PacketsReceived != 0 || u.Lost != 800 || u.LossPct != 100 {
+		t.Errorf("sent %d received %d lost %d (%.1f%%), want 800 0 800 (100%%)", u.PacketsSent, u.PacketsReceived, u.Lost, u.LossPct)
+	}
+}

@@ -1,6 +1,7 @@
 package side
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"sync"
@@ -149,4 +150,47 @@ func (m *cpuMeter) result(res *result.SideResult) {
 		}
 		res.CPU = &c
 	}
+}
+
+// cpuSample is the meter's readings at one moment, for a window it fills
+// later (fill); ok is false when they could not be read.
+type cpuSample struct {
+	at    time.Time
+	sys   measure.CPUSample
+	proc  measure.ProcessCPU
+	tasks taskSample
+	ok    bool
+}
+
+// take reads the meter's counters now without opening or closing it.
+func (m *cpuMeter) take() cpuSample {
+	if m == nil {
+		return cpuSample{}
+	}
+	at, sys, proc, err := m.sample()
+	if err != nil {
+		return cpuSample{}
+	}
+	// Not the threads and processes: reading every process's stat is the
+	// costly part, and this runs as the data is about to start.
+	return cpuSample{at: at, sys: sys, proc: proc, tasks: taskSample{err: errNoTasks}, ok: true}
+}
+
+// errNoTasks is why a window filled for a flow that got no data has no
+// thread or process figures.
+var errNoTasks = errors.New("no data arrived: threads and processes not sampled")
+
+// fill makes a and b the meter's window, for a flow whose data never
+// came, unless a flow opened the meter's own window.
+func (m *cpuMeter) fill(a, b cpuSample) {
+	if m == nil || !a.ok || !b.ok {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.opened || m.firstErr != nil {
+		return
+	}
+	m.opened, m.start, m.sys0, m.proc0, m.tasks0 = true, a.at, a.sys, a.proc, a.tasks
+	m.closed, m.end, m.sys1, m.proc1, m.tasks1 = true, b.at, b.sys, b.proc, b.tasks
 }

@@ -358,8 +358,18 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 	sp := f.cfg.Spec
 	f.result = result.Flow{Direction: f.dir, Side: f.cfg.Side, Role: f.role}
 
-	origin, ok := f.origin(ctx, start)
+	var sched scheduleWindow
+	origin, ok := f.origin(ctx, start, &sched)
 	if !ok {
+		// No data came: the host's counters and CPU over the window the
+		// schedule gave the flow, so that a reader can tell where the
+		// datagrams were lost.
+		if sched.closed {
+			f.host.fill(sched.nc0, sched.nc1)
+			f.cfg.cpu.fill(sched.cpu0, sched.cpu1)
+			f.result.ElapsedS = sched.end.Sub(sched.start).Seconds()
+			f.result.StartOffsetS = sched.start.Sub(start).Seconds()
+		}
 		f.host.close()
 		f.finish(ctx, nil, nil, true)
 		return
@@ -420,8 +430,11 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 }
 
 // origin returns when this flow's schedule starts, or false when it never
-// does (interrupted, or a passive flow that got no data in time).
-func (f *flow) origin(ctx context.Context, start time.Time) (time.Time, bool) {
+// does (interrupted, or a passive flow that got no data in time). While a
+// passive flow waits, it samples the host's counters and CPU at the times
+// its window would have opened and closed had the data come at start
+// (into sched), for the figures of a window that got nothing.
+func (f *flow) origin(ctx context.Context, start time.Time, sched *scheduleWindow) (time.Time, bool) {
 	if active(f.role) {
 		return start, true
 	}
@@ -444,18 +457,56 @@ func (f *flow) origin(ctx context.Context, start time.Time) (time.Time, bool) {
 	sp := f.cfg.Spec
 	giveUp := time.NewTimer(sp.Omit + sp.Duration + f.cfg.FirstByteGrace)
 	defer giveUp.Stop()
-	select {
-	case t := <-first:
-		return t, true
-	case <-f.loopsDone:
-		// Every loop ended before its first data: nothing to measure.
-		return time.Time{}, false
-	case <-giveUp.C:
-		return time.Time{}, false
-	case <-ctx.Done():
-		f.aborted = true
-		return time.Time{}, false
+	opens := time.NewTimer(time.Until(start.Add(sp.Omit)))
+	defer opens.Stop()
+	closes := time.NewTimer(time.Until(start.Add(sp.Omit + sp.Duration)))
+	defer closes.Stop()
+	for {
+		select {
+		case t := <-first:
+			return t, true
+		case <-f.loopsDone:
+			// Every loop ended before its first data: nothing to measure.
+			return time.Time{}, false
+		case <-giveUp.C:
+			return time.Time{}, false
+		case <-ctx.Done():
+			f.aborted = true
+			return time.Time{}, false
+		case <-opens.C:
+			sched.open(f)
+		case <-closes.C:
+			sched.close(f)
+		}
 	}
+}
+
+// scheduleWindow is what a passive flow samples, while it waits for its
+// first data, at the times the schedule gave its window: the host's
+// protocol counters and CPU, kept only if the data never comes.
+type scheduleWindow struct {
+	start, end time.Time
+	opened     bool
+	closed     bool
+	nc0, nc1   measure.NetCounters
+	cpu0, cpu1 cpuSample
+}
+
+func (w *scheduleWindow) open(f *flow) {
+	w.start = time.Now()
+	w.nc0 = f.host.read()
+	w.cpu0 = f.cfg.cpu.take()
+	w.opened = true
+}
+
+func (w *scheduleWindow) close(f *flow) {
+	if !w.opened {
+		return
+	}
+	w.end = time.Now()
+	w.nc1 = f.host.read()
+	w.cpu1 = f.cfg.cpu.take()
+	w.closed = true
 }
 
 // wait sleeps until t. It returns false when the run must end early: ctx

@@ -68,7 +68,9 @@ func TestReceiverAnchorsOnFirstByte(t *testing.T) {
 }
 
 // TestReceiverWithoutData: a receiver whose sender never sends gives up
-// after the planned end plus the grace, with an empty, truncated window.
+// after the planned end plus the grace, with an empty, truncated window
+// as long as the schedule gave it (TestReceiverWithNoDataReportsScheduleWindow
+// checks the figures over it).
 func TestReceiverWithoutData(t *testing.T) {
 	a, b := pair(t)
 	defer a.Close()
@@ -84,7 +86,7 @@ func TestReceiverWithoutData(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 	f := r.Flows[0]
-	if !f.Truncated || f.Bytes != 0 || f.ElapsedS != 0 {
+	if !f.Truncated || f.Bytes != 0 || math.Abs(f.ElapsedS-sp.Duration.Seconds()) > 0.05 {
 		t.Errorf("flow %+v, want an empty truncated window", f)
 	}
 }

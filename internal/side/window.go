@@ -59,3 +59,26 @@ func (w *hostWindow) close() {
 	d := after.Delta(w.before)
 	w.counters = &d
 }
+
+// read takes a reading of the counters for a flow's own use (a window the
+// schedule gave it), nil when they cannot be read.
+func (w *hostWindow) read() measure.NetCounters {
+	c, err := measure.ReadNetCounters(w.procRoot)
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// fill gives the host window the readings of a flow whose data never came,
+// taken over the window its schedule gave it, unless another flow opened
+// the host window: then that window's figures cover it.
+func (w *hostWindow) fill(before, after measure.NetCounters) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.opened || before == nil || after == nil {
+		return
+	}
+	d := after.Delta(before)
+	w.counters = &d
+}

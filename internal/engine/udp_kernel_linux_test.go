@@ -1,0 +1,215 @@
+package engine_test
+
+import (
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"wirespeed/internal/engine"
+	"wirespeed/internal/lab"
+	"wirespeed/internal/measure"
+	"wirespeed/internal/nstest"
+	"wirespeed/internal/spec"
+)
+
+// TestUDPSendErrorsMatchKernel holds the sender's count of refused
+// datagrams to the kernel's. In a namespace of its own (no other socket
+// counts there), an unpaced sender floods a 10 Mbit/s tbf with
+// datagrams below the MTU. The kernel's Udp SndbufErrors counts two
+// things: each send it refused to the program (EAGAIN when the socket
+// buffer is full, which the engine counts and retries), and each datagram
+// it took and then lost to a full qdisc (tbf's enqueue returns
+// NET_XMIT_DROP; udp_send_skb counts it and, without IP_RECVERR, reports
+// success). So over the run, exactly:
+//
+//	SndbufErrors = engine's SendErrors + tbf's drop counter
+//
+// With the default socket buffer the qdisc's short queue fills first and
+// nearly every loss is a silent drop; with a socket buffer smaller than
+// that queue the socket fills first and the kernel refuses sends. The IP
+// layer counts each one again, as OutDiscards.
+func TestUDPSendErrorsMatchKernel(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sndbuf int    // SO_SNDBUF asked for; 0 keeps the default
+		size   int    // datagram bytes
+		rate   uint64 // the tbf's, bits per second
+	}{
+		{"default socket buffer", 0, 1400, 10_000_000},
+		{"small socket buffer", 4096, 1400, 10_000_000},
+		// 9216-byte datagrams over a 1500-byte MTU leave in 7 fragments:
+		// the datagram is lost when one of them is dropped, and the rest
+		// are freed unsent; the kernel counts the datagram once.
+		{"fragmented", 0, 9216, 100_000_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) { udpSendErrorsMatchKernel(t, tc.sndbuf, tc.size, tc.rate) })
+	}
+}
+
+func udpSendErrorsMatchKernel(t *testing.T, sndbuf, size int, rate uint64) {
+	l := nstest.NewLab(t, lab.Config{RateBitsPerSecond: rate})
+	a, b := l.Host(lab.A), l.Host(lab.B)
+
+	var rcv *net.UDPConn
+	if err := l.Do(lab.B, func() (err error) {
+		rcv, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(b.IPv4, 0)))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer rcv.Close()
+	var c *net.UDPConn
+	if err := l.Do(lab.A, func() (err error) {
+		c, err = net.DialUDP("udp4", nil, rcv.LocalAddr().(*net.UDPAddr))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if sndbuf > 0 {
+		if err := c.SetWriteBuffer(sndbuf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Resolve b's address first: datagrams waiting for ARP are queued
+	// and dropped by the neighbour table, counted nowhere of these.
+	c.Write(make([]byte, 64))
+	rcv.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := rcv.Read(make([]byte, 2048)); err != nil {
+		t.Fatalf("first datagram: %v", err)
+	}
+
+	ns, err := netns.GetFromName(a.Netns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	nl, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nl.Close()
+	drops := func() int64 {
+		link, err := nl.LinkByName(a.Dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs, err := nl.QdiscList(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range qs {
+			if q, ok := q.(*netlink.Tbf); ok && q.Statistics != nil && q.Statistics.Queue != nil {
+				return int64(q.Statistics.Queue.Drops)
+			}
+		}
+		t.Fatalf("no tbf statistics on %s", a.Dev)
+		return 0
+	}
+	counters := func() measure.NetCounters {
+		var nc measure.NetCounters
+		if err := l.Do(lab.A, func() (err error) {
+			nc, err = measure.ReadNetCounters("/proc/thread-self")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return nc
+	}
+
+	p, err := engine.NewPayload(spec.PayloadZeros, nil, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.NewUDPSender(c, p, size, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b reads every datagram and notes its sequence number (the first 8
+	// bytes of wirespeed's header), to tell which arrived and how often.
+	if err := rcv.SetReadBuffer(8 << 20); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan map[uint64]int, 1)
+	go func() {
+		seen := map[uint64]int{}
+		buf := make([]byte, 65536)
+		for {
+			rcv.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+			n, err := rcv.Read(buf)
+			if err != nil {
+				got <- seen
+				return
+			}
+			if n >= 8 {
+				seen[binary.BigEndian.Uint64(buf[:8])]++
+			}
+		}
+	}()
+	before, drops0 := counters(), drops()
+	done := make(chan error, 1)
+	go func() { done <- s.Run() }()
+	time.Sleep(time.Second)
+	s.Stop()
+	if err := <-done; err != nil {
+		t.Fatalf("sender: %v", err)
+	}
+	// Let the queue drain: what tbf holds is neither dropped nor refused.
+	time.Sleep(200 * time.Millisecond)
+	d := counters().Delta(before)
+	qdrops := drops() - drops0
+	ctr := s.Counters()
+	t.Logf("sent %d, send errors %d; kernel Udp SndbufErrors %d, OutDatagrams %d, Ip OutDiscards %d, FragFails %d, FragCreates %d; tbf drops %d",
+		ctr.Packets, ctr.SendErrors, d.UDP.SndbufErrors, d.All["Udp.OutDatagrams"], d.IP.OutDiscards, d.IP.FragFails, d.IP.FragCreates, qdrops)
+	if ctr.SendErrors+qdrops == 0 {
+		t.Fatalf("no send errors and no drops: the flood did not fill the link, the test shows nothing")
+	}
+	if sndbuf > 0 && ctr.SendErrors == 0 {
+		t.Fatalf("no send errors with a %d-byte socket buffer: the kernel refused nothing, the test shows nothing", sndbuf)
+	}
+	if got, want := d.UDP.SndbufErrors, ctr.SendErrors+qdrops; got != want {
+		t.Errorf("kernel SndbufErrors %d, want the engine's send errors %d + tbf drops %d = %d", got, ctr.SendErrors, qdrops, want)
+	}
+	// The kernel counts each of them a second time, in the IP layer:
+	// OutDiscards, for a refused send (__ip_append_data's error path) and
+	// for a datagram the qdisc dropped (ip_send_skb).
+	if d.IP.OutDiscards != d.UDP.SndbufErrors {
+		t.Errorf("kernel Ip OutDiscards %d, want Udp SndbufErrors %d: each refusal and drop counted in both", d.IP.OutDiscards, d.UDP.SndbufErrors)
+	}
+	// A fragmented datagram is dropped by its first fragment the qdisc
+	// refuses (the rest are freed, not queued): one drop, one FragFails.
+	if size > 1500 && d.IP.FragFails != qdrops {
+		t.Errorf("kernel Ip FragFails %d, want the tbf's drops %d", d.IP.FragFails, qdrops)
+	}
+	// With nothing dropped on the way, b got each datagram the engine
+	// counted as sent exactly once, numbered 0 to sent-1: a refused one
+	// was sent again under its own number, neither skipped nor doubled.
+	seen := <-got
+	if qdrops == 0 {
+		dups := 0
+		for _, k := range seen {
+			dups += k - 1
+		}
+		missing := 0
+		for seq := range uint64(ctr.Packets) {
+			if seen[seq] == 0 {
+				missing++
+			}
+		}
+		if dups != 0 || missing != 0 || int64(len(seen)) != ctr.Packets {
+			t.Errorf("b got %d distinct datagrams, %d twice or more, %d of 0..%d missing; want each of the %d sent once",
+				len(seen), dups, missing, ctr.Packets-1, ctr.Packets)
+		}
+	}
+	// Every datagram the engine counts as sent the kernel took once:
+	// OutDatagrams counts those it passed on, SndbufErrors less the
+	// refusals those it took and lost.
+	if got, want := d.All["Udp.OutDatagrams"]+qdrops, ctr.Packets; got != want {
+		t.Errorf("kernel OutDatagrams %d + tbf drops %d = %d, want the engine's datagrams sent %d", d.All["Udp.OutDatagrams"], qdrops, got, want)
+	}
+}

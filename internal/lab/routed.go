@@ -1,0 +1,68 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+)
+
+// A routed lab is two hosts with a router between them: namespaces
+// "wst-<name>-a", "wst-<name>-r" and "wst-<name>-b"; a's "wst-a" is joined
+// to the router's "wst-ra", the router's "wst-rb" to b's "wst-b", each
+// pair on a subnet of its own (IPv4 only), and the router forwards between
+// them. Its egress toward b can be shaped with a tbf whose queue is as
+// short as asked, so the path's bottleneck, and the drops it makes, are
+// on the router, apart from both hosts. Remove (Down) takes the router's
+// namespace away too.
+
+// Router is the side name of a routed lab's router.
+const Router Side = "r"
+
+// Subnets of a routed lab: a to the router, the router to b.
+var (
+	RoutedIPv4A = netip.MustParsePrefix("10.77.2.0/24")
+	RoutedIPv4B = netip.MustParsePrefix("10.77.3.0/24")
+)
+
+// RoutedConfig describes a routed lab to make.
+type RoutedConfig struct {
+	// Name makes the namespaces "wst-<Name>-a", "-r", "-b"; as a lab's
+	// name (CheckName).
+	Name string
+	// RateBitsPerSecond shapes the router's egress toward b with a tbf;
+	// 0 leaves it unshaped.
+	RateBitsPerSecond uint64
+	// LimitBytes is the tbf's queue; 0 takes TBF's.
+	LimitBytes uint32
+	// BurstBytes is the tbf's bucket; 0 takes TBF's. A large one lets
+	// the start of a flood through before the shaping drops any.
+	BurstBytes uint32
+}
+
+// Routed is a routed lab that is up: a Lab of its hosts a and b (Do, Down,
+// Host), and its router.
+type Routed struct {
+	*Lab
+	// Router holds the router's two interfaces: Dev and IPv4 are its
+	// interface toward b ("wst-rb"); RouterA is the one toward a.
+	Router  Host
+	RouterA Host
+	// Limit is the tbf queue in bytes, 0 when unshaped.
+	Limit uint32
+}
+
+// RouterDeviceB is the router's interface toward b, the shaped one.
+const RouterDeviceB = "wst-rb"
+
+// UpRouted makes a routed lab from cfg. On failure it removes what it
+// made.
+func UpRouted(ctx context.Context, cfg RoutedConfig) (*Routed, error) {
+	if err := CheckName(cfg.Name); err != nil {
+		return nil, err
+	}
+	r, err := upRouted(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("routed lab %q up: %w", cfg.Name, err)
+	}
+	return r, nil
+}
