@@ -16,17 +16,46 @@ import (
 // differently is still refused (as a usage error), but the message says
 // the wirespeed spelling.
 
-var unknownShorthand = regexp.MustCompile(`unknown shorthand flag: '(.)'`)
+var (
+	unknownShorthand = regexp.MustCompile(`unknown shorthand flag: '(.)'`)
+	unknownLong      = regexp.MustCompile(`unknown flag: --([^ ]+)`)
+	badValue         = regexp.MustCompile(`invalid argument .* for "-(.), --`)
+)
+
+// longHints are iperf3's and netperf's long flags spelled otherwise here:
+// the flag, the wirespeed flag the command must have, and the hint.
+var longHints = map[string]struct{ has, hint string }{
+	"extra-data": {"label", "iperf3's --extra-data is --label KEY=VALUE here (repeatable), with --title for a title"},
+}
+
+// valueHints explain a value a short flag refused that fits the other
+// tool's meaning of the letter: the flag, the wirespeed flag the command
+// must have, and the hint.
+var valueHints = map[string]struct{ has, hint string }{
+	"T": {"title", "-T pins CPUs as in netperf; iperf3's -T TITLE is --title here"},
+}
 
 // foreignFlagHint returns what to write instead of an unknown flag err
 // names, when it is a well-known iperf3 or netperf flag and cmd has the
 // wirespeed equivalent; "" otherwise.
 func foreignFlagHint(cmd *cobra.Command, err error) string {
+	has := func(name string) bool { return cmd.Flags().Lookup(name) != nil }
+	if m := unknownLong.FindStringSubmatch(err.Error()); m != nil {
+		if h, ok := longHints[strings.SplitN(m[1], "=", 2)[0]]; ok && has(h.has) {
+			return h.hint
+		}
+		return ""
+	}
+	if m := badValue.FindStringSubmatch(err.Error()); m != nil {
+		if h, ok := valueHints[m[1]]; ok && has(h.has) {
+			return h.hint
+		}
+		return ""
+	}
 	m := unknownShorthand.FindStringSubmatch(err.Error())
 	if m == nil {
 		return ""
 	}
-	has := func(name string) bool { return cmd.Flags().Lookup(name) != nil }
 	takesHost := strings.Contains(cmd.Use, "HOST")
 	switch m[1] {
 	case "c":

@@ -39,6 +39,7 @@ type runFlags struct {
 	// depend on the test (UDP_STREAM's datagram size).
 	changed func(name string) bool
 	sec     runSecurityFlags
+	record  recordFlags // --title, --label (run, sweep, matrix)
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -86,6 +87,7 @@ the sender's count is shown beside it.`,
 		},
 	}
 	addRunFlags(cmd, f)
+	f.record.register(cmd.Flags())
 	addIperf3Flags(cmd, f)
 	return cmd
 }
@@ -152,6 +154,9 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 		if err := report.CheckPath(f.output); err != nil {
 			return t, usageError{err}
 		}
+	}
+	if err := f.record.check(); err != nil {
+		return t, err
 	}
 	return t, nil
 }
@@ -227,6 +232,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		kinds = []spec.Kind{spec.TCPStream, spec.TCPMaerts}
 	}
 	doc := result.Document{Schema: result.Schema, Tool: tool(), Command: "run"}
+	f.record.apply(&doc)
 	if rep.Repeats() {
 		doc.Repeat = &rep
 	}
@@ -239,6 +245,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 			if i > 0 {
 				fmt.Fprintln(e.stdout)
 			}
+			report.Record(e.stdout, doc.Title, doc.Labels)
 			report.Heading(e.stdout, tk, label)
 			mu.Lock()
 			headerShown = false

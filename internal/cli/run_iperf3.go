@@ -86,6 +86,7 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 		return runErr
 	}
 	doc := result.Document{Schema: result.Schema, Tool: tool(), Command: "run --iperf3", Result: res}
+	f.record.apply(&doc)
 	if rep.Repeats() {
 		doc.Repeat = &rep
 	}

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -56,6 +58,21 @@ func Heading(w io.Writer, t spec.Test, server string) {
 		fmt.Fprintf(w, ", congestion control %s, payload %s\n", cc, t.Payload.Kind)
 	}
 	dataPathHeading(w, t)
+}
+
+// Record writes the title and labels the user recorded with a run, a
+// line each, before its heading; nothing when there are none.
+func Record(w io.Writer, title string, labels map[string]string) {
+	if title != "" {
+		fmt.Fprintf(w, "title: %s\n", title)
+	}
+	if len(labels) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
+			parts = append(parts, k+"="+labels[k])
+		}
+		fmt.Fprintf(w, "labels: %s\n", strings.Join(parts, ", "))
+	}
 }
 
 // IntervalHeader is the line above interval lines.
