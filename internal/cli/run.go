@@ -40,6 +40,7 @@ type runFlags struct {
 	changed func(name string) bool
 	sec     runSecurityFlags
 	record  recordFlags // --title, --label (run, sweep, matrix)
+	out     outputFlags // -f, --timestamps, --logfile, --json-stream, --fields (run)
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -88,6 +89,7 @@ the sender's count is shown beside it.`,
 	}
 	addRunFlags(cmd, f)
 	f.record.register(cmd.Flags())
+	f.out.register(cmd.Flags())
 	addIperf3Flags(cmd, f)
 	return cmd
 }
@@ -215,7 +217,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 			report.IntervalHeader(e.stdout)
 			headerShown = true
 		}
-		report.Tick(e.stdout, tk)
+		report.TickIn(e.stdout, tk, f.out.unit)
 	}
 	if !text || t.Interval == 0 {
 		onTick = nil
@@ -260,7 +262,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		results = append(results, res)
 		if text {
 			fmt.Fprintln(e.stdout)
-			report.Text(e.stdout, res)
+			report.TextIn(e.stdout, res, f.out.unit)
 		}
 		if err != nil {
 			runErr = err
@@ -279,16 +281,16 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	}
 	textDoc := func(w io.Writer) {
 		for _, r := range results {
-			report.Text(w, r)
+			report.TextIn(w, r, f.out.unit)
 			fmt.Fprintln(w)
 		}
 		if len(results) == 2 {
-			report.Tradeoff(w, results[0], results[1], tradeoffRatio(results))
+			report.TradeoffIn(w, results[0], results[1], tradeoffRatio(results), f.out.unit)
 		}
 	}
 	if text && len(results) == 2 {
 		fmt.Fprintln(e.stdout)
-		report.Tradeoff(e.stdout, results[0], results[1], tradeoffRatio(results))
+		report.TradeoffIn(e.stdout, results[0], results[1], tradeoffRatio(results), f.out.unit)
 	}
 	if f.json {
 		if err := report.JSON(e.stdout, doc); err != nil {

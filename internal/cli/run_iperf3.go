@@ -73,7 +73,7 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 				report.IntervalHeader(e.stdout)
 				headerShown = true
 			}
-			report.Tick(e.stdout, tk)
+			report.TickIn(e.stdout, tk, f.out.unit)
 		}
 	}
 	label := addr + " (iperf3 server)"
@@ -92,7 +92,7 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 	}
 	if text {
 		fmt.Fprintln(e.stdout)
-		report.Text(e.stdout, res)
+		report.TextIn(e.stdout, res, f.out.unit)
 	}
 	if f.json {
 		if err := report.JSON(e.stdout, doc); err != nil {
@@ -100,7 +100,7 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 		}
 	}
 	if f.output != "" {
-		if err := report.WriteFile(f.output, doc, func(w io.Writer) { report.Text(w, res) }); err != nil {
+		if err := report.WriteFile(f.output, doc, func(w io.Writer) { report.TextIn(w, res, f.out.unit) }); err != nil {
 			return err
 		}
 	}
