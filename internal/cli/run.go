@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,18 +24,20 @@ import (
 
 // runFlags are the flags of `wirespeed run`.
 type runFlags struct {
-	spec     spec.Test
-	test     string
-	port     int
-	reverse  bool
-	tradeoff bool
-	json     bool
-	output   string
-	payload  string
-	ipv4     bool
-	ipv6     bool
-	measure  measureFlags
-	iperf3   bool // the server is an iperf3 server (run_iperf3.go)
+	spec spec.Test
+	test string
+	port int
+	// connectTimeout bounds the control connection's connect (0: 5 s).
+	connectTimeout time.Duration
+	reverse        bool
+	tradeoff       bool
+	json           bool
+	output         string
+	payload        string
+	ipv4           bool
+	ipv6           bool
+	measure        measureFlags
+	iperf3         bool // the server is an iperf3 server (run_iperf3.go)
 	// changed reports whether the user set a flag, for defaults that
 	// depend on the test (UDP_STREAM's datagram size).
 	changed func(name string) bool
