@@ -66,6 +66,14 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 		if takesHost {
 			return fmt.Sprintf("netperf's -H HOST is an argument here: %s HOST", cmd.CommandPath())
 		}
+	case "s":
+		if has("one-off") {
+			return "iperf3's -s is this command, wirespeed serve; drop -s"
+		}
+	case "D":
+		if has("one-off") {
+			return "iperf3's -D (daemon) has no equal: run wirespeed serve under a service manager (deploy/systemd/wirespeed.service) or in the background"
+		}
 	case "J":
 		if has("json") {
 			return "iperf3's -J is --json here"

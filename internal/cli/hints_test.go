@@ -26,6 +26,8 @@ func TestForeignHabitHints(t *testing.T) {
 		{[]string{"run", "-t", "TCP_BIDIR", "-b", "2.5G"}, "use --fq-rate 2.5G"},
 		{[]string{"run", "-l", "0"}, "must be longer than 0"},
 		{[]string{"run", "-T", "before the patch"}, "iperf3's -T TITLE is --title here"},
+		{[]string{"serve", "-s", "-1"}, "iperf3's -s is this command, wirespeed serve"},
+		{[]string{"serve", "-D"}, "deploy/systemd/wirespeed.service"},
 		{[]string{"sweep", "--extra-data", "x"}, "iperf3's --extra-data is --label KEY=VALUE here"},
 	}
 	for _, tt := range tests {
