@@ -3,10 +3,13 @@ package cli
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"wirespeed/internal/result"
 )
@@ -61,5 +64,71 @@ func TestFormatUnits(t *testing.T) {
 	}
 	if code, _, errOut := execute(t, context.Background(), "run", "-f", "x"); code != ExitUsage || !regexp.MustCompile(`format "x"`).MatchString(errOut) {
 		t.Errorf("-f x: exit %d, %q", code, errOut)
+	}
+}
+
+// TestTimestamps: --timestamps puts the wall-clock time of each tick in
+// front of every interval line, in the strftime format given; the times
+// lie within the run and do not go back.
+func TestTimestamps(t *testing.T) {
+	start := time.Now().Truncate(time.Second)
+	code, out, errOut := execute(t, context.Background(), "run", "-l", "0.6", "-i", "0.2", "-P", "2", "--cpu=false", "--timestamps=%F %T ")
+	end := time.Now()
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \[(  \d|SUM)\] client->server`).FindAllStringSubmatch(out, -1)
+	if len(lines) < 6 { // 3 intervals, 2 streams and a sum each
+		t.Fatalf("%d stamped interval lines:\n%s", len(lines), out)
+	}
+	if n := len(regexp.MustCompile(`(?m)^\[(  \d|SUM)\] client->server`).FindAllString(out, -1)); n > 0 {
+		t.Errorf("%d interval lines without a timestamp:\n%s", n, out)
+	}
+	var last time.Time
+	for _, l := range lines {
+		at, err := time.ParseInLocation("2006-01-02 15:04:05", l[1], time.Local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at.Before(start) || at.After(end) || at.Before(last) {
+			t.Errorf("timestamp %s outside the run %s..%s or before %s", at, start, end, last)
+		}
+		last = at
+	}
+	if !strings.Contains(out, "Recv") || regexp.MustCompile(`(?m)^\d{4}-.*Recv`).MatchString(out) {
+		t.Errorf("the table is stamped too:\n%s", out)
+	}
+	if code, _, errOut := execute(t, context.Background(), "run", "--timestamps=%Q"); code != ExitUsage || !strings.Contains(errOut, "%Q") {
+		t.Errorf("--timestamps=%%Q: exit %d, %q", code, errOut)
+	}
+}
+
+// TestLogfile: --logfile sends what run prints to the file, appending,
+// and nothing to stdout.
+func TestLogfile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.log")
+	for i := 0; i < 2; i++ {
+		code, out, errOut := execute(t, context.Background(), "run", "-l", "0.2", "-i", "0.1", "--cpu=false", "--logfile", file)
+		if code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if out != "" {
+			t.Errorf("run --logfile printed to stdout:\n%s", out)
+		}
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	if n := strings.Count(log, "wirespeed TCP_STREAM to"); n != 2 {
+		t.Errorf("the log holds %d runs, want 2 (appended):\n%s", n, log)
+	}
+	if !strings.Contains(log, "10^6bits/sec") || !strings.Contains(log, "[  1] client->server") {
+		t.Errorf("the log lacks the table or the interval lines:\n%s", log)
+	}
+	code, _, errOut := execute(t, context.Background(), "run", "--logfile", filepath.Join(file, "no", "dir"))
+	if code != ExitRuntime || !strings.Contains(errOut, "--logfile") {
+		t.Errorf("unwritable --logfile: exit %d, %q", code, errOut)
 	}
 }

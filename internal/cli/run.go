@@ -198,7 +198,18 @@ func parseTarget(target string, port int, portSet bool) (host string, p int, err
 	return h, n, nil
 }
 
-func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet bool) error {
+func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet bool) (err error) {
+	e, closeLog, err := f.out.open(e)
+	if err != nil {
+		return err
+	}
+	if closeLog != nil {
+		defer func() {
+			if cerr := closeLog(); cerr != nil && err == nil {
+				err = fmt.Errorf("--logfile: %w", cerr)
+			}
+		}()
+	}
 	if f.iperf3 {
 		return runIperf3(ctx, e, f, target, portSet)
 	}
@@ -220,7 +231,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 			report.IntervalHeader(e.stdout)
 			headerShown = true
 		}
-		report.TickIn(e.stdout, tk, f.out.unit)
+		report.TickIn(f.out.tickWriter(e.stdout), tk, f.out.unit)
 	}
 	if !text || t.Interval == 0 {
 		onTick = nil

@@ -73,7 +73,7 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 				report.IntervalHeader(e.stdout)
 				headerShown = true
 			}
-			report.TickIn(e.stdout, tk, f.out.unit)
+			report.TickIn(f.out.tickWriter(e.stdout), tk, f.out.unit)
 		}
 	}
 	label := addr + " (iperf3 server)"
