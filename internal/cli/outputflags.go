@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"wirespeed/internal/report"
+	"wirespeed/internal/result"
 	"wirespeed/internal/units"
 )
 
@@ -18,6 +20,7 @@ type outputFlags struct {
 	unit       units.RateUnit // -f
 	timestamps string         // --timestamps[=FORMAT], strftime; "" for none
 	logfile    string         // --logfile FILE
+	jsonStream bool           // --json-stream
 
 	layout string           // timestamps as a Go layout, set by open
 	now    func() time.Time // the clock of the timestamps; nil: time.Now
@@ -27,6 +30,7 @@ func (o *outputFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&o.timestamps, "timestamps", "", "put the time at the start of each interval line, strftime's FORMAT (iperf3's --timestamps; alone: \"%c \", e.g. --timestamps='%F %T ')")
 	fl.Lookup("timestamps").NoOptDefVal = report.DefaultTimestamp
 	fl.StringVar(&o.logfile, "logfile", "", "write what run prints to FILE instead of stdout, appending (iperf3's --logfile); errors stay on stderr")
+	fl.BoolVar(&o.jsonStream, "json-stream", false, "print one JSON object a line as the run goes: start, each interval, and the results document at the end (iperf3's --json-stream)")
 	fl.VarP(rateUnitValue{&o.unit}, "format", "f", "units of throughput in text tables and interval lines, as iperf3's and netperf's -f: k, m, g, t (10^3..10^12 bits/s) or K, M, G, T (KBytes/s..TBytes/s, 1024s); default 10^6bits/sec in tables, adaptive in interval lines; JSON is always bits/s")
 }
 
@@ -118,4 +122,23 @@ func (s *stampWriter) Write(p []byte) (int, error) {
 		p = p[i:]
 	}
 	return n, nil
+}
+
+// streamTick returns the interval handler of --json-stream: each tick an
+// interval event, under mu.
+func streamTick(w io.Writer, mu *sync.Mutex) func(result.Tick) {
+	return func(tk result.Tick) {
+		mu.Lock()
+		defer mu.Unlock()
+		report.Stream(w, "interval", tk)
+	}
+}
+
+// streamEnd writes the last event of --json-stream: the document, or the
+// error when nothing was measured.
+func streamEnd(w io.Writer, doc *result.Document, runErr error) error {
+	if doc == nil {
+		return report.Stream(w, "error", report.StreamError{Error: runErr.Error()})
+	}
+	return report.StreamEnd(w, *doc)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"wirespeed/internal/result"
+	"wirespeed/internal/testkit"
 )
 
 // TestFormatUnits: -f changes the units of the table and the interval
@@ -130,5 +132,60 @@ func TestLogfile(t *testing.T) {
 	code, _, errOut := execute(t, context.Background(), "run", "--logfile", filepath.Join(file, "no", "dir"))
 	if code != ExitRuntime || !strings.Contains(errOut, "--logfile") {
 		t.Errorf("unwritable --logfile: exit %d, %q", code, errOut)
+	}
+}
+
+// TestJSONStream: --json-stream prints one JSON object a line: start,
+// an interval event per tick as it comes, and the document at the end;
+// the interval events are the document's intervals, in order.
+func TestJSONStream(t *testing.T) {
+	code, out, errOut := execute(t, context.Background(), "run", "-l", "0.6", "-i", "0.2", "--cpu=false", "--json-stream")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	var events []string
+	var ticks []result.Tick
+	var doc result.Document
+	for i, l := range lines {
+		var ev struct {
+			Event string
+			Data  json.RawMessage
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("line %d is not one JSON object: %v\n%s", i+1, err, l)
+		}
+		events = append(events, ev.Event)
+		switch ev.Event {
+		case "interval":
+			var tk result.Tick
+			if err := json.Unmarshal(ev.Data, &tk); err != nil {
+				t.Fatal(err)
+			}
+			ticks = append(ticks, tk)
+		case "end":
+			if err := json.Unmarshal(ev.Data, &doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(events) < 4 || events[0] != "start" || events[len(events)-1] != "end" {
+		t.Fatalf("events %q: want start, intervals, end", events)
+	}
+	if doc.Schema != result.Schema || doc.Summary.BitsPerSecond <= 0 {
+		t.Errorf("the end event is not the results document: %+v", doc.Summary)
+	}
+	if len(ticks) != len(doc.Intervals) {
+		t.Fatalf("%d interval events, the document has %d intervals", len(ticks), len(doc.Intervals))
+	}
+	for i, tk := range ticks {
+		if tk.Index != i || tk.Interval.Bytes != doc.Intervals[i].Bytes {
+			t.Errorf("interval event %d: index %d, %d bytes; the document's interval has %d bytes", i, tk.Index, tk.Interval.Bytes, doc.Intervals[i].Bytes)
+		}
+	}
+	// A run that cannot start ends its stream with an error event.
+	code, out, _ = execute(t, context.Background(), "run", testkit.FreeAddr(t), "--json-stream")
+	if code != ExitRuntime || !strings.HasPrefix(out, `{"event":"error","data":{"error":"connect to`) || strings.Count(out, "\n") != 1 {
+		t.Errorf("unreachable server: exit %d, stream %q", code, out)
 	}
 }

@@ -221,7 +221,8 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if err != nil {
 		return err
 	}
-	text := !f.json
+	stream := f.out.jsonStream
+	text := !f.json && !stream
 	var mu sync.Mutex
 	headerShown := false
 	onTick := func(tk result.Tick) {
@@ -233,15 +234,26 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		}
 		report.TickIn(f.out.tickWriter(e.stdout), tk, f.out.unit)
 	}
-	if !text || t.Interval == 0 {
+	switch {
+	case t.Interval == 0:
+		onTick = nil
+	case stream:
+		onTick = streamTick(e.stdout, &mu)
+	case !text:
 		onTick = nil
 	}
 	c, err := connect(ctx, e, f, target, portSet, t.IPVersion, onTick)
 	if err != nil {
+		if stream {
+			streamEnd(e.stdout, nil, err)
+		}
 		return err
 	}
 	defer c.Close()
 	addr, label := c.addr, c.label
+	if stream {
+		report.Stream(e.stdout, "start", report.StreamStart{Server: addr, Spec: t})
+	}
 
 	kinds := []spec.Kind{t.Kind}
 	if f.tradeoff {
@@ -287,6 +299,9 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		}
 	}
 	if len(results) == 0 {
+		if stream {
+			streamEnd(e.stdout, nil, runErr)
+		}
 		return runErr
 	}
 	doc.Result = results[0]
@@ -306,7 +321,12 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		fmt.Fprintln(e.stdout)
 		report.TradeoffIn(e.stdout, results[0], results[1], tradeoffRatio(results), f.out.unit)
 	}
-	if f.json {
+	switch {
+	case stream:
+		if err := streamEnd(e.stdout, &doc, nil); err != nil {
+			return err
+		}
+	case f.json:
 		if err := report.JSON(e.stdout, doc); err != nil {
 			return err
 		}

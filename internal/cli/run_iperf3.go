@@ -61,10 +61,14 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 		}
 	}
 
-	text := !f.json
+	stream := f.out.jsonStream
+	text := !f.json && !stream
 	var mu sync.Mutex
 	headerShown := false
 	cfg := iperf3.ClientConfig{Addr: addr, IPVersion: t.IPVersion, Hostname: e.hostname, Logger: e.log, ProcRoot: f.measure.procRoot, Payload: payload}
+	if stream && t.Interval > 0 {
+		cfg.OnInterval = streamTick(e.stdout, &mu)
+	}
 	if text && t.Interval > 0 {
 		cfg.OnInterval = func(tk result.Tick) {
 			mu.Lock()
@@ -80,9 +84,15 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 	if text {
 		report.Heading(e.stdout, t, label)
 	}
+	if stream {
+		report.Stream(e.stdout, "start", report.StreamStart{Server: addr, Spec: t})
+	}
 	res, runErr := iterate.Run(ctx, rep, func(ctx context.Context) (result.Result, error) { return iperf3.Run(ctx, cfg, t) },
 		iterationLines(e.stdout, text && rep.Repeats(), &mu, func() { headerShown = false }))
 	if runErr != nil && len(res.Directions) == 0 {
+		if stream {
+			streamEnd(e.stdout, nil, runErr)
+		}
 		return runErr
 	}
 	doc := result.Document{Schema: result.Schema, Tool: tool(), Command: "run --iperf3", Result: res}
@@ -94,7 +104,12 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 		fmt.Fprintln(e.stdout)
 		report.TextIn(e.stdout, res, f.out.unit)
 	}
-	if f.json {
+	switch {
+	case stream:
+		if err := streamEnd(e.stdout, &doc, nil); err != nil {
+			return err
+		}
+	case f.json:
 		if err := report.JSON(e.stdout, doc); err != nil {
 			return err
 		}
