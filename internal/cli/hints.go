@@ -74,6 +74,10 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 		if has("one-off") {
 			return "iperf3's -D (daemon) has no equal: run wirespeed serve under a service manager (deploy/systemd/wirespeed.service) or in the background"
 		}
+	case "O":
+		if has("fields") {
+			return "netperf's -O selectors are --fields NAMES --fields-style table here (-o writes a file)"
+		}
 	case "J":
 		if has("json") {
 			return "iperf3's -J is --json here"
@@ -121,4 +125,35 @@ func rateArg(bps float64) string {
 		}
 	}
 	return strconv.FormatFloat(bps, 'g', -1, 64)
+}
+
+// netperfFields are netperf's output selectors (-o, -O) and the --fields
+// names of the same figures.
+var netperfFields = map[string]string{
+	"THROUGHPUT": "throughput_bps", "ELAPSED_TIME": "elapsed_s", "PROTOCOL": "test",
+	"TRANSACTION_RATE": "transactions_per_s", "LOCAL_SEND_SIZE": "send_size", "REMOTE_RECV_SIZE": "recv_size",
+	"MIN_LATENCY": "latency_min_us", "MAX_LATENCY": "latency_max_us", "MEAN_LATENCY": "latency_mean_us",
+	"P50_LATENCY": "latency_p50_us", "P90_LATENCY": "latency_p90_us", "P99_LATENCY": "latency_p99_us",
+	"STDDEV_LATENCY": "latency_stddev_us", "LOCAL_CPU_UTIL": "local_util_pct", "REMOTE_CPU_UTIL": "remote_util_pct",
+	"LOCAL_SD": "local_service_demand_us_per_kb", "REMOTE_SD": "remote_service_demand_us_per_kb",
+	"LOCAL_TRANSPORT_RETRANS": "retransmits", "LOCAL_SEND_CALLS": "", "LOCAL_BYTES_SENT": "sender_bytes",
+	"REMOTE_BYTES_RECVD": "bytes",
+}
+
+// fieldsHint gives the --fields spelling of a list of netperf output
+// selectors (-o THROUGHPUT,MEAN_LATENCY): "" when names holds none.
+func fieldsHint(names []string) string {
+	var ours []string
+	found := false
+	for _, n := range names {
+		if f, ok := netperfFields[strings.ToUpper(strings.TrimSpace(n))]; ok && f != "" {
+			ours, found = append(ours, f), true
+			continue
+		}
+		ours = append(ours, n)
+	}
+	if !found {
+		return ""
+	}
+	return "; netperf's output selectors are --fields here: --fields " + strings.Join(ours, ",")
 }

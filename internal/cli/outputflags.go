@@ -21,6 +21,8 @@ type outputFlags struct {
 	timestamps string         // --timestamps[=FORMAT], strftime; "" for none
 	logfile    string         // --logfile FILE
 	jsonStream bool           // --json-stream
+	fields     []string       // --fields NAME,...
+	fieldStyle string         // --fields-style
 
 	layout string           // timestamps as a Go layout, set by open
 	now    func() time.Time // the clock of the timestamps; nil: time.Now
@@ -31,6 +33,8 @@ func (o *outputFlags) register(fl *pflag.FlagSet) {
 	fl.Lookup("timestamps").NoOptDefVal = report.DefaultTimestamp
 	fl.StringVar(&o.logfile, "logfile", "", "write what run prints to FILE instead of stdout, appending (iperf3's --logfile); errors stay on stderr")
 	fl.BoolVar(&o.jsonStream, "json-stream", false, "print one JSON object a line as the run goes: start, each interval, and the results document at the end (iperf3's --json-stream)")
+	fl.StringSliceVar(&o.fields, "fields", nil, "print only these figures of the result, for scripts (netperf's -o/-O): names of the CSV columns, e.g. throughput_bps,retransmits,local_util_pct; one line per direction")
+	fl.StringVar(&o.fieldStyle, "fields-style", "csv", "how --fields prints: csv (a header line, then values; netperf's -o), table (aligned columns; -O) or values (no header)")
 	fl.VarP(rateUnitValue{&o.unit}, "format", "f", "units of throughput in text tables and interval lines, as iperf3's and netperf's -f: k, m, g, t (10^3..10^12 bits/s) or K, M, G, T (KBytes/s..TBytes/s, 1024s); default 10^6bits/sec in tables, adaptive in interval lines; JSON is always bits/s")
 }
 
@@ -57,7 +61,16 @@ func (v rateUnitValue) Type() string { return "unit" }
 
 // open checks the output flags and returns e with its stdout sent to
 // --logfile, and the function that closes the file (nil without one).
-func (o *outputFlags) open(e *env) (*env, func() error, error) {
+func (o *outputFlags) open(e *env, json bool) (*env, func() error, error) {
+	if o.fields != nil {
+		switch {
+		case json || o.jsonStream:
+			return nil, nil, usagef("--fields prints chosen figures instead of the document; drop --json or --json-stream")
+		}
+		if err := report.CheckFields(o.fields, o.fieldStyle); err != nil {
+			return nil, nil, usagef("--fields: %v%s", err, fieldsHint(o.fields))
+		}
+	}
 	if o.timestamps != "" {
 		layout, err := report.TimestampLayout(o.timestamps)
 		if err != nil {

@@ -189,3 +189,57 @@ func TestJSONStream(t *testing.T) {
 		t.Errorf("unreachable server: exit %d, stream %q", code, out)
 	}
 }
+
+// TestFields: --fields prints the chosen figures and nothing else: the
+// throughput is the bytes over the elapsed time, worked out here from
+// the other two fields, and the values are the document's.
+func TestFields(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.json")
+	code, out, errOut := execute(t, context.Background(), "run", "-l", "0.3", "-i", "0.1", "--cpu=false",
+		"--fields", "test,bytes,elapsed_s,throughput_bps,latency_p99_us", "-o", file)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2 || lines[0] != "test,bytes,elapsed_s,throughput_bps,latency_p99_us" {
+		t.Fatalf("output is not a header and one line:\n%s", out)
+	}
+	v := strings.Split(lines[1], ",")
+	if len(v) != 5 || v[0] != "TCP_STREAM" || v[4] != "" {
+		t.Fatalf("values %q", v)
+	}
+	bytes, _ := strconv.ParseFloat(v[1], 64)
+	elapsed, _ := strconv.ParseFloat(v[2], 64)
+	bps, _ := strconv.ParseFloat(v[3], 64)
+	if bytes <= 0 || math.Abs(bps-8*bytes/elapsed) > 1e-6*bps {
+		t.Errorf("throughput %v is not 8 x %v bytes / %v s", bps, bytes, elapsed)
+	}
+	doc, err := result.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bps != doc.Summary.BitsPerSecond || int64(bytes) != doc.Summary.Bytes {
+		t.Errorf("fields %v bits/s, %v bytes; the document %v, %d", bps, bytes, doc.Summary.BitsPerSecond, doc.Summary.Bytes)
+	}
+
+	code, out, errOut = execute(t, context.Background(), "run", "-l", "0.2", "-t", "TCP_BIDIR", "--cpu=false", "--fields", "direction,retransmits", "--fields-style", "values")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !regexp.MustCompile(`^client_to_server,\d+\nserver_to_client,\d+\nboth,\d+\n$`).MatchString(out) {
+		t.Errorf("values style:\n%s", out)
+	}
+	code, out, _ = execute(t, context.Background(), "run", "-l", "0.2", "--cpu=false", "--fields", "test,throughput_bps", "--fields-style", "table")
+	if code != ExitOK || !regexp.MustCompile(`^\s+test\s+throughput_bps\n\s+TCP_STREAM\s+[\d.]+\n$`).MatchString(out) {
+		t.Errorf("table style: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{
+		{"run", "--fields", "speed"},
+		{"run", "--fields", "bytes", "--fields-style", "xml"},
+		{"run", "--fields", "bytes", "--json"},
+	} {
+		if code, _, errOut := execute(t, context.Background(), args...); code != ExitUsage || !strings.Contains(errOut, "fields") {
+			t.Errorf("%q: exit %d, %q", args, code, errOut)
+		}
+	}
+}

@@ -157,7 +157,7 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 	}
 	if f.output != "" {
 		if err := report.CheckPath(f.output); err != nil {
-			return t, usageError{err}
+			return t, usagef("%w%s", err, fieldsHint(strings.Split(f.output, ",")))
 		}
 	}
 	if err := f.record.check(); err != nil {
@@ -199,7 +199,7 @@ func parseTarget(target string, port int, portSet bool) (host string, p int, err
 }
 
 func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet bool) (err error) {
-	e, closeLog, err := f.out.open(e)
+	e, closeLog, err := f.out.open(e, f.json)
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		return err
 	}
 	stream := f.out.jsonStream
-	text := !f.json && !stream
+	text := !f.json && !stream && f.out.fields == nil
 	var mu sync.Mutex
 	headerShown := false
 	onTick := func(tk result.Tick) {
@@ -322,6 +322,10 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		report.TradeoffIn(e.stdout, results[0], results[1], tradeoffRatio(results), f.out.unit)
 	}
 	switch {
+	case f.out.fields != nil:
+		if err := report.Fields(e.stdout, doc, f.out.fields, f.out.fieldStyle); err != nil {
+			return err
+		}
 	case stream:
 		if err := streamEnd(e.stdout, &doc, nil); err != nil {
 			return err

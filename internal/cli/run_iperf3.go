@@ -62,7 +62,7 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 	}
 
 	stream := f.out.jsonStream
-	text := !f.json && !stream
+	text := !f.json && !stream && f.out.fields == nil
 	var mu sync.Mutex
 	headerShown := false
 	cfg := iperf3.ClientConfig{Addr: addr, IPVersion: t.IPVersion, Hostname: e.hostname, Logger: e.log, ProcRoot: f.measure.procRoot, Payload: payload}
@@ -105,6 +105,10 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 		report.TextIn(e.stdout, res, f.out.unit)
 	}
 	switch {
+	case f.out.fields != nil:
+		if err := report.Fields(e.stdout, doc, f.out.fields, f.out.fieldStyle); err != nil {
+			return err
+		}
 	case stream:
 		if err := streamEnd(e.stdout, &doc, nil); err != nil {
 			return err
