@@ -98,3 +98,24 @@ func TestLabelFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepRecordsLabels: a sweep's document carries --title and --label
+// too, and its text names them above the table.
+func TestSweepRecordsLabels(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "s.json")
+	code, out, errOut := execute(t, context.Background(), "sweep", "--sizes", "1K,2K", "-l", "0.1", "-i", "0", "--cpu=false",
+		"--title", "sweep title", "--label", "nic=veth", "-o", file)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "title: sweep title\nlabels: nic=veth\n") {
+		t.Errorf("sweep text lacks the title and labels:\n%s", out)
+	}
+	doc, err := result.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Title != "sweep title" || doc.Labels["nic"] != "veth" || len(doc.Points) != 2 {
+		t.Errorf("sweep document: title %q, labels %v, %d points", doc.Title, doc.Labels, len(doc.Points))
+	}
+}
