@@ -55,7 +55,7 @@ func connect(ctx context.Context, e *env, f *runFlags, target string, portSet bo
 		conn.addr, conn.label, conn.stop = a, a+" (embedded server)", stop
 	}
 	cfg := client.Config{Addr: conn.addr, IPVersion: ipVersion, Tool: version(), Hostname: e.hostname, Logger: e.log,
-		ProcRoot: f.measure.procRoot, OnInterval: onTick}
+		ProcRoot: f.measure.procRoot, OnInterval: onTick, ConnectTimeout: f.connectTimeout}
 	cfg.Security = sec
 	if conn.Client, err = client.Dial(ctx, cfg); err != nil {
 		if conn.stop != nil {

@@ -16,17 +16,46 @@ import (
 // differently is still refused (as a usage error), but the message says
 // the wirespeed spelling.
 
-var unknownShorthand = regexp.MustCompile(`unknown shorthand flag: '(.)'`)
+var (
+	unknownShorthand = regexp.MustCompile(`unknown shorthand flag: '(.)'`)
+	unknownLong      = regexp.MustCompile(`unknown flag: --([^ ]+)`)
+	badValue         = regexp.MustCompile(`invalid argument .* for "-(.), --`)
+)
+
+// longHints are iperf3's and netperf's long flags spelled otherwise here:
+// the flag, the wirespeed flag the command must have, and the hint.
+var longHints = map[string]struct{ has, hint string }{
+	"extra-data": {"label", "iperf3's --extra-data is --label KEY=VALUE here (repeatable), with --title for a title"},
+}
+
+// valueHints explain a value a short flag refused that fits the other
+// tool's meaning of the letter: the flag, the wirespeed flag the command
+// must have, and the hint.
+var valueHints = map[string]struct{ has, hint string }{
+	"T": {"title", "-T pins CPUs as in netperf; iperf3's -T TITLE is --title here"},
+}
 
 // foreignFlagHint returns what to write instead of an unknown flag err
 // names, when it is a well-known iperf3 or netperf flag and cmd has the
 // wirespeed equivalent; "" otherwise.
 func foreignFlagHint(cmd *cobra.Command, err error) string {
+	has := func(name string) bool { return cmd.Flags().Lookup(name) != nil }
+	if m := unknownLong.FindStringSubmatch(err.Error()); m != nil {
+		if h, ok := longHints[strings.SplitN(m[1], "=", 2)[0]]; ok && has(h.has) {
+			return h.hint
+		}
+		return ""
+	}
+	if m := badValue.FindStringSubmatch(err.Error()); m != nil {
+		if h, ok := valueHints[m[1]]; ok && has(h.has) {
+			return h.hint
+		}
+		return ""
+	}
 	m := unknownShorthand.FindStringSubmatch(err.Error())
 	if m == nil {
 		return ""
 	}
-	has := func(name string) bool { return cmd.Flags().Lookup(name) != nil }
 	takesHost := strings.Contains(cmd.Use, "HOST")
 	switch m[1] {
 	case "c":
@@ -36,6 +65,18 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 	case "H":
 		if takesHost {
 			return fmt.Sprintf("netperf's -H HOST is an argument here: %s HOST", cmd.CommandPath())
+		}
+	case "s":
+		if has("one-off") {
+			return "iperf3's -s is this command, wirespeed serve; drop -s"
+		}
+	case "D":
+		if has("one-off") {
+			return "iperf3's -D (daemon) has no equal: run wirespeed serve under a service manager (deploy/systemd/wirespeed.service) or in the background"
+		}
+	case "O":
+		if has("fields") {
+			return "netperf's -O selectors are --fields NAMES --fields-style table here (-o writes a file)"
 		}
 	case "J":
 		if has("json") {
@@ -84,4 +125,35 @@ func rateArg(bps float64) string {
 		}
 	}
 	return strconv.FormatFloat(bps, 'g', -1, 64)
+}
+
+// netperfFields are netperf's output selectors (-o, -O) and the --fields
+// names of the same figures.
+var netperfFields = map[string]string{
+	"THROUGHPUT": "throughput_bps", "ELAPSED_TIME": "elapsed_s", "PROTOCOL": "test",
+	"TRANSACTION_RATE": "transactions_per_s", "LOCAL_SEND_SIZE": "send_size", "REMOTE_RECV_SIZE": "recv_size",
+	"MIN_LATENCY": "latency_min_us", "MAX_LATENCY": "latency_max_us", "MEAN_LATENCY": "latency_mean_us",
+	"P50_LATENCY": "latency_p50_us", "P90_LATENCY": "latency_p90_us", "P99_LATENCY": "latency_p99_us",
+	"STDDEV_LATENCY": "latency_stddev_us", "LOCAL_CPU_UTIL": "local_util_pct", "REMOTE_CPU_UTIL": "remote_util_pct",
+	"LOCAL_SD": "local_service_demand_us_per_kb", "REMOTE_SD": "remote_service_demand_us_per_kb",
+	"LOCAL_TRANSPORT_RETRANS": "retransmits", "LOCAL_SEND_CALLS": "", "LOCAL_BYTES_SENT": "sender_bytes",
+	"REMOTE_BYTES_RECVD": "bytes",
+}
+
+// fieldsHint gives the --fields spelling of a list of netperf output
+// selectors (-o THROUGHPUT,MEAN_LATENCY): "" when names holds none.
+func fieldsHint(names []string) string {
+	var ours []string
+	found := false
+	for _, n := range names {
+		if f, ok := netperfFields[strings.ToUpper(strings.TrimSpace(n))]; ok && f != "" {
+			ours, found = append(ours, f), true
+			continue
+		}
+		ours = append(ours, n)
+	}
+	if !found {
+		return ""
+	}
+	return "; netperf's output selectors are --fields here: --fields " + strings.Join(ours, ",")
 }

@@ -25,6 +25,13 @@ func TestForeignHabitHints(t *testing.T) {
 		{[]string{"run", "-b", "100M"}, "use --fq-rate 100M"},
 		{[]string{"run", "-t", "TCP_BIDIR", "-b", "2.5G"}, "use --fq-rate 2.5G"},
 		{[]string{"run", "-l", "0"}, "must be longer than 0"},
+		{[]string{"run", "-T", "before the patch"}, "iperf3's -T TITLE is --title here"},
+		{[]string{"run", "-O", "THROUGHPUT"}, "netperf's -O selectors are --fields NAMES --fields-style table here"},
+		{[]string{"run", "-o", "THROUGHPUT,P99_LATENCY"}, "--fields throughput_bps,latency_p99_us"},
+		{[]string{"run", "--fields", "THROUGHPUT,foo"}, "--fields throughput_bps,foo"},
+		{[]string{"serve", "-s", "-1"}, "iperf3's -s is this command, wirespeed serve"},
+		{[]string{"serve", "-D"}, "deploy/systemd/wirespeed.service"},
+		{[]string{"sweep", "--extra-data", "x"}, "iperf3's --extra-data is --label KEY=VALUE here"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

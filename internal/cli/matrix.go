@@ -93,6 +93,7 @@ waits after each change before measuring.`,
 	}
 	addRunFlags(cmd, &f.run)
 	fl := cmd.Flags()
+	f.run.record.register(fl)
 	fl.StringVar(&f.dev, "dev", "", "this host's interface to change (the one that carries the test)")
 	fl.StringVar(&f.remoteDev, "remote-dev", "", "the server's interface to change too (the server needs --allow-netconf and --psk-file, this client --psk-file)")
 	fl.StringVar(&f.remoteNetns, "remote-netns", "", "change --remote-dev in this network namespace of this host instead of asking the server (a lab's side a)")
@@ -147,6 +148,7 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	}
 	obs := &matrixObserver{e: e, text: !f.run.json, label: c.label, sizes: plan.Sizes}
 	save := func(doc *result.Document) error {
+		f.run.record.apply(doc)
 		if f.run.output == "" {
 			return nil
 		}
@@ -161,6 +163,7 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 		Observer: obs,
 		Save:     save,
 	})
+	f.run.record.apply(doc)
 
 	// The notes, the JSON, the file, and the command's error.
 	switch {

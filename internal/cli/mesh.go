@@ -114,7 +114,8 @@ func runMesh(ctx context.Context, e *env, f *meshFlags, portSet bool) error {
 	if f.run.port < 1 || f.run.port > 65535 {
 		return usagef("port %d must be between 1 and 65535", f.run.port)
 	}
-	cfg := client.Config{IPVersion: t.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: f.run.measure.procRoot, Security: sec}
+	cfg := client.Config{IPVersion: t.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: f.run.measure.procRoot, Security: sec,
+		ConnectTimeout: f.run.connectTimeout}
 	m := &mesher{e: e, f: f, port: f.run.port, portSet: portSet, resolver: e.resolver,
 		plan:    mesh.Plan{Spec: t, Repeat: rep, Concurrency: f.concurrency, Tool: tool()},
 		measure: mesh.PairMeasure(cfg, t, rep)}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,22 +24,26 @@ import (
 
 // runFlags are the flags of `wirespeed run`.
 type runFlags struct {
-	spec     spec.Test
-	test     string
-	port     int
-	reverse  bool
-	tradeoff bool
-	json     bool
-	output   string
-	payload  string
-	ipv4     bool
-	ipv6     bool
-	measure  measureFlags
-	iperf3   bool // the server is an iperf3 server (run_iperf3.go)
+	spec spec.Test
+	test string
+	port int
+	// connectTimeout bounds the control connection's connect (0: 5 s).
+	connectTimeout time.Duration
+	reverse        bool
+	tradeoff       bool
+	json           bool
+	output         string
+	payload        string
+	ipv4           bool
+	ipv6           bool
+	measure        measureFlags
+	iperf3         bool // the server is an iperf3 server (run_iperf3.go)
 	// changed reports whether the user set a flag, for defaults that
 	// depend on the test (UDP_STREAM's datagram size).
 	changed func(name string) bool
 	sec     runSecurityFlags
+	record  recordFlags // --title, --label (run, sweep, matrix)
+	out     outputFlags // -f, --timestamps, --logfile, --json-stream, --fields (run)
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -86,6 +91,8 @@ the sender's count is shown beside it.`,
 		},
 	}
 	addRunFlags(cmd, f)
+	f.record.register(cmd.Flags())
+	f.out.register(cmd.Flags())
 	addIperf3Flags(cmd, f)
 	return cmd
 }
@@ -150,8 +157,11 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 	}
 	if f.output != "" {
 		if err := report.CheckPath(f.output); err != nil {
-			return t, usageError{err}
+			return t, usagef("%w%s", err, fieldsHint(strings.Split(f.output, ",")))
 		}
+	}
+	if err := f.record.check(); err != nil {
+		return t, err
 	}
 	return t, nil
 }
@@ -188,7 +198,18 @@ func parseTarget(target string, port int, portSet bool) (host string, p int, err
 	return h, n, nil
 }
 
-func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet bool) error {
+func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet bool) (err error) {
+	e, closeLog, err := f.out.open(e, f.json)
+	if err != nil {
+		return err
+	}
+	if closeLog != nil {
+		defer func() {
+			if cerr := closeLog(); cerr != nil && err == nil {
+				err = fmt.Errorf("--logfile: %w", cerr)
+			}
+		}()
+	}
 	if f.iperf3 {
 		return runIperf3(ctx, e, f, target, portSet)
 	}
@@ -200,7 +221,8 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if err != nil {
 		return err
 	}
-	text := !f.json
+	stream := f.out.jsonStream
+	text := !f.json && !stream && f.out.fields == nil
 	var mu sync.Mutex
 	headerShown := false
 	onTick := func(tk result.Tick) {
@@ -210,23 +232,35 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 			report.IntervalHeader(e.stdout)
 			headerShown = true
 		}
-		report.Tick(e.stdout, tk)
+		report.TickIn(f.out.tickWriter(e.stdout), tk, f.out.unit)
 	}
-	if !text || t.Interval == 0 {
+	switch {
+	case t.Interval == 0:
+		onTick = nil
+	case stream:
+		onTick = streamTick(e.stdout, &mu)
+	case !text:
 		onTick = nil
 	}
 	c, err := connect(ctx, e, f, target, portSet, t.IPVersion, onTick)
 	if err != nil {
+		if stream {
+			streamEnd(e.stdout, nil, err)
+		}
 		return err
 	}
 	defer c.Close()
 	addr, label := c.addr, c.label
+	if stream {
+		report.Stream(e.stdout, "start", report.StreamStart{Server: addr, Spec: t})
+	}
 
 	kinds := []spec.Kind{t.Kind}
 	if f.tradeoff {
 		kinds = []spec.Kind{spec.TCPStream, spec.TCPMaerts}
 	}
 	doc := result.Document{Schema: result.Schema, Tool: tool(), Command: "run"}
+	f.record.apply(&doc)
 	if rep.Repeats() {
 		doc.Repeat = &rep
 	}
@@ -239,6 +273,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 			if i > 0 {
 				fmt.Fprintln(e.stdout)
 			}
+			report.Record(e.stdout, doc.Title, doc.Labels)
 			report.Heading(e.stdout, tk, label)
 			mu.Lock()
 			headerShown = false
@@ -253,7 +288,7 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		results = append(results, res)
 		if text {
 			fmt.Fprintln(e.stdout)
-			report.Text(e.stdout, res)
+			report.TextIn(e.stdout, res, f.out.unit)
 		}
 		if err != nil {
 			runErr = err
@@ -264,6 +299,9 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		}
 	}
 	if len(results) == 0 {
+		if stream {
+			streamEnd(e.stdout, nil, runErr)
+		}
 		return runErr
 	}
 	doc.Result = results[0]
@@ -272,18 +310,27 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	}
 	textDoc := func(w io.Writer) {
 		for _, r := range results {
-			report.Text(w, r)
+			report.TextIn(w, r, f.out.unit)
 			fmt.Fprintln(w)
 		}
 		if len(results) == 2 {
-			report.Tradeoff(w, results[0], results[1], tradeoffRatio(results))
+			report.TradeoffIn(w, results[0], results[1], tradeoffRatio(results), f.out.unit)
 		}
 	}
 	if text && len(results) == 2 {
 		fmt.Fprintln(e.stdout)
-		report.Tradeoff(e.stdout, results[0], results[1], tradeoffRatio(results))
+		report.TradeoffIn(e.stdout, results[0], results[1], tradeoffRatio(results), f.out.unit)
 	}
-	if f.json {
+	switch {
+	case f.out.fields != nil:
+		if err := report.Fields(e.stdout, doc, f.out.fields, f.out.fieldStyle); err != nil {
+			return err
+		}
+	case stream:
+		if err := streamEnd(e.stdout, &doc, nil); err != nil {
+			return err
+		}
+	case f.json:
 		if err := report.JSON(e.stdout, doc); err != nil {
 			return err
 		}

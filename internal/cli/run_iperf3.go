@@ -61,10 +61,14 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 		}
 	}
 
-	text := !f.json
+	stream := f.out.jsonStream
+	text := !f.json && !stream && f.out.fields == nil
 	var mu sync.Mutex
 	headerShown := false
 	cfg := iperf3.ClientConfig{Addr: addr, IPVersion: t.IPVersion, Hostname: e.hostname, Logger: e.log, ProcRoot: f.measure.procRoot, Payload: payload}
+	if stream && t.Interval > 0 {
+		cfg.OnInterval = streamTick(e.stdout, &mu)
+	}
 	if text && t.Interval > 0 {
 		cfg.OnInterval = func(tk result.Tick) {
 			mu.Lock()
@@ -73,33 +77,49 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 				report.IntervalHeader(e.stdout)
 				headerShown = true
 			}
-			report.Tick(e.stdout, tk)
+			report.TickIn(f.out.tickWriter(e.stdout), tk, f.out.unit)
 		}
 	}
 	label := addr + " (iperf3 server)"
 	if text {
 		report.Heading(e.stdout, t, label)
 	}
+	if stream {
+		report.Stream(e.stdout, "start", report.StreamStart{Server: addr, Spec: t})
+	}
 	res, runErr := iterate.Run(ctx, rep, func(ctx context.Context) (result.Result, error) { return iperf3.Run(ctx, cfg, t) },
 		iterationLines(e.stdout, text && rep.Repeats(), &mu, func() { headerShown = false }))
 	if runErr != nil && len(res.Directions) == 0 {
+		if stream {
+			streamEnd(e.stdout, nil, runErr)
+		}
 		return runErr
 	}
 	doc := result.Document{Schema: result.Schema, Tool: tool(), Command: "run --iperf3", Result: res}
+	f.record.apply(&doc)
 	if rep.Repeats() {
 		doc.Repeat = &rep
 	}
 	if text {
 		fmt.Fprintln(e.stdout)
-		report.Text(e.stdout, res)
+		report.TextIn(e.stdout, res, f.out.unit)
 	}
-	if f.json {
+	switch {
+	case f.out.fields != nil:
+		if err := report.Fields(e.stdout, doc, f.out.fields, f.out.fieldStyle); err != nil {
+			return err
+		}
+	case stream:
+		if err := streamEnd(e.stdout, &doc, nil); err != nil {
+			return err
+		}
+	case f.json:
 		if err := report.JSON(e.stdout, doc); err != nil {
 			return err
 		}
 	}
 	if f.output != "" {
-		if err := report.WriteFile(f.output, doc, func(w io.Writer) { report.Text(w, res) }); err != nil {
+		if err := report.WriteFile(f.output, doc, func(w io.Writer) { report.TextIn(w, res, f.out.unit) }); err != nil {
 			return err
 		}
 	}

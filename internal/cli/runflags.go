@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -51,6 +52,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.spec.CPU, "cpu", true, "measure CPU utilization and service demand on both sides (--cpu=false to skip)")
 	fl.StringVar(&f.measure.procRoot, "proc-root", measure.DefaultProcRoot, "where procfs is mounted on this host, for the local CPU figures")
 	fl.IntVarP(&f.port, "port", "p", server.DefaultPort, "server port, when HOST does not give one")
+	f.connectTimeout = 5 * time.Second
+	fl.Var(durationValue{&f.connectTimeout}, "connect-timeout", "give up connecting to the server after this long (iperf3's --connect-timeout): seconds or a duration such as 500ms")
 	fl.BoolVarP(&f.ipv4, "ipv4", "4", false, "use IPv4 only")
 	fl.BoolVarP(&f.ipv6, "ipv6", "6", false, "use IPv6 only")
 	fl.BoolVar(&f.json, "json", false, "print the JSON results document instead of text")

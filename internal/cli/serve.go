@@ -25,6 +25,7 @@ type serveFlags struct {
 	relay     serveRelayFlags  // serve_relay.go
 	// allowNetconf lets authenticated clients change this host's devices.
 	allowNetconf bool
+	oneOff       bool // -1: serve one test, then exit
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -49,6 +50,7 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 		Example: `  wirespeed serve
   wirespeed serve --listen 127.0.0.1:7575 --max-tests 4
   wirespeed serve --listen [::1] --log-format json
+  wirespeed serve -1                     # one test, then exit
   wirespeed serve --psk-file /etc/wirespeed/key --metrics-listen 127.0.0.1:9575`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -71,6 +73,7 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 				ProcRoot: f.procRoot,
 
 				AllowNetconf: f.allowNetconf,
+				OneOff:       f.oneOff,
 			}
 			if err := f.sec.configure(&cfg); err != nil {
 				return err
@@ -109,6 +112,7 @@ can give; docs/security.md says what each protects against.`, server.DefaultPort
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.procRoot, "proc-root", measure.DefaultProcRoot, "where procfs is mounted, for the CPU figures clients ask for")
+	fl.BoolVarP(&f.oneOff, "one-off", "1", false, "serve one client's test (with the iterations it runs on its connection, or one iperf3 test), then exit 0 (iperf3's -1)")
 	f.sec.register(fl)
 	addIperf3ServeFlags(cmd, &f.iperf3)
 	f.relay.register(fl)

@@ -69,6 +69,7 @@ same test settings, iterations and sizes as the command line.`,
 	}
 	addRunFlags(cmd, &f.run)
 	fl := cmd.Flags()
+	f.run.record.register(fl)
 	fl.StringVar(&f.sizes, "sizes", defaultSizes, "message sizes, one point each: a list (1,64,1460,8K) and ranges FROM..TOxFACTOR (64..65536x2) or FROM..TO+STEP")
 	fl.StringVar(&f.resume, "resume", "", "continue the interrupted sweep in FILE.json: keep its complete points, run the others, write FILE.json after each")
 	return cmd
@@ -107,6 +108,10 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 		}
 		plan.Doc = prev
 	}
+	if plan.Doc == nil {
+		plan.Doc = sweep.NewDocument(plan.Base, plan.Repeat, plan.Sizes, plan.Tool)
+	}
+	f.run.record.apply(plan.Doc)
 	sizes = plan.Sizes
 	c, err := connect(ctx, e, &f.run, target, portSet, base.IPVersion, nil)
 	if err != nil {
@@ -125,6 +130,7 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 		}
 	}
 	if text {
+		report.Record(e.stdout, plan.Doc.Title, plan.Doc.Labels)
 		report.Heading(e.stdout, sweep.AtSize(base, sizes[0]), c.label)
 		fmt.Fprintf(e.stdout, "sweep of message sizes %s\n\n", sweep.FormatSizes(sizes))
 		report.SweepHeader(e.stdout, rep.ConfidenceLevel, base.Kind)

@@ -41,8 +41,12 @@ type Config struct {
 	// called from one goroutine at a time.
 	OnInterval func(result.Tick)
 	Logger     *slog.Logger
-	// HandshakeTimeout bounds the connect and the hello; default 5s.
+	// HandshakeTimeout bounds the hello, and the connect when
+	// ConnectTimeout is not set; default 5s.
 	HandshakeTimeout time.Duration
+	// ConnectTimeout bounds the control connection's TCP connect alone
+	// (iperf3's --connect-timeout); 0 means HandshakeTimeout.
+	ConnectTimeout time.Duration
 	// ProcRoot is where /proc is mounted, for the CPU figures a spec may
 	// ask for; default measure.DefaultProcRoot.
 	ProcRoot string
@@ -89,9 +93,18 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	case 6:
 		network = "tcp6"
 	}
-	d := net.Dialer{Timeout: cfg.HandshakeTimeout}
+	connectTimeout := cfg.ConnectTimeout
+	if connectTimeout <= 0 {
+		connectTimeout = cfg.HandshakeTimeout
+	}
+	d := net.Dialer{Timeout: connectTimeout}
 	c, err := d.DialContext(ctx, network, cfg.Addr)
 	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
+			return nil, fmt.Errorf("connect to %s: no answer within %v (the connect timeout): the host is down, a firewall drops the port, or the server cannot accept; give it longer with --connect-timeout: %w",
+				cfg.Addr, connectTimeout, err)
+		}
 		return nil, fmt.Errorf("connect to %s: %w%s", cfg.Addr, err, dialHint(err))
 	}
 	if c, err = cfg.startTLS(ctx, c, host); err != nil {

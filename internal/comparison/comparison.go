@@ -28,6 +28,10 @@ type Source struct {
 	Points map[Key]result.Result
 	// Order lists the keys in the source's own order.
 	Order []Key
+	// Title and Labels are the document's --title and --label KEY=VALUE
+	// (a matrix's rows share their document's, so they never differ).
+	Title  string
+	Labels map[string]string
 }
 
 // Key identifies a point across documents: the matrix row's settings
@@ -82,7 +86,7 @@ func Sources(names []string, docs []result.Document) ([]Source, error) {
 	}
 	var out []Source
 	for i, d := range docs {
-		s := Source{Name: names[i], Points: map[Key]result.Result{}}
+		s := Source{Name: names[i], Points: map[Key]result.Result{}, Title: d.Title, Labels: d.Labels}
 		switch d.Kind() {
 		case result.KindMatrix:
 			for _, r := range d.Matrix.Rows {
@@ -239,11 +243,23 @@ type Result struct {
 	// "spec".
 	EnvDiffs  []Diff
 	SpecDiffs []Diff
+	// LabelDiffs are the ways its title and labels differ (Side "label",
+	// Name the key, or "title"); they hold for every matched point.
+	LabelDiffs []Diff
 	// Unmatched lists points only some sources have, by source.
 	Unmatched map[string][]Key
 	// Warnings are the tests' caveats, each once, with the points it
 	// applies to.
 	Warnings []Warning
+}
+
+// Differences are all the ways the sources differ from the baseline:
+// title and labels first (what the user said differs), then the
+// environment records, then the test settings.
+func (r Result) Differences() []Diff {
+	out := append([]Diff(nil), r.LabelDiffs...)
+	out = append(out, r.EnvDiffs...)
+	return append(out, r.SpecDiffs...)
 }
 
 // Warning is a caveat of the tests and the points it applies to.
@@ -354,6 +370,9 @@ func Compare(sources []Source, opts Options) (Result, error) {
 		res.SpecDiffs = append(res.SpecDiffs, diffs(i+1, common, func(k Key) []result.EnvDiff {
 			return specDiff(base.Points[k].Spec, s.Points[k].Spec)
 		})...)
+		for _, d := range labelDiff(base, s) {
+			res.LabelDiffs = append(res.LabelDiffs, Diff{Source: i + 1, EnvDiff: d, Points: len(common), Of: len(common)})
+		}
 	}
 	return res, nil
 }
@@ -385,6 +404,32 @@ func specDiff(a, b spec.Test) []result.EnvDiff {
 	var out []result.EnvDiff
 	for _, d := range spec.Diff(a, b) {
 		out = append(out, result.EnvDiff{Side: "spec", Name: d.Name, A: d.A, B: d.B})
+	}
+	return out
+}
+
+// labelDiff lists how b's title and labels differ from a's, the title
+// first, then the labels by key; a label only one of them has is "" in
+// the other.
+func labelDiff(a, b Source) []result.EnvDiff {
+	var out []result.EnvDiff
+	if a.Title != b.Title {
+		out = append(out, result.EnvDiff{Side: "label", Name: "title", A: a.Title, B: b.Title})
+	}
+	var keys []string
+	for k := range a.Labels {
+		keys = append(keys, k)
+	}
+	for k := range b.Labels {
+		if _, ok := a.Labels[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if a.Labels[k] != b.Labels[k] {
+			out = append(out, result.EnvDiff{Side: "label", Name: k, A: a.Labels[k], B: b.Labels[k]})
+		}
 	}
 	return out
 }

@@ -32,7 +32,7 @@ func Compare(w io.Writer, res comparison.Result) {
 	fmt.Fprintf(w, "\nwhat differs from %s:\n", base)
 	for i, name := range res.Sources[1:] {
 		var ds []comparison.Diff
-		for _, d := range append(append([]comparison.Diff(nil), res.EnvDiffs...), res.SpecDiffs...) {
+		for _, d := range res.Differences() {
 			if d.Source == i+1 {
 				ds = append(ds, d)
 			}
@@ -219,7 +219,7 @@ type compareDoc struct {
 
 type compareDiff struct {
 	Source string `json:"source"`
-	Side   string `json:"side"` // local, remote, or spec
+	Side   string `json:"side"` // local, remote, spec, or label (--title, --label)
 	Name   string `json:"name"`
 	A      string `json:"baseline_value"`
 	B      string `json:"value"`
@@ -265,7 +265,7 @@ func finite(v float64) *float64 {
 func CompareJSON(w io.Writer, res comparison.Result) error {
 	doc := compareDoc{Schema: CompareSchema, Baseline: res.Sources[0], Sources: res.Sources,
 		Test: res.Options.Test, Alpha: res.Options.Alpha, Differences: []compareDiff{}, Figures: []compareFigure{}, Warnings: res.Warnings}
-	for _, d := range append(append([]comparison.Diff(nil), res.EnvDiffs...), res.SpecDiffs...) {
+	for _, d := range res.Differences() {
 		doc.Differences = append(doc.Differences, compareDiff{Source: res.Sources[d.Source], Side: string(d.Side), Name: d.Name, A: d.A, B: d.B, Points: d.Points, Of: d.Of})
 	}
 	for _, tb := range res.Tables {

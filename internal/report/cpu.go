@@ -19,12 +19,12 @@ func hasCPU(s result.Summary) bool { return s.LocalCPU != nil || s.RemoteCPU != 
 // microseconds of CPU per KB, local and remote. A run with two directions
 // shows the CPU on its total row: CPU is measured per side, not per
 // direction.
-func cpuTable(w io.Writer, res result.Result) {
+func cpuTable(w io.Writer, res result.Result, u units.RateUnit) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "Recv\tSend\tSend\t\t\tLocal\tRemote\tLocal\tRemote\t\t")
 	fmt.Fprintln(tw, "Socket\tSocket\tMessage\tElapsed\t\tCPU\tCPU\tService\tService\t\t")
 	fmt.Fprintln(tw, "Size\tSize\tSize\tTime\tThroughput\tUtil\tUtil\tDemand\tDemand\t\t")
-	fmt.Fprintln(tw, "bytes\tbytes\tbytes\tsecs.\t10^6bits/sec\t%\t%\tus/KB\tus/KB\t\t")
+	fmt.Fprintln(tw, "bytes\tbytes\tbytes\tsecs.\t"+u.Column()+"\t%\t%\tus/KB\tus/KB\t\t")
 	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t")
 	one := len(res.Directions) == 1
 	for _, d := range res.Directions {
@@ -37,10 +37,10 @@ func cpuTable(w io.Writer, res result.Result) {
 			cpu = cpuCells(res.Summary)
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%.2f\t%.2f\t%s\t\t%s\n", rcvBuf, sndBuf, res.Spec.SendSize,
-			d.Summary.ElapsedS, units.Mega(d.Summary.BitsPerSecond), cpu, dirLabel(d.Direction))
+			d.Summary.ElapsedS, u.Scale(d.Summary.BitsPerSecond), cpu, dirLabel(d.Direction))
 	}
 	if !one {
-		fmt.Fprintf(tw, "\t\t\t%.2f\t%.2f\t%s\t\t%s\n", res.Summary.ElapsedS, units.Mega(res.Summary.BitsPerSecond),
+		fmt.Fprintf(tw, "\t\t\t%.2f\t%.2f\t%s\t\t%s\n", res.Summary.ElapsedS, u.Scale(res.Summary.BitsPerSecond),
 			cpuCells(res.Summary), "both directions")
 	}
 	tw.Flush()

@@ -59,6 +59,13 @@ func CSV(w io.Writer, doc result.Document) error {
 	}
 	cw := csv.NewWriter(w)
 	cw.Write(csvHeader)
+	cw.WriteAll(runRows(doc))
+	return cw.Error()
+}
+
+// runRows are the CSV rows of a run's (or a tradeoff's) document.
+func runRows(doc result.Document) [][]string {
+	var rows [][]string
 	runs := doc.Runs
 	if len(runs) == 0 {
 		runs = []result.Result{doc.Result}
@@ -67,14 +74,13 @@ func CSV(w io.Writer, doc result.Document) error {
 		one := len(r.Directions) == 1
 		for _, d := range r.Directions {
 			snd, rcv, src := socketSizes(r, d)
-			cw.Write(csvRow(r, string(d.Direction), d.Summary, []string{itoaOr(snd), itoaOr(rcv), src}, one))
+			rows = append(rows, csvRow(r, string(d.Direction), d.Summary, []string{itoaOr(snd), itoaOr(rcv), src}, one))
 		}
 		if !one && len(r.Directions) > 0 {
-			cw.Write(csvRow(r, "both", r.Summary, []string{"", "", ""}, true))
+			rows = append(rows, csvRow(r, "both", r.Summary, []string{"", "", ""}, true))
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return rows
 }
 
 func itoaOr(n int) string {

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"maps"
+	"slices"
+
 	"wirespeed/internal/result"
 	"wirespeed/internal/sysinfo"
 )
@@ -34,4 +37,22 @@ func envLabels(docs []result.Document, d result.Document) map[string]string {
 		}
 	}
 	return out
+}
+
+// userLabels adds d's --title and --label KEY=VALUE items to m, Labels'
+// fields of d: a label reads as the user wrote it (kernel=6.18 patched)
+// unless its key is a field m has already, which it would hide; it is
+// then "label KEY".
+func userLabels(m map[string]string, d result.Document) {
+	if d.Title != "" {
+		m["title"] = d.Title
+	}
+	keys := slices.Sorted(maps.Keys(d.Labels))
+	for _, k := range keys {
+		name := k
+		if _, taken := m[k]; taken {
+			name = "label " + k
+		}
+		m[name] = d.Labels[k]
+	}
 }

@@ -792,7 +792,8 @@ func sizeLabel(n int64) string {
 
 // Labels names each document for a legend by what differs between them:
 // the spec fields (all but the message size, which a sweep varies), the
-// iterations asked, the server and the client host, as "field=value"
+// iterations asked, the server and the client host, the environment
+// records, the --title and --label items, as "field=value"
 // joined by ", ". Documents that differ in none of these are told apart
 // by their names (file names, without directory and extension).
 func Labels(names []string, docs []result.Document) []string {
@@ -824,6 +825,7 @@ func Labels(names []string, docs []result.Document) []string {
 		for k, v := range envLabels(docs, d) {
 			m[k] = v
 		}
+		userLabels(m, d)
 		for k := range m {
 			if !slices.Contains(keys, k) {
 				keys = append(keys, k)

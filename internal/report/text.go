@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -59,6 +61,21 @@ func Heading(w io.Writer, t spec.Test, server string) {
 	dataPathHeading(w, t)
 }
 
+// Record writes the title and labels the user recorded with a run, a
+// line each, before its heading; nothing when there are none.
+func Record(w io.Writer, title string, labels map[string]string) {
+	if title != "" {
+		fmt.Fprintf(w, "title: %s\n", title)
+	}
+	if len(labels) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
+			parts = append(parts, k+"="+labels[k])
+		}
+		fmt.Fprintf(w, "labels: %s\n", strings.Join(parts, ", "))
+	}
+}
+
 // IntervalHeader is the line above interval lines.
 func IntervalHeader(w io.Writer) {
 	fmt.Fprintf(w, "[ ID] %-15s %-17s %14s  %15s\n", "Direction", "Interval", "Transfer", "Bitrate")
@@ -66,32 +83,35 @@ func IntervalHeader(w io.Writer) {
 
 // Tick writes the interval lines of one tick: one per stream, and a [SUM]
 // line when the direction has several streams.
-func Tick(w io.Writer, tk result.Tick) {
+func Tick(w io.Writer, tk result.Tick) { TickIn(w, tk, 0) }
+
+// TickIn is Tick with the bitrate in unit u (-f; 0: adaptive bits).
+func TickIn(w io.Writer, tk result.Tick, u units.RateUnit) {
 	if len(tk.Streams) > 1 {
 		for _, s := range tk.Streams {
-			intervalLine(w, fmt.Sprintf("%3d", s.ID), tk.Direction, s.Interval, true)
+			intervalLine(w, fmt.Sprintf("%3d", s.ID), tk.Direction, s.Interval, true, u)
 		}
-		intervalLine(w, "SUM", tk.Direction, tk.Interval, false)
+		intervalLine(w, "SUM", tk.Direction, tk.Interval, false, u)
 		return
 	}
 	id := "  1"
 	if len(tk.Streams) == 1 {
 		id = fmt.Sprintf("%3d", tk.Streams[0].ID)
 	}
-	intervalLine(w, id, tk.Direction, tk.Interval, true)
+	intervalLine(w, id, tk.Direction, tk.Interval, true, u)
 }
 
 // intervalLine writes one iperf-style line; cwnd is shown for a stream,
 // not for a sum of several. UDP lines show the jitter and lost/total
 // datagrams as iperf's do; request/response lines the transaction rate.
-func intervalLine(w io.Writer, id string, d spec.Direction, iv result.Interval, cwnd bool) {
+func intervalLine(w io.Writer, id string, d spec.Direction, iv result.Interval, cwnd bool, u units.RateUnit) {
 	if d == spec.RequestResponse {
 		fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %12d trans  %12.0f trans/s\n",
 			id, dirLabel(d), iv.StartS, iv.EndS, iv.Packets, iv.TransactionsPerSecond)
 		return
 	}
 	fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %12s  %15s",
-		id, dirLabel(d), iv.StartS, iv.EndS, units.FormatBytes(float64(iv.Bytes)), units.FormatBits(iv.BitsPerSecond))
+		id, dirLabel(d), iv.StartS, iv.EndS, units.FormatBytes(float64(iv.Bytes)), u.Format(iv.BitsPerSecond))
 	if iv.Packets > 0 || iv.JitterMs > 0 {
 		fmt.Fprintf(w, "  %.3f ms  %d/%d (%.2g%%)\n", iv.JitterMs, iv.Lost, iv.Packets+iv.Lost, 100*result.Ratio(float64(iv.Lost), float64(iv.Packets+iv.Lost)))
 		return
@@ -105,19 +125,22 @@ func intervalLine(w io.Writer, id string, d spec.Direction, iv result.Interval, 
 
 // Text writes the result of one run: the netperf table, then per direction
 // and side what each measured, then any warnings.
-func Text(w io.Writer, res result.Result) {
+func Text(w io.Writer, res result.Result) { TextIn(w, res, 0) }
+
+// TextIn is Text with throughputs in unit u (-f; 0: 10^6bits/sec).
+func TextIn(w io.Writer, res result.Result, u units.RateUnit) {
 	if res.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: the run was stopped early; the figures cover only what was measured before.")
 	}
 	switch {
 	case res.Spec.Kind == spec.UDPStream:
-		UDPTable(w, res)
+		udpTable(w, res, u)
 	case res.Spec.Kind.RR():
 		RRTable(w, res)
 	default:
-		Table(w, res)
+		table(w, res, u)
 		fmt.Fprintln(w)
-		Sides(w, res)
+		sides(w, res, u)
 	}
 	measurement(w, res)
 	if res.Summary.Limit != nil {
@@ -134,11 +157,13 @@ func Text(w io.Writer, res result.Result) {
 
 // UDPTable writes netperf's UDP_STREAM table: the sender's line, then the
 // receiver's, then what became of the datagrams.
-func UDPTable(w io.Writer, res result.Result) {
+func UDPTable(w io.Writer, res result.Result) { udpTable(w, res, 0) }
+
+func udpTable(w io.Writer, res result.Result, unit units.RateUnit) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "Socket\tMessage\tElapsed\tMessages\t\t\t\t\t")
 	fmt.Fprintln(tw, "Size\tSize\tTime\tOkay\tErrors\tThroughput\t\t\t")
-	fmt.Fprintln(tw, "bytes\tbytes\tsecs\t#\t#\t10^6bits/sec\t\t\t")
+	fmt.Fprintln(tw, "bytes\tbytes\tsecs\t#\t#\t"+unit.Column()+"\t\t\t")
 	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t")
 	for _, d := range res.Directions {
 		u := d.Summary.UDPSummary
@@ -150,9 +175,9 @@ func UDPTable(w io.Writer, res result.Result) {
 			sndBuf, rcvBuf = d.Streams[0].Sender.SndBuf, d.Streams[0].Receiver.RcvBuf
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%d\t%d\t%.2f\t\t%s sends\t\n", sndBuf, res.Spec.SendSize, d.Summary.SenderElapsedS,
-			u.PacketsSent, u.SendErrors, units.Mega(d.Summary.SenderBitsPerSecond), d.Sender)
+			u.PacketsSent, u.SendErrors, unit.Scale(d.Summary.SenderBitsPerSecond), d.Sender)
 		fmt.Fprintf(tw, "%d\t\t%.2f\t%d\t\t%.2f\t\t%s receives\t\n", rcvBuf, d.Summary.ElapsedS,
-			u.PacketsReceived, units.Mega(d.Summary.BitsPerSecond), d.Receiver)
+			u.PacketsReceived, unit.Scale(d.Summary.BitsPerSecond), d.Receiver)
 	}
 	tw.Flush()
 	for _, d := range res.Directions {
@@ -273,16 +298,18 @@ func RRTable(w io.Writer, res result.Result) {
 
 // Table writes netperf's TCP_STREAM table: one row per direction, with the
 // socket sizes the kernel granted, and a total row for two directions.
-func Table(w io.Writer, res result.Result) {
+func Table(w io.Writer, res result.Result) { table(w, res, 0) }
+
+func table(w io.Writer, res result.Result, u units.RateUnit) {
 	if hasCPU(res.Summary) {
-		cpuTable(w, res)
+		cpuTable(w, res, u)
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "Recv\tSend\tSend\t\t\t\t")
 	fmt.Fprintln(tw, "Socket\tSocket\tMessage\tElapsed\t\t\t")
 	fmt.Fprintln(tw, "Size\tSize\tSize\tTime\tThroughput\t\t")
-	fmt.Fprintln(tw, "bytes\tbytes\tbytes\tsecs.\t10^6bits/sec\t\t")
+	fmt.Fprintln(tw, "bytes\tbytes\tbytes\tsecs.\t"+u.Column()+"\t\t")
 	fmt.Fprintln(tw, "\t\t\t\t\t\t")
 	for _, d := range res.Directions {
 		rcvBuf, sndBuf := 0, 0
@@ -290,17 +317,19 @@ func Table(w io.Writer, res result.Result) {
 			rcvBuf, sndBuf = d.Streams[0].Receiver.RcvBuf, d.Streams[0].Sender.SndBuf
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%.2f\t%.2f\t\t%s\n", rcvBuf, sndBuf, res.Spec.SendSize,
-			d.Summary.ElapsedS, units.Mega(d.Summary.BitsPerSecond), dirLabel(d.Direction))
+			d.Summary.ElapsedS, u.Scale(d.Summary.BitsPerSecond), dirLabel(d.Direction))
 	}
 	if len(res.Directions) > 1 {
-		fmt.Fprintf(tw, "\t\t\t%.2f\t%.2f\t\t%s\n", res.Summary.ElapsedS, units.Mega(res.Summary.BitsPerSecond), "both directions")
+		fmt.Fprintf(tw, "\t\t\t%.2f\t%.2f\t\t%s\n", res.Summary.ElapsedS, u.Scale(res.Summary.BitsPerSecond), "both directions")
 	}
 	tw.Flush()
 }
 
 // Sides writes, for each direction, what the sender and the receiver each
 // measured: per stream when there are several, then for the direction.
-func Sides(w io.Writer, res result.Result) {
+func Sides(w io.Writer, res result.Result) { sides(w, res, 0) }
+
+func sides(w io.Writer, res result.Result, u units.RateUnit) {
 	for i, d := range res.Directions {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -308,24 +337,24 @@ func Sides(w io.Writer, res result.Result) {
 		n := len(d.Streams)
 		fmt.Fprintf(w, "%s: %s sends, %s receives, %d stream%s\n", dirLabel(d.Direction), d.Sender, d.Receiver, n, plural(n))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "stream\tside\trole\tbytes\tsecs.\t10^6bits/s\tretrans\tmss\tcwnd\trtt us\tcc\t")
+		fmt.Fprintln(tw, "stream\tside\trole\tbytes\tsecs.\t"+strings.TrimSuffix(u.Column(), "ec")+"\tretrans\tmss\tcwnd\trtt us\tcc\t")
 		for _, s := range d.Streams {
 			id := fmt.Sprint(s.ID)
-			sideRow(tw, id, s.Sender, s.Sender.Bytes, s.Summary.SenderElapsedS, s.Summary.SenderBitsPerSecond)
-			sideRow(tw, id, s.Receiver, s.Receiver.Bytes, s.Summary.ElapsedS, s.Summary.BitsPerSecond)
+			sideRow(tw, u, id, s.Sender, s.Sender.Bytes, s.Summary.SenderElapsedS, s.Summary.SenderBitsPerSecond)
+			sideRow(tw, u, id, s.Receiver, s.Receiver.Bytes, s.Summary.ElapsedS, s.Summary.BitsPerSecond)
 		}
 		if n > 1 {
 			all := func(side result.Side, role result.Role) result.StreamSide {
 				return result.StreamSide{Side: side, Role: role, Retransmits: d.Summary.Retransmits}
 			}
-			sideRow(tw, "all", all(d.Sender, result.Sender), d.Summary.SenderBytes, d.Summary.SenderElapsedS, d.Summary.SenderBitsPerSecond)
-			sideRow(tw, "all", all(d.Receiver, result.Receiver), d.Summary.Bytes, d.Summary.ElapsedS, d.Summary.BitsPerSecond)
+			sideRow(tw, u, "all", all(d.Sender, result.Sender), d.Summary.SenderBytes, d.Summary.SenderElapsedS, d.Summary.SenderBitsPerSecond)
+			sideRow(tw, u, "all", all(d.Receiver, result.Receiver), d.Summary.Bytes, d.Summary.ElapsedS, d.Summary.BitsPerSecond)
 		}
 		tw.Flush()
 	}
 }
 
-func sideRow(w io.Writer, id string, s result.StreamSide, bytes int64, elapsed, bps float64) {
+func sideRow(w io.Writer, u units.RateUnit, id string, s result.StreamSide, bytes int64, elapsed, bps float64) {
 	retr, mss, cwnd, rtt := "-", "-", "-", "-"
 	if s.Role == result.Sender {
 		retr = fmt.Sprint(s.Retransmits)
@@ -344,7 +373,7 @@ func sideRow(w io.Writer, id string, s result.StreamSide, bytes int64, elapsed, 
 		cc = "-"
 	}
 	fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n",
-		id, s.Side, s.Role, bytes, elapsed, units.Mega(bps), retr, mss, cwnd, rtt, cc)
+		id, s.Side, s.Role, bytes, elapsed, u.Scale(bps), retr, mss, cwnd, rtt, cc)
 }
 
 // Warnings lists caveats, one per line.
@@ -356,17 +385,20 @@ func Warnings(w io.Writer, ws []string) {
 
 // Tradeoff writes two runs of opposite directions side by side, with the
 // ratio of the second's throughput to the first's.
-func Tradeoff(w io.Writer, a, b result.Result, ratio float64) {
+func Tradeoff(w io.Writer, a, b result.Result, ratio float64) { TradeoffIn(w, a, b, ratio, 0) }
+
+// TradeoffIn is Tradeoff with throughputs in unit u (-f).
+func TradeoffIn(w io.Writer, a, b result.Result, ratio float64, u units.RateUnit) {
 	fmt.Fprintln(w, "Tradeoff: one direction, then the other, over the same path")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "test\tdirection\tsecs.\t10^6bits/sec\tsender 10^6bits/sec\tretrans\t")
+	fmt.Fprintln(tw, "test\tdirection\tsecs.\t"+u.Column()+"\tsender "+u.Column()+"\tretrans\t")
 	for _, r := range []result.Result{a, b} {
 		dir := "-"
 		if len(r.Directions) > 0 {
 			dir = dirLabel(r.Directions[0].Direction)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%d\t\n", r.Spec.Kind, dir, r.Summary.ElapsedS,
-			units.Mega(r.Summary.BitsPerSecond), units.Mega(r.Summary.SenderBitsPerSecond), r.Summary.Retransmits)
+			u.Scale(r.Summary.BitsPerSecond), u.Scale(r.Summary.SenderBitsPerSecond), r.Summary.Retransmits)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%s / %s = %.3f\n", b.Spec.Kind, a.Spec.Kind, ratio)

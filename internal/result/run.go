@@ -318,6 +318,11 @@ type Document struct {
 	Schema  string `json:"schema"`
 	Tool    Tool   `json:"tool"`
 	Command string `json:"command"`
+	// Title and Labels are what the user said about the run (--title,
+	// --label KEY=VALUE): "before the patch", kernel=6.18 patched.
+	// compare and plot tell documents apart by them as by any setting.
+	Title  string            `json:"title,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
 	Result
 	Runs []Result `json:"runs,omitempty"`
 	// Repeat is the iterations and confidence asked, when the command

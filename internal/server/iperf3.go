@@ -86,6 +86,8 @@ func (s *Server) ip3Server() *iperf3.Server {
 				}
 				return release, msg
 			},
+			// serve -1 counts an iperf3 client's test as its one.
+			OnDone: func(iperf3.Summary) { s.served() },
 			Admit: func() (func(), bool) {
 				if n := s.active.Add(1); int(n) > s.cfg.MaxTests {
 					s.active.Add(-1)

@@ -59,6 +59,9 @@ type Config struct {
 	// AllowNetconf lets authenticated clients change the offload features
 	// and MTU of this host's devices for a matrix (netconf.go).
 	AllowNetconf bool
+	// OneOff serves one client's test, then stops accepting: Serve
+	// returns nil once that client is done (oneoff.go; iperf3's -1).
+	OneOff bool
 }
 
 // Server serves tests. Create it with New, run it with Serve.
@@ -75,6 +78,8 @@ type Server struct {
 	ip3    iperf3Hook // iperf3 clients on the same port (iperf3.go)
 
 	nc netconfState // devices sessions are changing (netconf.go)
+
+	oneOff oneOff // serve -1 (oneoff.go)
 }
 
 // New returns a server with cfg's defaults filled in.
@@ -98,7 +103,11 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{cfg: cfg, log: log, pending: map[control.Token]*pendingTest{}}
+	srv := &Server{cfg: cfg, log: log, pending: map[control.Token]*pendingTest{}}
+	if cfg.OneOff {
+		srv.oneOff.done = make(chan struct{})
+	}
+	return srv
 }
 
 // Serve accepts connections on ln until ctx is cancelled, then closes ln,
@@ -123,12 +132,22 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	// A one-off server stops accepting once its test was served; the
+	// connections it has go on to their end (wg.Wait).
+	served := s.oneOffDone()
+	go func() {
+		select {
+		case <-served:
+			ln.Close()
+		case <-ctx.Done():
+		}
+	}()
 	sessCtx, drained := s.drainContext(ctx)
 	defer drained()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || isClosed(served) {
 				return nil
 			}
 			var ne net.Error
@@ -313,6 +332,12 @@ func (ss *session) release() {
 // another until the client says bye, goes quiet or the server stops. The
 // handshake must end by deadline.
 func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Time) {
+	tested := false
+	defer func() {
+		if tested {
+			s.served()
+		}
+	}()
 	defer cc.Close()
 	peer := cc.NetConn().RemoteAddr().String()
 	log := s.log.With("peer", peer)
@@ -403,6 +428,7 @@ func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Ti
 		if ss.freeMemory, ok = ss.reserve(req.Spec, len(req.Payload)); !ok {
 			continue
 		}
+		tested = true
 		err := ss.observeTest(ctx, req.Spec, func(ctx context.Context) error {
 			return ss.test(ctx, req)
 		})

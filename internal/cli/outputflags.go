@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"wirespeed/internal/report"
+	"wirespeed/internal/result"
+	"wirespeed/internal/units"
+)
+
+// outputFlags say how run shows its result as text; the JSON document
+// never changes with them.
+type outputFlags struct {
+	unit       units.RateUnit // -f
+	timestamps string         // --timestamps[=FORMAT], strftime; "" for none
+	logfile    string         // --logfile FILE
+	jsonStream bool           // --json-stream
+	fields     []string       // --fields NAME,...
+	fieldStyle string         // --fields-style
+
+	layout string           // timestamps as a Go layout, set by open
+	now    func() time.Time // the clock of the timestamps; nil: time.Now
+}
+
+func (o *outputFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&o.timestamps, "timestamps", "", "put the time at the start of each interval line, strftime's FORMAT (iperf3's --timestamps; alone: \"%c \", e.g. --timestamps='%F %T ')")
+	fl.Lookup("timestamps").NoOptDefVal = report.DefaultTimestamp
+	fl.StringVar(&o.logfile, "logfile", "", "write what run prints to FILE instead of stdout, appending (iperf3's --logfile); errors stay on stderr")
+	fl.BoolVar(&o.jsonStream, "json-stream", false, "print one JSON object a line as the run goes: start, each interval, and the results document at the end (iperf3's --json-stream)")
+	fl.StringSliceVar(&o.fields, "fields", nil, "print only these figures of the result, for scripts (netperf's -o/-O): names of the CSV columns, e.g. throughput_bps,retransmits,local_util_pct; one line per direction")
+	fl.StringVar(&o.fieldStyle, "fields-style", "csv", "how --fields prints: csv (a header line, then values; netperf's -o), table (aligned columns; -O) or values (no header)")
+	fl.VarP(rateUnitValue{&o.unit}, "format", "f", "units of throughput in text tables and interval lines, as iperf3's and netperf's -f: k, m, g, t (10^3..10^12 bits/s) or K, M, G, T (KBytes/s..TBytes/s, 1024s); default 10^6bits/sec in tables, adaptive in interval lines; JSON is always bits/s")
+}
+
+// rateUnitValue is -f: one letter of k m g t K M G T.
+type rateUnitValue struct{ u *units.RateUnit }
+
+func (v rateUnitValue) String() string {
+	if v.u == nil {
+		return ""
+	}
+	return v.u.String()
+}
+
+func (v rateUnitValue) Set(s string) error {
+	u, err := units.ParseRateUnit(s)
+	if err != nil {
+		return err
+	}
+	*v.u = u
+	return nil
+}
+
+func (v rateUnitValue) Type() string { return "unit" }
+
+// open checks the output flags and returns e with its stdout sent to
+// --logfile, and the function that closes the file (nil without one).
+func (o *outputFlags) open(e *env, json bool) (*env, func() error, error) {
+	if o.fields != nil {
+		switch {
+		case json || o.jsonStream:
+			return nil, nil, usagef("--fields prints chosen figures instead of the document; drop --json or --json-stream")
+		}
+		if err := report.CheckFields(o.fields, o.fieldStyle); err != nil {
+			return nil, nil, usagef("--fields: %v%s", err, fieldsHint(o.fields))
+		}
+	}
+	if o.timestamps != "" {
+		layout, err := report.TimestampLayout(o.timestamps)
+		if err != nil {
+			return nil, nil, usagef("--timestamps: %v", err)
+		}
+		o.layout = layout
+	}
+	if o.logfile == "" {
+		return e, nil, nil
+	}
+	f, err := os.OpenFile(o.logfile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--logfile: %w", err)
+	}
+	to := *e
+	to.stdout = f
+	return &to, f.Close, nil
+}
+
+// tickWriter is where one tick's interval lines go: w, each line
+// prefixed with the time of the tick when --timestamps asks.
+func (o *outputFlags) tickWriter(w io.Writer) io.Writer {
+	if o.layout == "" {
+		return w
+	}
+	now := o.now
+	if now == nil {
+		now = time.Now
+	}
+	return &stampWriter{w: w, stamp: []byte(now().Format(o.layout)), lineStart: true}
+}
+
+// stampWriter writes stamp at the start of every line.
+type stampWriter struct {
+	w         io.Writer
+	stamp     []byte
+	lineStart bool
+}
+
+func (s *stampWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		if s.lineStart {
+			if _, err := s.w.Write(s.stamp); err != nil {
+				return n, err
+			}
+			s.lineStart = false
+		}
+		i := len(p)
+		for j, c := range p {
+			if c == '\n' {
+				i = j + 1
+				s.lineStart = true
+				break
+			}
+		}
+		m, err := s.w.Write(p[:i])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[i:]
+	}
+	return n, nil
+}
+
+// streamTick returns the interval handler of --json-stream: each tick an
+// interval event, under mu.
+func streamTick(w io.Writer, mu *sync.Mutex) func(result.Tick) {
+	return func(tk result.Tick) {
+		mu.Lock()
+		defer mu.Unlock()
+		report.Stream(w, "interval", tk)
+	}
+}
+
+// streamEnd writes the last event of --json-stream: the document, or the
+// error when nothing was measured.
+func streamEnd(w io.Writer, doc *result.Document, runErr error) error {
+	if doc == nil {
+		return report.Stream(w, "error", report.StreamError{Error: runErr.Error()})
+	}
+	return report.StreamEnd(w, *doc)
+}
