@@ -3,7 +3,8 @@
 // size, and for matrices the same settings), runs a two-sample test over
 // each point's iterations for every figure (throughput or transaction
 // rate, each side's CPU utilization and service demand) with
-// stats.Compare, and lists what differs between the environments the
+// stats.Compare, adjusts the p-values of all those tests for one another
+// (stats.Adjust), and lists what differs between the environments the
 // documents were measured in. It computes; package report renders.
 package comparison
 
@@ -192,6 +193,9 @@ func Samples(r result.Result, m Metric) []float64 {
 type Options struct {
 	Test  stats.Test
 	Alpha float64
+	// Adjust is how the p-values of all the comparisons made at once are
+	// adjusted (stats.Adjust); empty means Benjamini-Hochberg.
+	Adjust stats.Adjustment
 }
 
 // Cell is one source's figure of one point.
@@ -244,6 +248,10 @@ type Result struct {
 	// Warnings are the tests' caveats, each once, with the points it
 	// applies to.
 	Warnings []Warning
+	// Comparisons is the size of the family the p-values are adjusted
+	// over: every figure of every matched point against the baseline, for
+	// every other source.
+	Comparisons int
 }
 
 // Warning is a caveat of the tests and the points it applies to.
@@ -263,6 +271,9 @@ func Compare(sources []Source, opts Options) (Result, error) {
 	}
 	if opts.Alpha == 0 {
 		opts.Alpha = 0.05
+	}
+	if opts.Adjust == "" {
+		opts.Adjust = stats.BenjaminiHochberg
 	}
 	res := Result{Options: opts, Unmatched: map[string][]Key{}}
 	for _, s := range sources {
@@ -306,6 +317,19 @@ func Compare(sources []Source, opts Options) (Result, error) {
 	}
 
 	warnAt := map[string]int{}
+	warn := func(text, at string) {
+		j, ok := warnAt[text]
+		if !ok {
+			j = len(res.Warnings)
+			warnAt[text] = j
+			res.Warnings = append(res.Warnings, Warning{Text: text})
+		}
+		res.Warnings[j].Points = append(res.Warnings[j].Points, at)
+	}
+	// The family: every comparison made, with where it is, adjusted
+	// together once all are made.
+	var family []*stats.Comparison
+	var familyAt []string
 	for _, m := range metrics {
 		tb := Table{Metric: m}
 		for _, k := range common {
@@ -325,19 +349,15 @@ func Compare(sources []Source, opts Options) (Result, error) {
 					return res, fmt.Errorf("%s of %s: %w", m.Name, k, err)
 				}
 				line.Cells[i+1] = Cell{Present: true, N: len(b), Center: c.CenterB, Comparison: &c}
-				for _, w := range c.Warnings {
-					at := fmt.Sprintf("%s of %s", m.Name, k)
-					if len(sources) > 2 {
-						at += " (" + s.Name + ")"
-					}
-					j, ok := warnAt[w]
-					if !ok {
-						j = len(res.Warnings)
-						warnAt[w] = j
-						res.Warnings = append(res.Warnings, Warning{Text: w})
-					}
-					res.Warnings[j].Points = append(res.Warnings[j].Points, at)
+				at := fmt.Sprintf("%s of %s", m.Name, k)
+				if len(sources) > 2 {
+					at += " (" + s.Name + ")"
 				}
+				for _, w := range c.Warnings {
+					warn(w, at)
+				}
+				family = append(family, line.Cells[i+1].Comparison)
+				familyAt = append(familyAt, at)
 			}
 			tb.Lines = append(tb.Lines, line)
 		}
@@ -345,6 +365,10 @@ func Compare(sources []Source, opts Options) (Result, error) {
 			res.Tables = append(res.Tables, tb)
 		}
 	}
+	if err := adjust(family, opts, func(i int, text string) { warn(text, familyAt[i]) }); err != nil {
+		return res, err
+	}
+	res.Comparisons = len(family)
 
 	for i, s := range sources[1:] {
 		res.EnvDiffs = append(res.EnvDiffs, diffs(i+1, common, func(k Key) []result.EnvDiff {
@@ -356,6 +380,47 @@ func Compare(sources []Source, opts Options) (Result, error) {
 		})...)
 	}
 	return res, nil
+}
+
+// adjust adjusts the p-values of the family of comparisons for one
+// another and decides each one's significance by its adjusted p. Where
+// the sizes of the samples cannot give a p small enough for a difference
+// at one point alone to count (alpha over the family's size: the first
+// step of both procedures), it warns, with how many iterations would do.
+func adjust(family []*stats.Comparison, opts Options, warn func(int, string)) error {
+	ps := make([]float64, len(family))
+	for i, c := range family {
+		ps[i] = c.P
+	}
+	adj, err := stats.Adjust(ps, opts.Adjust)
+	if err != nil {
+		return err
+	}
+	m := len(family)
+	for i, c := range family {
+		c.Readjust(adj[i])
+		if opts.Adjust == stats.NoAdjustment || m < 2 {
+			continue
+		}
+		floor := stats.MinP(c.Test, c.NA, c.NB)
+		lone := opts.Alpha / float64(m)
+		if floor <= lone || floor > opts.Alpha {
+			// Reachable, or the test's own warning already says that
+			// not even alpha can be reached.
+			continue
+		}
+		switch opts.Adjust {
+		case stats.Holm:
+			warn(i, fmt.Sprintf(
+				"with %d and %d iterations the smallest possible p is %.3g, above the %.3g (alpha %g over %d comparisons) Holm's procedure needs first: no difference can be significant; run at least %s of each",
+				c.NA, c.NB, floor, lone, opts.Alpha, m, stats.UTestSamples(lone)))
+		default:
+			warn(i, fmt.Sprintf(
+				"with %d and %d iterations the smallest possible p is %.3g, above the %.3g (alpha %g over %d comparisons) a difference at one point alone needs: only differences shown by many points at once can be significant; run at least %s of each for one alone",
+				c.NA, c.NB, floor, lone, opts.Alpha, m, stats.UTestSamples(lone)))
+		}
+	}
+	return nil
 }
 
 // diffs gathers the differences of one source over the points, each once

@@ -113,10 +113,25 @@ func TestCompareUTest(t *testing.T) {
 	big := Key{Test: spec.TCPStream, Size: "131072"}
 	small := Key{Test: spec.TCPStream, Size: "1460"}
 
+	// Six comparisons (throughput, local util and local service demand
+	// at two sizes; no remote CPU), with p 2/70 (throughput at 131072),
+	// 0.1, 48/70 twice and 1 twice. Benjamini-Hochberg gives the smallest
+	// 6/1 * 2/70 = 12/70 = 0.171429, no longer significant: alone it
+	// would be.
+	if res.Options.Adjust != stats.BenjaminiHochberg || res.Comparisons != 6 {
+		t.Errorf("adjustment %q over %d comparisons, want Benjamini-Hochberg over 6", res.Options.Adjust, res.Comparisons)
+	}
 	l := line(t, res, "throughput_bps", big)
 	c := l.Cells[1].Comparison
-	if !near(l.Cells[0].Center, 9.15e9) || !near(c.CenterB, 9.75e9) || !near(c.P, 2.0/70) || !c.Significant || c.Verdict != stats.Higher || !near(c.DeltaPct, 6.557377) {
+	if !near(l.Cells[0].Center, 9.15e9) || !near(c.CenterB, 9.75e9) || !near(c.P, 2.0/70) || !near(c.PAdjusted, 12.0/70) || c.Significant || c.Verdict != stats.Same || !near(c.DeltaPct, 6.557377) {
 		t.Errorf("throughput at 131072: baseline %v, %+v", l.Cells[0].Center, *c)
+	}
+	alone, err := Compare(srcs, Options{Test: stats.UTest, Alpha: 0.05, Adjust: stats.NoAdjustment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := line(t, alone, "throughput_bps", big).Cells[1].Comparison; !c.Significant || c.Verdict != stats.Higher || c.PAdjusted != c.P {
+		t.Errorf("throughput at 131072 without adjustment: %+v", *c)
 	}
 	l = line(t, res, "local_util_pct", big)
 	c = l.Cells[1].Comparison
@@ -136,6 +151,16 @@ func TestCompareUTest(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no warning that 3 and 3 iterations cannot reach significance: %+v", res.Warnings)
+	}
+	found = false
+	for _, w := range res.Warnings {
+		if strings.HasPrefix(w.Text, "with 4 and 4 iterations the smallest possible p is 0.0286, above the 0.00833 (alpha 0.05 over 6 comparisons)") &&
+			strings.Contains(w.Text, "run at least 5 of each") && strings.Contains(strings.Join(w.Points, ";"), "throughput of TCP_STREAM 131072") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no warning that 4 and 4 iterations cannot reach alpha/6: %+v", res.Warnings)
 	}
 
 	if diff := cmp.Diff(map[string][]Key{"b.json": {{Test: spec.TCPStream, Size: "64"}}}, res.Unmatched); diff != "" {
@@ -158,9 +183,14 @@ func TestCompareWelch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Of the six p-values, this one is the second smallest (throughput
+	// at 131072 has t = 0.6/sqrt(2*0.05/3/4) = 6.57 with df 6, p < 0.001;
+	// the utilizations 0.6 and 1): BH makes it 6/2 * 0.021312 = 0.063935,
+	// above 0.05.
 	l := line(t, res, "throughput_bps", Key{Test: spec.TCPStream, Size: "1460"})
 	c := l.Cells[1].Comparison
-	if !near(l.Cells[0].Center, 11e9) || !near(c.CenterB, 14e9) || math.Abs(c.Statistic-3.674235) > 1e-5 || c.DF != 4 || math.Abs(c.P-0.021312) > 1e-5 || !c.Significant {
+	if !near(l.Cells[0].Center, 11e9) || !near(c.CenterB, 14e9) || math.Abs(c.Statistic-3.674235) > 1e-5 || c.DF != 4 || math.Abs(c.P-0.021312) > 1e-5 ||
+		math.Abs(c.PAdjusted-3*0.021312) > 1e-5 || c.Significant {
 		t.Errorf("Welch at 1460: %+v", *c)
 	}
 	// Equal utilizations in both: no difference, and no spread to judge.
@@ -191,11 +221,12 @@ func TestCompareMatrixRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Options.Test != stats.UTest || res.Options.Alpha != 0.05 {
-		t.Errorf("defaults %+v, want the U test at 0.05", res.Options)
+	if res.Options.Test != stats.UTest || res.Options.Alpha != 0.05 || res.Options.Adjust != stats.BenjaminiHochberg {
+		t.Errorf("defaults %+v, want the U test at 0.05, Benjamini-Hochberg", res.Options)
 	}
+	// Three comparisons, p 2/70, 48/70, 48/70: BH makes the first 3 * 2/70.
 	c := line(t, res, "throughput_bps", Key{Test: spec.TCPStream, Size: "131072"}).Cells[1].Comparison
-	if !c.Significant || len(res.EnvDiffs) != 1 || res.EnvDiffs[0].Name != "mtu" {
+	if c.Significant || !near(c.P, 2.0/70) || !near(c.PAdjusted, 6.0/70) || res.Comparisons != 3 || len(res.EnvDiffs) != 1 || res.EnvDiffs[0].Name != "mtu" {
 		t.Errorf("rows: %+v, env %+v", *c, res.EnvDiffs)
 	}
 
@@ -216,6 +247,68 @@ func TestCompareMatrixRows(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"mtu=1500 TCP_STREAM 131072", "mtu=9000 TCP_STREAM 131072"}, keys); diff != "" {
 		t.Errorf("keys (-want +got):\n%s", diff)
+	}
+}
+
+// TestCompareAdjustments: six comparisons that all differ, each with the
+// U test's smallest p for 4 and 4 iterations, 2/70 (two sizes, every
+// iteration of b above a's in throughput and in utilization, so in
+// service demand too). Worked by hand:
+//
+//	Benjamini-Hochberg: q(i) = min over j >= i of 6/j * 2/70 = 2/70 for
+//	all six: all significant (many points agree).
+//	Holm: the smallest is 6 * 2/70 = 12/70 = 0.171: none significant,
+//	and 4 and 4 iterations never could be (2/70 > 0.05/6 = 0.00833);
+//	5 and 5 give 2/252 = 0.0079, enough.
+//	None: all six at 2/70.
+func TestCompareAdjustments(t *testing.T) {
+	a := sweep(point(1, []float64{1, 2, 3, 4}, []float64{10, 11, 12, 13}, nil), point(2, []float64{1, 2, 3, 4}, []float64{10, 11, 12, 13}, nil))
+	b := sweep(point(1, []float64{5, 6, 7, 8}, []float64{20, 21, 22, 23}, nil), point(2, []float64{5, 6, 7, 8}, []float64{20, 21, 22, 23}, nil))
+	srcs, err := Sources([]string{"a", "b"}, []result.Document{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		adjust      stats.Adjustment
+		wantP       float64
+		significant bool
+		warning     string
+	}{
+		{stats.BenjaminiHochberg, 2.0 / 70, true, "only differences shown by many points at once can be significant; run at least 5 of each for one alone"},
+		{stats.Holm, 12.0 / 70, false, "Holm's procedure needs first: no difference can be significant; run at least 5 of each"},
+		{stats.NoAdjustment, 2.0 / 70, true, ""},
+	} {
+		res, err := Compare(srcs, Options{Adjust: tt.adjust})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Comparisons != 6 {
+			t.Errorf("%s: %d comparisons, want 6", tt.adjust, res.Comparisons)
+		}
+		n := 0
+		for _, tb := range res.Tables {
+			for _, l := range tb.Lines {
+				n++
+				c := l.Cells[1].Comparison
+				if !near(c.P, 2.0/70) || !near(c.PAdjusted, tt.wantP) || c.Significant != tt.significant {
+					t.Errorf("%s, %s of %s: p %v adjusted %v significant %v; want 2/70, %v, %v", tt.adjust, tb.Metric.Name, l.Key, c.P, c.PAdjusted, c.Significant, tt.wantP, tt.significant)
+				}
+			}
+		}
+		if n != 6 {
+			t.Errorf("%s: %d lines, want 6", tt.adjust, n)
+		}
+		var texts []string
+		for _, w := range res.Warnings {
+			texts = append(texts, w.Text)
+		}
+		got := strings.Join(texts, "\n")
+		if tt.warning == "" && strings.Contains(got, "comparisons)") || tt.warning != "" && !strings.Contains(got, tt.warning) {
+			t.Errorf("%s: warnings %q, want %q", tt.adjust, got, tt.warning)
+		}
+	}
+	if _, err := Compare(srcs, Options{Adjust: "bonferroni"}); err == nil || !strings.Contains(err.Error(), "bonferroni") {
+		t.Errorf("unknown adjustment: %v", err)
 	}
 }
 
