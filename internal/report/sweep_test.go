@@ -66,3 +66,32 @@ func TestSweepCSV(t *testing.T) {
 		t.Errorf("%d lines, want a header and 3 points", n)
 	}
 }
+
+// TestSweepColumnsWiden: a point's row printed alone, as a running sweep
+// prints it, keeps two spaces before a value wider than its column (a
+// service demand of 10000 us/KB or more used to run into its neighbour);
+// the whole table widens the column for every row and the header.
+func TestSweepColumnsWiden(t *testing.T) {
+	doc := sweepDoc(t)
+	p := &doc.Points[0]
+	lc, rc := *p.Summary.LocalCPU, *p.Summary.RemoteCPU
+	lc.UtilPct, rc.UtilPct = 99.88, 99.88
+	lc.ServiceDemandMicrosPerKB, rc.ServiceDemandMicrosPerKB = 10590.94, 10479.985
+	p.Summary.LocalCPU, p.Summary.RemoteCPU = &lc, &rc
+	var row bytes.Buffer
+	SweepRow(&row, *p)
+	if !strings.Contains(row.String(), "99.88  10590.940  10479.985") {
+		t.Errorf("row alone: %q", row.String())
+	}
+	var buf bytes.Buffer
+	SweepTable(&buf, doc)
+	lines := strings.Split(buf.String(), "\n")
+	// The header's "Limited" ends where every row's limit does.
+	end := strings.Index(lines[2], "Limited") + len("Limited")
+	for _, l := range lines[5:8] {
+		l = strings.TrimSuffix(strings.TrimSuffix(l, "  not reached"), "  INTERRUPTED")
+		if len(l) != end {
+			t.Errorf("row %q ends at %d, the header's Limited at %d:\n%s", l, len(l), end, buf.String())
+		}
+	}
+}
