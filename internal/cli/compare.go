@@ -30,10 +30,12 @@ baseline, as benchstat does: for every point they have in common (the same
 test and message size, and for matrices the same settings), both values,
 the change in percent, and whether the difference is significant at --alpha
 over the points' iterations, for the throughput (the transaction rate of
-request/response tests), each side's CPU utilization and each side's
-service demand. "~" marks a difference that is not distinguishable from
-noise. Results measured without iterations have one value per point: no
-difference can be significant with so few, and the comparison says so.
+request/response tests), each side's CPU utilization and service demand,
+and each side's CPU split into user, system, irq and softirq time (a state
+that is 0 throughout, never entered, is left out). "~" marks a difference
+that is not distinguishable from noise. Results measured without
+iterations have one value per point: no difference can be significant with
+so few, and the comparison says so.
 
 The test is the Mann-Whitney U test (benchstat's; exact for fewer than 50
 iterations, compares medians) or, with --test welch, Welch's t-test

@@ -2,7 +2,8 @@
 // it matches the points of several documents (the same test and message
 // size, and for matrices the same settings), runs a two-sample test over
 // each point's iterations for every figure (throughput or transaction
-// rate, each side's CPU utilization and service demand) with
+// rate, each side's CPU utilization, service demand and CPU split into
+// user, system, irq and softirq time) with
 // stats.Compare, adjusts the p-values of all those tests for one another
 // (stats.Adjust), and lists what differs between the environments the
 // documents were measured in. It computes; package report renders.
@@ -149,6 +150,32 @@ var metrics = []Metric{
 	{Name: "remote CPU util", Unit: "%", Key: "remote_util_pct", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.RemoteCPU }, false)},
 	{Name: "local service demand", Unit: "us/KB", Key: "local_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.LocalCPU }, true)},
 	{Name: "remote service demand", Unit: "us/KB", Key: "remote_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.RemoteCPU }, true)},
+	splitMetric("local", "user", "user_pct", func(c *measure.CPU) float64 { return c.UserPct }),
+	splitMetric("local", "system", "system_pct", func(c *measure.CPU) float64 { return c.SystemPct }),
+	splitMetric("local", "irq", "irq_pct", func(c *measure.CPU) float64 { return c.IRQPct }),
+	splitMetric("local", "softirq", "softirq_pct", func(c *measure.CPU) float64 { return c.SoftIRQPct }),
+	splitMetric("remote", "user", "user_pct", func(c *measure.CPU) float64 { return c.UserPct }),
+	splitMetric("remote", "system", "system_pct", func(c *measure.CPU) float64 { return c.SystemPct }),
+	splitMetric("remote", "irq", "irq_pct", func(c *measure.CPU) float64 { return c.IRQPct }),
+	splitMetric("remote", "softirq", "softirq_pct", func(c *measure.CPU) float64 { return c.SoftIRQPct }),
+}
+
+// splitMetric is one state of a side's system-wide CPU split (user,
+// system, hardware interrupt, softirq time, in percent of all CPUs), as
+// the run's CPU lines and the tables' second lines show it; a side with
+// only its process's CPU time (an iperf3 peer) has none.
+func splitMetric(side, state, key string, field func(*measure.CPU) float64) Metric {
+	return Metric{Name: side + " CPU " + state, Unit: "% of all CPUs", Key: side + "_" + key, Scale: 1,
+		Value: func(s result.Summary) (float64, bool) {
+			c := s.LocalCPU
+			if side == "remote" {
+				c = s.RemoteCPU
+			}
+			if c == nil || c.CPUs == 0 {
+				return 0, false
+			}
+			return field(c), true
+		}}
 }
 
 func cpuValue(side func(result.Summary) *measure.CPU, demand bool) func(result.Summary) (float64, bool) {
@@ -335,7 +362,7 @@ func Compare(sources []Source, opts Options) (Result, error) {
 		for _, k := range common {
 			line := Line{Key: k, Cells: make([]Cell, len(sources))}
 			a := Samples(base.Points[k], m)
-			if len(a) == 0 {
+			if len(a) == 0 || neverNonZero(a, sources[1:], k, m) {
 				continue
 			}
 			line.Cells[0] = Cell{Present: true, N: len(a), Center: stats.Center(a, opts.Test)}
@@ -380,6 +407,30 @@ func Compare(sources []Source, opts Options) (Result, error) {
 		})...)
 	}
 	return res, nil
+}
+
+// neverNonZero reports whether a figure is 0 in every iteration of every
+// source at a point: a state the CPUs never entered (hardware interrupts
+// on a veth pair), which is not compared, so as not to count in the
+// family of comparisons something that was never there to differ.
+func neverNonZero(a []float64, others []Source, k Key, m Metric) bool {
+	zero := func(vs []float64) bool {
+		for _, v := range vs {
+			if v != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	if !zero(a) {
+		return false
+	}
+	for _, s := range others {
+		if !zero(Samples(s.Points[k], m)) {
+			return false
+		}
+	}
+	return true
 }
 
 // adjust adjusts the p-values of the family of comparisons for one

@@ -343,3 +343,60 @@ func TestSourcesErrors(t *testing.T) {
 		t.Errorf("nothing in common: %v", err)
 	}
 }
+
+// TestCompareCPUSplit: the CPU split is compared like any other figure.
+// One point, 4 and 4 iterations, local CPU only, worked by hand:
+//
+//	throughput 1..4 against 5..8: p 2/70
+//	util 50..53 against 50.5..53.5 (ranks 1 3 5 7): p 48/70, and its
+//	service demand (util/10) too
+//	user 10 in all: p 1
+//	irq 0 in every iteration of both: never entered, not compared
+//	system 30..33 against 40..43: p 2/70, medians 31.5 and 41.5, +31.746%
+//	softirq 5..8 against 5.5..8.5: p 48/70
+//
+// Six comparisons, sorted 2/70, 2/70, 48/70 x3, 1. BH: 6/2 * 2/70 =
+// 6/70 for both 2/70 (the first's 6 * 2/70 lowered to it), 6/5 * 48/70 =
+// 0.822857 for the three 48/70.
+func TestCompareCPUSplit(t *testing.T) {
+	mk := func(bps, util, system, softirq []float64) result.Document {
+		sp := spec.Default()
+		r := result.Result{Spec: sp, Directions: []result.DirectionResult{{}}}
+		for i := range bps {
+			c := &measure.CPU{CPUs: 2, UtilPct: util[i], ServiceDemandMicrosPerKB: util[i] / 10, UserPct: 10, SystemPct: system[i], SoftIRQPct: softirq[i]}
+			r.Iterations = append(r.Iterations, result.Iteration{Index: i + 1, Summary: result.Summary{BitsPerSecond: bps[i], LocalCPU: c}})
+		}
+		return sweep(result.Point{MsgSize: sp.SendSize, Result: r})
+	}
+	a := mk([]float64{1, 2, 3, 4}, []float64{50, 51, 52, 53}, []float64{30, 31, 32, 33}, []float64{5, 6, 7, 8})
+	b := mk([]float64{5, 6, 7, 8}, []float64{50.5, 51.5, 52.5, 53.5}, []float64{40, 41, 42, 43}, []float64{5.5, 6.5, 7.5, 8.5})
+	srcs, err := Sources([]string{"a", "b"}, []result.Document{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compare(srcs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, tb := range res.Tables {
+		keys = append(keys, tb.Metric.Key)
+	}
+	want := []string{"throughput_bps", "local_util_pct", "local_service_demand_us_per_kb", "local_user_pct", "local_system_pct", "local_softirq_pct"}
+	if diff := cmp.Diff(want, keys); diff != "" || res.Comparisons != 6 {
+		t.Fatalf("figures (-want +got), %d comparisons:\n%s", res.Comparisons, diff)
+	}
+	k := Key{Test: spec.TCPStream, Size: srcs[0].Order[0].Size}
+	c := line(t, res, "local_system_pct", k).Cells[1].Comparison
+	if !near(c.CenterA, 31.5) || !near(c.CenterB, 41.5) || !near(c.DeltaPct, 31.746032) || !near(c.P, 2.0/70) || !near(c.PAdjusted, 6.0/70) || c.Significant {
+		t.Errorf("local system: %+v", *c)
+	}
+	for metric, p := range map[string]float64{"local_user_pct": 1, "local_softirq_pct": 48.0 / 70} {
+		if c := line(t, res, metric, k).Cells[1].Comparison; !near(c.P, p) {
+			t.Errorf("%s: p %v, want %v", metric, c.P, p)
+		}
+	}
+	if c := line(t, res, "local_softirq_pct", k).Cells[1].Comparison; !near(c.PAdjusted, 6.0/5*48/70) {
+		t.Errorf("local softirq: adjusted p %v, want 6/5 * 48/70 = 0.822857", c.PAdjusted)
+	}
+}

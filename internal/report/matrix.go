@@ -90,6 +90,7 @@ func (t *MatrixTable) numbers(cells []string) []string {
 type matrixLine struct {
 	cells []string
 	note  string
+	split string // the second line: the CPU split (cpuSplit)
 }
 
 // lines are a row's lines: one per point (one for a run, one per size
@@ -121,15 +122,19 @@ func (t *MatrixTable) lines(row result.MatrixRow) []matrixLine {
 		cells := []string{fmt.Sprint(rcvBuf), fmt.Sprint(sndBuf), fmt.Sprint(p.MsgSize), fmt.Sprintf("%.2f", s.ElapsedS), rate, conf, iter}
 		cells = append(cells, strings.Split(cpuCells(s), "\t")...)
 		cells = append(cells, LimitShort(s.Limit))
-		out = append(out, matrixLine{cells: append(vals, t.numbers(cells)...), note: note})
+		out = append(out, matrixLine{cells: append(vals, t.numbers(cells)...), note: note, split: cpuSplit(s)})
 	}
 	return out
 }
 
-// Row writes a row's lines.
+// Row writes a row's lines, each point's followed by its CPU split
+// (us/sy/hi/si per side) when it has one.
 func (t *MatrixTable) Row(w io.Writer, row result.MatrixRow) {
 	for _, l := range t.lines(row) {
 		fmt.Fprintln(w, t.cols.line(l.cells, l.note))
+		if l.split != "" {
+			fmt.Fprintln(w, splitIndent+l.split)
+		}
 	}
 }
 

@@ -50,13 +50,26 @@ func writeHeader(w io.Writer, c *fixedColumns, lines [][]string) {
 }
 
 // SweepRow writes one point's row: the mean over its iterations, with a
-// note when its interval was not reached or it was interrupted. Printed
+// note when its interval was not reached or it was interrupted, and under
+// it each side's CPU split (us/sy/hi/si) when the point has one. Printed
 // alone, as a sweep's rows are while it runs, a value wider than its
 // column pushes the rest of its row right rather than run into its
 // neighbour.
 func SweepRow(w io.Writer, p result.Point) {
 	cells, note := sweepCells(p)
 	fmt.Fprintln(w, newFixedColumns(sweepCols...).line(cells, note))
+	splitLine(w, p.Summary)
+}
+
+// splitIndent is where a row's second line, its CPU split, starts.
+const splitIndent = "      "
+
+// splitLine writes a row's second line, each side's CPU split, when it
+// has one.
+func splitLine(w io.Writer, s result.Summary) {
+	if l := cpuSplit(s); l != "" {
+		fmt.Fprintln(w, splitIndent+l)
+	}
 }
 
 // pointSockets are the receive and send socket sizes of a point's row,
@@ -103,6 +116,7 @@ func SweepTable(w io.Writer, doc result.Document) {
 	writeHeader(w, c, sweepHeaderLines(level, doc.Spec.Kind))
 	for _, p := range doc.Points {
 		fmt.Fprintln(w, c.line(sweepCells(p)))
+		splitLine(w, p.Summary)
 	}
 	SweepNotes(w, doc)
 }

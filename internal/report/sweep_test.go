@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/testkit"
@@ -88,10 +89,47 @@ func TestSweepColumnsWiden(t *testing.T) {
 	lines := strings.Split(buf.String(), "\n")
 	// The header's "Limited" ends where every row's limit does.
 	end := strings.Index(lines[2], "Limited") + len("Limited")
-	for _, l := range lines[5:8] {
+	for _, l := range lines[5:] {
+		if l == "" {
+			break
+		}
+		if strings.HasPrefix(l, splitIndent+"cpu ") {
+			continue
+		}
 		l = strings.TrimSuffix(strings.TrimSuffix(l, "  not reached"), "  INTERRUPTED")
 		if len(l) != end {
 			t.Errorf("row %q ends at %d, the header's Limited at %d:\n%s", l, len(l), end, buf.String())
 		}
+	}
+}
+
+// TestCPUSplit: a row's second line has each side's user, system, irq and
+// softirq percentages as the record holds them; a side with only its
+// process's CPU time (an iperf3 peer) has no split, and a row with no
+// split has no second line.
+func TestCPUSplit(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		s    result.Summary
+		want string
+	}{
+		{"both", result.Summary{
+			LocalCPU:  &measure.CPU{CPUs: 4, UserPct: 12.34, SystemPct: 45.66, IRQPct: 0.04, SoftIRQPct: 22.16},
+			RemoteCPU: &measure.CPU{CPUs: 2, UserPct: 1, SystemPct: 2, IRQPct: 3, SoftIRQPct: 4}},
+			"cpu us/sy/hi/si %: local 12.3/45.7/0.0/22.2, remote 1.0/2.0/3.0/4.0"},
+		{"process only remote", result.Summary{
+			LocalCPU:  &measure.CPU{CPUs: 4, UserPct: 5, SystemPct: 6, IRQPct: 7, SoftIRQPct: 8},
+			RemoteCPU: &measure.CPU{ProcessUserS: 1}},
+			"cpu us/sy/hi/si %: local 5.0/6.0/7.0/8.0"},
+		{"none", result.Summary{}, ""},
+	} {
+		if got := cpuSplit(tt.s); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	var buf bytes.Buffer
+	SweepRow(&buf, result.Point{MsgSize: 1, Result: result.Result{}})
+	if n := strings.Count(buf.String(), "\n"); n != 1 {
+		t.Errorf("a row without CPU figures has %d lines: %q", n, buf.String())
 	}
 }
