@@ -60,11 +60,17 @@ with 4 iterations the U test's smallest p is 2/70 = 0.029, and Holm over 10
 comparisons needs 0.005 first. The table shows both p-values; the JSON has
 "p" and "p_adjusted".
 
+Documents that each measured one direction of a TCP stream, TCP_STREAM in
+one and TCP_MAERTS in the other, are compared direction against direction:
+their points are matched by settings and message size ("is A->B the same
+as B->A?").
+
 With a single matrix document, its rows are compared with its first row.`,
 		Example: `  wirespeed compare before.json after.json
   wirespeed compare cubic.json bbr.json --test welch --alpha 0.01
   wirespeed compare matrix.json
-  wirespeed compare before.json after.json --adjust holm`,
+  wirespeed compare before.json after.json --adjust holm
+  wirespeed compare stream.json maerts.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("compare needs results documents: two or more, or one matrix")

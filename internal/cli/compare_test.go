@@ -27,6 +27,9 @@ func TestCompareGolden(t *testing.T) {
 		{"compare-three", []string{"compare", "testdata/compare/base.json", "testdata/compare/jumbo.json", "testdata/compare/base.json"}},
 		{"compare-holm", []string{"compare", "--adjust", "holm", "testdata/compare/base.json", "testdata/compare/jumbo.json"}},
 		{"compare-none", []string{"compare", "--adjust", "none", "testdata/compare/base.json", "testdata/compare/jumbo.json"}},
+		// maerts.json is jumbo.json measured the other way (its tests
+		// TCP_MAERTS): matched across directions, with the same figures.
+		{"compare-directions", []string{"compare", "testdata/compare/base.json", "testdata/compare/maerts.json"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, stderr := runMain(t, tc.args...)

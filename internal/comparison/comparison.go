@@ -279,6 +279,11 @@ type Result struct {
 	// over: every figure of every matched point against the baseline, for
 	// every other source.
 	Comparisons int
+	// AcrossDirections is true when the sources measured different
+	// directions of a TCP stream (TCP_STREAM against TCP_MAERTS) and their
+	// points were matched by settings and message size alone; the keys
+	// name the baseline's test.
+	AcrossDirections bool
 }
 
 // Warning is a caveat of the tests and the points it applies to.
@@ -306,20 +311,14 @@ func Compare(sources []Source, opts Options) (Result, error) {
 	for _, s := range sources {
 		res.Sources = append(res.Sources, s.Name)
 	}
-	base := sources[0]
-	// The points every source has; the others are listed as unmatched.
-	var common []Key
-	for _, k := range base.Order {
-		all := true
-		for _, s := range sources[1:] {
-			if _, ok := s.Points[k]; !ok {
-				all = false
-			}
-		}
-		if all {
-			common = append(common, k)
+	common := commonKeys(sources)
+	if len(common) == 0 {
+		if across, ok := acrossDirections(sources); ok {
+			sources, res.AcrossDirections = across, true
+			common = commonKeys(sources)
 		}
 	}
+	base := sources[0]
 	for _, s := range sources {
 		for _, k := range s.Order {
 			if !slices.Contains(common, k) {
@@ -407,6 +406,60 @@ func Compare(sources []Source, opts Options) (Result, error) {
 		})...)
 	}
 	return res, nil
+}
+
+// commonKeys are the points every source has, in the baseline's order.
+func commonKeys(sources []Source) []Key {
+	var common []Key
+	for _, k := range sources[0].Order {
+		all := true
+		for _, s := range sources[1:] {
+			if _, ok := s.Points[k]; !ok {
+				all = false
+			}
+		}
+		if all {
+			common = append(common, k)
+		}
+	}
+	return common
+}
+
+// directional are the tests that are one direction of a TCP stream:
+// TCP_STREAM (client to server) and TCP_MAERTS (server to client).
+var directional = map[spec.Kind]bool{spec.TCPStream: true, spec.TCPMaerts: true}
+
+// acrossDirections matches the points of sources that each measured one
+// direction of a TCP stream, not all the same ("is A->B the same as
+// B->A"): every point of every source is TCP_STREAM, or every point
+// TCP_MAERTS. It returns the sources with their points keyed by the
+// baseline's test, so that the same settings and message size match; the
+// tests' difference is listed with the other settings' (SpecDiffs).
+func acrossDirections(sources []Source) ([]Source, bool) {
+	kinds := map[spec.Kind]bool{}
+	one := make([]spec.Kind, len(sources))
+	for i, s := range sources {
+		for _, k := range s.Order {
+			if !directional[k.Test] || one[i] != "" && one[i] != k.Test {
+				return nil, false
+			}
+			one[i] = k.Test
+		}
+		kinds[one[i]] = true
+	}
+	if len(kinds) < 2 {
+		return nil, false
+	}
+	out := make([]Source, len(sources))
+	for i, s := range sources {
+		out[i] = Source{Name: s.Name, Points: map[Key]result.Result{}}
+		for _, k := range s.Order {
+			r := s.Points[k]
+			k.Test = one[0]
+			out[i].add(k, r)
+		}
+	}
+	return out, true
 }
 
 // neverNonZero reports whether a figure is 0 in every iteration of every

@@ -53,6 +53,9 @@ func Compare(w io.Writer, res comparison.Result) {
 	fmt.Fprintf(w, "baseline %s; compared: %s\n", base, strings.Join(res.Sources[1:], ", "))
 	fmt.Fprintf(w, "%s at alpha %g over each point's iterations\n", testName(res.Options.Test), res.Options.Alpha)
 	fmt.Fprintf(w, "%s; higher/lower: significant, ~: not significant\n", adjustment(res))
+	if res.AcrossDirections {
+		fmt.Fprintf(w, "across directions: each point of %s is matched with the other direction's at the same settings and message size (named by the baseline's test)\n", base)
+	}
 
 	fmt.Fprintf(w, "\nwhat differs from %s:\n", base)
 	for i, name := range res.Sources[1:] {
@@ -242,17 +245,19 @@ const CompareSchema = "wirespeed/compare/v1"
 // compareDoc is the JSON form of a comparison. Numbers that cannot be
 // computed (a change in percent of a zero baseline) are null.
 type compareDoc struct {
-	Schema      string               `json:"schema"`
-	Baseline    string               `json:"baseline"`
-	Sources     []string             `json:"sources"`
-	Test        stats.Test           `json:"test"`
-	Alpha       float64              `json:"alpha"`
-	Adjustment  stats.Adjustment     `json:"adjustment"`
-	Comparisons int                  `json:"comparisons"`
-	Differences []compareDiff        `json:"differences"`
-	Figures     []compareFigure      `json:"figures"`
-	Unmatched   map[string][]string  `json:"unmatched,omitempty"`
-	Warnings    []comparison.Warning `json:"warnings,omitempty"`
+	Schema      string           `json:"schema"`
+	Baseline    string           `json:"baseline"`
+	Sources     []string         `json:"sources"`
+	Test        stats.Test       `json:"test"`
+	Alpha       float64          `json:"alpha"`
+	Adjustment  stats.Adjustment `json:"adjustment"`
+	Comparisons int              `json:"comparisons"`
+	// AcrossDirections: TCP_STREAM points matched with TCP_MAERTS ones.
+	AcrossDirections bool                 `json:"across_directions,omitempty"`
+	Differences      []compareDiff        `json:"differences"`
+	Figures          []compareFigure      `json:"figures"`
+	Unmatched        map[string][]string  `json:"unmatched,omitempty"`
+	Warnings         []comparison.Warning `json:"warnings,omitempty"`
 }
 
 type compareDiff struct {
@@ -305,7 +310,7 @@ func finite(v float64) *float64 {
 // CompareJSON writes the comparison as a JSON document.
 func CompareJSON(w io.Writer, res comparison.Result) error {
 	doc := compareDoc{Schema: CompareSchema, Baseline: res.Sources[0], Sources: res.Sources,
-		Test: res.Options.Test, Alpha: res.Options.Alpha, Adjustment: res.Options.Adjust, Comparisons: res.Comparisons, Differences: []compareDiff{}, Figures: []compareFigure{}, Warnings: res.Warnings}
+		Test: res.Options.Test, Alpha: res.Options.Alpha, Adjustment: res.Options.Adjust, Comparisons: res.Comparisons, AcrossDirections: res.AcrossDirections, Differences: []compareDiff{}, Figures: []compareFigure{}, Warnings: res.Warnings}
 	for _, d := range append(append([]comparison.Diff(nil), res.EnvDiffs...), res.SpecDiffs...) {
 		doc.Differences = append(doc.Differences, compareDiff{Source: res.Sources[d.Source], Side: string(d.Side), Name: d.Name, A: d.A, B: d.B, Points: d.Points, Of: d.Of})
 	}
