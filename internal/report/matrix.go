@@ -122,7 +122,15 @@ func (t *MatrixTable) lines(row result.MatrixRow) []matrixLine {
 		cells := []string{fmt.Sprint(rcvBuf), fmt.Sprint(sndBuf), fmt.Sprint(p.MsgSize), fmt.Sprintf("%.2f", s.ElapsedS), rate, conf, iter}
 		cells = append(cells, strings.Split(cpuCells(s), "\t")...)
 		cells = append(cells, LimitShort(s.Limit))
-		out = append(out, matrixLine{cells: append(vals, t.numbers(cells)...), note: note, split: cpuSplit(s)})
+		bidir := bidirLines(p)
+		if len(bidir) > 0 {
+			note = strings.TrimSpace("sum of both directions  " + note)
+		}
+		out = append(out, matrixLine{cells: append(vals, t.numbers(cells)...), note: note})
+		for _, l := range bidir {
+			out = append(out, matrixLine{cells: append(make([]string, len(t.dims)), t.numbers(l.cells)...), note: l.note})
+		}
+		out[len(out)-1].split = cpuSplit(s)
 	}
 	return out
 }
@@ -171,7 +179,11 @@ func MatrixHeading(w io.Writer, m *result.Matrix) {
 		dims = append(dims, d.Key()+" "+strings.Join(d.Values, ","))
 		n *= len(d.Values)
 	}
-	fmt.Fprintf(w, "matrix of %s on %s: %d combination%s\n", strings.Join(dims, " x "), strings.Join(devs, " and "), n, plural(n))
+	on := " on " + strings.Join(devs, " and ")
+	if len(devs) == 0 {
+		on = " (no device changed)"
+	}
+	fmt.Fprintf(w, "matrix of %s%s: %d combination%s\n", strings.Join(dims, " x "), on, n, plural(n))
 }
 
 // MatrixTableOf writes a whole matrix document: heading, table (every
@@ -278,6 +290,7 @@ func MatrixNotes(w io.Writer, doc result.Document) {
 		}
 	}
 	switch {
+	case len(devs) == 0:
 	case len(m.RestoreErrors) > 0:
 		fmt.Fprintf(w, "RESTORE FAILED: %s\n", strings.Join(m.RestoreErrors, "; "))
 	case m.Keep:

@@ -180,3 +180,40 @@ func TestMatrixColumnsWiden(t *testing.T) {
 		t.Errorf("%d rows checked, want 3:\n%s", rows, out)
 	}
 }
+
+// TestMatrixDirections: a matrix of directions alone changes no device;
+// a TCP_BIDIR row has the sum of both directions with a line for each
+// under it: tx (client to server) 35169.64 and rx (server to client)
+// 33785.29 10^6bits/sec, the fixture's per-direction throughput_bps.
+func TestMatrixDirections(t *testing.T) {
+	stream, bidir := load(t, "cpu.json"), load(t, "bidir_cpu.json")
+	mx := &result.Matrix{Dimensions: []result.MatrixDimension{{Name: "direction", Values: []string{"TCP_STREAM", "TCP_BIDIR"}}}}
+	for i, d := range []result.Document{stream, bidir} {
+		kind := string(d.Spec.Kind)
+		mx.Rows = append(mx.Rows, result.MatrixRow{Index: i + 1, Label: "direction=" + kind,
+			Settings: []result.MatrixSetting{{Name: "direction", Value: kind}},
+			Points:   []result.Point{{MsgSize: d.Spec.SendSize, Result: d.Result}}})
+	}
+	doc := result.Document{Schema: result.Schema, Tool: stream.Tool, Command: "matrix", Matrix: mx, Result: stream.Result}
+	var buf bytes.Buffer
+	MatrixTableOf(&buf, doc)
+	out := buf.String()
+	testkit.Golden(t, "matrix-directions.txt.golden", out)
+	var tx, rx, sum string
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasSuffix(l, "tx client->server"):
+			tx = l
+		case strings.HasSuffix(l, "rx server->client"):
+			rx = l
+		case strings.Contains(l, "TCP_BIDIR"):
+			sum = l
+		}
+	}
+	if !strings.Contains(tx, " 35169.64 ") || !strings.Contains(rx, " 33785.29 ") || !strings.Contains(sum, "sum of both directions") {
+		t.Errorf("tx %q, rx %q, sum %q:\n%s", tx, rx, sum, out)
+	}
+	if !strings.Contains(out, "matrix of direction TCP_STREAM,TCP_BIDIR (no device changed): 2 combinations") || strings.Contains(out, "restored") {
+		t.Errorf("heading or restore line:\n%s", out)
+	}
+}

@@ -56,9 +56,42 @@ func writeHeader(w io.Writer, c *fixedColumns, lines [][]string) {
 // column pushes the rest of its row right rather than run into its
 // neighbour.
 func SweepRow(w io.Writer, p result.Point) {
+	sweepPoint(w, newFixedColumns(sweepCols...), p)
+}
+
+// sweepPoint writes a point's lines: its row, a line per direction of a
+// test of both at once (bidirLines), and its CPU split.
+func sweepPoint(w io.Writer, c *fixedColumns, p result.Point) {
 	cells, note := sweepCells(p)
-	fmt.Fprintln(w, newFixedColumns(sweepCols...).line(cells, note))
+	fmt.Fprintln(w, c.line(cells, note))
+	for _, l := range bidirLines(p) {
+		fmt.Fprintln(w, c.line(l.cells, l.note))
+	}
 	splitLine(w, p.Summary)
+}
+
+// bidirLines are the lines under the row of a point with two directions
+// (TCP_BIDIR), whose row has their sum: one per direction with its socket
+// sizes, elapsed time and throughput, named tx (client to server, what
+// this host sent) or rx (server to client). The cells are the sweep
+// table's: socket sizes, the message size (empty), elapsed, throughput.
+func bidirLines(p result.Point) []matrixLine {
+	if len(p.Directions) < 2 {
+		return nil
+	}
+	var out []matrixLine
+	for _, d := range p.Directions {
+		snd, rcv, _ := socketSizes(p.Result, d)
+		name := "tx"
+		if d.Direction == spec.ServerToClient {
+			name = "rx"
+		}
+		out = append(out, matrixLine{
+			cells: []string{fmt.Sprint(rcv), fmt.Sprint(snd), "", fmt.Sprintf("%.2f", d.Summary.ElapsedS), fmt.Sprintf("%.2f", units.Mega(d.Summary.BitsPerSecond))},
+			note:  name + " " + dirLabel(d.Direction),
+		})
+	}
+	return out
 }
 
 // splitIndent is where a row's second line, its CPU split, starts.
@@ -96,6 +129,9 @@ func sweepCells(p result.Point) (cells []string, note string) {
 	}
 	cells = append(cells, strings.Split(cpuCells(s), "\t")...)
 	cells = append(cells, LimitShort(s.Limit))
+	if len(p.Directions) > 1 {
+		note = strings.TrimSpace("sum of both directions  " + note)
+	}
 	return cells, note
 }
 
@@ -115,8 +151,7 @@ func SweepTable(w io.Writer, doc result.Document) {
 	}
 	writeHeader(w, c, sweepHeaderLines(level, doc.Spec.Kind))
 	for _, p := range doc.Points {
-		fmt.Fprintln(w, c.line(sweepCells(p)))
-		splitLine(w, p.Summary)
+		sweepPoint(w, c, p)
 	}
 	SweepNotes(w, doc)
 }
