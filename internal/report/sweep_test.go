@@ -133,3 +133,18 @@ func TestCPUSplit(t *testing.T) {
 		t.Errorf("a row without CPU figures has %d lines: %q", n, buf.String())
 	}
 }
+
+// TestSweepBidirRow: a TCP_BIDIR point's row is the sum, then a tx and an
+// rx line with the fixture's per-direction throughput (35169.64 and
+// 33785.29 10^6bits/sec), then the CPU split.
+func TestSweepBidirRow(t *testing.T) {
+	d := load(t, "bidir_cpu.json")
+	var buf bytes.Buffer
+	SweepRow(&buf, result.Point{MsgSize: d.Spec.SendSize, Result: d.Result})
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 4 || !strings.HasSuffix(lines[0], "sum of both directions") ||
+		!strings.Contains(lines[1], " 35169.64  tx client->server") || !strings.Contains(lines[2], " 33785.29  rx server->client") ||
+		!strings.HasPrefix(lines[3], splitIndent+"cpu ") {
+		t.Errorf("bidir row:\n%s", buf.String())
+	}
+}
