@@ -182,8 +182,8 @@ func TestLabMatrixAndCompare(t *testing.T) {
 		rows := 0
 		for _, line := range strings.Split(stdout, "\n") {
 			f := strings.Fields(line)
-			// tso mtu throughput conf iter lutil rutil lsd rsd
-			if len(f) >= 9 && (f[0] == "on" || f[0] == "off") && (f[1] == "1500" || f[1] == "9000") && f[4] == "3" {
+			// tso mtu rcvbuf sndbuf elapsed throughput conf iter lutil rutil lsd rsd
+			if len(f) >= 12 && (f[0] == "on" || f[0] == "off") && (f[1] == "1500" || f[1] == "9000") && f[7] == "3" {
 				rows++
 			}
 		}

@@ -14,9 +14,10 @@ import (
 )
 
 type compareFlags struct {
-	alpha float64
-	test  string
-	json  bool
+	alpha  float64
+	test   string
+	adjust string
+	json   bool
 }
 
 func newCompareCmd(e *env) *cobra.Command {
@@ -29,10 +30,12 @@ baseline, as benchstat does: for every point they have in common (the same
 test and message size, and for matrices the same settings), both values,
 the change in percent, and whether the difference is significant at --alpha
 over the points' iterations, for the throughput (the transaction rate of
-request/response tests), each side's CPU utilization and each side's
-service demand. "~" marks a difference that is not distinguishable from
-noise. Results measured without iterations have one value per point: no
-difference can be significant with so few, and the comparison says so.
+request/response tests), each side's CPU utilization and service demand,
+and each side's CPU split into user, system, irq and softirq time (a state
+that is 0 throughout, never entered, is left out). "~" marks a difference
+that is not distinguishable from noise. Results measured without
+iterations have one value per point: no difference can be significant with
+so few, and the comparison says so.
 
 The test is the Mann-Whitney U test (benchstat's; exact for fewer than 50
 iterations, compares medians) or, with --test welch, Welch's t-test
@@ -43,10 +46,31 @@ baseline and each other document (MTU, offloads, kernel, driver, qdisc,
 congestion control, sysctls, host) and between their test settings, so that
 the reader sees what the comparison is about.
 
+Every figure of every point is a comparison, and with many made at once
+some differ at p <= alpha by chance alone (a 13-size sweep has 65 figures:
+about three such). So the p-values are adjusted for one another and a
+difference is significant when its adjusted p is <= alpha. By default the
+adjustment is Benjamini-Hochberg (--adjust bh), which keeps the expected
+share of noise among the differences marked at alpha, and when nothing
+differs at all, the chance of marking anything. It is the default because
+it keeps the power to see a change that shows at many points, as an offload
+or an MTU usually does, where Holm-Bonferroni (--adjust holm: the chance
+that any difference marked is noise at most alpha) often can see nothing:
+with 4 iterations the U test's smallest p is 2/70 = 0.029, and Holm over 10
+comparisons needs 0.005 first. The table shows both p-values; the JSON has
+"p" and "p_adjusted".
+
+Documents that each measured one direction of a TCP stream, TCP_STREAM in
+one and TCP_MAERTS in the other, are compared direction against direction:
+their points are matched by settings and message size ("is A->B the same
+as B->A?").
+
 With a single matrix document, its rows are compared with its first row.`,
 		Example: `  wirespeed compare before.json after.json
   wirespeed compare cubic.json bbr.json --test welch --alpha 0.01
-  wirespeed compare matrix.json`,
+  wirespeed compare matrix.json
+  wirespeed compare before.json after.json --adjust holm
+  wirespeed compare stream.json maerts.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("compare needs results documents: two or more, or one matrix")
@@ -60,6 +84,7 @@ With a single matrix document, its rows are compared with its first row.`,
 	fl := cmd.Flags()
 	fl.Float64Var(&f.alpha, "alpha", 0.05, "significance level: a difference counts as real when p <= alpha")
 	fl.StringVar(&f.test, "test", "u", "the two-sample test: u (Mann-Whitney U, compares medians) or welch (Welch's t, compares means)")
+	fl.StringVar(&f.adjust, "adjust", "bh", "how p-values are adjusted for the many comparisons made at once: bh (Benjamini-Hochberg, false discovery rate), holm (Holm-Bonferroni, family-wise error) or none")
 	fl.BoolVar(&f.json, "json", false, "print the comparison as JSON")
 	return cmd
 }
@@ -73,6 +98,16 @@ func runCompare(e *env, f *compareFlags, files []string) error {
 		opts.Test = stats.WelchT
 	default:
 		return usagef("--test %q: use u (Mann-Whitney U) or welch (Welch's t)", f.test)
+	}
+	switch strings.ToLower(f.adjust) {
+	case "bh", "fdr", "benjamini-hochberg":
+		opts.Adjust = stats.BenjaminiHochberg
+	case "holm", "holm-bonferroni":
+		opts.Adjust = stats.Holm
+	case "none":
+		opts.Adjust = stats.NoAdjustment
+	default:
+		return usagef("--adjust %q: use bh (Benjamini-Hochberg), holm (Holm-Bonferroni) or none", f.adjust)
 	}
 	if !(f.alpha > 0 && f.alpha < 1) {
 		return usagef("--alpha %g: a significance level between 0 and 1, such as 0.05", f.alpha)

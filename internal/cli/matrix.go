@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,6 +51,13 @@ bytes. A setting applies to every device changed; prefix it with local: or
 remote: for one side's only (--set remote:gro=on,off). The last --set varies
 fastest. Every setting is checked on every device before anything changes.
 
+--set direction=stream,maerts,bidir varies the test's direction instead of a
+device: TCP_STREAM (client to server), TCP_MAERTS (server to client) and
+TCP_BIDIR (both at once, a row with the sum and a line per direction under
+it); --tradeoff adds direction=stream,maerts. A matrix of directions alone
+needs no --dev. wirespeed compare on the document tests the directions
+against each other.
+
 Settings are made in a safe order (MTU, then features turned on, then off)
 and checked afterwards: a combination the kernel cannot hold (tso on with
 tx-checksumming off: TSO needs it) is skipped and said so, and features the
@@ -68,7 +76,8 @@ Some NICs reset their link when the MTU or an offload changes; --settle
 waits after each change before measuring.`,
 		Example: `  wirespeed matrix host --dev eth0 --set tso=on,off --set tx-checksumming=on,off
   wirespeed matrix host --dev eth0 --remote-dev eth1 --set mtu=1500,9000 -I 99,5 -o mtu.json
-  wirespeed matrix host --dev eth0 --set gro=on,off --sizes 64,1460,64K -l 5`,
+  wirespeed matrix host --dev eth0 --set gro=on,off --sizes 64,1460,64K -l 5
+  wirespeed matrix host --tradeoff --iterations 5,5 -o dirs.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("matrix takes at most one HOST[:PORT], got %q", args)
@@ -85,8 +94,6 @@ waits after each change before measuring.`,
 			switch {
 			case fl.Changed("sizes") && fl.Changed("send-size"):
 				return usagef("--sizes sets the send size of each point; drop -m")
-			case fl.Changed("tradeoff"):
-				return usagef("matrix runs one test per combination; --tradeoff does not apply (run the matrix with -t TCP_STREAM, then -t TCP_MAERTS)")
 			}
 			return runMatrix(cmd.Context(), e, f, target, fl.Changed("port"), fl.Changed("sizes"))
 		},
@@ -97,7 +104,7 @@ waits after each change before measuring.`,
 	fl.StringVar(&f.dev, "dev", "", "this host's interface to change (the one that carries the test)")
 	fl.StringVar(&f.remoteDev, "remote-dev", "", "the server's interface to change too (the server needs --allow-netconf and --psk-file, this client --psk-file)")
 	fl.StringVar(&f.remoteNetns, "remote-netns", "", "change --remote-dev in this network namespace of this host instead of asking the server (a lab's side a)")
-	fl.StringArrayVar(&f.sets, "set", nil, "NAME=VALUE,VALUE... to vary, e.g. tso=on,off or mtu=1500,9000; repeat for more (local: or remote: prefix for one side)")
+	fl.StringArrayVar(&f.sets, "set", nil, "NAME=VALUE,VALUE... to vary, e.g. tso=on,off, mtu=1500,9000 or direction=stream,maerts,bidir; repeat for more (local: or remote: prefix for one side)")
 	fl.StringVar(&f.sizes, "sizes", "", "run a sweep of these message sizes for every combination (as wirespeed sweep --sizes)")
 	fl.BoolVar(&f.keep, "keep", false, "leave the last combination's settings in place instead of restoring them")
 	fl.DurationVar(&f.settle, "settle", time.Second, "wait this long after changing settings before measuring (NICs that reset their link need a few seconds)")
@@ -119,11 +126,22 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 			return usageError{err}
 		}
 	}
-	if plan.Dimensions, err = matrix.ParseDimensions(f.sets); err != nil {
+	sets := f.sets
+	if f.run.tradeoff {
+		// Both directions of every combination, one after the other.
+		sets = append(slices.Clip(sets), matrix.Direction+"=stream,maerts")
+	}
+	if plan.Dimensions, err = matrix.ParseDimensions(sets); err != nil {
+		if f.run.tradeoff && strings.Contains(err.Error(), "already varied") {
+			return usagef("--tradeoff varies the direction (stream, then maerts); drop it or --set direction")
+		}
 		return usageError{err}
 	}
+	if matrix.VariesDirection(plan.Dimensions) && f.run.changed("test") {
+		return usagef("-t %s: the direction dimension (--set direction or --tradeoff) sets each row's test; drop -t", base.Kind)
+	}
 	switch {
-	case f.dev == "" && f.remoteDev == "":
+	case f.dev == "" && f.remoteDev == "" && matrix.ChangesDevices(plan.Dimensions):
 		return usagef("matrix needs the interface to change: --dev IFACE (this host), --remote-dev IFACE (the server's), or both")
 	case f.remoteNetns != "" && f.remoteDev == "":
 		return usagef("--remote-netns names where --remote-dev is; give --remote-dev too")

@@ -2,8 +2,12 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"wirespeed/internal/result"
 )
 
 func TestMatrixUsageErrors(t *testing.T) {
@@ -17,7 +21,10 @@ func TestMatrixUsageErrors(t *testing.T) {
 		{[]string{"matrix", "--dev", "wst-x", "--set", "remote:tso=on,off"}, "give --remote-dev"},
 		{[]string{"matrix", "--remote-dev", "wst-x", "--set", "local:tso=on,off"}, "give --dev"},
 		{[]string{"matrix", "--dev", "wst-x", "--set", "tso=on,off", "--sizes", "64", "-m", "64"}, "drop -m"},
-		{[]string{"matrix", "--dev", "wst-x", "--set", "tso=on,off", "--tradeoff"}, "--tradeoff"},
+		{[]string{"matrix", "--set", "direction=stream", "--tradeoff"}, "--tradeoff varies the direction"},
+		{[]string{"matrix", "--set", "direction=stream,maerts", "-t", "TCP_MAERTS"}, "drop -t"},
+		{[]string{"matrix", "--tradeoff", "-t", "TCP_RR"}, "--tradeoff"},
+		{[]string{"matrix", "--set", "direction=stream,sideways"}, "not a direction"},
 		{[]string{"matrix", "a", "b"}, "at most one"},
 	}
 	for _, tt := range tests {
@@ -39,5 +46,71 @@ func TestMatrixRemoteRefused(t *testing.T) {
 	// Nothing changed, so nothing failed to be restored (issue 18).
 	if strings.Contains(strings.ToLower(out+stderr), "restore failed") {
 		t.Errorf("a refused matrix reports a failed restore:\nstdout %q\nstderr %q", out, stderr)
+	}
+}
+
+// TestMatrixTradeoffCompared: --tradeoff in a matrix is the direction
+// dimension (stream, then maerts; no device to change, against the
+// embedded server), with iterations; compare on the document then tests
+// TCP_MAERTS against TCP_STREAM point by point, with four iterations a
+// side.
+func TestMatrixTradeoffCompared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.json")
+	code, out, errOut := execute(t, context.Background(), "matrix", "--tradeoff", "-l", "0.2", "-i", "0", "--iterations", "4,4", "-o", path)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	if !strings.Contains(out, "matrix of direction TCP_STREAM,TCP_MAERTS (no device changed): 2 combinations") {
+		t.Errorf("heading:\n%s", out)
+	}
+	doc, err := result.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, r := range doc.Matrix.Rows {
+		if len(r.Points) != 1 || len(r.Points[0].Iterations) != 4 {
+			t.Fatalf("row %s: %d points", r.Label, len(r.Points))
+		}
+		kinds = append(kinds, string(r.Points[0].Spec.Kind))
+	}
+	if strings.Join(kinds, ",") != "TCP_STREAM,TCP_MAERTS" {
+		t.Errorf("rows measured %v", kinds)
+	}
+
+	code, cmpOut, errOut := runMain(t, "compare", path)
+	if code != ExitOK {
+		t.Fatalf("compare: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"across directions", "TCP_STREAM -> TCP_MAERTS", "4+4"} {
+		if !strings.Contains(cmpOut, want) {
+			t.Errorf("compare lacks %q:\n%s", want, cmpOut)
+		}
+	}
+	code, jsonOut, _ := runMain(t, "compare", "--json", path)
+	var cd struct {
+		AcrossDirections bool `json:"across_directions"`
+		Figures          []struct {
+			Figure string
+			Points []struct {
+				Compared []struct {
+					N         int
+					P         float64
+					PAdjusted float64 `json:"p_adjusted"`
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(jsonOut), &cd); code != ExitOK || err != nil {
+		t.Fatalf("compare --json: exit %d, %v", code, err)
+	}
+	if !cd.AcrossDirections || cd.Figures[0].Figure != "throughput_bps" {
+		t.Fatalf("compare document %+v", cd)
+	}
+	// With 4 and 4 iterations the U test's p is a count over C(8,4) = 70
+	// arrangements: at least 2/70, and no adjustment makes it smaller.
+	c := cd.Figures[0].Points[0].Compared[0]
+	if c.N != 4 || c.P < 2.0/70-1e-9 || c.P > 1 || c.PAdjusted < c.P {
+		t.Errorf("throughput comparison %+v", c)
 	}
 }

@@ -119,9 +119,8 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 // lists only what the command takes. TestHelpListsOnlyAcceptedFlags holds
 // each to a refusal.
 var refusedRunFlags = map[string][]string{
-	"sweep":  {"send-size", "tradeoff"}, // --sizes sets -m; one test per point
-	"mesh":   {"tradeoff"},
-	"matrix": {"tradeoff"},
+	"sweep": {"send-size", "tradeoff"}, // --sizes sets -m; one test per point
+	"mesh":  {"tradeoff"},
 }
 
 func hideRunFlags(root *cobra.Command) {

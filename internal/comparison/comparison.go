@@ -2,8 +2,10 @@
 // it matches the points of several documents (the same test and message
 // size, and for matrices the same settings), runs a two-sample test over
 // each point's iterations for every figure (throughput or transaction
-// rate, each side's CPU utilization and service demand) with
-// stats.Compare, and lists what differs between the environments the
+// rate, each side's CPU utilization, service demand and CPU split into
+// user, system, irq and softirq time) with
+// stats.Compare, adjusts the p-values of all those tests for one another
+// (stats.Adjust), and lists what differs between the environments the
 // documents were measured in. It computes; package report renders.
 package comparison
 
@@ -152,6 +154,32 @@ var metrics = []Metric{
 	{Name: "remote CPU util", Unit: "%", Key: "remote_util_pct", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.RemoteCPU }, false)},
 	{Name: "local service demand", Unit: "us/KB", Key: "local_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.LocalCPU }, true)},
 	{Name: "remote service demand", Unit: "us/KB", Key: "remote_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.RemoteCPU }, true)},
+	splitMetric("local", "user", "user_pct", func(c *measure.CPU) float64 { return c.UserPct }),
+	splitMetric("local", "system", "system_pct", func(c *measure.CPU) float64 { return c.SystemPct }),
+	splitMetric("local", "irq", "irq_pct", func(c *measure.CPU) float64 { return c.IRQPct }),
+	splitMetric("local", "softirq", "softirq_pct", func(c *measure.CPU) float64 { return c.SoftIRQPct }),
+	splitMetric("remote", "user", "user_pct", func(c *measure.CPU) float64 { return c.UserPct }),
+	splitMetric("remote", "system", "system_pct", func(c *measure.CPU) float64 { return c.SystemPct }),
+	splitMetric("remote", "irq", "irq_pct", func(c *measure.CPU) float64 { return c.IRQPct }),
+	splitMetric("remote", "softirq", "softirq_pct", func(c *measure.CPU) float64 { return c.SoftIRQPct }),
+}
+
+// splitMetric is one state of a side's system-wide CPU split (user,
+// system, hardware interrupt, softirq time, in percent of all CPUs), as
+// the run's CPU lines and the tables' second lines show it; a side with
+// only its process's CPU time (an iperf3 peer) has none.
+func splitMetric(side, state, key string, field func(*measure.CPU) float64) Metric {
+	return Metric{Name: side + " CPU " + state, Unit: "% of all CPUs", Key: side + "_" + key, Scale: 1,
+		Value: func(s result.Summary) (float64, bool) {
+			c := s.LocalCPU
+			if side == "remote" {
+				c = s.RemoteCPU
+			}
+			if c == nil || c.CPUs == 0 {
+				return 0, false
+			}
+			return field(c), true
+		}}
 }
 
 func cpuValue(side func(result.Summary) *measure.CPU, demand bool) func(result.Summary) (float64, bool) {
@@ -196,6 +224,9 @@ func Samples(r result.Result, m Metric) []float64 {
 type Options struct {
 	Test  stats.Test
 	Alpha float64
+	// Adjust is how the p-values of all the comparisons made at once are
+	// adjusted (stats.Adjust); empty means Benjamini-Hochberg.
+	Adjust stats.Adjustment
 }
 
 // Cell is one source's figure of one point.
@@ -251,6 +282,15 @@ type Result struct {
 	// Warnings are the tests' caveats, each once, with the points it
 	// applies to.
 	Warnings []Warning
+	// Comparisons is the size of the family the p-values are adjusted
+	// over: every figure of every matched point against the baseline, for
+	// every other source.
+	Comparisons int
+	// AcrossDirections is true when the sources measured different
+	// directions of a TCP stream (TCP_STREAM against TCP_MAERTS) and their
+	// points were matched by settings and message size alone; the keys
+	// name the baseline's test.
+	AcrossDirections bool
 }
 
 // Differences are all the ways the sources differ from the baseline:
@@ -280,24 +320,21 @@ func Compare(sources []Source, opts Options) (Result, error) {
 	if opts.Alpha == 0 {
 		opts.Alpha = 0.05
 	}
+	if opts.Adjust == "" {
+		opts.Adjust = stats.BenjaminiHochberg
+	}
 	res := Result{Options: opts, Unmatched: map[string][]Key{}}
 	for _, s := range sources {
 		res.Sources = append(res.Sources, s.Name)
 	}
-	base := sources[0]
-	// The points every source has; the others are listed as unmatched.
-	var common []Key
-	for _, k := range base.Order {
-		all := true
-		for _, s := range sources[1:] {
-			if _, ok := s.Points[k]; !ok {
-				all = false
-			}
-		}
-		if all {
-			common = append(common, k)
+	common := commonKeys(sources)
+	if len(common) == 0 {
+		if across, ok := acrossDirections(sources); ok {
+			sources, res.AcrossDirections = across, true
+			common = commonKeys(sources)
 		}
 	}
+	base := sources[0]
 	for _, s := range sources {
 		for _, k := range s.Order {
 			if !slices.Contains(common, k) {
@@ -322,12 +359,25 @@ func Compare(sources []Source, opts Options) (Result, error) {
 	}
 
 	warnAt := map[string]int{}
+	warn := func(text, at string) {
+		j, ok := warnAt[text]
+		if !ok {
+			j = len(res.Warnings)
+			warnAt[text] = j
+			res.Warnings = append(res.Warnings, Warning{Text: text})
+		}
+		res.Warnings[j].Points = append(res.Warnings[j].Points, at)
+	}
+	// The family: every comparison made, with where it is, adjusted
+	// together once all are made.
+	var family []*stats.Comparison
+	var familyAt []string
 	for _, m := range metrics {
 		tb := Table{Metric: m}
 		for _, k := range common {
 			line := Line{Key: k, Cells: make([]Cell, len(sources))}
 			a := Samples(base.Points[k], m)
-			if len(a) == 0 {
+			if len(a) == 0 || neverNonZero(a, sources[1:], k, m) {
 				continue
 			}
 			line.Cells[0] = Cell{Present: true, N: len(a), Center: stats.Center(a, opts.Test)}
@@ -341,19 +391,15 @@ func Compare(sources []Source, opts Options) (Result, error) {
 					return res, fmt.Errorf("%s of %s: %w", m.Name, k, err)
 				}
 				line.Cells[i+1] = Cell{Present: true, N: len(b), Center: c.CenterB, Comparison: &c}
-				for _, w := range c.Warnings {
-					at := fmt.Sprintf("%s of %s", m.Name, k)
-					if len(sources) > 2 {
-						at += " (" + s.Name + ")"
-					}
-					j, ok := warnAt[w]
-					if !ok {
-						j = len(res.Warnings)
-						warnAt[w] = j
-						res.Warnings = append(res.Warnings, Warning{Text: w})
-					}
-					res.Warnings[j].Points = append(res.Warnings[j].Points, at)
+				at := fmt.Sprintf("%s of %s", m.Name, k)
+				if len(sources) > 2 {
+					at += " (" + s.Name + ")"
 				}
+				for _, w := range c.Warnings {
+					warn(w, at)
+				}
+				family = append(family, line.Cells[i+1].Comparison)
+				familyAt = append(familyAt, at)
 			}
 			tb.Lines = append(tb.Lines, line)
 		}
@@ -361,6 +407,10 @@ func Compare(sources []Source, opts Options) (Result, error) {
 			res.Tables = append(res.Tables, tb)
 		}
 	}
+	if err := adjust(family, opts, func(i int, text string) { warn(text, familyAt[i]) }); err != nil {
+		return res, err
+	}
+	res.Comparisons = len(family)
 
 	for i, s := range sources[1:] {
 		res.EnvDiffs = append(res.EnvDiffs, diffs(i+1, common, func(k Key) []result.EnvDiff {
@@ -375,6 +425,125 @@ func Compare(sources []Source, opts Options) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// commonKeys are the points every source has, in the baseline's order.
+func commonKeys(sources []Source) []Key {
+	var common []Key
+	for _, k := range sources[0].Order {
+		all := true
+		for _, s := range sources[1:] {
+			if _, ok := s.Points[k]; !ok {
+				all = false
+			}
+		}
+		if all {
+			common = append(common, k)
+		}
+	}
+	return common
+}
+
+// directional are the tests that are one direction of a TCP stream:
+// TCP_STREAM (client to server) and TCP_MAERTS (server to client).
+var directional = map[spec.Kind]bool{spec.TCPStream: true, spec.TCPMaerts: true}
+
+// acrossDirections matches the points of sources that each measured one
+// direction of a TCP stream, not all the same ("is A->B the same as
+// B->A"): every point of every source is TCP_STREAM, or every point
+// TCP_MAERTS. It returns the sources with their points keyed by the
+// baseline's test, so that the same settings and message size match; the
+// tests' difference is listed with the other settings' (SpecDiffs).
+func acrossDirections(sources []Source) ([]Source, bool) {
+	kinds := map[spec.Kind]bool{}
+	one := make([]spec.Kind, len(sources))
+	for i, s := range sources {
+		for _, k := range s.Order {
+			if !directional[k.Test] || one[i] != "" && one[i] != k.Test {
+				return nil, false
+			}
+			one[i] = k.Test
+		}
+		kinds[one[i]] = true
+	}
+	if len(kinds) < 2 {
+		return nil, false
+	}
+	out := make([]Source, len(sources))
+	for i, s := range sources {
+		out[i] = Source{Name: s.Name, Points: map[Key]result.Result{}}
+		for _, k := range s.Order {
+			r := s.Points[k]
+			k.Test = one[0]
+			out[i].add(k, r)
+		}
+	}
+	return out, true
+}
+
+// neverNonZero reports whether a figure is 0 in every iteration of every
+// source at a point: a state the CPUs never entered (hardware interrupts
+// on a veth pair), which is not compared, so as not to count in the
+// family of comparisons something that was never there to differ.
+func neverNonZero(a []float64, others []Source, k Key, m Metric) bool {
+	zero := func(vs []float64) bool {
+		for _, v := range vs {
+			if v != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	if !zero(a) {
+		return false
+	}
+	for _, s := range others {
+		if !zero(Samples(s.Points[k], m)) {
+			return false
+		}
+	}
+	return true
+}
+
+// adjust adjusts the p-values of the family of comparisons for one
+// another and decides each one's significance by its adjusted p. Where
+// the sizes of the samples cannot give a p small enough for a difference
+// at one point alone to count (alpha over the family's size: the first
+// step of both procedures), it warns, with how many iterations would do.
+func adjust(family []*stats.Comparison, opts Options, warn func(int, string)) error {
+	ps := make([]float64, len(family))
+	for i, c := range family {
+		ps[i] = c.P
+	}
+	adj, err := stats.Adjust(ps, opts.Adjust)
+	if err != nil {
+		return err
+	}
+	m := len(family)
+	for i, c := range family {
+		c.Readjust(adj[i])
+		if opts.Adjust == stats.NoAdjustment || m < 2 {
+			continue
+		}
+		floor := stats.MinP(c.Test, c.NA, c.NB)
+		lone := opts.Alpha / float64(m)
+		if floor <= lone || floor > opts.Alpha {
+			// Reachable, or the test's own warning already says that
+			// not even alpha can be reached.
+			continue
+		}
+		switch opts.Adjust {
+		case stats.Holm:
+			warn(i, fmt.Sprintf(
+				"with %d and %d iterations the smallest possible p is %.3g, above the %.3g (alpha %g over %d comparisons) Holm's procedure needs first: no difference can be significant; run at least %s of each",
+				c.NA, c.NB, floor, lone, opts.Alpha, m, stats.UTestSamples(lone)))
+		default:
+			warn(i, fmt.Sprintf(
+				"with %d and %d iterations the smallest possible p is %.3g, above the %.3g (alpha %g over %d comparisons) a difference at one point alone needs: only differences shown by many points at once can be significant; run at least %s of each for one alone",
+				c.NA, c.NB, floor, lone, opts.Alpha, m, stats.UTestSamples(lone)))
+		}
+	}
+	return nil
 }
 
 // diffs gathers the differences of one source over the points, each once

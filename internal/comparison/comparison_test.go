@@ -113,10 +113,25 @@ func TestCompareUTest(t *testing.T) {
 	big := Key{Test: spec.TCPStream, Size: "131072"}
 	small := Key{Test: spec.TCPStream, Size: "1460"}
 
+	// Six comparisons (throughput, local util and local service demand
+	// at two sizes; no remote CPU), with p 2/70 (throughput at 131072),
+	// 0.1, 48/70 twice and 1 twice. Benjamini-Hochberg gives the smallest
+	// 6/1 * 2/70 = 12/70 = 0.171429, no longer significant: alone it
+	// would be.
+	if res.Options.Adjust != stats.BenjaminiHochberg || res.Comparisons != 6 {
+		t.Errorf("adjustment %q over %d comparisons, want Benjamini-Hochberg over 6", res.Options.Adjust, res.Comparisons)
+	}
 	l := line(t, res, "throughput_bps", big)
 	c := l.Cells[1].Comparison
-	if !near(l.Cells[0].Center, 9.15e9) || !near(c.CenterB, 9.75e9) || !near(c.P, 2.0/70) || !c.Significant || c.Verdict != stats.Higher || !near(c.DeltaPct, 6.557377) {
+	if !near(l.Cells[0].Center, 9.15e9) || !near(c.CenterB, 9.75e9) || !near(c.P, 2.0/70) || !near(c.PAdjusted, 12.0/70) || c.Significant || c.Verdict != stats.Same || !near(c.DeltaPct, 6.557377) {
 		t.Errorf("throughput at 131072: baseline %v, %+v", l.Cells[0].Center, *c)
+	}
+	alone, err := Compare(srcs, Options{Test: stats.UTest, Alpha: 0.05, Adjust: stats.NoAdjustment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := line(t, alone, "throughput_bps", big).Cells[1].Comparison; !c.Significant || c.Verdict != stats.Higher || c.PAdjusted != c.P {
+		t.Errorf("throughput at 131072 without adjustment: %+v", *c)
 	}
 	l = line(t, res, "local_util_pct", big)
 	c = l.Cells[1].Comparison
@@ -136,6 +151,16 @@ func TestCompareUTest(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no warning that 3 and 3 iterations cannot reach significance: %+v", res.Warnings)
+	}
+	found = false
+	for _, w := range res.Warnings {
+		if strings.HasPrefix(w.Text, "with 4 and 4 iterations the smallest possible p is 0.0286, above the 0.00833 (alpha 0.05 over 6 comparisons)") &&
+			strings.Contains(w.Text, "run at least 5 of each") && strings.Contains(strings.Join(w.Points, ";"), "throughput of TCP_STREAM 131072") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no warning that 4 and 4 iterations cannot reach alpha/6: %+v", res.Warnings)
 	}
 
 	if diff := cmp.Diff(map[string][]Key{"b.json": {{Test: spec.TCPStream, Size: "64"}}}, res.Unmatched); diff != "" {
@@ -158,9 +183,14 @@ func TestCompareWelch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Of the six p-values, this one is the second smallest (throughput
+	// at 131072 has t = 0.6/sqrt(2*0.05/3/4) = 6.57 with df 6, p < 0.001;
+	// the utilizations 0.6 and 1): BH makes it 6/2 * 0.021312 = 0.063935,
+	// above 0.05.
 	l := line(t, res, "throughput_bps", Key{Test: spec.TCPStream, Size: "1460"})
 	c := l.Cells[1].Comparison
-	if !near(l.Cells[0].Center, 11e9) || !near(c.CenterB, 14e9) || math.Abs(c.Statistic-3.674235) > 1e-5 || c.DF != 4 || math.Abs(c.P-0.021312) > 1e-5 || !c.Significant {
+	if !near(l.Cells[0].Center, 11e9) || !near(c.CenterB, 14e9) || math.Abs(c.Statistic-3.674235) > 1e-5 || c.DF != 4 || math.Abs(c.P-0.021312) > 1e-5 ||
+		math.Abs(c.PAdjusted-3*0.021312) > 1e-5 || c.Significant {
 		t.Errorf("Welch at 1460: %+v", *c)
 	}
 	// Equal utilizations in both: no difference, and no spread to judge.
@@ -191,11 +221,12 @@ func TestCompareMatrixRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Options.Test != stats.UTest || res.Options.Alpha != 0.05 {
-		t.Errorf("defaults %+v, want the U test at 0.05", res.Options)
+	if res.Options.Test != stats.UTest || res.Options.Alpha != 0.05 || res.Options.Adjust != stats.BenjaminiHochberg {
+		t.Errorf("defaults %+v, want the U test at 0.05, Benjamini-Hochberg", res.Options)
 	}
+	// Three comparisons, p 2/70, 48/70, 48/70: BH makes the first 3 * 2/70.
 	c := line(t, res, "throughput_bps", Key{Test: spec.TCPStream, Size: "131072"}).Cells[1].Comparison
-	if !c.Significant || len(res.EnvDiffs) != 1 || res.EnvDiffs[0].Name != "mtu" {
+	if c.Significant || !near(c.P, 2.0/70) || !near(c.PAdjusted, 6.0/70) || res.Comparisons != 3 || len(res.EnvDiffs) != 1 || res.EnvDiffs[0].Name != "mtu" {
 		t.Errorf("rows: %+v, env %+v", *c, res.EnvDiffs)
 	}
 
@@ -216,6 +247,68 @@ func TestCompareMatrixRows(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"mtu=1500 TCP_STREAM 131072", "mtu=9000 TCP_STREAM 131072"}, keys); diff != "" {
 		t.Errorf("keys (-want +got):\n%s", diff)
+	}
+}
+
+// TestCompareAdjustments: six comparisons that all differ, each with the
+// U test's smallest p for 4 and 4 iterations, 2/70 (two sizes, every
+// iteration of b above a's in throughput and in utilization, so in
+// service demand too). Worked by hand:
+//
+//	Benjamini-Hochberg: q(i) = min over j >= i of 6/j * 2/70 = 2/70 for
+//	all six: all significant (many points agree).
+//	Holm: the smallest is 6 * 2/70 = 12/70 = 0.171: none significant,
+//	and 4 and 4 iterations never could be (2/70 > 0.05/6 = 0.00833);
+//	5 and 5 give 2/252 = 0.0079, enough.
+//	None: all six at 2/70.
+func TestCompareAdjustments(t *testing.T) {
+	a := sweep(point(1, []float64{1, 2, 3, 4}, []float64{10, 11, 12, 13}, nil), point(2, []float64{1, 2, 3, 4}, []float64{10, 11, 12, 13}, nil))
+	b := sweep(point(1, []float64{5, 6, 7, 8}, []float64{20, 21, 22, 23}, nil), point(2, []float64{5, 6, 7, 8}, []float64{20, 21, 22, 23}, nil))
+	srcs, err := Sources([]string{"a", "b"}, []result.Document{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		adjust      stats.Adjustment
+		wantP       float64
+		significant bool
+		warning     string
+	}{
+		{stats.BenjaminiHochberg, 2.0 / 70, true, "only differences shown by many points at once can be significant; run at least 5 of each for one alone"},
+		{stats.Holm, 12.0 / 70, false, "Holm's procedure needs first: no difference can be significant; run at least 5 of each"},
+		{stats.NoAdjustment, 2.0 / 70, true, ""},
+	} {
+		res, err := Compare(srcs, Options{Adjust: tt.adjust})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Comparisons != 6 {
+			t.Errorf("%s: %d comparisons, want 6", tt.adjust, res.Comparisons)
+		}
+		n := 0
+		for _, tb := range res.Tables {
+			for _, l := range tb.Lines {
+				n++
+				c := l.Cells[1].Comparison
+				if !near(c.P, 2.0/70) || !near(c.PAdjusted, tt.wantP) || c.Significant != tt.significant {
+					t.Errorf("%s, %s of %s: p %v adjusted %v significant %v; want 2/70, %v, %v", tt.adjust, tb.Metric.Name, l.Key, c.P, c.PAdjusted, c.Significant, tt.wantP, tt.significant)
+				}
+			}
+		}
+		if n != 6 {
+			t.Errorf("%s: %d lines, want 6", tt.adjust, n)
+		}
+		var texts []string
+		for _, w := range res.Warnings {
+			texts = append(texts, w.Text)
+		}
+		got := strings.Join(texts, "\n")
+		if tt.warning == "" && strings.Contains(got, "comparisons)") || tt.warning != "" && !strings.Contains(got, tt.warning) {
+			t.Errorf("%s: warnings %q, want %q", tt.adjust, got, tt.warning)
+		}
+	}
+	if _, err := Compare(srcs, Options{Adjust: "bonferroni"}); err == nil || !strings.Contains(err.Error(), "bonferroni") {
+		t.Errorf("unknown adjustment: %v", err)
 	}
 }
 
@@ -248,5 +341,116 @@ func TestSourcesErrors(t *testing.T) {
 	srcs, _ := Sources([]string{"a", "o"}, []result.Document{docs[0], other})
 	if _, err := Compare(srcs, Options{}); err == nil || !strings.Contains(err.Error(), "no point in common") {
 		t.Errorf("nothing in common: %v", err)
+	}
+}
+
+// TestCompareCPUSplit: the CPU split is compared like any other figure.
+// One point, 4 and 4 iterations, local CPU only, worked by hand:
+//
+//	throughput 1..4 against 5..8: p 2/70
+//	util 50..53 against 50.5..53.5 (ranks 1 3 5 7): p 48/70, and its
+//	service demand (util/10) too
+//	user 10 in all: p 1
+//	irq 0 in every iteration of both: never entered, not compared
+//	system 30..33 against 40..43: p 2/70, medians 31.5 and 41.5, +31.746%
+//	softirq 5..8 against 5.5..8.5: p 48/70
+//
+// Six comparisons, sorted 2/70, 2/70, 48/70 x3, 1. BH: 6/2 * 2/70 =
+// 6/70 for both 2/70 (the first's 6 * 2/70 lowered to it), 6/5 * 48/70 =
+// 0.822857 for the three 48/70.
+func TestCompareCPUSplit(t *testing.T) {
+	mk := func(bps, util, system, softirq []float64) result.Document {
+		sp := spec.Default()
+		r := result.Result{Spec: sp, Directions: []result.DirectionResult{{}}}
+		for i := range bps {
+			c := &measure.CPU{CPUs: 2, UtilPct: util[i], ServiceDemandMicrosPerKB: util[i] / 10, UserPct: 10, SystemPct: system[i], SoftIRQPct: softirq[i]}
+			r.Iterations = append(r.Iterations, result.Iteration{Index: i + 1, Summary: result.Summary{BitsPerSecond: bps[i], LocalCPU: c}})
+		}
+		return sweep(result.Point{MsgSize: sp.SendSize, Result: r})
+	}
+	a := mk([]float64{1, 2, 3, 4}, []float64{50, 51, 52, 53}, []float64{30, 31, 32, 33}, []float64{5, 6, 7, 8})
+	b := mk([]float64{5, 6, 7, 8}, []float64{50.5, 51.5, 52.5, 53.5}, []float64{40, 41, 42, 43}, []float64{5.5, 6.5, 7.5, 8.5})
+	srcs, err := Sources([]string{"a", "b"}, []result.Document{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compare(srcs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, tb := range res.Tables {
+		keys = append(keys, tb.Metric.Key)
+	}
+	want := []string{"throughput_bps", "local_util_pct", "local_service_demand_us_per_kb", "local_user_pct", "local_system_pct", "local_softirq_pct"}
+	if diff := cmp.Diff(want, keys); diff != "" || res.Comparisons != 6 {
+		t.Fatalf("figures (-want +got), %d comparisons:\n%s", res.Comparisons, diff)
+	}
+	k := Key{Test: spec.TCPStream, Size: srcs[0].Order[0].Size}
+	c := line(t, res, "local_system_pct", k).Cells[1].Comparison
+	if !near(c.CenterA, 31.5) || !near(c.CenterB, 41.5) || !near(c.DeltaPct, 31.746032) || !near(c.P, 2.0/70) || !near(c.PAdjusted, 6.0/70) || c.Significant {
+		t.Errorf("local system: %+v", *c)
+	}
+	for metric, p := range map[string]float64{"local_user_pct": 1, "local_softirq_pct": 48.0 / 70} {
+		if c := line(t, res, metric, k).Cells[1].Comparison; !near(c.P, p) {
+			t.Errorf("%s: p %v, want %v", metric, c.P, p)
+		}
+	}
+	if c := line(t, res, "local_softirq_pct", k).Cells[1].Comparison; !near(c.PAdjusted, 6.0/5*48/70) {
+		t.Errorf("local softirq: adjusted p %v, want 6/5 * 48/70 = 0.822857", c.PAdjusted)
+	}
+}
+
+// TestCompareAcrossDirections: is A->B the same as B->A? A TCP_STREAM
+// sweep and a TCP_MAERTS one of the same sizes are matched point by point
+// (they have no point in common by test), the tests' difference listed
+// with the settings'. Worked by hand: at 131072 throughput 9.0..9.3
+// against 9.6..9.9 Gbit/s, p 2/70; at 1460 3 and 3 values fully apart,
+// p 0.1.
+func TestCompareAcrossDirections(t *testing.T) {
+	_, docs := fixtures()
+	a := docs[0]
+	b := sweep(
+		point(131072, []float64{9.6e9, 9.8e9, 9.7e9, 9.9e9}, []float64{50.5, 51.5, 52.5, 53.5}, env(1500, "6.8.0")),
+		point(1460, []float64{13e9, 14e9, 15e9}, []float64{30, 30, 30}, env(1500, "6.8.0")),
+	)
+	for i := range b.Points {
+		b.Points[i].Spec.Kind = spec.TCPMaerts
+	}
+	srcs, err := Sources([]string{"ab.json", "ba.json"}, []result.Document{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compare(srcs, Options{Adjust: stats.NoAdjustment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.AcrossDirections {
+		t.Error("not marked as across directions")
+	}
+	c := line(t, res, "throughput_bps", Key{Test: spec.TCPStream, Size: "131072"}).Cells[1].Comparison
+	if !near(c.P, 2.0/70) || !c.Significant || c.Verdict != stats.Higher {
+		t.Errorf("throughput at 131072: %+v", *c)
+	}
+	if c := line(t, res, "throughput_bps", Key{Test: spec.TCPStream, Size: "1460"}).Cells[1].Comparison; !near(c.P, 0.1) {
+		t.Errorf("throughput at 1460: %+v", *c)
+	}
+	found := false
+	for _, d := range res.SpecDiffs {
+		if d.Name == "test" && d.A == "TCP_STREAM" && d.B == "TCP_MAERTS" && d.Points == 2 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the tests' difference is not listed: %+v", res.SpecDiffs)
+	}
+
+	// A source with both directions, or the same direction in both: no
+	// matching across directions.
+	mixed := sweep(point(64, []float64{1}, []float64{1}, nil), point(128, []float64{1}, []float64{1}, nil))
+	mixed.Points[1].Spec.Kind = spec.TCPMaerts
+	srcs, _ = Sources([]string{"ab.json", "mixed.json"}, []result.Document{a, mixed})
+	if _, err := Compare(srcs, Options{}); err == nil || !strings.Contains(err.Error(), "no point in common") {
+		t.Errorf("mixed directions: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"wirespeed/internal/netconf"
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
 )
 
 // MaxCombinations bounds a matrix: every combination is at least one
@@ -18,19 +19,37 @@ const MaxCombinations = 256
 // Dimension is one setting a matrix varies: its values, on every device
 // changed or on one side's.
 type Dimension struct {
-	// Name is "mtu" or a feature's name, lower case, as given.
+	// Name is "mtu" or a feature's name, lower case, as given, or
+	// Direction.
 	Name string
 	// Side is result.Local or result.Remote for one side's device only; empty
 	// for every device.
 	Side   result.Side
 	Values []netconf.Setting
+	// Tests are the direction dimension's values (Values is empty): the
+	// test each row runs instead of the plan's.
+	Tests []spec.Kind
+}
+
+// Direction names the dimension that changes no device but the test's
+// direction: --set direction=stream,maerts,bidir (TCP_STREAM, client to
+// server; TCP_MAERTS, server to client; TCP_BIDIR, both at once).
+const Direction = "direction"
+
+// directions are the words of the direction dimension's values.
+var directions = map[string]spec.Kind{
+	"stream": spec.TCPStream, "tcp_stream": spec.TCPStream,
+	"maerts": spec.TCPMaerts, "tcp_maerts": spec.TCPMaerts,
+	"bidir": spec.TCPBidir, "tcp_bidir": spec.TCPBidir,
 }
 
 // Setting is one value of a row: a setting, and the side it is for
-// (empty: every device).
+// (empty: every device); for the direction dimension, Name is Direction
+// and Test the row's test.
 type Setting struct {
 	Side result.Side
 	netconf.Setting
+	Test spec.Kind
 }
 
 // Key names the dimension as --set does: "tso", "remote:mtu".
@@ -41,6 +60,9 @@ func (d Dimension) record() result.MatrixDimension {
 	md := result.MatrixDimension{Name: d.Name, Side: d.Side}
 	for _, v := range d.Values {
 		md.Values = append(md.Values, valueWord(v))
+	}
+	for _, k := range d.Tests {
+		md.Values = append(md.Values, string(k))
 	}
 	return md
 }
@@ -75,7 +97,26 @@ func ParseDimensions(sets []string) ([]Dimension, error) {
 			return nil, fmt.Errorf("--set %q: write NAME=VALUE,VALUE..., like tso=on,off or mtu=1500,9000", s)
 		}
 		d.Name = name
+		if name == Direction || name == "test" {
+			if d.Side != "" {
+				return nil, fmt.Errorf("--set %q: the direction is the test's, not one side's: drop %s:", s, d.Side)
+			}
+			d.Name = Direction
+			for _, v := range strings.Split(vals, ",") {
+				k, ok := directions[strings.ToLower(strings.TrimSpace(v))]
+				if !ok {
+					return nil, fmt.Errorf("--set %q: %q is not a direction: use stream (TCP_STREAM), maerts (TCP_MAERTS) or bidir (TCP_BIDIR)", s, strings.TrimSpace(v))
+				}
+				if slices.Contains(d.Tests, k) {
+					return nil, fmt.Errorf("--set %q names %s twice", s, k)
+				}
+				d.Tests = append(d.Tests, k)
+			}
+		}
 		for _, v := range strings.Split(vals, ",") {
+			if d.Name == Direction {
+				break
+			}
 			st, err := netconf.ParseSetting(name + "=" + strings.TrimSpace(v))
 			if err != nil {
 				return nil, fmt.Errorf("--set %q: %v", s, err)
@@ -90,7 +131,7 @@ func ParseDimensions(sets []string) ([]Dimension, error) {
 				return nil, fmt.Errorf("--set %q: %s is already varied by another --set", s, d.Key())
 			}
 		}
-		n *= len(d.Values)
+		n *= len(d.Values) + len(d.Tests)
 		if n > MaxCombinations {
 			return nil, fmt.Errorf("the --set flags make more than %d combinations; vary fewer settings at once", MaxCombinations)
 		}
@@ -112,6 +153,9 @@ func Combinations(dims []Dimension) [][]Setting {
 			for _, v := range d.Values {
 				next = append(next, append(slices.Clip(c), Setting{Side: d.Side, Setting: v}))
 			}
+			for _, k := range d.Tests {
+				next = append(next, append(slices.Clip(c), Setting{Setting: netconf.Setting{Name: Direction}, Test: k}))
+			}
 		}
 		out = next
 	}
@@ -122,7 +166,11 @@ func Combinations(dims []Dimension) [][]Setting {
 func rowRecord(row []Setting) []result.MatrixSetting {
 	out := make([]result.MatrixSetting, len(row))
 	for i, s := range row {
-		out[i] = result.MatrixSetting{Name: s.Name, Side: s.Side, Value: valueWord(s.Setting)}
+		v := valueWord(s.Setting)
+		if s.Name == Direction {
+			v = string(s.Test)
+		}
+		out[i] = result.MatrixSetting{Name: s.Name, Side: s.Side, Value: v}
 	}
 	return out
 }
@@ -135,7 +183,7 @@ func rowRecord(row []Setting) []result.MatrixSetting {
 func settingsFor(row []Setting, side result.Side) []netconf.Setting {
 	var mtu, on, off []netconf.Setting
 	for _, s := range row {
-		if s.Side != "" && s.Side != side {
+		if s.Side != "" && s.Side != side || s.Name == Direction {
 			continue
 		}
 		switch {
@@ -160,4 +208,36 @@ func allFor(dims []Dimension, side result.Side) []netconf.Setting {
 		}
 	}
 	return all
+}
+
+// testOf is the test a row runs: the plan's, in the direction of the
+// row's direction setting when the matrix varies it.
+func testOf(base spec.Test, row []Setting) spec.Test {
+	for _, s := range row {
+		if s.Name == Direction {
+			base.Kind = s.Test
+		}
+	}
+	return base
+}
+
+// ChangesDevices reports whether any dimension is a device's setting
+// (not only the direction): whether the matrix needs a device to change.
+func ChangesDevices(dims []Dimension) bool {
+	for _, d := range dims {
+		if d.Name != Direction {
+			return true
+		}
+	}
+	return false
+}
+
+// VariesDirection reports whether a dimension is the direction.
+func VariesDirection(dims []Dimension) bool {
+	for _, d := range dims {
+		if d.Name == Direction {
+			return true
+		}
+	}
+	return false
 }

@@ -197,7 +197,7 @@ func (m *matrixRun) rows(ctx context.Context) error {
 		}
 		if skip == "" {
 			progress := func(ev iterate.Event) { m.obs.Iteration(row.Index, len(combos), row.Label, ev) }
-			if err := m.measure(ctx, &row, progress); err != nil {
+			if err := m.measure(ctx, &row, testOf(m.plan.Base, combo), progress); err != nil {
 				m.addRow(row)
 				return err
 			}
@@ -261,8 +261,8 @@ func (m *matrixRun) apply(ctx context.Context, combo []Setting, row *result.Matr
 }
 
 // measure runs a row's point, or its sweep.
-func (m *matrixRun) measure(ctx context.Context, row *result.MatrixRow, progress func(iterate.Event)) error {
-	base, rep := m.plan.Base, m.plan.Repeat
+func (m *matrixRun) measure(ctx context.Context, row *result.MatrixRow, base spec.Test, progress func(iterate.Event)) error {
+	rep := m.plan.Repeat
 	if len(m.plan.Sizes) == 0 {
 		res, err := m.opts.Measure(ctx, base, rep, progress)
 		if err != nil && len(res.Directions) == 0 {

@@ -69,6 +69,14 @@ func TestParseDimensions(t *testing.T) {
 		{name: "twice", sets: []string{"tso=on,off", "tso=off"}, wantErr: "already varied"},
 		{name: "both and one side", sets: []string{"tso=on,off", "remote:tso=off"}, wantErr: "already varied"},
 		{name: "value twice", sets: []string{"tso=on,true"}, wantErr: "names on twice"},
+		{name: "direction", sets: []string{"direction=stream,MAERTS,tcp_bidir", "tso=on,off"}, want: []Dimension{
+			{Name: Direction, Tests: []spec.Kind{spec.TCPStream, spec.TCPMaerts, spec.TCPBidir}},
+			{Name: "tso", Values: feat("tso", on, off)},
+		}},
+		{name: "direction as test", sets: []string{"test=maerts"}, want: []Dimension{{Name: Direction, Tests: []spec.Kind{spec.TCPMaerts}}}},
+		{name: "direction of one side", sets: []string{"remote:direction=stream"}, wantErr: "not one side's"},
+		{name: "bad direction", sets: []string{"direction=stream,up"}, wantErr: `"up" is not a direction`},
+		{name: "direction twice", sets: []string{"direction=stream,tcp_stream"}, wantErr: "names TCP_STREAM twice"},
 		{name: "too many", sets: []string{"mtu=1000,1100,1200,1300,1400,1500,1600,1700", "tso=on,off", "gso=on,off", "gro=on,off", "sg=on,off", "rx=on,off", "tx=on,off"}, wantErr: "more than 256"},
 	}
 	for _, tt := range tests {
@@ -325,5 +333,67 @@ func TestRunEnds(t *testing.T) {
 	plan.Dimensions, plan.Changers = dims, []Changer{&fakeChanger{fail: "tso=on"}}
 	if _, err := Run(context.Background(), plan, Options{Measure: countMeasure(&measured)}); err == nil || !strings.Contains(err.Error(), "no combination could be measured") {
 		t.Errorf("nothing measured: %v", err)
+	}
+}
+
+// TestRunDirections: the direction is a dimension that changes no device
+// but the test each row runs; the other settings still go to the device,
+// and the rows carry the test as their setting.
+func TestRunDirections(t *testing.T) {
+	dims, err := ParseDimensions([]string{"tso=on,off", "direction=stream,maerts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ChangesDevices(dims) || !VariesDirection(dims) {
+		t.Errorf("ChangesDevices %v, VariesDirection %v: want both", ChangesDevices(dims), VariesDirection(dims))
+	}
+	fc := &fakeChanger{}
+	var kinds []spec.Kind
+	measure := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (result.Result, error) {
+		kinds = append(kinds, t.Kind)
+		n := 0
+		return countMeasure(&n)(ctx, t, rep, p)
+	}
+	plan := Plan{Base: testSpec(), Repeat: spec.DefaultRepeat(), Dimensions: dims, Changers: []Changer{fc}}
+	doc, err := Run(context.Background(), plan, Options{Measure: measure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]spec.Kind{spec.TCPStream, spec.TCPMaerts, spec.TCPStream, spec.TCPMaerts}, kinds); diff != "" {
+		t.Errorf("tests measured (-want +got):\n%s", diff)
+	}
+	var labels []string
+	for _, r := range doc.Matrix.Rows {
+		labels = append(labels, r.Label)
+		if got := r.Points[0].Spec.Kind; string(got) != r.Settings[1].Value {
+			t.Errorf("row %s measured %s", r.Label, got)
+		}
+	}
+	want := []string{"tso=on direction=TCP_STREAM", "tso=on direction=TCP_MAERTS", "tso=off direction=TCP_STREAM", "tso=off direction=TCP_MAERTS"}
+	if diff := cmp.Diff(want, labels); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	for _, set := range fc.sets {
+		for _, st := range set {
+			if st.Name != "tso" {
+				t.Errorf("the device was asked for %s", st)
+			}
+		}
+	}
+	if got := doc.Matrix.Dimensions[1]; got.Key() != "direction" || strings.Join(got.Values, ",") != "TCP_STREAM,TCP_MAERTS" {
+		t.Errorf("dimension recorded as %+v", got)
+	}
+
+	// Directions alone: no device to change.
+	dims, _ = ParseDimensions([]string{"direction=maerts,bidir"})
+	kinds = nil
+	if ChangesDevices(dims) {
+		t.Error("directions alone change a device")
+	}
+	if _, err := Run(context.Background(), Plan{Base: testSpec(), Repeat: spec.DefaultRepeat(), Dimensions: dims}, Options{Measure: measure}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]spec.Kind{spec.TCPMaerts, spec.TCPBidir}, kinds); diff != "" {
+		t.Errorf("tests measured without a device (-want +got):\n%s", diff)
 	}
 }

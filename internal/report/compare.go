@@ -19,6 +19,31 @@ func testName(t stats.Test) string {
 	return "Mann-Whitney U test (centre: median of the iterations)"
 }
 
+// adjustment says how the p-values were adjusted for one another and
+// what that controls.
+func adjustment(res comparison.Result) string {
+	n := res.Comparisons
+	switch res.Options.Adjust {
+	case stats.Holm:
+		return fmt.Sprintf("p adjusted for the %d comparisons made at once by Holm-Bonferroni (the chance that any difference marked is noise is at most %g)", n, res.Options.Alpha)
+	case stats.NoAdjustment:
+		return fmt.Sprintf("p not adjusted for the %d comparisons made at once: about %g of those that do not differ are marked anyway", n, res.Options.Alpha)
+	}
+	return fmt.Sprintf("p adjusted for the %d comparisons made at once by Benjamini-Hochberg (of the differences marked, at most %g expected to be noise)", n, res.Options.Alpha)
+}
+
+// adjustedColumn heads the column of adjusted p-values, empty without
+// adjustment.
+func adjustedColumn(a stats.Adjustment) string {
+	switch a {
+	case stats.Holm:
+		return "p Holm"
+	case stats.NoAdjustment:
+		return ""
+	}
+	return "p BH"
+}
+
 // Compare writes a comparison: what it compares and how, what differs
 // between the environments, one table per figure with each point's
 // values, change and verdict, the points not matched and the tests'
@@ -26,8 +51,11 @@ func testName(t stats.Test) string {
 func Compare(w io.Writer, res comparison.Result) {
 	base := res.Sources[0]
 	fmt.Fprintf(w, "baseline %s; compared: %s\n", base, strings.Join(res.Sources[1:], ", "))
-	fmt.Fprintf(w, "%s at alpha %g over each point's iterations; higher/lower: significant, ~: not significant\n",
-		testName(res.Options.Test), res.Options.Alpha)
+	fmt.Fprintf(w, "%s at alpha %g over each point's iterations\n", testName(res.Options.Test), res.Options.Alpha)
+	fmt.Fprintf(w, "%s; higher/lower: significant, ~: not significant\n", adjustment(res))
+	if res.AcrossDirections {
+		fmt.Fprintf(w, "across directions: each point of %s is matched with the other direction's at the same settings and message size (named by the baseline's test)\n", base)
+	}
 
 	fmt.Fprintf(w, "\nwhat differs from %s:\n", base)
 	for i, name := range res.Sources[1:] {
@@ -91,32 +119,43 @@ func Compare(w io.Writer, res comparison.Result) {
 // wideTable is benchstat's layout for two sources: a line per point with
 // both values, the change, p and the verdict.
 func wideTable(w io.Writer, res comparison.Result, tb comparison.Table) {
-	lines := [][]string{{"point", res.Sources[0], res.Sources[1], "change", "p", "n", ""}}
+	adj := adjustedColumn(res.Options.Adjust)
+	lines := [][]string{pColumns(adj, "point", res.Sources[0], res.Sources[1], "change", "p", adj, "n", "")}
 	for _, l := range tb.Lines {
 		c := l.Cells[1]
-		line := []string{l.Key.String(), figure(l.Cells[0], tb.Metric), "-", "", "", "", ""}
+		line := pColumns(adj, l.Key.String(), figure(l.Cells[0], tb.Metric), "-", "", "", "", "", "")
 		if c.Present && c.Comparison != nil {
 			cmp := c.Comparison
-			line = []string{l.Key.String(), figure(l.Cells[0], tb.Metric), figure(c, tb.Metric), pct(cmp.DeltaPct),
-				pValue(cmp.P), fmt.Sprintf("%d+%d", cmp.NA, cmp.NB), verdict(*cmp)}
+			line = pColumns(adj, l.Key.String(), figure(l.Cells[0], tb.Metric), figure(c, tb.Metric), pct(cmp.DeltaPct),
+				pValue(cmp.P), pValue(cmp.PAdjusted), fmt.Sprintf("%d+%d", cmp.NA, cmp.NB), verdict(*cmp))
 		}
 		lines = append(lines, line)
 	}
 	columns(w, lines, 1)
 }
 
+// pColumns is a table line with its adjusted p cell (the sixth of eight),
+// or without it when there is no adjustment (adj empty).
+func pColumns(adj string, cells ...string) []string {
+	if adj == "" {
+		return append(cells[:5:5], cells[6:]...)
+	}
+	return cells
+}
+
 // longTable is the layout for three sources or more (or a matrix's rows):
 // a line per point and source, the baseline's first.
 func longTable(w io.Writer, res comparison.Result, tb comparison.Table) {
-	lines := [][]string{{"point", "", "value", "change", "p", "n", ""}}
+	adj := adjustedColumn(res.Options.Adjust)
+	lines := [][]string{pColumns(adj, "point", "", "value", "change", "p", adj, "n", "")}
 	for _, l := range tb.Lines {
-		lines = append(lines, []string{l.Key.String(), res.Sources[0], figure(l.Cells[0], tb.Metric), "(baseline)", "", "", ""})
+		lines = append(lines, pColumns(adj, l.Key.String(), res.Sources[0], figure(l.Cells[0], tb.Metric), "(baseline)", "", "", "", ""))
 		for i, c := range l.Cells[1:] {
-			line := []string{"", res.Sources[i+1], "-", "", "", "", ""}
+			line := pColumns(adj, "", res.Sources[i+1], "-", "", "", "", "", "")
 			if c.Present && c.Comparison != nil {
 				cmp := c.Comparison
-				line = []string{"", res.Sources[i+1], figure(c, tb.Metric), pct(cmp.DeltaPct),
-					pValue(cmp.P), fmt.Sprintf("%d+%d", cmp.NA, cmp.NB), verdict(*cmp)}
+				line = pColumns(adj, "", res.Sources[i+1], figure(c, tb.Metric), pct(cmp.DeltaPct),
+					pValue(cmp.P), pValue(cmp.PAdjusted), fmt.Sprintf("%d+%d", cmp.NA, cmp.NB), verdict(*cmp))
 			}
 			lines = append(lines, line)
 		}
@@ -206,15 +245,19 @@ const CompareSchema = "wirespeed/compare/v1"
 // compareDoc is the JSON form of a comparison. Numbers that cannot be
 // computed (a change in percent of a zero baseline) are null.
 type compareDoc struct {
-	Schema      string               `json:"schema"`
-	Baseline    string               `json:"baseline"`
-	Sources     []string             `json:"sources"`
-	Test        stats.Test           `json:"test"`
-	Alpha       float64              `json:"alpha"`
-	Differences []compareDiff        `json:"differences"`
-	Figures     []compareFigure      `json:"figures"`
-	Unmatched   map[string][]string  `json:"unmatched,omitempty"`
-	Warnings    []comparison.Warning `json:"warnings,omitempty"`
+	Schema      string           `json:"schema"`
+	Baseline    string           `json:"baseline"`
+	Sources     []string         `json:"sources"`
+	Test        stats.Test       `json:"test"`
+	Alpha       float64          `json:"alpha"`
+	Adjustment  stats.Adjustment `json:"adjustment"`
+	Comparisons int              `json:"comparisons"`
+	// AcrossDirections: TCP_STREAM points matched with TCP_MAERTS ones.
+	AcrossDirections bool                 `json:"across_directions,omitempty"`
+	Differences      []compareDiff        `json:"differences"`
+	Figures          []compareFigure      `json:"figures"`
+	Unmatched        map[string][]string  `json:"unmatched,omitempty"`
+	Warnings         []comparison.Warning `json:"warnings,omitempty"`
 }
 
 type compareDiff struct {
@@ -248,8 +291,11 @@ type compareValue struct {
 type compareAgainst struct {
 	Source string `json:"source"`
 	compareValue
-	DeltaPct    *float64 `json:"delta_pct"`
+	DeltaPct *float64 `json:"delta_pct"`
+	// P is the test's own p; PAdjusted is P adjusted for the other
+	// comparisons, which Significant is decided by.
 	P           *float64 `json:"p"`
+	PAdjusted   *float64 `json:"p_adjusted"`
 	Significant bool     `json:"significant"`
 	Verdict     string   `json:"verdict"` // "~", "+" or "-"
 }
@@ -264,7 +310,7 @@ func finite(v float64) *float64 {
 // CompareJSON writes the comparison as a JSON document.
 func CompareJSON(w io.Writer, res comparison.Result) error {
 	doc := compareDoc{Schema: CompareSchema, Baseline: res.Sources[0], Sources: res.Sources,
-		Test: res.Options.Test, Alpha: res.Options.Alpha, Differences: []compareDiff{}, Figures: []compareFigure{}, Warnings: res.Warnings}
+		Test: res.Options.Test, Alpha: res.Options.Alpha, Adjustment: res.Options.Adjust, Comparisons: res.Comparisons, AcrossDirections: res.AcrossDirections, Differences: []compareDiff{}, Figures: []compareFigure{}, Warnings: res.Warnings}
 	for _, d := range res.Differences() {
 		doc.Differences = append(doc.Differences, compareDiff{Source: res.Sources[d.Source], Side: string(d.Side), Name: d.Name, A: d.A, B: d.B, Points: d.Points, Of: d.Of})
 	}
@@ -280,7 +326,7 @@ func CompareJSON(w io.Writer, res comparison.Result) error {
 				cmp := c.Comparison
 				p.Others = append(p.Others, compareAgainst{Source: res.Sources[i+1],
 					compareValue: compareValue{Center: finite(c.Center), N: c.N},
-					DeltaPct:     finite(cmp.DeltaPct), P: finite(cmp.P), Significant: cmp.Significant, Verdict: string(cmp.Verdict)})
+					DeltaPct:     finite(cmp.DeltaPct), P: finite(cmp.P), PAdjusted: finite(cmp.PAdjusted), Significant: cmp.Significant, Verdict: string(cmp.Verdict)})
 			}
 			f.Points = append(f.Points, p)
 		}

@@ -68,6 +68,27 @@ func cpuCells(s result.Summary) string {
 	return strings.Join([]string{util(s.LocalCPU), util(s.RemoteCPU), sd(s.LocalCPU), sd(s.RemoteCPU)}, "\t")
 }
 
+// cpuSplit is the second line of a sweep or matrix row: each side's
+// system-wide CPU split into user, system, hardware interrupt and softirq
+// time, in percent of all CPUs, as the run's CPU lines have it ("us sy
+// hi si"); empty when neither side has system-wide figures.
+func cpuSplit(s result.Summary) string {
+	var parts []string
+	for _, c := range []struct {
+		name string
+		cpu  *measure.CPU
+	}{{"local", s.LocalCPU}, {"remote", s.RemoteCPU}} {
+		if c.cpu == nil || c.cpu.CPUs == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f/%.1f/%.1f/%.1f", c.name, c.cpu.UserPct, c.cpu.SystemPct, c.cpu.IRQPct, c.cpu.SoftIRQPct))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "cpu us/sy/hi/si %: " + strings.Join(parts, ", ")
+}
+
 // CPU writes one top-like line per side with CPU figures: the share of
 // all CPU time in each state over the side's window (us user, sy system,
 // hi hardware interrupts, si softirq, id idle; ni nice, wa iowait and st

@@ -11,52 +11,60 @@ import (
 )
 
 // MatrixTable lays out a matrix's table: a column per setting varied,
-// then (for a sweep) the message size, the throughput (transactions per
-// second for request/response tests), its confidence interval, the
-// iterations, the CPU columns and what limited the point. Its widths are fixed when it is made,
-// so that rows can be printed one at a time as they finish.
+// then each point's socket sizes, (for a sweep) message size, elapsed
+// time, the throughput (transactions per second for request/response
+// tests), its confidence interval, the iterations, the CPU columns and
+// what limited the point, as the sweep table has them. Rows can be
+// printed one at a time as they finish: the columns start at widths for
+// usual values, and a wider value widens its column from its row on
+// (MatrixTableOf, which has every row, fits them all first).
 type MatrixTable struct {
-	dims   []result.MatrixDimension
-	widths []int
-	sizes  bool   // a column for the message size
-	rate   string // the unit of the rate column
-	level  float64
+	dims  []result.MatrixDimension
+	cols  *fixedColumns
+	sizes bool // a column for the message size
+	rr    bool // transactions per second, service demand per transaction
+	level float64
 }
 
 // NewMatrixTable lays out the table of m. sweep adds the message size
 // column; rr shows transactions per second instead of throughput; level
 // is the confidence level (a fraction) of the interval column.
 func NewMatrixTable(m *result.Matrix, sweep, rr bool, level float64) *MatrixTable {
-	t := &MatrixTable{dims: m.Dimensions, sizes: sweep, rate: "10^6bits/sec", level: level}
-	if rr {
-		t.rate = "trans/sec"
-	}
+	t := &MatrixTable{dims: m.Dimensions, sizes: sweep, rr: rr, level: level}
+	var widths []int
 	for _, d := range m.Dimensions {
 		w := len(d.Key())
 		for _, v := range d.Values {
 			w = max(w, len(v))
 		}
-		t.widths = append(t.widths, max(w+2, 6))
+		widths = append(widths, max(w+2, 6))
 	}
+	// Socket sizes, message size, elapsed, rate, conf., iter, four CPU,
+	// and what limited the point.
+	nums := []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 9, 9, 10}
+	if !sweep {
+		nums = append(nums[:2:2], nums[3:]...)
+	}
+	t.cols = newFixedColumns(append(widths, nums...)...)
 	return t
 }
 
-// number columns after the settings: size, rate, conf., iter, four CPU,
-// and what limited the point.
-var matrixCols = []int{9, 13, 8, 5, 8, 8, 9, 9, 10}
-
 // Header writes the head of the table.
 func (t *MatrixTable) Header(w io.Writer) {
+	rate := []string{"", "Throughput", "10^6bits/sec", ""}
+	demand := "us/KB"
+	if t.rr {
+		rate = []string{"", "Trans.", "per sec", ""}
+		demand = "us/Tr"
+	}
+	size := []string{"Message", "Size", "bytes", ""}
 	lines := [][]string{
-		{"Message", "", "Conf.", "", "Local", "Remote", "Local", "Remote", ""},
-		{"Size", "Throughput", "+/-%", "Iter", "CPU", "CPU", "Service", "Service", ""},
-		{"bytes", t.rate, "@ " + levelPct(t.level) + "%", "", "Util", "Util", "Demand", "Demand", "Limited"},
-		{"", "", "", "", "%", "%", "us/KB", "us/KB", "by"},
+		{"Recv", "Send", size[0], "", rate[0], "Conf.", "", "Local", "Remote", "Local", "Remote", ""},
+		{"Socket", "Socket", size[1], "Elapsed", rate[1], "+/-%", "Iter", "CPU", "CPU", "Service", "Service", ""},
+		{"Size", "Size", size[2], "Time", rate[2], "@ " + levelPct(t.level) + "%", "", "Util", "Util", "Demand", "Demand", "Limited"},
+		{"bytes", "bytes", size[3], "secs.", rate[3], "", "", "%", "%", demand, demand, "by"},
 	}
-	if strings.HasPrefix(t.rate, "trans") {
-		lines[1][1] = "Trans."
-		lines[2][1] = "per sec"
-	}
+	var out [][]string
 	for i, l := range lines {
 		dims := make([]string, len(t.dims))
 		if i == 1 {
@@ -64,14 +72,30 @@ func (t *MatrixTable) Header(w io.Writer) {
 				dims[j] = d.Key()
 			}
 		}
-		t.line(w, dims, l, "")
+		out = append(out, append(dims, t.numbers(l)...))
 	}
-	fmt.Fprintln(w)
+	writeHeader(w, t.cols, out)
 }
 
-// Row writes a row's lines: one per point (one for a run, one per size
+// numbers leaves the message size out of a line's cells after the
+// settings unless the matrix is of sweeps.
+func (t *MatrixTable) numbers(cells []string) []string {
+	if t.sizes {
+		return cells
+	}
+	return append(cells[:2:2], cells[3:]...)
+}
+
+// matrixLine is one line of a row: its cells and the note after them.
+type matrixLine struct {
+	cells []string
+	note  string
+	split string // the second line: the CPU split (cpuSplit)
+}
+
+// lines are a row's lines: one per point (one for a run, one per size
 // for a sweep), its settings on the first; a skipped row says so.
-func (t *MatrixTable) Row(w io.Writer, row result.MatrixRow) {
+func (t *MatrixTable) lines(row result.MatrixRow) []matrixLine {
 	vals := make([]string, len(t.dims))
 	for j, d := range t.dims {
 		for _, s := range row.Settings {
@@ -81,41 +105,52 @@ func (t *MatrixTable) Row(w io.Writer, row result.MatrixRow) {
 		}
 	}
 	if row.Skipped != "" {
-		t.line(w, vals, nil, "skipped (see below)")
-		return
+		return []matrixLine{{cells: vals, note: "skipped (see below)"}}
 	}
+	var out []matrixLine
 	for i, p := range row.Points {
 		if i > 0 {
 			vals = make([]string, len(t.dims))
 		}
 		s := p.Summary
 		rate := fmt.Sprintf("%.2f", units.Mega(s.BitsPerSecond))
-		if rr := s.RRSummary; rr != nil && strings.HasPrefix(t.rate, "trans") {
+		if rr := s.RRSummary; rr != nil && t.rr {
 			rate = fmt.Sprintf("%.2f", rr.TransactionsPerSecond)
 		}
+		rcvBuf, sndBuf := pointSockets(p)
 		conf, iter, note := pointCells(p)
-		cells := []string{fmt.Sprint(p.MsgSize), rate, conf, iter}
+		cells := []string{fmt.Sprint(rcvBuf), fmt.Sprint(sndBuf), fmt.Sprint(p.MsgSize), fmt.Sprintf("%.2f", s.ElapsedS), rate, conf, iter}
 		cells = append(cells, strings.Split(cpuCells(s), "\t")...)
 		cells = append(cells, LimitShort(s.Limit))
-		t.line(w, vals, cells, note)
+		bidir := bidirLines(p)
+		if len(bidir) > 0 {
+			note = strings.TrimSpace("sum of both directions  " + note)
+		}
+		out = append(out, matrixLine{cells: append(vals, t.numbers(cells)...), note: note})
+		for _, l := range bidir {
+			out = append(out, matrixLine{cells: append(make([]string, len(t.dims)), t.numbers(l.cells)...), note: l.note})
+		}
+		out[len(out)-1].split = cpuSplit(s)
+	}
+	return out
+}
+
+// Row writes a row's lines, each point's followed by its CPU split
+// (us/sy/hi/si per side) when it has one.
+func (t *MatrixTable) Row(w io.Writer, row result.MatrixRow) {
+	for _, l := range t.lines(row) {
+		fmt.Fprintln(w, t.cols.line(l.cells, l.note))
+		if l.split != "" {
+			fmt.Fprintln(w, splitIndent+l.split)
+		}
 	}
 }
 
-func (t *MatrixTable) line(w io.Writer, dims, cells []string, note string) {
-	var b strings.Builder
-	for j, v := range dims {
-		fmt.Fprintf(&b, "%*s", t.widths[j], v)
+// fit widens the columns for a row printed later.
+func (t *MatrixTable) fit(row result.MatrixRow) {
+	for _, l := range t.lines(row) {
+		t.cols.fit(l.cells)
 	}
-	for i, c := range cells {
-		if i == 0 && !t.sizes {
-			continue
-		}
-		fmt.Fprintf(&b, "%*s", matrixCols[i], c)
-	}
-	if note != "" {
-		b.WriteString("  " + note)
-	}
-	fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 }
 
 // MatrixHeading says what a matrix varies, on which devices, before its
@@ -144,10 +179,15 @@ func MatrixHeading(w io.Writer, m *result.Matrix) {
 		dims = append(dims, d.Key()+" "+strings.Join(d.Values, ","))
 		n *= len(d.Values)
 	}
-	fmt.Fprintf(w, "matrix of %s on %s: %d combination%s\n", strings.Join(dims, " x "), strings.Join(devs, " and "), n, plural(n))
+	on := " on " + strings.Join(devs, " and ")
+	if len(devs) == 0 {
+		on = " (no device changed)"
+	}
+	fmt.Fprintf(w, "matrix of %s%s: %d combination%s\n", strings.Join(dims, " x "), on, n, plural(n))
 }
 
-// MatrixTableOf writes a whole matrix document: heading, table and notes.
+// MatrixTableOf writes a whole matrix document: heading, table (every
+// column as wide as its widest value) and notes.
 func MatrixTableOf(w io.Writer, doc result.Document) {
 	m := doc.Matrix
 	if m == nil {
@@ -160,6 +200,9 @@ func MatrixTableOf(w io.Writer, doc result.Document) {
 	MatrixHeading(w, m)
 	fmt.Fprintln(w)
 	t := NewMatrixTable(m, len(doc.Sizes) > 0, doc.Spec.Kind.RR(), level)
+	for _, r := range m.Rows {
+		t.fit(r)
+	}
 	t.Header(w)
 	for _, r := range m.Rows {
 		t.Row(w, r)
@@ -247,6 +290,7 @@ func MatrixNotes(w io.Writer, doc result.Document) {
 		}
 	}
 	switch {
+	case len(devs) == 0:
 	case len(m.RestoreErrors) > 0:
 		fmt.Fprintf(w, "RESTORE FAILED: %s\n", strings.Join(m.RestoreErrors, "; "))
 	case m.Keep:

@@ -108,12 +108,112 @@ func TestMatrixSweepAndRestoreFailure(t *testing.T) {
 	MatrixTableOf(&buf, doc)
 	out := buf.String()
 	for _, want := range []string{
-		"Message", "1500   131072     51696.41", "1460     51696.41",
+		"Message", "1500   131072  2626560   131072    2.00     51696.41", "1460    2.00     51696.41",
 		"the MTU was changed on wst-b only",
 		"RESTORE FAILED: wst-b: restore mtu 1500",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestMatrixColumnsWiden: a service demand of 10000 us/KB or more (a CPU
+// bound by tiny messages) used to run into its neighbour
+// ("99.8810590.94010479.985"). Every value keeps two spaces before it,
+// and in a whole table every line's columns end where the header's do.
+func TestMatrixColumnsWiden(t *testing.T) {
+	doc := matrixDoc(t)
+	p := &doc.Matrix.Rows[1].Points[0]
+	lc, rc := *p.Summary.LocalCPU, *p.Summary.RemoteCPU
+	lc.UtilPct, rc.UtilPct = 99.88, 99.88
+	lc.ServiceDemandMicrosPerKB, rc.ServiceDemandMicrosPerKB = 10590.94, 10479.985
+	p.Summary.LocalCPU, p.Summary.RemoteCPU = &lc, &rc
+	p.Summary.BitsPerSecond = 123456789012345 // 123456789.01 10^6bits/sec
+	var buf bytes.Buffer
+	MatrixTableOf(&buf, doc)
+	out := buf.String()
+	for _, want := range []string{"99.88   99.88  10590.940  10479.985", "  123456789.01  "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The ends of the columns: every value of every row ends where a
+	// word of the header does (each column has a word on some line of the
+	// header).
+	lines := strings.Split(out, "\n")
+	ends := func(l string) []int {
+		var e []int
+		for i := 1; i <= len(l); i++ {
+			if l[i-1] != ' ' && (i == len(l) || l[i] == ' ') {
+				e = append(e, i)
+			}
+		}
+		return e
+	}
+	head := map[int]bool{}
+	for _, l := range lines[2:6] {
+		for _, e := range ends(l) {
+			head[e] = true
+		}
+	}
+	rows := 0
+	for _, l := range lines[7:] {
+		if l == "" {
+			break
+		}
+		if strings.Contains(l, "skipped") || strings.HasPrefix(l, splitIndent+"cpu ") {
+			continue
+		}
+		rows++
+		got := ends(strings.ReplaceAll(strings.TrimSuffix(l, "  not reached"), "snd CPU", "snd_CPU"))
+		if len(got) != 13 {
+			t.Errorf("%q has %d values, want 13", l, len(got))
+		}
+		for _, e := range got {
+			if !head[e] {
+				t.Errorf("a value of %q ends at %d, under no header word (%v)", l, e, head)
+			}
+		}
+	}
+	if rows != 3 {
+		t.Errorf("%d rows checked, want 3:\n%s", rows, out)
+	}
+}
+
+// TestMatrixDirections: a matrix of directions alone changes no device;
+// a TCP_BIDIR row has the sum of both directions with a line for each
+// under it: tx (client to server) 35169.64 and rx (server to client)
+// 33785.29 10^6bits/sec, the fixture's per-direction throughput_bps.
+func TestMatrixDirections(t *testing.T) {
+	stream, bidir := load(t, "cpu.json"), load(t, "bidir_cpu.json")
+	mx := &result.Matrix{Dimensions: []result.MatrixDimension{{Name: "direction", Values: []string{"TCP_STREAM", "TCP_BIDIR"}}}}
+	for i, d := range []result.Document{stream, bidir} {
+		kind := string(d.Spec.Kind)
+		mx.Rows = append(mx.Rows, result.MatrixRow{Index: i + 1, Label: "direction=" + kind,
+			Settings: []result.MatrixSetting{{Name: "direction", Value: kind}},
+			Points:   []result.Point{{MsgSize: d.Spec.SendSize, Result: d.Result}}})
+	}
+	doc := result.Document{Schema: result.Schema, Tool: stream.Tool, Command: "matrix", Matrix: mx, Result: stream.Result}
+	var buf bytes.Buffer
+	MatrixTableOf(&buf, doc)
+	out := buf.String()
+	testkit.Golden(t, "matrix-directions.txt.golden", out)
+	var tx, rx, sum string
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasSuffix(l, "tx client->server"):
+			tx = l
+		case strings.HasSuffix(l, "rx server->client"):
+			rx = l
+		case strings.Contains(l, "TCP_BIDIR"):
+			sum = l
+		}
+	}
+	if !strings.Contains(tx, " 35169.64 ") || !strings.Contains(rx, " 33785.29 ") || !strings.Contains(sum, "sum of both directions") {
+		t.Errorf("tx %q, rx %q, sum %q:\n%s", tx, rx, sum, out)
+	}
+	if !strings.Contains(out, "matrix of direction TCP_STREAM,TCP_BIDIR (no device changed): 2 combinations") || strings.Contains(out, "restored") {
+		t.Errorf("heading or restore line:\n%s", out)
 	}
 }

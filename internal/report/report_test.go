@@ -184,7 +184,7 @@ func TestTextConfidence(t *testing.T) {
 		LocalCPU:         &result.FigureConfidence{AchievedPct: f64(7.25), Reached: false},
 		RemoteCPU:        &result.FigureConfidence{},
 	}
-	doc.Warnings = []string{"local CPU utilization: confidence interval not reached in 10 iterations: it is 7.25% wide, asked 5% at 99% confidence"}
+	doc.Warnings = []string{"local CPU utilization: confidence interval not reached in 10 iterations: +/-3.6%, asked +/-2.5% @ 99% conf."}
 	var buf bytes.Buffer
 	Text(&buf, doc.Result)
 	testkit.Golden(t, "confidence.txt.golden", buf.String())

@@ -10,18 +10,13 @@ import (
 	"wirespeed/internal/units"
 )
 
-// The sweep table has fixed column widths, so that its rows can be
-// printed one at a time as the points finish.
+// sweepCols are the sweep table's starting column widths, so that its
+// rows can be printed one at a time as the points finish; a wider value
+// widens its column (fixedColumns).
 var sweepCols = []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 10, 10, 10}
 
-// SweepHeader writes the head of netperf's table for a sweep: socket and
-// message sizes, elapsed time, throughput, the +/- of its confidence
-// interval at level (a fraction), iterations, and the CPU columns
-// (utilization and service demand, local and remote), and what limited
-// the point (LimitShort, docs/limits.md). A sweep of a
-// request/response test shows the request size and the transaction rate
-// instead, as netperf's TCP_RR table does.
-func SweepHeader(w io.Writer, level float64, kind spec.Kind) {
+// sweepHeaderLines are the head of the sweep table.
+func sweepHeaderLines(level float64, kind spec.Kind) [][]string {
 	lines := [][]string{
 		{"Recv", "Send", "Send", "", "", "", "", "Local", "Remote", "Local", "Remote", ""},
 		{"Socket", "Socket", "Message", "Elapsed", "", "Conf.", "", "CPU", "CPU", "Service", "Service", ""},
@@ -33,57 +28,130 @@ func SweepHeader(w io.Writer, level float64, kind spec.Kind) {
 		lines[1][4], lines[2][4], lines[3][4] = "Trans.", "Rate", "per sec"
 		lines[3][9], lines[3][10] = "us/Tr", "us/Tr"
 	}
+	return lines
+}
+
+// SweepHeader writes the head of netperf's table for a sweep: socket and
+// message sizes, elapsed time, throughput, the +/- of its confidence
+// interval at level (a fraction), iterations, and the CPU columns
+// (utilization and service demand, local and remote), and what limited
+// the point (LimitShort, docs/limits.md). A sweep of a
+// request/response test shows the request size and the transaction rate
+// instead, as netperf's TCP_RR table does.
+func SweepHeader(w io.Writer, level float64, kind spec.Kind) {
+	writeHeader(w, newFixedColumns(sweepCols...), sweepHeaderLines(level, kind))
+}
+
+func writeHeader(w io.Writer, c *fixedColumns, lines [][]string) {
 	for _, l := range lines {
-		sweepLine(w, l, "")
+		fmt.Fprintln(w, c.header(l))
 	}
 	fmt.Fprintln(w)
 }
 
 // SweepRow writes one point's row: the mean over its iterations, with a
-// note when its interval was not reached or it was interrupted.
+// note when its interval was not reached or it was interrupted, and under
+// it each side's CPU split (us/sy/hi/si) when the point has one. Printed
+// alone, as a sweep's rows are while it runs, a value wider than its
+// column pushes the rest of its row right rather than run into its
+// neighbour.
 func SweepRow(w io.Writer, p result.Point) {
-	s := p.Summary
-	rcvBuf, sndBuf := 0, 0
-	if len(p.Directions) > 0 && len(p.Directions[0].Streams) > 0 {
-		st := p.Directions[0].Streams[0]
-		rcvBuf, sndBuf = st.Receiver.RcvBuf, st.Sender.SndBuf
+	sweepPoint(w, newFixedColumns(sweepCols...), p)
+}
+
+// sweepPoint writes a point's lines: its row, a line per direction of a
+// test of both at once (bidirLines), and its CPU split.
+func sweepPoint(w io.Writer, c *fixedColumns, p result.Point) {
+	cells, note := sweepCells(p)
+	fmt.Fprintln(w, c.line(cells, note))
+	for _, l := range bidirLines(p) {
+		fmt.Fprintln(w, c.line(l.cells, l.note))
 	}
+	splitLine(w, p.Summary)
+}
+
+// bidirLines are the lines under the row of a point with two directions
+// (TCP_BIDIR), whose row has their sum: one per direction with its socket
+// sizes, elapsed time and throughput, named tx (client to server, what
+// this host sent) or rx (server to client). The cells are the sweep
+// table's: socket sizes, the message size (empty), elapsed, throughput.
+func bidirLines(p result.Point) []matrixLine {
+	if len(p.Directions) < 2 {
+		return nil
+	}
+	var out []matrixLine
+	for _, d := range p.Directions {
+		snd, rcv, _ := socketSizes(p.Result, d)
+		name := "tx"
+		if d.Direction == spec.ServerToClient {
+			name = "rx"
+		}
+		out = append(out, matrixLine{
+			cells: []string{fmt.Sprint(rcv), fmt.Sprint(snd), "", fmt.Sprintf("%.2f", d.Summary.ElapsedS), fmt.Sprintf("%.2f", units.Mega(d.Summary.BitsPerSecond))},
+			note:  name + " " + dirLabel(d.Direction),
+		})
+	}
+	return out
+}
+
+// splitIndent is where a row's second line, its CPU split, starts.
+const splitIndent = "      "
+
+// splitLine writes a row's second line, each side's CPU split, when it
+// has one.
+func splitLine(w io.Writer, s result.Summary) {
+	if l := cpuSplit(s); l != "" {
+		fmt.Fprintln(w, splitIndent+l)
+	}
+}
+
+// pointSockets are the receive and send socket sizes of a point's row,
+// as a run's table has them (socketSizes).
+func pointSockets(p result.Point) (rcvBuf, sndBuf int) {
+	if len(p.Directions) == 0 {
+		return 0, 0
+	}
+	snd, rcv, _ := socketSizes(p.Result, p.Directions[0])
+	return rcv, snd
+}
+
+func sweepCells(p result.Point) (cells []string, note string) {
+	s := p.Summary
+	rcvBuf, sndBuf := pointSockets(p)
 	conf, iter, note := pointCells(p)
 	rate := fmt.Sprintf("%.2f", units.Mega(s.BitsPerSecond))
 	if s.RRSummary != nil {
 		rate = fmt.Sprintf("%.2f", s.TransactionsPerSecond)
 	}
-	cells := []string{
+	cells = []string{
 		fmt.Sprint(rcvBuf), fmt.Sprint(sndBuf), fmt.Sprint(p.MsgSize),
 		fmt.Sprintf("%.2f", s.ElapsedS), rate, conf, iter,
 	}
 	cells = append(cells, strings.Split(cpuCells(s), "\t")...)
 	cells = append(cells, LimitShort(s.Limit))
-	sweepLine(w, cells, note)
-}
-
-func sweepLine(w io.Writer, cells []string, note string) {
-	var b strings.Builder
-	for i, c := range cells {
-		fmt.Fprintf(&b, "%*s", sweepCols[i], c)
+	if len(p.Directions) > 1 {
+		note = strings.TrimSpace("sum of both directions  " + note)
 	}
-	if note != "" {
-		b.WriteString("  " + note)
-	}
-	fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	return cells, note
 }
 
 // SweepTable writes a sweep's table: a row per point in the order of the
-// sizes, then what a reader must know about the points: intervals not
-// reached, interruptions and warnings.
+// sizes, every column as wide as its widest value, then what a reader
+// must know about the points: intervals not reached, interruptions and
+// warnings.
 func SweepTable(w io.Writer, doc result.Document) {
 	level := 0.99
 	if doc.Repeat != nil {
 		level = doc.Repeat.ConfidenceLevel
 	}
-	SweepHeader(w, level, doc.Spec.Kind)
+	c := newFixedColumns(sweepCols...)
 	for _, p := range doc.Points {
-		SweepRow(w, p)
+		cells, _ := sweepCells(p)
+		c.fit(cells)
+	}
+	writeHeader(w, c, sweepHeaderLines(level, doc.Spec.Kind))
+	for _, p := range doc.Points {
+		sweepPoint(w, c, p)
 	}
 	SweepNotes(w, doc)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/testkit"
@@ -64,5 +65,86 @@ func TestSweepCSV(t *testing.T) {
 	testkit.Golden(t, "sweep.csv.golden", buf.String())
 	if n := strings.Count(buf.String(), "\n"); n != 4 {
 		t.Errorf("%d lines, want a header and 3 points", n)
+	}
+}
+
+// TestSweepColumnsWiden: a point's row printed alone, as a running sweep
+// prints it, keeps two spaces before a value wider than its column (a
+// service demand of 10000 us/KB or more used to run into its neighbour);
+// the whole table widens the column for every row and the header.
+func TestSweepColumnsWiden(t *testing.T) {
+	doc := sweepDoc(t)
+	p := &doc.Points[0]
+	lc, rc := *p.Summary.LocalCPU, *p.Summary.RemoteCPU
+	lc.UtilPct, rc.UtilPct = 99.88, 99.88
+	lc.ServiceDemandMicrosPerKB, rc.ServiceDemandMicrosPerKB = 10590.94, 10479.985
+	p.Summary.LocalCPU, p.Summary.RemoteCPU = &lc, &rc
+	var row bytes.Buffer
+	SweepRow(&row, *p)
+	if !strings.Contains(row.String(), "99.88  10590.940  10479.985") {
+		t.Errorf("row alone: %q", row.String())
+	}
+	var buf bytes.Buffer
+	SweepTable(&buf, doc)
+	lines := strings.Split(buf.String(), "\n")
+	// The header's "Limited" ends where every row's limit does.
+	end := strings.Index(lines[2], "Limited") + len("Limited")
+	for _, l := range lines[5:] {
+		if l == "" {
+			break
+		}
+		if strings.HasPrefix(l, splitIndent+"cpu ") {
+			continue
+		}
+		l = strings.TrimSuffix(strings.TrimSuffix(l, "  not reached"), "  INTERRUPTED")
+		if len(l) != end {
+			t.Errorf("row %q ends at %d, the header's Limited at %d:\n%s", l, len(l), end, buf.String())
+		}
+	}
+}
+
+// TestCPUSplit: a row's second line has each side's user, system, irq and
+// softirq percentages as the record holds them; a side with only its
+// process's CPU time (an iperf3 peer) has no split, and a row with no
+// split has no second line.
+func TestCPUSplit(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		s    result.Summary
+		want string
+	}{
+		{"both", result.Summary{
+			LocalCPU:  &measure.CPU{CPUs: 4, UserPct: 12.34, SystemPct: 45.66, IRQPct: 0.04, SoftIRQPct: 22.16},
+			RemoteCPU: &measure.CPU{CPUs: 2, UserPct: 1, SystemPct: 2, IRQPct: 3, SoftIRQPct: 4}},
+			"cpu us/sy/hi/si %: local 12.3/45.7/0.0/22.2, remote 1.0/2.0/3.0/4.0"},
+		{"process only remote", result.Summary{
+			LocalCPU:  &measure.CPU{CPUs: 4, UserPct: 5, SystemPct: 6, IRQPct: 7, SoftIRQPct: 8},
+			RemoteCPU: &measure.CPU{ProcessUserS: 1}},
+			"cpu us/sy/hi/si %: local 5.0/6.0/7.0/8.0"},
+		{"none", result.Summary{}, ""},
+	} {
+		if got := cpuSplit(tt.s); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	var buf bytes.Buffer
+	SweepRow(&buf, result.Point{MsgSize: 1, Result: result.Result{}})
+	if n := strings.Count(buf.String(), "\n"); n != 1 {
+		t.Errorf("a row without CPU figures has %d lines: %q", n, buf.String())
+	}
+}
+
+// TestSweepBidirRow: a TCP_BIDIR point's row is the sum, then a tx and an
+// rx line with the fixture's per-direction throughput (35169.64 and
+// 33785.29 10^6bits/sec), then the CPU split.
+func TestSweepBidirRow(t *testing.T) {
+	d := load(t, "bidir_cpu.json")
+	var buf bytes.Buffer
+	SweepRow(&buf, result.Point{MsgSize: d.Spec.SendSize, Result: d.Result})
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 4 || !strings.HasSuffix(lines[0], "sum of both directions") ||
+		!strings.Contains(lines[1], " 35169.64  tx client->server") || !strings.Contains(lines[2], " 33785.29  rx server->client") ||
+		!strings.HasPrefix(lines[3], splitIndent+"cpu ") {
+		t.Errorf("bidir row:\n%s", buf.String())
 	}
 }

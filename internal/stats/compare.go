@@ -65,9 +65,13 @@ type Comparison struct {
 	// P is the two-sided p-value. It is 1 when the test could not be
 	// computed (Warnings says why), as in benchmath.
 	P float64
+	// PAdjusted is P adjusted for the other comparisons made at the same
+	// time (Adjust, set by Readjust); P itself for a comparison made
+	// alone.
+	PAdjusted float64
 	// Alpha is the significance level the comparison was made at.
 	Alpha float64
-	// Significant is true when P <= Alpha.
+	// Significant is true when PAdjusted <= Alpha.
 	Significant bool
 	// Verdict sums the comparison up.
 	Verdict Verdict
@@ -141,16 +145,7 @@ func Compare(a, b []float64, test Test, alpha float64) (Comparison, error) {
 	} else {
 		c.DeltaPct = (c.CenterB/c.CenterA - 1) * 100
 	}
-	c.Significant = c.P <= alpha
-	c.Verdict = Same
-	if c.Significant {
-		switch {
-		case c.CenterB > c.CenterA:
-			c.Verdict = Higher
-		case c.CenterB < c.CenterA:
-			c.Verdict = Lower
-		}
-	}
+	c.Readjust(c.P)
 	return c, nil
 }
 

@@ -239,6 +239,7 @@ func TestCompare(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Compare(tt.a, tt.b, tt.test, tt.alpha)
+			tt.want.PAdjusted = tt.want.P // a comparison alone
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("Compare error = %v, wantErr %v", err, tt.wantErr)
 			}

@@ -3,7 +3,9 @@
 // (Summarize, Target), the rule that decides when to stop iterating
 // (Decide, over a spec.Repeat: netperf's -i MAX,MIN with -I LEVEL,WIDTH), and the
 // two-sample tests that say whether two sets of iterations differ
-// (Compare: Welch's t-test or the Mann-Whitney U test, like benchstat).
+// (Compare: Welch's t-test or the Mann-Whitney U test, like benchstat), and the
+// adjustment of many such tests made at once (Adjust: Benjamini-Hochberg or
+// Holm-Bonferroni).
 //
 // It is pure: no I/O, no clock, and no formatting of numbers for people;
 // report does that. Caveats a person should see next to a figure, such as

@@ -53,11 +53,14 @@ func Decide(rep spec.Repeat, values []float64) (Decision, error) {
 	return d, nil
 }
 
+// notReachedWarning says how wide the interval is and how wide it was
+// asked, as the tables state every interval: netperf's "+/-2.5% @ 99%
+// conf.", half the width either side of the mean.
 func notReachedWarning(s Summary, t Target) string {
-	wide := "it could not be computed"
+	got := "no interval"
 	if !math.IsInf(s.WidthPct, 0) {
-		wide = fmt.Sprintf("it is %.3g%% wide", s.WidthPct)
+		got = fmt.Sprintf("+/-%.1f%%", s.WidthPct/2)
 	}
-	return fmt.Sprintf("confidence interval not reached in %d iterations: %s, asked %g%% at %g%% confidence",
-		s.N, wide, t.WidthPct, 100*t.Level)
+	return fmt.Sprintf("confidence interval not reached in %d iterations: %s, asked +/-%.4g%% @ %.4g%% conf.",
+		s.N, got, t.WidthPct/2, 100*t.Level)
 }

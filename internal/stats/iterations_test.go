@@ -34,8 +34,8 @@ func TestDecide(t *testing.T) {
 			wantReason: spec.ReasonMaxHit,
 			// mean 740, stddev sqrt(172000/4) = 207.36,
 			// half = 4.604 * 207.36 / sqrt(5) = 426.96,
-			// width = 2 * 426.96 / 740 = 115.4%.
-			wantWarnings: []string{"confidence interval not reached in 5 iterations: it is 115% wide, asked 5% at 99% confidence"},
+			// width = 2 * 426.96 / 740 = 115.4%, +/-57.7% either side.
+			wantWarnings: []string{"confidence interval not reached in 5 iterations: +/-57.7%, asked +/-2.5% @ 99% conf."},
 		},
 		{
 			name:       "reached at max: reached wins",
@@ -59,7 +59,7 @@ func TestDecide(t *testing.T) {
 			wantReason: spec.ReasonMaxHit,
 			wantWarnings: []string{
 				"only 1 iteration: a confidence interval needs at least 2",
-				"confidence interval not reached in 1 iterations: it could not be computed, asked 5% at 99% confidence",
+				"confidence interval not reached in 1 iterations: no interval, asked +/-2.5% @ 99% conf.",
 			},
 		},
 		{name: "min 0", rep: spec.Repeat{MinIterations: 0, MaxIterations: 3, ConfidenceLevel: 0.99, ConfidenceWidthPct: 5}, wantErr: true},
