@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"wirespeed/internal/lab"
@@ -30,8 +31,9 @@ func TestTCPOverShapedLink(t *testing.T) {
 	// On a shared machine the sender may be starved of CPU now and then:
 	// a run that falls short while its CPU figures show it is tried again,
 	// up to three times in all; one that overshoots is not.
+	var doc result.Document
 	testkit.RetryRate(t, 3, func(int) testkit.RateAttempt {
-		doc := labRun(t, l, addr, "-l", "3", "--omit", "1", "-i", "0", "--cc", "cubic", "--cpu")
+		doc = labRun(t, l, addr, "-l", "3", "--omit", "1", "-i", "0", "--cc", "cubic", "--cpu")
 		if len(doc.Streams) != 1 || doc.Streams[0].Sender.TCPInfo == nil {
 			t.Fatalf("no TCP_INFO of the sender in %+v", doc.Streams)
 		}
@@ -41,6 +43,18 @@ func TestTCPOverShapedLink(t *testing.T) {
 			Starved: senderStarved(doc), Detail: fmt.Sprintf("receiver's rate against the link's payload rate (mss %.0f)", mss),
 		}
 	})
+	checkElapsed(t, doc, 3)
+}
+
+// checkElapsed checks that both windows of a run lasted the asked
+// seconds within 50 ms: the rate tests run alone (testkit.Serial), where
+// the samplers wake on time.
+func checkElapsed(t *testing.T, doc result.Document, seconds float64) {
+	t.Helper()
+	s := doc.Summary
+	if math.Abs(s.ElapsedS-seconds) > 0.05 || math.Abs(s.SenderElapsedS-seconds) > 0.05 {
+		t.Errorf("receiver's window %.4f s, sender's %.4f s, asked %g s: more than 50 ms off", s.ElapsedS, s.SenderElapsedS, seconds)
+	}
 }
 
 // senderStarved is the sender's CPU evidence of a run whose client (the

@@ -129,6 +129,7 @@ func TestUDPOverShapedLink(t *testing.T) {
 		return testkit.RateAttempt{Got: doc.Summary.BitsPerSecond, Want: want, Tol: 0.03, Starved: senderStarved(doc),
 			Detail: "receiver's rate against the link's payload rate"}
 	})
+	checkElapsed(t, doc, 3)
 
 	u := doc.Summary.UDPSummary
 	if u == nil {

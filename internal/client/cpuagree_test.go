@@ -9,6 +9,7 @@ import (
 	"wirespeed/internal/client"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // TestCPUSidesAgree: a client and a server on one host read the same
@@ -18,6 +19,7 @@ import (
 // Omit after its first byte, and each samples when its sampler wakes;
 // the test reports how far apart they were.
 func TestCPUSidesAgree(t *testing.T) {
+	testkit.Serial(t)
 	addr, _ := startServer(t, server.Config{})
 	c := dial(t, client.Config{Addr: addr})
 	for _, tt := range []struct {

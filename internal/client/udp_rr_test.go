@@ -74,6 +74,10 @@ func TestUDPStream(t *testing.T) {
 				}
 				return udpRateAttempt(res, tt.rate*float64(tt.parallel), 0.02, tt.reverse)
 			})
+			// Run alone (testkit.Serial), each window is as long as asked.
+			if s := res.Directions[0].Summary; math.Abs(s.ElapsedS-sp.Duration.Seconds()) > 0.05 || math.Abs(s.SenderElapsedS-sp.Duration.Seconds()) > 0.05 {
+				t.Errorf("receiver's window %.4f s, sender's %.4f s, asked %v: more than 50 ms off", s.ElapsedS, s.SenderElapsedS, sp.Duration)
+			}
 			if len(res.Warnings) > 0 {
 				t.Errorf("warnings: %v", res.Warnings)
 			}
