@@ -190,6 +190,9 @@ func FuzzDecodeResult(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte(`{"flows":[{"streams":[{"id":-1,"tcp_info":null}],"intervals":null}],"error":"x"}`))
 	f.Add([]byte(`{"flows":{}}`))
+	// A hostile server's text: control characters and a bidi override,
+	// escaped when decoded; escaping again must change nothing.
+	f.Add([]byte(`{"side":"remote","hostname":"h\u001b[2J","flows":[],"error":"x\u202e\u0007\\x07","warnings":["\t"]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var r result.SideResult
 		if err := decodeBody(TypeResult, body, &r); err != nil {

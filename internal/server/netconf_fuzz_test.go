@@ -21,6 +21,8 @@ func FuzzNetconfRequest(f *testing.F) {
 		{Action: control.NetconfRestore, Dev: "eth0"},
 		{Action: control.NetconfKeep, Dev: "eth0"},
 		{Action: "reboot", Dev: "../../etc", Settings: []string{"mtu=-1", "=on", "gro=maybe"}},
+		{Action: control.NetconfCheck, Dev: "../../etc/passwd"},
+		{Action: control.NetconfRestore, Dev: "eth0 lo"},
 	} {
 		b, _ := json.Marshal(req)
 		f.Add(b)
