@@ -20,6 +20,7 @@ import (
 	"wirespeed/internal/nstest"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
+	"wirespeed/internal/testkit"
 )
 
 // The limit lab tests: each sets up a case whose limit the test knows
@@ -109,6 +110,7 @@ func try(t *testing.T, name string, once func() (result.Document, string), ok fu
 }
 
 func TestLimitLab(t *testing.T) {
+	testkit.Serial(t)
 	if runtime.NumCPU() < 2 {
 		t.Skip("the busy-loop case needs two CPUs")
 	}

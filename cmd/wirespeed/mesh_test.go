@@ -15,6 +15,7 @@ import (
 	"wirespeed/internal/lab"
 	"wirespeed/internal/nstest"
 	"wirespeed/internal/result"
+	"wirespeed/internal/testkit"
 )
 
 // meshServer starts `wirespeed serve` in host i of m, relaying to the
@@ -35,6 +36,7 @@ func meshServer(t *testing.T, m *lab.Mesh, i, from int, keyFile string) string {
 // measured (h1's directly, the others relayed by their source's server),
 // and exactly the four cells that cross h3's link are the slow ones.
 func TestMeshOverLab(t *testing.T) {
+	testkit.Serial(t)
 	const rate = 20e6
 	m := nstest.NewMesh(t, lab.MeshConfig{RateBitsPerSecond: map[string]uint64{"h3": rate}})
 	key := filepath.Join(t.TempDir(), "key")

@@ -17,6 +17,7 @@ import (
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // The data path options end to end on loopback: the client applies the
@@ -231,6 +232,7 @@ func TestPinning(t *testing.T) {
 // cap, what enforces it and what was achieved; UDP over loopback's
 // noqueue qdisc is not paced, and the result says so.
 func TestFQRate(t *testing.T) {
+	testkit.Serial(t)
 	addr, _ := startServer(t, server.Config{})
 	const rate = 200e6
 	c := dial(t, client.Config{Addr: addr})

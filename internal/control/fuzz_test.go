@@ -6,11 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sysinfo"
 )
 
 // Fuzz targets for everything the server decodes from the network before
@@ -176,12 +182,34 @@ func FuzzDecodeResult(f *testing.F) {
 	}}}
 	b, _ := json.Marshal(res)
 	f.Add(b)
+	// Every optional part present, so the fuzzer starts from all the keys
+	// a server's result message can carry.
+	res.CPU, res.Counters, res.Env, res.DataPath = &measure.CPU{}, &measure.Counters{}, &sysinfo.Env{}, &result.DataPath{}
+	res.Warnings, res.Error, res.CPUError, res.Interrupted = []string{"w"}, "e", "c", true
+	b, _ = json.Marshal(res)
+	f.Add(b)
 	f.Add([]byte(`{"flows":[{"streams":[{"id":-1,"tcp_info":null}],"intervals":null}],"error":"x"}`))
 	f.Add([]byte(`{"flows":{}}`))
+	// A hostile server's text: control characters and a bidi override,
+	// escaped when decoded; escaping again must change nothing.
+	f.Add([]byte(`{"side":"remote","hostname":"h\u001b[2J","flows":[],"error":"x\u202e\u0007\\x07","warnings":["\t"]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var r result.SideResult
 		if err := decodeBody(TypeResult, body, &r); err != nil {
 			return
+		}
+		// What decodes encodes, and decodes back to the same value: the
+		// client keeps and re-emits the server's side as it received it.
+		out, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("a decoded result does not encode: %v", err)
+		}
+		var back result.SideResult
+		if err := decodeBody(TypeResult, out, &back); err != nil {
+			t.Fatalf("an encoded result does not decode: %v\n%s", err, out)
+		}
+		if d := cmp.Diff(r, back, cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("round trip changed the result (-decoded +again):\n%s", d)
 		}
 		// Whatever decodes can be joined with a local side without a panic.
 		sp := spec.Default()
@@ -235,6 +263,58 @@ func FuzzVerifyAuth(f *testing.F) {
 		}
 		if err != nil && !errors.Is(err, ErrAuth) {
 			t.Fatalf("error %v is not ErrAuth", err)
+		}
+	})
+}
+
+// bytesConn is a net.Conn whose reads come from r; deadlines are
+// accepted and ignored (the reader runs out instead of timing out).
+type bytesConn struct {
+	net.Conn
+	r *countingReader
+}
+
+func (c *bytesConn) Read(p []byte) (int, error)       { return c.r.Read(p) }
+func (c *bytesConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *bytesConn) SetWriteDeadline(time.Time) error { return nil }
+
+// FuzzReadMagic feeds the client's preamble reader what a server could
+// answer: it accepts exactly a leading "WSPD", leaves what follows it to
+// the frame reader, and says "iperf3 server" exactly when the first byte
+// is one of the states iperf3 opens with.
+func FuzzReadMagic(f *testing.F) {
+	f.Add(ControlMagic[:])
+	f.Add(append(ControlMagic[:], frame(`{"type":"hello"}`)...))
+	f.Add(DataMagic[:])
+	f.Add([]byte{9})          // iperf3's PARAM_EXCHANGE
+	f.Add([]byte{0xff})       // ACCESS_DENIED
+	f.Add([]byte{0xfe, 0, 0}) // SERVER_ERROR
+	f.Add([]byte("HTTP/1.1 400 Bad Request\r\n"))
+	f.Add([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
+	f.Add([]byte("WSP"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cr := &countingReader{r: bytes.NewReader(data)}
+		cc := NewConn(&bytesConn{r: cr}, 0)
+		err := cc.ReadMagic(time.Second)
+		isMagic := len(data) >= 4 && [4]byte(data[:4]) == ControlMagic
+		if isMagic != (err == nil) {
+			t.Fatalf("ReadMagic(%q) = %v", data, err)
+		}
+		if err == nil {
+			got, gerr := ReadFrame(cc.r, 4096)
+			want, werr := ReadFrame(bytes.NewReader(data[4:]), 4096)
+			if (gerr == nil) != (werr == nil) || got.Type != want.Type || !bytes.Equal(got.Body, want.Body) {
+				t.Fatalf("after the preamble the next frame is %+v, %v; want %+v, %v", got, gerr, want, werr)
+			}
+			return
+		}
+		if !errors.Is(err, ErrNotWirespeed) {
+			t.Fatalf("ReadMagic(%q) = %v, not ErrNotWirespeed", data, err)
+		}
+		iperf3 := len(data) > 0 && (data[0] == 9 || data[0] == 0xff || data[0] == 0xfe)
+		if errors.Is(err, ErrIperf3Server) != iperf3 {
+			t.Fatalf("ReadMagic(%q) = %v: iperf3 server %v, want %v", data, err, !iperf3, iperf3)
 		}
 	})
 }

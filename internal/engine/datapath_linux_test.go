@@ -340,6 +340,7 @@ func TestPin(t *testing.T) {
 // internal pacing, caps a loopback stream near the rate (loosely: the
 // machine is shared, and the cap counts headers too).
 func TestPacingRate(t *testing.T) {
+	testkit.Serial(t)
 	a, b := pair(t)
 	const rate = 10e6 // bytes/s: 80 Mbit/s
 	got, err := SetPacingRate(a, rate)

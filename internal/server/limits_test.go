@@ -15,6 +15,7 @@ import (
 	"wirespeed/internal/control"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // TestTestLimits: a test over a limit is refused with a message naming the
@@ -287,6 +288,7 @@ func TestHandshakeRate(t *testing.T) {
 // transactions a second (plus the pacer's 1 ms of credit per stream);
 // the result says the server paced.
 func TestUDPRRPacedToMaxUDPRate(t *testing.T) {
+	testkit.Serial(t)
 	const limit = 40e6
 	srv := startServer(t, server.Config{Limits: server.Limits{MaxUDPRateBitsPerSecond: limit}})
 	c := mustDial(t, client.Config{Addr: srv.addr})

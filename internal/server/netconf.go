@@ -52,19 +52,9 @@ func (hs *hostSession) netconf(ctx context.Context, req control.NetconfRequest) 
 		hs.log.Warn("netconf refused", "dev", req.Dev, "action", req.Action, "err", err)
 		return reply, control.CodeForbidden, err
 	}
-	if req.Dev == "" || len(req.Dev) > 64 || strings.ContainsAny(req.Dev, "/ \x00") {
-		return reply, control.CodeNetconf, fmt.Errorf("netconf: device %q is not an interface name", req.Dev)
-	}
-	if len(req.Settings) > maxNetconfSettings {
-		return reply, control.CodeNetconf, fmt.Errorf("netconf: %d settings in one request, at most %d", len(req.Settings), maxNetconfSettings)
-	}
-	settings := make([]netconf.Setting, 0, len(req.Settings))
-	for _, p := range req.Settings {
-		st, err := netconf.ParseSetting(p)
-		if err != nil {
-			return reply, control.CodeNetconf, fmt.Errorf("netconf: %w", err)
-		}
-		settings = append(settings, st)
+	settings, code, err := parseNetconfRequest(req)
+	if err != nil {
+		return reply, code, err
 	}
 
 	switch req.Action {
@@ -107,11 +97,35 @@ func (hs *hostSession) netconf(ctx context.Context, req control.NetconfRequest) 
 		if err != nil {
 			return reply, control.CodeNetconf, err
 		}
-	default:
-		return reply, control.CodeProtocol, fmt.Errorf("%w: netconf action %q: use check, set, restore or keep", control.ErrProtocol, req.Action)
 	}
 	reply.Env = hs.record(ctx)
 	return reply, "", nil
+}
+
+// parseNetconfRequest checks what a remote session asks before anything
+// is opened: the device is an interface name, the settings are few and
+// well formed, the action is one of the four. It returns the error code
+// with the error.
+func parseNetconfRequest(req control.NetconfRequest) ([]netconf.Setting, string, error) {
+	if req.Dev == "" || len(req.Dev) > 64 || strings.ContainsAny(req.Dev, "/ \x00") {
+		return nil, control.CodeNetconf, fmt.Errorf("netconf: device %q is not an interface name", req.Dev)
+	}
+	if len(req.Settings) > maxNetconfSettings {
+		return nil, control.CodeNetconf, fmt.Errorf("netconf: %d settings in one request, at most %d", len(req.Settings), maxNetconfSettings)
+	}
+	settings := make([]netconf.Setting, 0, len(req.Settings))
+	for _, p := range req.Settings {
+		st, err := netconf.ParseSetting(p)
+		if err != nil {
+			return nil, control.CodeNetconf, fmt.Errorf("netconf: %w", err)
+		}
+		settings = append(settings, st)
+	}
+	switch req.Action {
+	case control.NetconfCheck, control.NetconfSet, control.NetconfRestore, control.NetconfKeep:
+		return settings, "", nil
+	}
+	return nil, control.CodeProtocol, fmt.Errorf("%w: netconf action %q: use check, set, restore or keep", control.ErrProtocol, req.Action)
 }
 
 // errNetconfForbidden is the refusal of a session that may not change

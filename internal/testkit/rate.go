@@ -1,0 +1,93 @@
+package testkit
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// SerialEnv is the environment variable that moves the rate tests out of
+// a run: .ci/run sets it to "skip" for its `go test ./...` step and runs
+// the rate tests alone in a `go test -p 1` step of their own, so that no
+// other package's tests load the CPU while they measure. Unset (the
+// README's plain `go test ./...`), every test runs.
+const SerialEnv = "WIRESPEED_SERIAL"
+
+// Serial marks a test that compares a measured rate with a shaped link
+// or a -b target: such a test needs the CPUs to itself. It skips the test
+// when WIRESPEED_SERIAL=skip.
+func Serial(t testing.TB) {
+	t.Helper()
+	if os.Getenv(SerialEnv) == "skip" {
+		t.Skip("a rate test: " + SerialEnv + "=skip, it runs in the serial step (.ci/run)")
+	}
+}
+
+// RateAttempt is one run of a rate test: the rate it measured, the rate
+// it should have reached, the tolerance, and the sender's CPU evidence.
+type RateAttempt struct {
+	Got, Want float64 // bit/s, or any unit both share
+	// Tol is the allowed difference, a fraction of Want.
+	Tol float64
+	// Starved is why the sender could not keep up, from the CPU figures
+	// of the run (CPUStarved); empty when nothing shows it was starved.
+	Starved string
+	// Detail is logged with the attempt.
+	Detail string
+}
+
+func (a RateAttempt) ok() bool { return a.Got >= a.Want*(1-a.Tol) && a.Got <= a.Want*(1+a.Tol) }
+
+func (a RateAttempt) String() string {
+	s := fmt.Sprintf("got %.6g, want %.6g within %.3g%% (%+.2f%%)", a.Got, a.Want, 100*a.Tol, 100*(a.Got/a.Want-1))
+	if a.Detail != "" {
+		s += "; " + a.Detail
+	}
+	if a.Starved != "" {
+		s += "; starved: " + a.Starved
+	}
+	return s
+}
+
+// RetryRate runs attempt up to n times and returns the last attempt. An
+// attempt within tolerance ends it. An attempt below the target is tried
+// again only when its Starved shows the sender was short of CPU; one
+// above the target, or below it without that evidence, fails the test at
+// once: more attempts would only hide a bug. Every attempt is logged.
+func RetryRate(t testing.TB, n int, attempt func(i int) RateAttempt) RateAttempt {
+	t.Helper()
+	var a RateAttempt
+	for i := 1; i <= n; i++ {
+		a = attempt(i)
+		t.Logf("attempt %d of %d: %v", i, n, a)
+		switch {
+		case a.ok():
+			return a
+		case a.Got > a.Want*(1+a.Tol):
+			t.Errorf("attempt %d overshot the target: %v", i, a)
+			return a
+		case a.Starved == "":
+			t.Errorf("attempt %d fell short with no sign the sender was starved of CPU: %v", i, a)
+			return a
+		}
+	}
+	t.Errorf("%d attempts fell short, each starved of CPU; the last: %v", n, a)
+	return a
+}
+
+// CPUStarved reads a side's CPU figures over its window (percent: the
+// host's utilization, its busiest CPU's, and other processes' in percent
+// of one CPU) and says whether they show that side may have been short
+// of CPU: the host's CPUs nearly all busy, one CPU saturated, or other
+// processes taking half a CPU or more. It returns "" when they do not.
+func CPUStarved(utilPct, busiestPct, otherPct float64) string {
+	switch {
+	case utilPct >= 90:
+		return fmt.Sprintf("the host's CPUs were %.0f%% busy", utilPct)
+	case busiestPct >= 98:
+		return fmt.Sprintf("its busiest CPU was %.0f%% busy", busiestPct)
+	case otherPct >= 50:
+		return fmt.Sprintf("other processes took %.0f%% of a CPU", otherPct)
+	}
+	return ""
+}

@@ -1,0 +1,60 @@
+package testkit
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRetryRate: a shortfall is retried only with the sender's CPU
+// evidence, an overshoot never, and every attempt is counted as run.
+func TestRetryRate(t *testing.T) {
+	tests := []struct {
+		name     string
+		attempts []RateAttempt
+		wantRuns int
+		wantFail string
+	}{
+		{"first within", []RateAttempt{{Got: 99, Want: 100, Tol: 0.02}}, 1, ""},
+		{"starved then within", []RateAttempt{{Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 101, Want: 100, Tol: 0.02}}, 2, ""},
+		{"overshoot is not retried", []RateAttempt{{Got: 103, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 100, Want: 100, Tol: 0.02}}, 1, "overshot"},
+		{"short without evidence is not retried", []RateAttempt{{Got: 90, Want: 100, Tol: 0.02}, {Got: 100, Want: 100, Tol: 0.02}}, 1, "no sign"},
+		{"starved every time", []RateAttempt{{Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}}, 3, "3 attempts fell short"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runs := 0
+			r := (&recorder{TB: t}).run(func(tb testing.TB) {
+				RetryRate(tb, 3, func(i int) RateAttempt {
+					runs++
+					return tt.attempts[i-1]
+				})
+			})
+			if runs != tt.wantRuns {
+				t.Errorf("%d attempts run, want %d", runs, tt.wantRuns)
+			}
+			if got := r.failures(); (tt.wantFail == "") != (got == "") || !strings.Contains(got, tt.wantFail) {
+				t.Errorf("failures %q, want one saying %q", got, tt.wantFail)
+			}
+		})
+	}
+}
+
+func TestSerial(t *testing.T) {
+	t.Setenv(SerialEnv, "skip")
+	ran := false
+	t.Run("skipped", func(t *testing.T) {
+		Serial(t)
+		ran = true
+	})
+	if ran {
+		t.Error("a serial test ran with " + SerialEnv + "=skip")
+	}
+	t.Setenv(SerialEnv, "")
+	t.Run("runs", func(t *testing.T) {
+		Serial(t)
+		ran = true
+	})
+	if !ran {
+		t.Error("a serial test did not run without " + SerialEnv)
+	}
+}
