@@ -41,7 +41,11 @@ import (
 )
 
 func main() {
-	if err := run(os.Stdout, os.Args[1:]); err != nil {
+	err := run(os.Stdout, os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "tcpstream:", err)
 		os.Exit(1)
 	}
@@ -63,7 +67,7 @@ func run(w io.Writer, args []string) error {
 	fs.DurationVar(length, "l", 5*time.Second, "short for -length")
 	noDefaults := fs.Bool("no-own-defaults", false, "leave out the wirespeed own defaults column")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return err // the flag package has printed what is wrong
 	}
 	if *pairs < 1 {
 		return fmt.Errorf("-pairs %d: want at least 1", *pairs)
