@@ -2,8 +2,9 @@
 // loopback, and with sockperf's and qperf's ping-pong where they fit:
 // TCP_RR and TCP_CRR at each congestion control, and UDP_RR, one
 // transaction in flight, the same request and response size for every
-// tool (wirespeed -r S,S, netperf -- -r S,S, sockperf -m S, qperf -m S)
-// and the same congestion control (wirespeed --cc, netperf -- -K).
+// tool (wirespeed -r S,S, netperf -- -r S,S, sockperf -m S, qperf -m S),
+// the same congestion control (wirespeed --cc, netperf -- -K), and for
+// UDP_RR connected sockets on both sides (wirespeed's are; netperf -- -n -N).
 //
 // Figures: transactions per second, p50 and p99 of the round trip in
 // microseconds (netperf -j with the P50_LATENCY and P99_LATENCY output
@@ -171,6 +172,10 @@ func run(w io.Writer, args []string) error {
 			row := benchutil.Row{Name: strings.TrimSpace(fmt.Sprintf("%s %s,%s %s", test, sz, sz, cc))}
 			wsArgs := []string{ws, "run", "127.0.0.1:" + wsPort, "-t", test, "-r", sz + "," + sz, "-l", secs, "-i", "0", "--json"}
 			spec := []string{"-r", sz + "," + sz}
+			if proto == "udp" {
+				// Connected UDP sockets on both sides, as wirespeed's are.
+				spec = append(spec, "-n", "-N")
+			}
 			if cc != "" {
 				wsArgs = append(wsArgs, "--cc", cc)
 				spec = append(spec, "-K", cc+","+cc)

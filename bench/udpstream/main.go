@@ -5,6 +5,8 @@
 //
 //   - datagram and receive size: wirespeed -m S -M S, netperf -- -m S,S
 //     -M S,S, iperf3 -l S;
+//   - connected UDP sockets on both sides: wirespeed and iperf3 connect
+//     theirs, netperf does with -- -n -N;
 //   - socket buffers: the system's defaults for all, unless -sockbuf sets
 //     one size for all. wirespeed's UDP receiver asks for 4 MiB of its own
 //     accord, so to leave it at the system's default the bench asks for
@@ -149,7 +151,9 @@ func run(w io.Writer, args []string) error {
 		matched := append(append([]string(nil), wsArgs...), "-M", size, "-s", strconv.Itoa(wsBuf), "-S", strconv.Itoa(wsBuf))
 		row.Tools = append(row.Tools, benchutil.Tool{Name: "wirespeed", Argv: matched, Parse: parseWirespeed(n)})
 		if np != nil {
-			spec := []string{"-m", size + "," + size, "-M", size + "," + size}
+			// -n -N: connected UDP sockets on both sides, as wirespeed's
+			// and iperf3's are.
+			spec := []string{"-m", size + "," + size, "-M", size + "," + size, "-n", "-N"}
 			if buf > 0 {
 				b := strconv.Itoa(buf)
 				spec = append(spec, "-s", b+","+b, "-S", b+","+b)
