@@ -1,22 +1,39 @@
-// Command rr compares wirespeed's request/response loop with sockperf's
-// and qperf's ping-pong on loopback, TCP and UDP, one transaction in
-// flight, the tools alternating in rounds, with the same message size. It
-// prints transactions per second and round-trip latency per tool, and the
-// ratios of wirespeed to the best of the others.
+// Command rr compares wirespeed's request/response tests with netperf's on
+// loopback, and with sockperf's and qperf's ping-pong where they fit:
+// TCP_RR and TCP_CRR at each congestion control, and UDP_RR, one
+// transaction in flight, the same request and response size for every
+// tool (wirespeed -r S,S, netperf -- -r S,S, sockperf -m S, qperf -m S),
+// and the same congestion control (wirespeed --cc, netperf -- -K).
+// wirespeed's UDP_RR sockets are connected and netperf's are not: with
+// -- -n -N netperf's UDP_RR fails now and then with "Connection refused"
+// (its first request can reach the server before the server's socket is
+// there), so it runs with its default.
+//
+// Figures: transactions per second, p50 and p99 of the round trip in
+// microseconds (netperf -j with the P50_LATENCY and P99_LATENCY output
+// selectors), and service demand on both sides in CPU microseconds per
+// transaction (netperf -c -C; wirespeed's local_cpu and remote_cpu). For
+// latency and service demand a ratio below 1 means wirespeed is better.
+// sockperf reports the full round trip with --full-rtt and its p50 and
+// p99 (it needs 14-byte messages or more, so it runs only when -size is
+// at least 14); qperf reports only the mean one-way latency, so its rate is
+// taken as one over twice that.
+//
+// Rounds, order and the table are those of bench/tcpstream.
 //
 //	go build -o /tmp/wirespeed ./cmd/wirespeed
 //	go run ./bench/rr -wirespeed /tmp/wirespeed
 //
-// sockperf reports the full round trip with --full-rtt and its percentiles;
-// qperf reports only the mean one-way latency, so its round trip is twice
-// that and its rate is taken as one over the round trip. Needs sockperf
-// and qperf (Debian packages of those names). Every server listens on
-// 127.0.0.1 only.
+// netperf and netserver are found on PATH (or -netperf PATH); sockperf
+// and qperf on PATH (Debian packages of those names). A missing tool is
+// skipped with a message. Every server listens on 127.0.0.1 only.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strconv"
@@ -27,137 +44,229 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	err := run(os.Stdout, os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "rr:", err)
 		os.Exit(1)
 	}
 }
 
-type result struct {
-	tps, p50, mean float64 // transactions/s, round trip in microseconds
-}
-
-func run() error {
-	wsBin := flag.String("wirespeed", "wirespeed", "wirespeed binary")
-	rounds := flag.Int("rounds", 3, "alternating rounds")
-	length := flag.Duration("length", 5*time.Second, "length of each run")
-	size := flag.Int("size", 14, "request and response size in bytes (sockperf needs 14 or more)")
-	flag.Parse()
+func run(w io.Writer, args []string) error {
+	fs := flag.NewFlagSet("rr", flag.ContinueOnError)
+	wsFlag := fs.String("wirespeed", "wirespeed", "wirespeed binary (path or name on PATH)")
+	npFlag := fs.String("netperf", "netperf", "netperf binary (path or name on PATH); netserver is looked for beside it, then on PATH")
+	spFlag := fs.String("sockperf", "sockperf", "sockperf binary (path or name on PATH)")
+	qpFlag := fs.String("qperf", "qperf", "qperf binary (path or name on PATH)")
+	tests := fs.String("tests", "TCP_RR,UDP_RR,TCP_CRR", "tests to run")
+	ccs := fs.String("cc", "cubic,bbr", "congestion controls for the TCP tests, a row each, the same for every tool")
+	size := fs.Int("size", 1, "request and response size in bytes")
+	pairs := fs.Int("pairs", 5, "rounds per row: every tool runs once per round")
+	order := fs.String("order", "abba", "order of the tools in each round: abba (alternating) or random")
+	seed := fs.Int64("seed", time.Now().UnixNano(), "seed of -order random")
+	length := fs.Duration("length", 5*time.Second, "length of each run")
+	fs.DurationVar(length, "l", 5*time.Second, "short for -length")
+	if err := fs.Parse(args); err != nil {
+		return err // the flag package has printed what is wrong
+	}
+	if *pairs < 1 || *size < 1 {
+		return fmt.Errorf("-pairs %d -size %d: want at least 1 each", *pairs, *size)
+	}
+	ord, err := benchutil.NewOrder(*order, *seed)
+	if err != nil {
+		return err
+	}
 	secs := strconv.FormatFloat(length.Seconds(), 'f', -1, 64)
 	sz := strconv.Itoa(*size)
 
-	wsPort, spPort, qpPort := benchutil.FreePort(), benchutil.FreePort(), benchutil.FreePort()
-	ws, err := benchutil.Start(*wsBin, "serve", "--listen", "127.0.0.1:"+wsPort, "--log-level", "warn")
+	ws, err := benchutil.Find(*wsFlag)
 	if err != nil {
 		return err
 	}
-	defer ws.Stop()
-	qp, err := benchutil.Start("qperf", "--listen_port", qpPort)
+	wsPort, err := benchutil.FreePort()
 	if err != nil {
 		return err
 	}
-	defer qp.Stop()
-
-	fmt.Printf("# ping-pong on loopback, %d-byte messages, %s per run, %d rounds; latency is the round trip in microseconds\n", *size, *length, *rounds)
-	fmt.Printf("%-4s %-10s %5s %14s %10s %10s\n", "prot", "tool", "round", "trans/s", "p50 us", "mean us")
-	for _, proto := range []string{"tcp", "udp"} {
-		spArgs := []string{"server", "-i", "127.0.0.1", "-p", spPort}
-		if proto == "tcp" {
-			spArgs = append(spArgs, "--tcp")
+	wsSrv, err := benchutil.Start(ws, "serve", "--listen", "127.0.0.1:"+wsPort, "--log-level", "warn")
+	if err != nil {
+		return err
+	}
+	defer wsSrv.Stop()
+	np, err := benchutil.StartNetperf(*npFlag)
+	switch {
+	case errors.Is(err, benchutil.ErrSkip):
+		fmt.Fprintf(w, "# netperf skipped: %v; %s\n", err, benchutil.NetperfHint)
+		np = nil
+	case err != nil:
+		return err
+	default:
+		defer np.Stop()
+	}
+	// sockperf serves one protocol per process: a server for each.
+	sp, err := benchutil.Find(*spFlag)
+	spPorts := map[string]string{}
+	switch {
+	case errors.Is(err, benchutil.ErrSkip):
+		fmt.Fprintf(w, "# sockperf skipped: %v (Debian package sockperf)\n", err)
+		sp = ""
+	case err != nil:
+		return err
+	case *size < 14:
+		fmt.Fprintf(w, "# sockperf skipped: it needs -size 14 or more\n")
+		sp = ""
+	default:
+		for _, proto := range []string{"tcp", "udp"} {
+			port, err := benchutil.FreePort()
+			if err != nil {
+				return err
+			}
+			a := []string{"server", "-i", "127.0.0.1", "-p", port}
+			if proto == "tcp" {
+				a = append(a, "--tcp")
+			}
+			srv, err := benchutil.Start(sp, a...)
+			if err != nil {
+				return err
+			}
+			defer srv.Stop()
+			spPorts[proto] = port
 		}
-		sp, err := benchutil.Start("sockperf", spArgs...)
+	}
+	var qpPort string
+	qp, err := benchutil.Find(*qpFlag)
+	switch {
+	case errors.Is(err, benchutil.ErrSkip):
+		fmt.Fprintf(w, "# qperf skipped: %v (Debian package qperf)\n", err)
+		qp = ""
+	case err != nil:
+		return err
+	default:
+		if qpPort, err = benchutil.FreePort(); err != nil {
+			return err
+		}
+		// qperf has no option to listen on one address only.
+		srv, err := benchutil.Start(qp, "--listen_port", qpPort)
 		if err != nil {
 			return err
 		}
-		all := map[string][]result{}
-		for r := 1; r <= *rounds; r++ {
-			for _, tool := range []string{"wirespeed", "sockperf", "qperf"} {
-				var res result
-				var err error
-				switch tool {
-				case "wirespeed":
-					res, err = wirespeed(*wsBin, "127.0.0.1:"+wsPort, strings.ToUpper(proto)+"_RR", sz, secs)
-				case "sockperf":
-					res, err = sockperf(proto, spPort, sz, secs)
-				case "qperf":
-					res, err = qperf(proto, qpPort, sz, secs)
-				}
-				if err != nil {
-					sp.Stop()
-					return err
-				}
-				all[tool] = append(all[tool], res)
-				fmt.Printf("%-4s %-10s %5d %14.0f %10.2f %10.2f\n", proto, tool, r, res.tps, res.p50, res.mean)
-			}
-		}
-		sp.Stop()
-		med := func(tool string, f func(result) float64) float64 {
-			var v []float64
-			for _, r := range all[tool] {
-				v = append(v, f(r))
-			}
-			return benchutil.Median(v)
-		}
-		tps := func(r result) float64 { return r.tps }
-		p50 := func(r result) float64 { return r.p50 }
-		bestTPS := max(med("sockperf", tps), med("qperf", tps))
-		fmt.Printf("%s medians: wirespeed %.0f trans/s p50 %.2f us; sockperf %.0f trans/s p50 %.2f us; qperf %.0f trans/s (mean-based)\n",
-			proto, med("wirespeed", tps), med("wirespeed", p50), med("sockperf", tps), med("sockperf", p50), med("qperf", tps))
-		fmt.Printf("%s ratios: trans/s wirespeed/best-other %.3f; p50 wirespeed/sockperf %.3f (below 1 is better)\n\n",
-			proto, med("wirespeed", tps)/bestTPS, med("wirespeed", p50)/med("sockperf", p50))
+		defer srv.Stop()
 	}
+
+	fmt.Fprintf(w, "# request/response on loopback, %d-byte requests and responses, one in flight, %s per run, %d rounds per row, order %s\n", *size, *length, *pairs, *order)
+	fmt.Fprintf(w, "# row, round, tool, figures (tps: transactions/s; p50_us, p99_us: round trip; sd_*: service demand, CPU us per transaction), command\n")
+	var results []benchutil.Result
+	for _, test := range benchutil.List(*tests) {
+		var proto string
+		switch test {
+		case "TCP_RR", "TCP_CRR":
+			proto = "tcp"
+		case "UDP_RR":
+			proto = "udp"
+		default:
+			return fmt.Errorf("-tests: %q is not TCP_RR, UDP_RR or TCP_CRR", test)
+		}
+		ccList := benchutil.List(*ccs)
+		if proto == "udp" {
+			ccList = []string{""}
+		}
+		for _, cc := range ccList {
+			row := benchutil.Row{Name: strings.TrimSpace(fmt.Sprintf("%s %s,%s %s", test, sz, sz, cc))}
+			wsArgs := []string{ws, "run", "127.0.0.1:" + wsPort, "-t", test, "-r", sz + "," + sz, "-l", secs, "-i", "0", "--json"}
+			spec := []string{"-r", sz + "," + sz}
+			if cc != "" {
+				wsArgs = append(wsArgs, "--cc", cc)
+				spec = append(spec, "-K", cc+","+cc)
+			}
+			row.Tools = append(row.Tools, benchutil.Tool{Name: "wirespeed", Argv: wsArgs, Parse: parseWirespeed})
+			if np != nil {
+				row.Tools = append(row.Tools, benchutil.Tool{Name: "netperf",
+					Argv: np.Argv(test, secs, []string{"-j", "-c", "-C"}, spec,
+						[]string{"TRANSACTION_RATE", "P50_LATENCY", "P99_LATENCY", "LOCAL_SD", "REMOTE_SD", "SD_UNITS"}),
+					Parse: parseNetperf})
+				row.Ratios = append(row.Ratios, benchutil.Ratio{Num: "wirespeed", Den: "netperf"})
+			}
+			// sockperf and qperf have no connection-per-transaction test
+			// and no congestion control option: they join the rows of the
+			// system's default only when it is the one asked for.
+			if test != "TCP_CRR" && sp != "" {
+				a := []string{sp, "ping-pong", "-i", "127.0.0.1", "-p", spPorts[proto], "-t", secs, "-m", sz, "--full-rtt"}
+				if proto == "tcp" {
+					a = append(a, "--tcp")
+				}
+				row.Tools = append(row.Tools, benchutil.Tool{Name: "sockperf", Argv: a, Parse: parseSockperf})
+				row.Ratios = append(row.Ratios, benchutil.Ratio{Num: "wirespeed", Den: "sockperf"})
+			}
+			if test != "TCP_CRR" && qp != "" {
+				row.Tools = append(row.Tools, benchutil.Tool{Name: "qperf",
+					Argv: []string{qp, "-lp", qpPort, "-t", secs, "-m", sz, "127.0.0.1", proto + "_lat"}, Parse: parseQperf})
+				row.Ratios = append(row.Ratios, benchutil.Ratio{Num: "wirespeed", Den: "qperf"})
+			}
+			res, err := benchutil.RunRow(w, row, *pairs, ord)
+			if err != nil {
+				return err
+			}
+			results = append(results, res)
+		}
+	}
+	fmt.Fprintln(w)
+	benchutil.Table(w, results, []benchutil.Metric{
+		{Key: "tps", Label: "transactions/s", Scale: 1, Digits: 0},
+		{Key: "p50_us", Label: "p50 us (lower is better)", Scale: 1, Digits: 1},
+		{Key: "p99_us", Label: "p99 us (lower is better)", Scale: 1, Digits: 1},
+		{Key: "sd_local", Label: "local SD us/tr (lower is better)", Scale: 1, Digits: 2},
+		{Key: "sd_remote", Label: "remote SD us/tr (lower is better)", Scale: 1, Digits: 2},
+	})
 	return nil
 }
 
-func wirespeed(bin, addr, kind, size, secs string) (result, error) {
-	var doc struct {
-		Summary struct {
-			TPS     float64 `json:"transactions_per_s"`
-			Latency struct {
-				P50  float64 `json:"p50"`
-				Mean float64 `json:"mean"`
-			} `json:"latency_us"`
-		}
+func parseWirespeed(out []byte) (benchutil.Figures, error) {
+	d, err := benchutil.ParseWirespeed(out)
+	if err != nil {
+		return nil, err
 	}
-	err := benchutil.JSON(&doc, bin, "run", addr, "-t", kind, "-r", size+","+size, "-l", secs, "-i", "0", "--json")
-	return result{tps: doc.Summary.TPS, p50: doc.Summary.Latency.P50, mean: doc.Summary.Latency.Mean}, err
+	s := d.Summary
+	return benchutil.Figures{"tps": s.TPS, "p50_us": s.Latency.P50, "p99_us": s.Latency.P99,
+		"sd_local": s.LocalCPU.SDPerTr, "sd_remote": s.RemoteCPU.SDPerTr}, nil
+}
+
+func parseNetperf(out []byte) (benchutil.Figures, error) {
+	m := benchutil.KeyVal(out)
+	if err := benchutil.Need(m, "TRANSACTION_RATE", "P50_LATENCY", "P99_LATENCY", "LOCAL_SD", "REMOTE_SD"); err != nil {
+		return nil, err
+	}
+	return benchutil.Figures{"tps": m["TRANSACTION_RATE"], "p50_us": m["P50_LATENCY"], "p99_us": m["P99_LATENCY"],
+		"sd_local": m["LOCAL_SD"], "sd_remote": m["REMOTE_SD"]}, nil
 }
 
 var (
 	spValid = regexp.MustCompile(`\[Valid Duration\] RunTime=([0-9.]+) sec; SentMessages=\d+; ReceivedMessages=(\d+)`)
 	spP50   = regexp.MustCompile(`percentile 50\.000 =\s*([0-9.]+)`)
-	spMean  = regexp.MustCompile(`avg-rtt=([0-9.]+)`)
+	spP99   = regexp.MustCompile(`percentile 99\.000 =\s*([0-9.]+)`)
 	qpLat   = regexp.MustCompile(`latency\s*=\s*([0-9.]+)\s*(ns|us|ms)`)
 )
 
-func sockperf(proto, port, size, secs string) (result, error) {
-	args := []string{"ping-pong", "-i", "127.0.0.1", "-p", port, "-t", secs, "-m", size, "--full-rtt"}
-	if proto == "tcp" {
-		args = append(args, "--tcp")
-	}
-	out, err := benchutil.Output("sockperf", args...)
-	if err != nil {
-		return result{}, err
-	}
-	v, p, m := spValid.FindSubmatch(out), spP50.FindSubmatch(out), spMean.FindSubmatch(out)
-	if v == nil || p == nil || m == nil {
-		return result{}, fmt.Errorf("sockperf output not understood:\n%s", out)
+func parseSockperf(out []byte) (benchutil.Figures, error) {
+	v, p50, p99 := spValid.FindSubmatch(out), spP50.FindSubmatch(out), spP99.FindSubmatch(out)
+	if v == nil || p50 == nil || p99 == nil {
+		return nil, fmt.Errorf("sockperf output not understood")
 	}
 	runtime, _ := strconv.ParseFloat(string(v[1]), 64)
 	recv, _ := strconv.ParseFloat(string(v[2]), 64)
-	p50, _ := strconv.ParseFloat(string(p[1]), 64)
-	mean, _ := strconv.ParseFloat(string(m[1]), 64)
-	return result{tps: recv / runtime, p50: p50, mean: mean}, nil
+	if runtime <= 0 {
+		return nil, fmt.Errorf("sockperf ran for %v s", runtime)
+	}
+	f := benchutil.Figures{"tps": recv / runtime}
+	f["p50_us"], _ = strconv.ParseFloat(string(p50[1]), 64)
+	f["p99_us"], _ = strconv.ParseFloat(string(p99[1]), 64)
+	return f, nil
 }
 
-func qperf(proto, port, size, secs string) (result, error) {
-	out, err := benchutil.Output("qperf", "-lp", port, "-t", secs, "-m", size, "127.0.0.1", proto+"_lat")
-	if err != nil {
-		return result{}, err
-	}
+func parseQperf(out []byte) (benchutil.Figures, error) {
 	m := qpLat.FindSubmatch(out)
 	if m == nil {
-		return result{}, fmt.Errorf("qperf output not understood:\n%s", out)
+		return nil, fmt.Errorf("qperf output not understood")
 	}
 	lat, _ := strconv.ParseFloat(string(m[1]), 64)
 	switch string(m[2]) {
@@ -166,6 +275,8 @@ func qperf(proto, port, size, secs string) (result, error) {
 	case "ms":
 		lat *= 1e3
 	}
-	rtt := 2 * lat
-	return result{tps: 1e6 / rtt, p50: 0, mean: rtt}, nil
+	if lat <= 0 {
+		return nil, fmt.Errorf("qperf latency %v", lat)
+	}
+	return benchutil.Figures{"tps": 1e6 / (2 * lat)}, nil
 }

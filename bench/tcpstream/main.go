@@ -1,105 +1,221 @@
-// Command tcpstream compares wirespeed with iperf3 on loopback: TCP_STREAM
-// at several message sizes, the two tools alternating in pairs so that
-// both see the same machine state, with the same congestion control. It
-// prints each measurement and, per size, the median over the pairs of the
-// ratio wirespeed/iperf3 of the receiver's throughput.
+// Command tcpstream compares wirespeed with netperf and iperf3 on
+// loopback: TCP_STREAM and TCP_MAERTS at several message sizes and
+// congestion controls, with the same settings for every tool:
+//
+//   - send and receive sizes: wirespeed -m S -M S, netperf -- -m S,S -M S,S,
+//     iperf3 -l S (iperf3 reads in calls of its send size);
+//   - socket buffers: the system's defaults for all, unless -sockbuf sets
+//     one size for all (wirespeed -s/-S, netperf -- -s/-S, iperf3 -w);
+//   - congestion control: wirespeed --cc, netperf -- -K, iperf3 -C.
+//
+// A fourth column, "wirespeed own defaults", runs wirespeed with its own
+// receive size (128K per read whatever the send size); it is labelled and
+// never the headline.
+//
+// Each row runs every tool once per round, -pairs rounds, the order
+// alternating (ABBA: forward in odd rounds, backward in even ones) or
+// random per round (-order random). Every run prints its figures and its
+// exact command; at the end a Markdown table gives, per row, each tool's
+// median and the median of the per-round ratios with their interquartile
+// range and minimum and maximum, then the commands.
 //
 //	go build -o /tmp/wirespeed ./cmd/wirespeed
 //	go run ./bench/tcpstream -wirespeed /tmp/wirespeed
 //
-// Both servers run on 127.0.0.1 only. Needs iperf3 (Debian package iperf3).
+// netperf and netserver are found on PATH (or -netperf PATH, netserver
+// beside it); iperf3 on PATH (or -iperf3). A missing tool is skipped with
+// a message. Every server listens on 127.0.0.1 only; netserver is started
+// on a free port and stopped at the end.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"wirespeed/bench/internal/benchutil"
 )
 
 func main() {
-	if err := run(); err != nil {
+	err := run(os.Stdout, os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "tcpstream:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	wsBin := flag.String("wirespeed", "wirespeed", "wirespeed binary")
-	ipBin := flag.String("iperf3", "iperf3", "iperf3 binary")
-	sizes := flag.String("sizes", "1K,8K,128K", "message sizes")
-	pairs := flag.Int("pairs", 3, "alternating pairs per size")
-	length := flag.Duration("length", 5*time.Second, "length of each run")
-	cc := flag.String("cc", "cubic", "congestion control for both tools")
-	sameRecv := flag.Bool("same-recv-size", false, "make wirespeed read in -m sized calls as iperf3 does (-M = -m)")
-	flag.Parse()
+func run(w io.Writer, args []string) error {
+	fs := flag.NewFlagSet("tcpstream", flag.ContinueOnError)
+	wsFlag := fs.String("wirespeed", "wirespeed", "wirespeed binary (path or name on PATH)")
+	npFlag := fs.String("netperf", "netperf", "netperf binary (path or name on PATH); netserver is looked for beside it, then on PATH")
+	ipFlag := fs.String("iperf3", "iperf3", "iperf3 binary (path or name on PATH)")
+	tests := fs.String("tests", "TCP_STREAM,TCP_MAERTS", "tests to run")
+	sizes := fs.String("sizes", "64,1K,8K,64K,128K", "message sizes: send and receive size for every tool")
+	ccs := fs.String("cc", "cubic,bbr", "congestion controls, a row each, the same for every tool")
+	sockbuf := fs.String("sockbuf", "0", "socket buffer size for every tool on both sides (0: the system's defaults)")
+	pairs := fs.Int("pairs", 5, "rounds per row: every tool runs once per round")
+	order := fs.String("order", "abba", "order of the tools in each round: abba (alternating) or random")
+	seed := fs.Int64("seed", time.Now().UnixNano(), "seed of -order random")
+	length := fs.Duration("length", 5*time.Second, "length of each run")
+	fs.DurationVar(length, "l", 5*time.Second, "short for -length")
+	noDefaults := fs.Bool("no-own-defaults", false, "leave out the wirespeed own defaults column")
+	if err := fs.Parse(args); err != nil {
+		return err // the flag package has printed what is wrong
+	}
+	if *pairs < 1 {
+		return fmt.Errorf("-pairs %d: want at least 1", *pairs)
+	}
+	ord, err := benchutil.NewOrder(*order, *seed)
+	if err != nil {
+		return err
+	}
+	buf := 0
+	if *sockbuf != "0" {
+		if buf, err = benchutil.Size(*sockbuf); err != nil {
+			return err
+		}
+	}
+	ws, err := benchutil.Find(*wsFlag)
+	if err != nil {
+		return err
+	}
+	wsPort, err := benchutil.FreePort()
+	if err != nil {
+		return err
+	}
+	wsSrv, err := benchutil.Start(ws, "serve", "--listen", "127.0.0.1:"+wsPort, "--log-level", "warn")
+	if err != nil {
+		return err
+	}
+	defer wsSrv.Stop()
 
-	wsPort, ipPort := benchutil.FreePort(), benchutil.FreePort()
-	ws, err := benchutil.Start(*wsBin, "serve", "--listen", "127.0.0.1:"+wsPort, "--log-level", "warn")
-	if err != nil {
+	np, err := benchutil.StartNetperf(*npFlag)
+	switch {
+	case errors.Is(err, benchutil.ErrSkip):
+		fmt.Fprintf(w, "# netperf skipped: %v; %s\n", err, benchutil.NetperfHint)
+		np = nil
+	case err != nil:
 		return err
+	default:
+		defer np.Stop()
 	}
-	defer ws.Stop()
-	ip, err := benchutil.Start(*ipBin, "-s", "-B", "127.0.0.1", "-p", ipPort)
-	if err != nil {
+	var ipPort string
+	ip, err := benchutil.Find(*ipFlag)
+	switch {
+	case errors.Is(err, benchutil.ErrSkip):
+		fmt.Fprintf(w, "# iperf3 skipped: %v (Debian package iperf3)\n", err)
+		ip = ""
+	case err != nil:
 		return err
+	default:
+		if ipPort, err = benchutil.FreePort(); err != nil {
+			return err
+		}
+		srv, err := benchutil.Start(ip, "-s", "-B", "127.0.0.1", "-p", ipPort)
+		if err != nil {
+			return err
+		}
+		defer srv.Stop()
 	}
-	defer ip.Stop()
 
 	secs := strconv.FormatFloat(length.Seconds(), 'f', -1, 64)
-	fmt.Printf("# TCP_STREAM on loopback, %s per run, %d alternating pairs, congestion control %s, wirespeed -M %s\n",
-		length, *pairs, *cc, map[bool]string{true: "= -m", false: "default (128K)"}[*sameRecv])
-	fmt.Printf("%-6s %-5s %14s %14s %8s\n", "size", "pair", "wirespeed", "iperf3", "ratio")
-	type row struct {
-		size   string
-		median float64
-		ws, ip []float64
+	bufNote := "system defaults"
+	if buf > 0 {
+		bufNote = strconv.Itoa(buf) + " bytes asked for by every tool"
 	}
-	var rows []row
-	for _, size := range strings.Split(*sizes, ",") {
-		var ratios, wss, ips []float64
-		for p := 1; p <= *pairs; p++ {
-			args := []string{"run", "127.0.0.1:" + wsPort, "-l", secs, "-m", size, "--cc", *cc, "--json", "-i", "0"}
-			if *sameRecv {
-				args = append(args, "-M", size)
-			}
-			w, err := wirespeed(*wsBin, args)
-			if err != nil {
-				return err
-			}
-			i, err := iperf3(*ipBin, []string{"-c", "127.0.0.1", "-p", ipPort, "-t", secs, "-l", size, "-C", *cc, "-J"})
-			if err != nil {
-				return err
-			}
-			wss, ips = append(wss, w), append(ips, i)
-			ratios = append(ratios, w/i)
-			fmt.Printf("%-6s %-5d %9.0f Mb/s %9.0f Mb/s %8.3f\n", size, p, w/1e6, i/1e6, w/i)
+	fmt.Fprintf(w, "# TCP stream tests on loopback, %s per run, %d rounds per row, order %s; socket buffers: %s\n", *length, *pairs, *order, bufNote)
+	fmt.Fprintf(w, "# row, round, tool, figures (bps: receiver's bits/s; sd_*: service demand, CPU us per KB), command\n")
+
+	var results []benchutil.Result
+	for _, test := range benchutil.List(*tests) {
+		if test != "TCP_STREAM" && test != "TCP_MAERTS" {
+			return fmt.Errorf("-tests: %q is not TCP_STREAM or TCP_MAERTS", test)
 		}
-		rows = append(rows, row{size, benchutil.Median(ratios), wss, ips})
+		for _, cc := range benchutil.List(*ccs) {
+			for _, s := range benchutil.List(*sizes) {
+				n, err := benchutil.Size(s)
+				if err != nil {
+					return err
+				}
+				size := strconv.Itoa(n)
+				row := benchutil.Row{Name: fmt.Sprintf("%s -m %s %s", test, s, cc)}
+				wsArgs := []string{ws, "run", "127.0.0.1:" + wsPort, "-t", test, "-l", secs, "-i", "0", "--json", "--cc", cc, "-m", size}
+				if buf > 0 {
+					wsArgs = append(wsArgs, "-s", strconv.Itoa(buf), "-S", strconv.Itoa(buf))
+				}
+				row.Tools = append(row.Tools, benchutil.Tool{Name: "wirespeed", Argv: append(append([]string(nil), wsArgs...), "-M", size), Parse: parseWirespeed})
+				if np != nil {
+					spec := []string{"-m", size + "," + size, "-M", size + "," + size, "-K", cc + "," + cc}
+					if buf > 0 {
+						b := strconv.Itoa(buf)
+						spec = append(spec, "-s", b+","+b, "-S", b+","+b)
+					}
+					row.Tools = append(row.Tools, benchutil.Tool{Name: "netperf",
+						Argv:  np.Argv(test, secs, []string{"-c", "-C"}, spec, []string{"THROUGHPUT", "THROUGHPUT_UNITS", "LOCAL_SD", "REMOTE_SD"}),
+						Parse: parseNetperf})
+					row.Ratios = append(row.Ratios, benchutil.Ratio{Num: "wirespeed", Den: "netperf"})
+				}
+				if ip != "" {
+					a := []string{ip, "-c", "127.0.0.1", "-p", ipPort, "-t", secs, "-l", size, "-C", cc, "-J"}
+					if test == "TCP_MAERTS" {
+						a = append(a, "-R")
+					}
+					if buf > 0 {
+						a = append(a, "-w", strconv.Itoa(buf))
+					}
+					row.Tools = append(row.Tools, benchutil.Tool{Name: "iperf3", Argv: a, Parse: parseIperf3})
+					row.Ratios = append(row.Ratios, benchutil.Ratio{Num: "wirespeed", Den: "iperf3"})
+				}
+				if !*noDefaults {
+					const own = "wirespeed own defaults (-M 128K)"
+					row.Tools = append(row.Tools, benchutil.Tool{Name: own, Argv: wsArgs, Parse: parseWirespeed})
+					if len(row.Tools) > 2 {
+						row.Ratios = append(row.Ratios, benchutil.Ratio{Num: own, Den: row.Tools[1].Name})
+					}
+				}
+				res, err := benchutil.RunRow(w, row, *pairs, ord)
+				if err != nil {
+					return err
+				}
+				results = append(results, res)
+			}
+		}
 	}
-	fmt.Println()
-	fmt.Printf("%-6s %16s %16s %14s\n", "size", "wirespeed median", "iperf3 median", "median ratio")
-	for _, r := range rows {
-		fmt.Printf("%-6s %11.0f Mb/s %11.0f Mb/s %14.3f\n", r.size, benchutil.Median(r.ws)/1e6, benchutil.Median(r.ip)/1e6, r.median)
-	}
+	fmt.Fprintln(w)
+	benchutil.Table(w, results, []benchutil.Metric{
+		{Key: "bps", Label: "Gbit/s", Scale: 1e9, Digits: 2},
+		{Key: "sd_local", Label: "local SD us/KB", Scale: 1, Digits: 3},
+		{Key: "sd_remote", Label: "remote SD us/KB", Scale: 1, Digits: 3},
+	})
 	return nil
 }
 
-func wirespeed(bin string, args []string) (float64, error) {
-	var doc struct {
-		Summary struct {
-			BPS float64 `json:"throughput_bps"`
-		}
+func parseWirespeed(out []byte) (benchutil.Figures, error) {
+	d, err := benchutil.ParseWirespeed(out)
+	if err != nil {
+		return nil, err
 	}
-	err := benchutil.JSON(&doc, bin, args...)
-	return doc.Summary.BPS, err
+	s := d.Summary
+	return benchutil.Figures{"bps": s.BPS, "sd_local": s.LocalCPU.SDPerKB, "sd_remote": s.RemoteCPU.SDPerKB}, nil
 }
 
-func iperf3(bin string, args []string) (float64, error) {
+func parseNetperf(out []byte) (benchutil.Figures, error) {
+	m := benchutil.KeyVal(out)
+	if err := benchutil.Need(m, "THROUGHPUT", "LOCAL_SD", "REMOTE_SD"); err != nil {
+		return nil, err
+	}
+	// THROUGHPUT_UNITS is 10^6bits/s by default (-f m).
+	return benchutil.Figures{"bps": m["THROUGHPUT"] * 1e6, "sd_local": m["LOCAL_SD"], "sd_remote": m["REMOTE_SD"]}, nil
+}
+
+func parseIperf3(out []byte) (benchutil.Figures, error) {
 	var doc struct {
 		End struct {
 			SumReceived struct {
@@ -107,6 +223,8 @@ func iperf3(bin string, args []string) (float64, error) {
 			} `json:"sum_received"`
 		}
 	}
-	err := benchutil.JSON(&doc, bin, args...)
-	return doc.End.SumReceived.BPS, err
+	if err := benchutil.DecodeJSON(out, &doc); err != nil {
+		return nil, err
+	}
+	return benchutil.Figures{"bps": doc.End.SumReceived.BPS}, nil
 }

@@ -1,108 +1,266 @@
-// Command udpstream compares wirespeed with iperf3 on loopback: UDP_STREAM
-// as fast as possible (-b 0) at several datagram sizes, the two tools
-// alternating in pairs, and prints the datagrams per second each
-// receiver got and, per size, the median over the pairs of the ratio
-// wirespeed/iperf3.
+// Command udpstream compares wirespeed with netperf and iperf3 on
+// loopback: UDP_STREAM as fast as possible at several datagram sizes,
+// in datagrams per second received (netperf's remote, receiving side),
+// with the same settings for every tool:
+//
+//   - datagram and receive size: wirespeed -m S -M S, netperf -- -m S,S
+//     -M S,S, iperf3 -l S;
+//   - connected UDP sockets on both sides: wirespeed and iperf3 connect
+//     theirs, netperf does with -- -n -N;
+//   - socket buffers: the system's defaults for all, unless -sockbuf sets
+//     one size for all. wirespeed's UDP receiver asks for 4 MiB of its own
+//     accord, so to leave it at the system's default the bench asks for
+//     what the kernel grants by default (half net.core.rmem_default, which
+//     the kernel doubles) with -s and -S; the run's JSON records what was
+//     granted.
+//
+// A fourth column, "wirespeed own defaults", runs wirespeed with its own
+// receive size and 4 MiB receive buffer; it is labelled and never the
+// headline. wirespeed sends and receives several datagrams per system call
+// (sendmmsg/recvmmsg); the per-run line shows its datagrams per send call
+// (ws_tx_per_call) so that the difference from the others' one datagram
+// per call is visible.
+//
+// Rounds, order and the table are those of bench/tcpstream.
 //
 //	go build -o /tmp/wirespeed ./cmd/wirespeed
 //	go run ./bench/udpstream -wirespeed /tmp/wirespeed
 //
-// Both servers run on 127.0.0.1 only. Needs iperf3 (Debian package iperf3).
+// netperf and netserver are found on PATH (or -netperf PATH); iperf3 on
+// PATH (or -iperf3). A missing tool is skipped with a message. Every
+// server listens on 127.0.0.1 only.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"wirespeed/bench/internal/benchutil"
 )
 
 func main() {
-	if err := run(); err != nil {
+	err := run(os.Stdout, os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "udpstream:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	wsBin := flag.String("wirespeed", "wirespeed", "wirespeed binary")
-	ipBin := flag.String("iperf3", "iperf3", "iperf3 binary")
-	sizes := flag.String("sizes", "64,1472", "datagram payload sizes")
-	pairs := flag.Int("pairs", 3, "alternating pairs per size")
-	length := flag.Duration("length", 5*time.Second, "length of each run")
-	flag.Parse()
-
-	wsPort, ipPort := benchutil.FreePort(), benchutil.FreePort()
-	ws, err := benchutil.Start(*wsBin, "serve", "--listen", "127.0.0.1:"+wsPort, "--log-level", "warn")
+func run(w io.Writer, args []string) error {
+	fs := flag.NewFlagSet("udpstream", flag.ContinueOnError)
+	wsFlag := fs.String("wirespeed", "wirespeed", "wirespeed binary (path or name on PATH)")
+	npFlag := fs.String("netperf", "netperf", "netperf binary (path or name on PATH); netserver is looked for beside it, then on PATH")
+	ipFlag := fs.String("iperf3", "iperf3", "iperf3 binary (path or name on PATH)")
+	sizes := fs.String("sizes", "64,1472", "datagram payload sizes")
+	sockbuf := fs.String("sockbuf", "0", "socket buffer size for every tool on both sides (0: the system's defaults)")
+	pairs := fs.Int("pairs", 5, "rounds per row: every tool runs once per round")
+	order := fs.String("order", "abba", "order of the tools in each round: abba (alternating) or random")
+	seed := fs.Int64("seed", time.Now().UnixNano(), "seed of -order random")
+	length := fs.Duration("length", 5*time.Second, "length of each run")
+	fs.DurationVar(length, "l", 5*time.Second, "short for -length")
+	noDefaults := fs.Bool("no-own-defaults", false, "leave out the wirespeed own defaults column")
+	if err := fs.Parse(args); err != nil {
+		return err // the flag package has printed what is wrong
+	}
+	if *pairs < 1 {
+		return fmt.Errorf("-pairs %d: want at least 1", *pairs)
+	}
+	ord, err := benchutil.NewOrder(*order, *seed)
 	if err != nil {
 		return err
 	}
-	defer ws.Stop()
-	ip, err := benchutil.Start(*ipBin, "-s", "-B", "127.0.0.1", "-p", ipPort)
+	buf := 0
+	if *sockbuf != "0" {
+		if buf, err = benchutil.Size(*sockbuf); err != nil {
+			return err
+		}
+	}
+	wsBuf := buf
+	if wsBuf == 0 {
+		if wsBuf, err = benchutil.SystemSockbuf(); err != nil {
+			return err
+		}
+	}
+	ws, err := benchutil.Find(*wsFlag)
 	if err != nil {
 		return err
 	}
-	defer ip.Stop()
+	wsPort, err := benchutil.FreePort()
+	if err != nil {
+		return err
+	}
+	wsSrv, err := benchutil.Start(ws, "serve", "--listen", "127.0.0.1:"+wsPort, "--log-level", "warn")
+	if err != nil {
+		return err
+	}
+	defer wsSrv.Stop()
+	np, err := benchutil.StartNetperf(*npFlag)
+	switch {
+	case errors.Is(err, benchutil.ErrSkip):
+		fmt.Fprintf(w, "# netperf skipped: %v; %s\n", err, benchutil.NetperfHint)
+		np = nil
+	case err != nil:
+		return err
+	default:
+		defer np.Stop()
+	}
+	var ipPort string
+	ip, err := benchutil.Find(*ipFlag)
+	switch {
+	case errors.Is(err, benchutil.ErrSkip):
+		fmt.Fprintf(w, "# iperf3 skipped: %v (Debian package iperf3)\n", err)
+		ip = ""
+	case err != nil:
+		return err
+	default:
+		if ipPort, err = benchutil.FreePort(); err != nil {
+			return err
+		}
+		srv, err := benchutil.Start(ip, "-s", "-B", "127.0.0.1", "-p", ipPort)
+		if err != nil {
+			return err
+		}
+		defer srv.Stop()
+	}
 
 	secs := strconv.FormatFloat(length.Seconds(), 'f', -1, 64)
-	fmt.Printf("# UDP_STREAM -b 0 on loopback, %s per run, %d alternating pairs: datagrams per second received\n", length, *pairs)
-	fmt.Printf("%-6s %-5s %14s %14s %14s %14s %8s\n", "size", "pair", "wirespeed rx", "(sent)", "iperf3 rx", "(sent)", "ratio")
-	type row struct {
-		size   string
-		ws, ip []float64
-		ratios []float64
+	bufNote := fmt.Sprintf("system defaults (wirespeed asks for %d, what the kernel grants by default)", wsBuf)
+	if buf > 0 {
+		bufNote = strconv.Itoa(buf) + " bytes asked for by every tool"
 	}
-	var rows []row
-	for _, size := range strings.Split(*sizes, ",") {
-		r := row{size: size}
-		n, _ := strconv.Atoi(size)
-		for p := 1; p <= *pairs; p++ {
-			var w struct {
-				Summary struct {
-					Elapsed  float64 `json:"elapsed_s"`
-					SElapsed float64 `json:"sender_elapsed_s"`
-					Received int64   `json:"packets_received"`
-					Sent     int64   `json:"packets_sent"`
-				}
-			}
-			if err := benchutil.JSON(&w, *wsBin, "run", "127.0.0.1:"+wsPort, "-t", "UDP_STREAM", "-b", "0", "-m", size, "-l", secs, "-i", "0", "--json"); err != nil {
-				return err
-			}
-			var i struct {
-				End struct {
-					Sent struct {
-						Seconds float64 `json:"seconds"`
-						Packets int64   `json:"packets"`
-					} `json:"sum_sent"`
-					Received struct {
-						Seconds float64 `json:"seconds"`
-						Bytes   int64   `json:"bytes"`
-					} `json:"sum_received"`
-				}
-			}
-			if err := benchutil.JSON(&i, *ipBin, "-c", "127.0.0.1", "-p", ipPort, "-u", "-b", "0", "-l", size, "-t", secs, "-J"); err != nil {
-				return err
-			}
-			// wirespeed's received count includes datagrams that arrived
-			// while the receiver drained; over the window it is within a
-			// few of it. iperf3 counts received bytes.
-			wsRx := float64(w.Summary.Received) / w.Summary.Elapsed
-			wsTx := float64(w.Summary.Sent) / w.Summary.SElapsed
-			ipRx := float64(i.End.Received.Bytes) / float64(n) / i.End.Received.Seconds
-			ipTx := float64(i.End.Sent.Packets) / i.End.Sent.Seconds
-			r.ws, r.ip, r.ratios = append(r.ws, wsRx), append(r.ip, ipRx), append(r.ratios, wsRx/ipRx)
-			fmt.Printf("%-6s %-5d %10.0f pps %10.0f pps %10.0f pps %10.0f pps %8.3f\n", size, p, wsRx, wsTx, ipRx, ipTx, wsRx/ipRx)
+	fmt.Fprintf(w, "# UDP_STREAM as fast as possible on loopback, %s per run, %d rounds per row, order %s; socket buffers: %s\n", *length, *pairs, *order, bufNote)
+	fmt.Fprintf(w, "# row, round, tool, figures (rx_pps/tx_pps: datagrams/s received/sent; sd_*: service demand, CPU us per KB), command\n")
+
+	var results []benchutil.Result
+	for _, s := range benchutil.List(*sizes) {
+		n, err := benchutil.Size(s)
+		if err != nil {
+			return err
 		}
-		rows = append(rows, r)
+		size := strconv.Itoa(n)
+		row := benchutil.Row{Name: "UDP_STREAM -m " + s}
+		wsArgs := []string{ws, "run", "127.0.0.1:" + wsPort, "-t", "UDP_STREAM", "-b", "0", "-l", secs, "-i", "0", "--json", "-m", size}
+		matched := append(append([]string(nil), wsArgs...), "-M", size, "-s", strconv.Itoa(wsBuf), "-S", strconv.Itoa(wsBuf))
+		row.Tools = append(row.Tools, benchutil.Tool{Name: "wirespeed", Argv: matched, Parse: parseWirespeed(n)})
+		if np != nil {
+			// -n -N: connected UDP sockets on both sides, as wirespeed's
+			// and iperf3's are.
+			spec := []string{"-m", size + "," + size, "-M", size + "," + size, "-n", "-N"}
+			if buf > 0 {
+				b := strconv.Itoa(buf)
+				spec = append(spec, "-s", b+","+b, "-S", b+","+b)
+			}
+			row.Tools = append(row.Tools, benchutil.Tool{Name: "netperf",
+				Argv:  np.Argv("UDP_STREAM", secs, []string{"-c", "-C"}, spec, []string{"THROUGHPUT", "THROUGHPUT_UNITS", "LOCAL_SEND_CALLS", "ELAPSED_TIME", "LOCAL_SD", "REMOTE_SD"}),
+				Parse: parseNetperf(n)})
+			row.Ratios = append(row.Ratios, benchutil.Ratio{Num: "wirespeed", Den: "netperf"})
+		}
+		if ip != "" {
+			a := []string{ip, "-c", "127.0.0.1", "-p", ipPort, "-u", "-b", "0", "-l", size, "-t", secs, "-J"}
+			if buf > 0 {
+				a = append(a, "-w", strconv.Itoa(buf))
+			}
+			row.Tools = append(row.Tools, benchutil.Tool{Name: "iperf3", Argv: a, Parse: parseIperf3(n)})
+			row.Ratios = append(row.Ratios, benchutil.Ratio{Num: "wirespeed", Den: "iperf3"})
+		}
+		if !*noDefaults {
+			const own = "wirespeed own defaults (-M 128K, 4 MiB rcvbuf)"
+			row.Tools = append(row.Tools, benchutil.Tool{Name: own, Argv: wsArgs, Parse: parseWirespeed(n)})
+			if len(row.Tools) > 2 {
+				row.Ratios = append(row.Ratios, benchutil.Ratio{Num: own, Den: row.Tools[1].Name})
+			}
+		}
+		res, err := benchutil.RunRow(w, row, *pairs, ord)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
 	}
-	fmt.Println()
-	fmt.Printf("%-6s %18s %18s %14s\n", "size", "wirespeed median", "iperf3 median", "median ratio")
-	for _, r := range rows {
-		fmt.Printf("%-6s %14.0f pps %14.0f pps %14.3f\n", r.size, benchutil.Median(r.ws), benchutil.Median(r.ip), benchutil.Median(r.ratios))
-	}
+	fmt.Fprintln(w)
+	benchutil.Table(w, results, []benchutil.Metric{
+		{Key: "rx_pps", Label: "received k datagrams/s", Scale: 1e3, Digits: 1},
+		{Key: "tx_pps", Label: "sent k datagrams/s", Scale: 1e3, Digits: 1},
+		{Key: "sd_local", Label: "local SD us/KB", Scale: 1, Digits: 3},
+		{Key: "sd_remote", Label: "remote SD us/KB", Scale: 1, Digits: 3},
+		{Key: "ws_tx_per_call", Label: "datagrams per send call", Scale: 1, Digits: 1},
+	})
 	return nil
+}
+
+func parseWirespeed(size int) func([]byte) (benchutil.Figures, error) {
+	return func(out []byte) (benchutil.Figures, error) {
+		d, err := benchutil.ParseWirespeed(out)
+		if err != nil {
+			return nil, err
+		}
+		s := d.Summary
+		if s.Elapsed <= 0 || s.SenderElapsed <= 0 {
+			return nil, fmt.Errorf("wirespeed output has no elapsed time")
+		}
+		f := benchutil.Figures{
+			"rx_pps":    s.PacketsReceived / s.Elapsed,
+			"tx_pps":    s.PacketsSent / s.SenderElapsed,
+			"sd_local":  s.LocalCPU.SDPerKB,
+			"sd_remote": s.RemoteCPU.SDPerKB,
+		}
+		if len(d.Streams) > 0 && d.Streams[0].Sender.Calls > 0 {
+			f["ws_tx_per_call"] = d.Streams[0].Sender.Packets / d.Streams[0].Sender.Calls
+		}
+		return f, nil
+	}
+}
+
+func parseNetperf(size int) func([]byte) (benchutil.Figures, error) {
+	return func(out []byte) (benchutil.Figures, error) {
+		m := benchutil.KeyVal(out)
+		if err := benchutil.Need(m, "THROUGHPUT", "LOCAL_SEND_CALLS", "ELAPSED_TIME", "LOCAL_SD", "REMOTE_SD"); err != nil {
+			return nil, err
+		}
+		if m["ELAPSED_TIME"] <= 0 {
+			return nil, fmt.Errorf("netperf output has no elapsed time")
+		}
+		// UDP_STREAM's THROUGHPUT is the remote (receiving) side's, in
+		// 10^6 bits/s of payload.
+		return benchutil.Figures{
+			"rx_pps":    m["THROUGHPUT"] * 1e6 / 8 / float64(size),
+			"tx_pps":    m["LOCAL_SEND_CALLS"] / m["ELAPSED_TIME"],
+			"sd_local":  m["LOCAL_SD"],
+			"sd_remote": m["REMOTE_SD"],
+		}, nil
+	}
+}
+
+func parseIperf3(size int) func([]byte) (benchutil.Figures, error) {
+	return func(out []byte) (benchutil.Figures, error) {
+		var doc struct {
+			End struct {
+				Sent struct {
+					Seconds float64 `json:"seconds"`
+					Packets float64 `json:"packets"`
+				} `json:"sum_sent"`
+				Received struct {
+					Seconds float64 `json:"seconds"`
+					Bytes   float64 `json:"bytes"`
+				} `json:"sum_received"`
+			}
+		}
+		if err := benchutil.DecodeJSON(out, &doc); err != nil {
+			return nil, err
+		}
+		if doc.End.Sent.Seconds <= 0 || doc.End.Received.Seconds <= 0 {
+			return nil, fmt.Errorf("iperf3 output has no elapsed time")
+		}
+		return benchutil.Figures{
+			"rx_pps": doc.End.Received.Bytes / float64(size) / doc.End.Received.Seconds,
+			"tx_pps": doc.End.Sent.Packets / doc.End.Sent.Seconds,
+		}, nil
+	}
 }

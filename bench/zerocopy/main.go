@@ -186,7 +186,10 @@ func sweep(start starter, bin string, args []string) (sweepDoc, error) {
 // address, how to start a client and how to clean up.
 func setUp(bin string, useLab bool) (string, string, starter, func(), error) {
 	if !useLab {
-		port := benchutil.FreePort()
+		port, err := benchutil.FreePort()
+		if err != nil {
+			return "", "", nil, nil, err
+		}
 		srv, err := benchutil.Start(bin, "serve", "--listen", "127.0.0.1:"+port, "--log-level", "warn")
 		if err != nil {
 			return "", "", nil, nil, err

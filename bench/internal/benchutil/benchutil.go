@@ -1,16 +1,21 @@
-// Package benchutil holds what the side-by-side benchmarks share: starting
-// servers on loopback and stopping them by process, running a command for
-// its JSON output, and medians.
+// Package benchutil holds what the side-by-side benchmarks share: finding
+// the other tools, starting servers on loopback and stopping them by
+// process, running a command for its output, the order in which the tools
+// take turns, and the statistics and table of the results.
 package benchutil
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -41,50 +46,236 @@ func (s *Server) Stop() {
 	}
 }
 
-// Output runs name with args and returns its standard output.
-func Output(name string, args ...string) ([]byte, error) {
+// Output runs argv and returns its standard output.
+func Output(argv []string) ([]byte, error) {
 	var stderr bytes.Buffer
-	cmd := exec.Command(name, args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return out, fmt.Errorf("%s %v: %w: %s", name, args, err, stderr.String())
+		return out, fmt.Errorf("%s: %w: %s", Quote(argv), err, stderr.String())
 	}
 	return out, nil
 }
 
-// JSON runs name with args and decodes its output into v.
-func JSON(v any, name string, args ...string) error {
-	out, err := Output(name, args...)
-	if err != nil {
-		return err
-	}
+// DecodeJSON decodes out into v, saying which command printed it when it
+// is not JSON.
+func DecodeJSON(out []byte, v any) error {
 	if err := json.Unmarshal(out, v); err != nil {
-		return fmt.Errorf("%s %v: output is not JSON: %w", name, args, err)
+		return fmt.Errorf("output is not JSON: %w", err)
 	}
 	return nil
 }
 
-// Median of v; 0 for none.
-func Median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	switch n := len(s); {
-	case n == 0:
-		return 0
-	case n%2 == 1:
-		return s[n/2]
-	default:
-		return (s[n/2-1] + s[n/2]) / 2
+// Quote joins argv into one line a shell would run as the same command.
+func Quote(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t'\"$\\;&|<>*?()[]{}") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		q[i] = a
 	}
+	return strings.Join(q, " ")
 }
 
 // FreePort returns a TCP port free on 127.0.0.1 now.
-func FreePort() string {
+func FreePort() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		panic(err)
+		return "", fmt.Errorf("find a free port on 127.0.0.1: %w", err)
 	}
 	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), nil
+}
+
+// ErrSkip says a tool is not installed; the benchmark goes on without it.
+var ErrSkip = errors.New("not installed")
+
+// Find returns the path of the program named by flagValue: a path, or a
+// name looked up on PATH. It wraps ErrSkip when there is none.
+func Find(flagValue string) (string, error) {
+	p, err := exec.LookPath(flagValue)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w (%v)", flagValue, ErrSkip, err)
+	}
+	return p, nil
+}
+
+// Netperf is a netserver started on a free port of 127.0.0.1 and the
+// netperf that talks to it.
+type Netperf struct {
+	Netperf string // path of netperf
+	Port    string // netserver's control port
+	server  *Server
+}
+
+// NetperfHint is what to do when netperf is missing.
+const NetperfHint = "build netperf and netserver from github.com/HewlettPackard/netperf " +
+	"(./configure --enable-omni --enable-burst && make) and put them on PATH, or name netperf with -netperf"
+
+// StartNetperf finds netperf (a path or a name on PATH) and netserver
+// (beside it, or on PATH), and starts netserver in the foreground on a
+// free port of 127.0.0.1, serving one test at a time (-f). It wraps
+// ErrSkip when either program is missing. Stop ends netserver.
+func StartNetperf(netperf string) (*Netperf, error) {
+	np, err := Find(netperf)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := Find(filepath.Join(filepath.Dir(np), "netserver"))
+	if err != nil {
+		if ns, err = Find("netserver"); err != nil {
+			return nil, err
+		}
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := Start(ns, "-D", "-f", "-L", "127.0.0.1,inet", "-p", port)
+	if err != nil {
+		return nil, err
+	}
+	return &Netperf{Netperf: np, Port: port, server: srv}, nil
+}
+
+// Stop ends netserver.
+func (n *Netperf) Stop() { n.server.Stop() }
+
+// Argv is the netperf command for test with the global options global
+// (after -H, -p, -t, -l, -P 0), the test-specific options specific, and
+// keyval output of keys.
+func (n *Netperf) Argv(test, secs string, global, specific, keys []string) []string {
+	argv := []string{n.Netperf, "-H", "127.0.0.1", "-p", n.Port, "-t", test, "-l", secs, "-P", "0"}
+	argv = append(argv, global...)
+	argv = append(argv, "--")
+	argv = append(argv, specific...)
+	return append(argv, "-k", strings.Join(keys, ","))
+}
+
+// KeyVal reads netperf's -k output: KEY=value lines, the values that are
+// numbers.
+func KeyVal(out []byte) map[string]float64 {
+	m := map[string]float64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok {
+			continue
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			m[k] = f
+		}
+	}
+	return m
+}
+
+// Need returns the values of keys in m, or an error naming the first one
+// missing.
+func Need(m map[string]float64, keys ...string) error {
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			return fmt.Errorf("netperf output has no %s", k)
+		}
+	}
+	return nil
+}
+
+// SystemSockbuf is the SO_SNDBUF/SO_RCVBUF value that, asked for, gives a
+// socket the buffer it gets by default (net.core.rmem_default; the kernel
+// doubles what it is asked for). It is for tools that would otherwise ask
+// for a larger buffer of their own.
+func SystemSockbuf() (int, error) {
+	b, err := os.ReadFile("/proc/sys/net/core/rmem_default")
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, fmt.Errorf("net.core.rmem_default: %w", err)
+	}
+	return n / 2, nil
+}
+
+// Median of v; 0 for none.
+func Median(v []float64) float64 { return Quantile(v, 0.5) }
+
+// Quantile of v at q (0 to 1), linear between the closest ranks; 0 for
+// none.
+func Quantile(v []float64, q float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	pos := q * float64(len(s)-1)
+	lo := int(pos)
+	if lo+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[lo] + (pos-float64(lo))*(s[lo+1]-s[lo])
+}
+
+// Size reads a message size: bytes, or a number with K or M (powers of
+// 1024, as all three tools read them).
+func Size(s string) (int, error) {
+	mult := 1
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1024, strings.TrimSuffix(s, "K")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1024*1024, strings.TrimSuffix(s, "M")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("size %q: want bytes, or a number with K or M", s)
+	}
+	return n * mult, nil
+}
+
+// List splits a comma-separated flag value, dropping empty items.
+func List(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Wirespeed is what the benchmarks read from wirespeed's --json output.
+type Wirespeed struct {
+	Summary struct {
+		BPS             float64 `json:"throughput_bps"`
+		Elapsed         float64 `json:"elapsed_s"`
+		SenderElapsed   float64 `json:"sender_elapsed_s"`
+		PacketsSent     float64 `json:"packets_sent"`
+		PacketsReceived float64 `json:"packets_received"`
+		TPS             float64 `json:"transactions_per_s"`
+		Latency         struct {
+			P50 float64 `json:"p50"`
+			P99 float64 `json:"p99"`
+		} `json:"latency_us"`
+		LocalCPU  wirespeedCPU `json:"local_cpu"`
+		RemoteCPU wirespeedCPU `json:"remote_cpu"`
+	}
+	Streams []struct {
+		Sender struct {
+			Calls   float64 `json:"calls"`
+			Packets float64 `json:"packets"`
+		} `json:"sender"`
+	} `json:"streams"`
+}
+
+type wirespeedCPU struct {
+	SDPerKB float64 `json:"service_demand_us_per_kb"`
+	SDPerTr float64 `json:"service_demand_us_per_tr"`
+}
+
+// ParseWirespeed decodes wirespeed's --json output.
+func ParseWirespeed(out []byte) (Wirespeed, error) {
+	var w Wirespeed
+	err := DecodeJSON(out, &w)
+	return w, err
 }
