@@ -2,53 +2,16 @@ package cli
 
 import (
 	"context"
-	"net"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+	"wirespeed/internal/testkit"
 )
-
-// fullListener returns the address of a 127.0.0.1 socket listening with
-// a backlog of 0 that never accepts, with its accept queue filled: the
-// kernel drops the SYNs of any further connect, which then hangs as it
-// does toward a host that drops the port.
-func fullListener(t *testing.T) string {
-	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Listen(fd, 0); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sa.(*syscall.SockaddrInet4).Port}).String()
-	// Fill the queue until a connect hangs.
-	for i := 0; ; i++ {
-		if i == 16 {
-			t.Fatalf("the accept queue of %s never filled", addr)
-		}
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err != nil {
-			break
-		}
-		t.Cleanup(func() { c.Close() })
-	}
-	return addr
-}
 
 // TestRunConnectTimeout: run --connect-timeout gives up on a server that
 // never answers after that long, as a runtime error naming the flag.
 func TestRunConnectTimeout(t *testing.T) {
-	addr := fullListener(t)
+	addr := testkit.SilentListener(t)
 	start := time.Now()
 	code, _, errOut := execute(t, context.Background(), "run", "--connect-timeout", "0.3", addr)
 	if took := time.Since(start); took > 2*time.Second {
