@@ -85,25 +85,12 @@ func run(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	wsPort, err := benchutil.FreePort()
+	srvs, err := benchutil.StartServers(w, ws, *npFlag, "", false)
 	if err != nil {
 		return err
 	}
-	wsSrv, err := benchutil.Start(ws, "serve", "--listen", "127.0.0.1:"+wsPort, "--log-level", "warn")
-	if err != nil {
-		return err
-	}
-	defer wsSrv.Stop()
-	np, err := benchutil.StartNetperf(*npFlag)
-	switch {
-	case errors.Is(err, benchutil.ErrSkip):
-		fmt.Fprintf(w, "# netperf skipped: %v; %s\n", err, benchutil.NetperfHint)
-		np = nil
-	case err != nil:
-		return err
-	default:
-		defer np.Stop()
-	}
+	defer srvs.Stop()
+	wsPort, np := srvs.WSPort, srvs.NP
 	// sockperf serves one protocol per process: a server for each.
 	sp, err := benchutil.Find(*spFlag)
 	spPorts := map[string]string{}

@@ -93,43 +93,12 @@ func run(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	wsPort, err := benchutil.FreePort()
+	srvs, err := benchutil.StartServers(w, ws, *npFlag, *ipFlag, true)
 	if err != nil {
 		return err
 	}
-	wsSrv, err := benchutil.Start(ws, "serve", "--listen", "127.0.0.1:"+wsPort, "--log-level", "warn")
-	if err != nil {
-		return err
-	}
-	defer wsSrv.Stop()
-	np, err := benchutil.StartNetperf(*npFlag)
-	switch {
-	case errors.Is(err, benchutil.ErrSkip):
-		fmt.Fprintf(w, "# netperf skipped: %v; %s\n", err, benchutil.NetperfHint)
-		np = nil
-	case err != nil:
-		return err
-	default:
-		defer np.Stop()
-	}
-	var ipPort string
-	ip, err := benchutil.Find(*ipFlag)
-	switch {
-	case errors.Is(err, benchutil.ErrSkip):
-		fmt.Fprintf(w, "# iperf3 skipped: %v (Debian package iperf3)\n", err)
-		ip = ""
-	case err != nil:
-		return err
-	default:
-		if ipPort, err = benchutil.FreePort(); err != nil {
-			return err
-		}
-		srv, err := benchutil.Start(ip, "-s", "-B", "127.0.0.1", "-p", ipPort)
-		if err != nil {
-			return err
-		}
-		defer srv.Stop()
-	}
+	defer srvs.Stop()
+	wsPort, np, ip, ipPort := srvs.WSPort, srvs.NP, srvs.IP, srvs.IPPort
 
 	secs := strconv.FormatFloat(length.Seconds(), 'f', -1, 64)
 	bufNote := fmt.Sprintf("system defaults (wirespeed asks for %d, what the kernel grants by default)", wsBuf)

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -278,4 +279,74 @@ func ParseWirespeed(out []byte) (Wirespeed, error) {
 	var w Wirespeed
 	err := DecodeJSON(out, &w)
 	return w, err
+}
+
+// Servers are the servers a bench runs its clients against, on
+// 127.0.0.1: always wirespeed's, netperf's netserver and iperf3's when
+// those tools are found. A nil NP or an empty IP means that tool is
+// skipped (said on w when they were started).
+type Servers struct {
+	WSPort string   // wirespeed serve's port
+	NP     *Netperf // nil when netperf is skipped
+	IP     string   // iperf3's path, "" when skipped or not asked for
+	IPPort string
+	stops  []func()
+}
+
+// StartServers starts wirespeed serve from ws, netserver beside the
+// netperf named by npFlag, and, when withIperf3, iperf3 -s from ipFlag.
+// Stop ends all of them.
+func StartServers(w io.Writer, ws, npFlag, ipFlag string, withIperf3 bool) (*Servers, error) {
+	s := &Servers{}
+	var err error
+	if s.WSPort, err = FreePort(); err != nil {
+		return nil, err
+	}
+	wsSrv, err := Start(ws, "serve", "--listen", "127.0.0.1:"+s.WSPort, "--log-level", "warn")
+	if err != nil {
+		return nil, err
+	}
+	s.stops = append(s.stops, wsSrv.Stop)
+	np, err := StartNetperf(npFlag)
+	switch {
+	case errors.Is(err, ErrSkip):
+		fmt.Fprintf(w, "# netperf skipped: %v; %s\n", err, NetperfHint)
+	case err != nil:
+		s.Stop()
+		return nil, err
+	default:
+		s.NP = np
+		s.stops = append(s.stops, np.Stop)
+	}
+	if !withIperf3 {
+		return s, nil
+	}
+	ip, err := Find(ipFlag)
+	switch {
+	case errors.Is(err, ErrSkip):
+		fmt.Fprintf(w, "# iperf3 skipped: %v (Debian package iperf3)\n", err)
+	case err != nil:
+		s.Stop()
+		return nil, err
+	default:
+		if s.IPPort, err = FreePort(); err != nil {
+			s.Stop()
+			return nil, err
+		}
+		srv, err := Start(ip, "-s", "-B", "127.0.0.1", "-p", s.IPPort)
+		if err != nil {
+			s.Stop()
+			return nil, err
+		}
+		s.IP = ip
+		s.stops = append(s.stops, srv.Stop)
+	}
+	return s, nil
+}
+
+// Stop ends every server StartServers started.
+func (s *Servers) Stop() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
 }
