@@ -33,7 +33,14 @@ type readmeLine struct {
 // under a "## `wirespeed CMD`" heading.
 func readmeCommands(t *testing.T, flagRow func(section, flags string)) []readmeLine {
 	t.Helper()
-	f, err := os.Open("../../README.md")
+	return docCommands(t, "../../README.md", flagRow)
+}
+
+// docCommands returns the wirespeed command lines of the sh blocks of the
+// Markdown file at path, as readmeCommands does for the README.
+func docCommands(t *testing.T, path string, flagRow func(section, flags string)) []readmeLine {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

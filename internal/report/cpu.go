@@ -107,8 +107,8 @@ func CPU(w io.Writer, s result.Summary) {
 			fmt.Fprintf(w, "%-6s %s\n", c.name, cpuLine(*c.cpu))
 		}
 	}
-	for _, c := range sides {
-		if msg := result.OthersWarning(c.side, c.cpu); msg != "" {
+	for i, c := range sides {
+		if msg := result.OthersWarning(c.side, c.cpu, sides[1-i].cpu); msg != "" {
 			fmt.Fprintf(w, "warning: %s\n", msg)
 		}
 	}

@@ -60,9 +60,16 @@ func TestOthersWarning(t *testing.T) {
 		{"under 5% of what was measured", measure.CPU{CPUs: 2, UtilPct: 90, OtherProcessesUtilPct: 8}, ""},
 		{"5% of a tiny utilization", measure.CPU{CPUs: 8, UtilPct: 2, OtherProcessesUtilPct: 4}, ""},
 		{"no process figures", measure.CPU{CPUs: 2, UtilPct: 50}, ""},
+		// On one host the peer's process (pid 7) is the test's: 50% of
+		// a CPU of the 60 is taken out, 10% of a CPU is 5% of 2 CPUs, 6.7%
+		// of a measured 75%.
+		{"the peer's process is not another process", measure.CPU{CPUs: 2, UtilPct: 75, OtherProcessesUtilPct: 60,
+			OtherProcesses: []measure.TaskCPU{{ID: 7, Name: "wirespeed", UtilPct: 50}, {ID: 9, Name: "cron", UtilPct: 10}}},
+			"local side: other processes used 10% of a CPU during the window (5.0% of the 2 CPUs, 7% of the 75.0% measured): the CPU utilization and service demand include them (busiest: cron, pid 9, 10% of a CPU)"},
 	}
+	peer := &measure.CPU{PID: 7}
 	for _, tt := range tests {
-		if got := OthersWarning(Local, &tt.c); got != tt.want {
+		if got := OthersWarning(Local, &tt.c, peer); got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 	}

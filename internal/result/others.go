@@ -25,19 +25,36 @@ const (
 // text report prints it under the CPU lines; it is not one of the result's
 // warnings, which say what went wrong with the run itself (the JSON has
 // the figures: other_processes_util_pct and other_processes).
-func OthersWarning(side Side, c *measure.CPU) string {
+//
+// peer is the other side's CPU record, when it has one: on one host (a
+// lab, or two processes on loopback) the peer's wirespeed process is
+// among the other processes, and it is the test's, so its time is taken
+// out and it is not named.
+func OthersWarning(side Side, c, peer *measure.CPU) string {
 	if c == nil || c.CPUs <= 0 || c.UtilPct <= 0 || c.OtherProcessesUtilPct <= 0 {
 		return ""
 	}
-	share := c.OtherProcessesUtilPct / float64(c.CPUs) // percent of all the CPUs
+	others := c.OtherProcessesUtilPct
+	busiest := c.OtherProcesses
+	if peer != nil && peer.PID > 0 {
+		busiest = nil
+		for _, p := range c.OtherProcesses {
+			if p.ID == peer.PID {
+				others -= p.UtilPct
+				continue
+			}
+			busiest = append(busiest, p)
+		}
+	}
+	share := others / float64(c.CPUs) // percent of all the CPUs
 	frac := 100 * share / c.UtilPct                    // percent of what was measured
 	if share < OthersWarnMinPct || frac < OthersWarnPct {
 		return ""
 	}
 	s := fmt.Sprintf("%s side: other processes used %.0f%% of a CPU during the window (%.1f%% of the %d CPUs, %.0f%% of the %.1f%% measured): the CPU utilization and service demand include them",
-		side, c.OtherProcessesUtilPct, share, c.CPUs, frac, c.UtilPct)
-	if len(c.OtherProcesses) > 0 {
-		p := c.OtherProcesses[0]
+		side, others, share, c.CPUs, frac, c.UtilPct)
+	if len(busiest) > 0 {
+		p := busiest[0]
 		s += fmt.Sprintf(" (busiest: %s, pid %d, %.0f%% of a CPU)", p.Name, p.ID, p.UtilPct)
 	}
 	return s
