@@ -47,7 +47,7 @@ func OthersWarning(side Side, c, peer *measure.CPU) string {
 		}
 	}
 	share := others / float64(c.CPUs) // percent of all the CPUs
-	frac := 100 * share / c.UtilPct                    // percent of what was measured
+	frac := 100 * share / c.UtilPct   // percent of what was measured
 	if share < OthersWarnMinPct || frac < OthersWarnPct {
 		return ""
 	}
