@@ -51,6 +51,10 @@ func TestLabMeshFromCLI(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "lab "+name+" (3 hosts") {
 		t.Errorf("lab status: exit %d: %s\n%s", code, stderr, out)
 	}
+	code, out, stderr = runMain(t, "lab", "status", "--name", name)
+	if code != ExitOK || !strings.Contains(out, "lab "+name+" (3 hosts") || !strings.Contains(out, "rate limits per host") || strings.Contains(out, "broken") {
+		t.Errorf("lab status --name: exit %d: %s\n%s", code, stderr, out)
+	}
 
 	code, out, stderr = runMain(t, "lab", "run", "--name", name, "--from", "h1", "--to", "h3", "--", "-l", "2", "-i", "0", "--json")
 	if code != ExitOK {
