@@ -61,6 +61,10 @@ type labUpFlags struct {
 	// server starts wirespeed serve in side a, on port (labrun.go).
 	server bool
 	port   int
+	// hosts > 0 makes a mesh lab of that many hosts on a bridge
+	// (labmesh.go), hostRates ("h3=100mbit") limit single hosts.
+	hosts     int
+	hostRates []string
 }
 
 func newLabUpCmd(e *env) *cobra.Command {
@@ -75,17 +79,40 @@ wirespeed serve in side a, detached, with a fresh pre-shared key and
 end and lo), its process id and key recorded under /run/wirespeed/labs so
 that lab run finds them and lab down stops it (--server=false: no server).
 
+--hosts N makes a mesh lab instead, hosts h1 ... hN (namespaces
+wst-NAME-h1 ...) whose links (wst-h1 ... in the hosts) are ports of one
+bridge in a namespace of its own (wst-NAME-sw), as virtual machines behind
+a host bridge; a server starts in every host, and lab run --from h1 --to h3
+runs a client in h1 against h3's. --rate limits every host's link,
+--host-rate h3=R one host's (both ends of its link), --features and --mtu
+apply to every host's end and its bridge port.
+
 --rate puts a tbf qdisc on both veth ends. Its bucket holds 4 ms at the
 rate (at least two full-size frames) and its queue 5 ms more, so the limit
 shows as drops rather than as added latency.`,
 		Example: `  wirespeed lab up
   wirespeed lab up --name jumbo --mtu 9000 --features tso=off,gro=on
-  wirespeed lab up --rate 100mbit`,
+  wirespeed lab up --rate 100mbit
+  wirespeed lab up --name vms --hosts 3 --host-rate h3=100mbit --features tso=off`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			fl := cmd.Flags()
+			if fl.Changed("hosts") {
+				mcfg, err := f.meshConfig(fl.Changed("ipv4"), fl.Changed("ipv6"))
+				if err != nil {
+					return err
+				}
+				return upMesh(cmd.Context(), e, mcfg, f.server, f.port)
+			}
+			if len(f.hostRates) > 0 {
+				return usagef("--host-rate is for a mesh lab: add --hosts N")
+			}
 			cfg, err := f.config()
 			if err != nil {
 				return err
+			}
+			if isMesh(cfg.Name) {
+				return fmt.Errorf("%w: a mesh lab called %s exists; pick another --name or remove it with wirespeed lab down --name %s", lab.ErrExists, cfg.Name, cfg.Name)
 			}
 			l, err := lab.Up(cmd.Context(), cfg)
 			if err != nil {
@@ -117,6 +144,8 @@ shows as drops rather than as added latency.`,
 	fl.StringVar(&f.ipv6, "ipv6", lab.DefaultIPv6.String(), "unique local IPv6 subnet of the link")
 	fl.BoolVar(&f.server, "server", true, "start wirespeed serve in side a (--server=false for none); lab down stops it")
 	fl.IntVar(&f.port, "port", server.DefaultPort, "port of the server in side a")
+	fl.IntVar(&f.hosts, "hosts", 0, "make a mesh lab of this many hosts h1..hN on one bridge, a server in each (2 to 16; mesh subnets 10.77.1.0/24 and fd00:77:1::/64 unless --ipv4/--ipv6)")
+	fl.StringArrayVar(&f.hostRates, "host-rate", nil, "rate limit on one mesh host's link, like h3=100mbit (repeatable; overrides --rate for that host)")
 	return cmd
 }
 
@@ -178,6 +207,9 @@ func newLabDownCmd(e *env) *cobra.Command {
 exist, or what is left of a half-made one, is not an error. A process still
 running inside a namespace keeps it alive, without its link, until it ends.
 
+--name also removes a mesh lab of that name (lab up --hosts), with the
+servers in its hosts.
+
 --all removes the labs this user made (through sudo: the user sudo ran
 for), as lab up recorded; another user's lab, or one with no record of
 who made it, is left up and named, and --name removes it.`,
@@ -197,6 +229,12 @@ who made it, is left up and named, and --name removes it.`,
 					return labErr(err)
 				}
 				fmt.Fprintf(e.stdout, "lab %s is down\n", n)
+			}
+			if !all {
+				// A mesh lab of that name, with the servers in its hosts.
+				if err := lab.RemoveMesh(name); err != nil {
+					return labErr(err)
+				}
 			}
 			return nil
 		},
@@ -249,9 +287,31 @@ func newLabStatusCmd(e *env) *cobra.Command {
 					return err
 				}
 			}
-			if len(names) == 0 {
+			var meshes []string
+			if name != "" {
+				if isMesh(name) {
+					meshes = []string{name}
+					if _, err := lab.Load(name); errors.Is(err, lab.ErrNotFound) {
+						names = nil
+					}
+				}
+			} else {
+				var err error
+				if meshes, err = lab.ListMeshes(); err != nil {
+					return err
+				}
+			}
+			if len(names) == 0 && len(meshes) == 0 {
 				fmt.Fprintln(e.stdout, "no labs; make one with wirespeed lab up")
 				return nil
+			}
+			for _, n := range meshes {
+				m, err := lab.LoadMesh(n)
+				if err != nil {
+					report.Lab(e.stdout, report.LabStatus{Name: n, Error: err.Error()})
+					continue
+				}
+				printMesh(e, m)
 			}
 			for _, n := range names {
 				owner := ""

@@ -61,7 +61,7 @@ func labServerStatus(name string) *report.LabServer {
 var labRunCommands = []string{"run", "sweep", "matrix"}
 
 func newLabRunCmd(e *env) *cobra.Command {
-	var name string
+	var name, from, to string
 	cmd := &cobra.Command{
 		Use:   "run [run|sweep|matrix] -- [FLAGS...]",
 		Short: "Run the client in side b of a lab against the server lab up started in side a",
@@ -76,11 +76,16 @@ changes itself (it runs with --allow-netconf), so that both ends of the veth
 pair change together; the server restores its end when the client's session
 ends, however it ends.
 
+In a mesh lab (lab up --hosts N), --from names the host the client runs in
+and --to the host whose server it measures: the devices and namespace filled
+in for matrix are theirs (--dev wst-h1 --remote-dev wst-h3).
+
 Ctrl-C or SIGTERM is passed on to the client once; it stops its run, restores
 what it changed and shows what it measured. The exit status is the client's.`,
 		Example: `  wirespeed lab run -- -l 5 -I 99,5
   wirespeed lab run sweep -- --sizes 64,1460,64K -l 2
-  wirespeed lab run matrix -- --set tso=on,off --set mtu=1500,9000 -l 1 --iterations 5,3`,
+  wirespeed lab run matrix -- --set tso=on,off --set mtu=1500,9000 -l 1 --iterations 5,3
+  wirespeed lab run --name vms --from h1 --to h3 -- -l 5`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sub := "run"
 			flags := args
@@ -101,6 +106,17 @@ what it changed and shows what it measured. The exit status is the client's.`,
 			if err := lab.CheckName(name); err != nil {
 				return usagef("--name: %v", err)
 			}
+			if from != "" || to != "" || isMesh(name) {
+				l, srv, err := meshView(name, from, to)
+				if err != nil {
+					return err
+				}
+				full, err := labClientArgs(e, l, srv, sub, flags)
+				if err != nil {
+					return err
+				}
+				return runInLab(cmd.Context(), e, l, full)
+			}
 			l, err := lab.Load(name)
 			if err != nil {
 				return labErr(err)
@@ -120,6 +136,8 @@ what it changed and shows what it measured. The exit status is the client's.`,
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", lab.DefaultName, "lab to run in")
+	cmd.Flags().StringVar(&from, "from", "", "mesh lab: the host the client runs in, like h1")
+	cmd.Flags().StringVar(&to, "to", "", "mesh lab: the host whose server the client measures, like h3")
 	return cmd
 }
 
@@ -179,7 +197,8 @@ func labClientArgs(e *env, l *lab.Lab, srv *lab.Server, sub string, flags []stri
 	return append(args, flags...), nil
 }
 
-// runInLab runs this program with args in side b, passing one interrupt
+// runInLab runs this program with args in side b (l.B.Side: a mesh
+// host's name in a view of a mesh), passing one interrupt
 // on, and returns an error carrying its exit status.
 func runInLab(ctx context.Context, e *env, l *lab.Lab, args []string) error {
 	c, err := selfCommand(args...)
@@ -194,7 +213,7 @@ func runInLab(ctx context.Context, e *env, l *lab.Lab, args []string) error {
 	ownProcessGroup(c)
 	done := make(chan struct{})
 	defer close(done)
-	if err := l.Start(lab.B, c); err != nil {
+	if err := l.Start(l.B.Side, c); err != nil {
 		return fmt.Errorf("start the client in %s: %w", l.B.Netns, err)
 	}
 	go func() {

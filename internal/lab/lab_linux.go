@@ -237,47 +237,14 @@ func loadLab(name string) (*Lab, error) {
 			}
 			return nil, fmt.Errorf("lab %q: open %s: %w", name, host.Netns, err)
 		}
-		err = func() error {
-			defer ns.Close()
-			h, err := netlink.NewHandleAt(ns)
-			if err != nil {
-				return fmt.Errorf("netlink in %s: %w", host.Netns, err)
-			}
-			defer h.Close()
-			link, err := h.LinkByName(host.Dev)
-			if err != nil {
-				return fmt.Errorf("lab %q is broken: %s in %s: %w; remove it with wirespeed lab down --name %s", name, host.Dev, host.Netns, err, name)
-			}
-			l.MTU = link.Attrs().MTU
-			addrs, err := h.AddrList(link, netlink.FAMILY_ALL)
-			if err != nil {
-				return fmt.Errorf("addresses of %s in %s: %w", host.Dev, host.Netns, err)
-			}
-			for _, a := range addrs {
-				ip, ok := netip.AddrFromSlice(a.IP)
-				if !ok || ip.IsLinkLocalUnicast() {
-					continue
-				}
-				ip = ip.Unmap()
-				if ip.Is4() && !host.IPv4.IsValid() {
-					host.IPv4 = ip
-				} else if ip.Is6() && !host.IPv6.IsValid() {
-					host.IPv6 = ip
-				}
-			}
-			qs, err := h.QdiscList(link)
-			if err != nil {
-				return fmt.Errorf("qdiscs of %s in %s: %w", host.Dev, host.Netns, err)
-			}
-			for _, q := range qs {
-				if tbf, ok := q.(*netlink.Tbf); ok && q.Attrs().Parent == netlink.HANDLE_ROOT {
-					l.RateBitsPerSecond = tbf.Rate * 8
-				}
-			}
-			return nil
-		}()
+		ns.Close()
+		mtu, rate, err := readHost(name, &host)
 		if err != nil {
 			return nil, err
+		}
+		l.MTU = mtu
+		if rate > 0 {
+			l.RateBitsPerSecond = rate
 		}
 		if s == A {
 			l.A = host
@@ -286,6 +253,52 @@ func loadLab(name string) (*Lab, error) {
 		}
 	}
 	return l, nil
+}
+
+// readHost reads the MTU, addresses and tbf rate (0 for none) of host's
+// device in its namespace, filling in host's addresses.
+func readHost(name string, host *Host) (mtu int, rate uint64, err error) {
+	ns, err := netns.GetFromName(host.Netns)
+	if err != nil {
+		return 0, 0, fmt.Errorf("lab %q: open %s: %w", name, host.Netns, err)
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return 0, 0, fmt.Errorf("netlink in %s: %w", host.Netns, err)
+	}
+	defer h.Close()
+	link, err := h.LinkByName(host.Dev)
+	if err != nil {
+		return 0, 0, fmt.Errorf("lab %q is broken: %s in %s: %w; remove it with wirespeed lab down --name %s", name, host.Dev, host.Netns, err, name)
+	}
+	mtu = link.Attrs().MTU
+	addrs, err := h.AddrList(link, netlink.FAMILY_ALL)
+	if err != nil {
+		return 0, 0, fmt.Errorf("addresses of %s in %s: %w", host.Dev, host.Netns, err)
+	}
+	for _, a := range addrs {
+		ip, ok := netip.AddrFromSlice(a.IP)
+		if !ok || ip.IsLinkLocalUnicast() {
+			continue
+		}
+		ip = ip.Unmap()
+		if ip.Is4() && !host.IPv4.IsValid() {
+			host.IPv4 = ip
+		} else if ip.Is6() && !host.IPv6.IsValid() {
+			host.IPv6 = ip
+		}
+	}
+	qs, err := h.QdiscList(link)
+	if err != nil {
+		return 0, 0, fmt.Errorf("qdiscs of %s in %s: %w", host.Dev, host.Netns, err)
+	}
+	for _, q := range qs {
+		if tbf, ok := q.(*netlink.Tbf); ok && q.Attrs().Parent == netlink.HANDLE_ROOT {
+			rate = tbf.Rate * 8
+		}
+	}
+	return mtu, rate, nil
 }
 
 func listLabs() ([]string, error) {

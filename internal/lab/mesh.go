@@ -41,6 +41,9 @@ type MeshConfig struct {
 	// a tbf on the host's end and on its switch port, so both directions
 	// through that link are limited. Other links are not limited.
 	RateBitsPerSecond map[string]uint64
+	// Features are offload settings ("tso": false) for every host's end
+	// and its switch port, as Config.Features for a two-host lab.
+	Features map[string]bool
 	// IPv4 and IPv6 are the switch's subnets: host i gets the i-th host
 	// address. Private, as a lab's. Defaults DefaultMeshIPv4/IPv6.
 	IPv4, IPv6 netip.Prefix
@@ -54,7 +57,60 @@ type Mesh struct {
 	// Switch is the namespace of the bridge.
 	Switch string
 	MTU    int
+	// RateBitsPerSecond is the tbf rate on each limited host's end, by
+	// host name; hosts without a limit are absent.
+	RateBitsPerSecond map[string]uint64
 }
+
+// View returns a two-host view of the mesh for a client in host from and
+// a server in host to (both from 0): side A is to, side B is from. Its
+// Do, Start and StartServer run in those hosts' namespaces.
+func (m *Mesh) View(from, to int) *Lab {
+	return &Lab{Name: m.Name, A: m.Hosts[to], B: m.Hosts[from], MTU: m.MTU, RateBitsPerSecond: m.RateBitsPerSecond[string(m.Hosts[to].Side)]}
+}
+
+// HostIndex returns the index of the host called host ("h3" is 2).
+func (m *Mesh) HostIndex(host string) (int, error) {
+	for i, h := range m.Hosts {
+		if string(h.Side) == host {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("mesh lab %s has no host %q: name one of h1 to h%d", m.Name, host, len(m.Hosts))
+}
+
+// LoadMesh reads the mesh lab called name from its namespaces.
+func LoadMesh(name string) (*Mesh, error) { return loadMesh(name) }
+
+// meshState is the state name of the server in a mesh host: a lab's name
+// never holds a dot, so it cannot clash with one.
+func meshState(name, host string) string { return name + "." + host }
+
+// StartServer starts cmd, a wirespeed serve listening on addr in host i
+// (from 0), detached and recorded as Lab.StartServer does, and waits
+// until a neighbour host reaches it.
+func (m *Mesh) StartServer(ctx context.Context, i int, cmd *exec.Cmd, addr, key string) (*Server, error) {
+	if i < 0 || i >= len(m.Hosts) {
+		return nil, fmt.Errorf("mesh lab %s has no host %d", m.Name, i)
+	}
+	from := 0
+	if i == 0 {
+		from = 1
+	}
+	return startServerAs(ctx, m.View(from, i), meshState(m.Name, string(m.Hosts[i].Side)), cmd, addr, key)
+}
+
+// LoadMeshServer returns the server recorded for host ("h3") of the mesh
+// lab called name, or nil when none is.
+func LoadMeshServer(name, host string) (*Server, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	return loadServer(meshState(name, host))
+}
+
+// RunningIn reports whether a server loaded by LoadMeshServer(name, host) is alive.
+func (s *Server) RunningIn(name, host string) bool { return s.running(meshState(name, host)) }
 
 // MeshHostName names the i-th host (from 0) of a mesh lab: "h1", "h2", ...
 func MeshHostName(i int) string { return "h" + strconv.Itoa(i+1) }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -44,7 +46,7 @@ func upMeshLab(ctx context.Context, cfg MeshConfig) (*Mesh, error) {
 }
 
 func upMesh(ctx context.Context, cfg MeshConfig, created *[]string) (*Mesh, error) {
-	m := &Mesh{Name: cfg.Name, Hosts: meshHosts(cfg), Switch: MeshNamespace(cfg.Name, meshSwitch)}
+	m := &Mesh{Name: cfg.Name, Hosts: meshHosts(cfg), Switch: MeshNamespace(cfg.Name, meshSwitch), RateBitsPerSecond: map[string]uint64{}}
 	var handles []netns.NsHandle
 	var nls []*netlink.Handle
 	defer func() {
@@ -70,7 +72,7 @@ func upMesh(ctx context.Context, cfg MeshConfig, created *[]string) (*Mesh, erro
 		return ns, h, nil
 	}
 
-	_, sw, err := open(m.Switch)
+	swNs, sw, err := open(m.Switch)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +117,13 @@ func upMesh(ctx context.Context, cfg MeshConfig, created *[]string) (*Mesh, erro
 				return nil, fmt.Errorf("%s into bridge %s: %w", port, meshBridge, err)
 			}
 		}
+		if len(cfg.Features) > 0 {
+			if err := setFeatures(swNs, Host{Netns: m.Switch, Dev: port}, cfg.Features); err != nil {
+				return nil, fmt.Errorf("offloads of %s in %s: %w", port, m.Switch, err)
+			}
+		}
 		if rate > 0 {
+			m.RateBitsPerSecond[string(host.Side)] = rate
 			if err := addTBF(sw, pl, rate, pl.Attrs().MTU); err != nil {
 				return nil, fmt.Errorf("rate limit on %s in %s: %w", port, m.Switch, err)
 			}
@@ -142,6 +150,11 @@ func upMesh(ctx context.Context, cfg MeshConfig, created *[]string) (*Mesh, erro
 			}
 			if err := h.AddrAdd(link, addr); err != nil {
 				return nil, fmt.Errorf("address %s on %s in %s: %w", p, host.Dev, host.Netns, err)
+			}
+		}
+		if len(cfg.Features) > 0 {
+			if err := setFeatures(ns, *host, cfg.Features); err != nil {
+				return nil, fmt.Errorf("offloads of %s in %s: %w", host.Dev, host.Netns, err)
 			}
 		}
 		if rate > 0 {
@@ -226,6 +239,22 @@ func removeMesh(name string) error {
 		return err
 	}
 	var errs []error
+	// The servers lab up started keep their hosts alive: stop them first,
+	// by their records, whether or not the namespace is still there.
+	if entries, err := os.ReadDir(StateDir); err == nil {
+		for _, e := range entries {
+			host, ok := strings.CutPrefix(e.Name(), name+".")
+			if !ok {
+				continue
+			}
+			if host, ok := strings.CutSuffix(host, ".json"); ok && meshNsRe.MatchString(MeshNamespace(name, host)) {
+				errs = append(errs, stopServerAs(meshState(name, host)))
+				if err := os.Remove(LogPath(meshState(name, host))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
 	// The links first: they go at once, even while a process keeps a
 	// namespace alive. Deleting the switch's port removes both ends.
 	for _, ns := range names {
@@ -235,6 +264,9 @@ func removeMesh(name string) error {
 	}
 	for _, ns := range names {
 		errs = append(errs, deleteNamed(ns))
+	}
+	if err := os.Remove(meshKeyPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -251,4 +283,44 @@ func (m *Mesh) do(i int, fn func() error) error {
 
 func (m *Mesh) start(i int, cmd *exec.Cmd) error {
 	return m.Do(i, cmd.Start)
+}
+
+func loadMesh(name string) (*Mesh, error) {
+	names, err := meshNamespaces(name)
+	if err != nil {
+		return nil, err
+	}
+	m := &Mesh{Name: name, Switch: MeshNamespace(name, meshSwitch), RateBitsPerSecond: map[string]uint64{}}
+	for _, nsName := range names {
+		mm := meshNsRe.FindStringSubmatch(nsName)
+		if mm == nil || mm[2] == meshSwitch {
+			continue
+		}
+		// Read the host as a two-host lab's side called by its name.
+		i, _ := strconv.Atoi(mm[2][1:])
+		host := Host{Side: Side(mm[2]), Netns: nsName, Dev: meshHostDevice(i - 1)}
+		mtu, rate, err := readHost(name, &host)
+		if err != nil {
+			return nil, err
+		}
+		m.MTU = mtu
+		if rate > 0 {
+			m.RateBitsPerSecond[mm[2]] = rate
+		}
+		m.Hosts = append(m.Hosts, host)
+	}
+	if len(m.Hosts) == 0 {
+		return nil, fmt.Errorf("%w: mesh %s; make it with wirespeed lab up --name %s --hosts 3", ErrNotFound, name, name)
+	}
+	sort.Slice(m.Hosts, func(i, j int) bool {
+		a, _ := strconv.Atoi(string(m.Hosts[i].Side[1:]))
+		b, _ := strconv.Atoi(string(m.Hosts[j].Side[1:]))
+		return a < b
+	})
+	for i, h := range m.Hosts {
+		if h.Side != Side(MeshHostName(i)) {
+			return nil, fmt.Errorf("mesh lab %s is broken: %s is missing; remove it with wirespeed lab down --name %s", name, MeshNamespace(name, MeshHostName(i)), name)
+		}
+	}
+	return m, nil
 }

@@ -34,7 +34,10 @@ type Server struct {
 	Addr string `json:"addr"`
 	// Key is the pre-shared key file the server requires clients to
 	// prove (serve --psk-file); empty for a server started without one.
-	Key     string    `json:"key,omitempty"`
+	Key string `json:"key,omitempty"`
+	// Netns is the namespace the server runs in when it is not side a of
+	// a two-host lab: a mesh host's.
+	Netns   string    `json:"netns,omitempty"`
 	Log     string    `json:"log"`
 	Started time.Time `json:"started"`
 	Args    []string  `json:"args"`
@@ -56,12 +59,27 @@ func MakeKey(name string) (string, error) {
 	if err := CheckName(name); err != nil {
 		return "", err
 	}
+	return makeKeyAt(name, KeyPath(name))
+}
+
+// meshKeyPath is the key of the servers of the mesh lab called name.
+func meshKeyPath(name string) string { return filepath.Join(StateDir, name+".mesh.key") }
+
+// MakeMeshKey writes a fresh key for the servers of the mesh lab called
+// name, as MakeKey does for a two-host lab, and returns its path.
+func MakeMeshKey(name string) (string, error) {
+	if err := CheckName(name); err != nil {
+		return "", err
+	}
+	return makeKeyAt(name, meshKeyPath(name))
+}
+
+func makeKeyAt(name, path string) (string, error) {
 	if err := os.MkdirAll(StateDir, 0o755); err != nil {
 		return "", fmt.Errorf("lab %s: %w", name, err)
 	}
 	var b [32]byte
 	rand.Read(b[:]) // never fails (crypto/rand contract since Go 1.24)
-	path := KeyPath(name)
 	if err := os.WriteFile(path, []byte(hex.EncodeToString(b[:])+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("lab %s: key: %w", name, err)
 	}
@@ -74,6 +92,12 @@ func LoadServer(name string) (*Server, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
+	return loadServer(name)
+}
+
+// loadServer reads the server recorded under the state name name: a
+// lab's name or a mesh host's meshState.
+func loadServer(name string) (*Server, error) {
 	b, err := os.ReadFile(statePath(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -19,15 +19,31 @@ import (
 )
 
 func (l *Lab) startServer(ctx context.Context, cmd *exec.Cmd, addr, key string) (*Server, error) {
-	if s, err := LoadServer(l.Name); err != nil {
+	return startServerAs(ctx, l, l.Name, cmd, addr, key)
+}
+
+// startServerAs starts the server in l.A, recorded under the state name
+// state (a lab's name, or a mesh host's meshState), and waits until l.B
+// reaches it. l.A.Side and l.B.Side name the namespaces, so a Lab that
+// views two hosts of a mesh works as well as a two-host lab.
+func startServerAs(ctx context.Context, l *Lab, state string, cmd *exec.Cmd, addr, key string) (*Server, error) {
+	sa, sb := l.A.Side, l.B.Side
+	if sa == "" {
+		sa = A
+	}
+	if sb == "" {
+		sb = B
+	}
+	netnsA := Namespace(l.Name, sa)
+	if s, err := loadServer(state); err != nil {
 		return nil, err
-	} else if s != nil && s.running(l.Name) {
-		return nil, fmt.Errorf("lab %s already runs a server (pid %d on %s); stop it with wirespeed lab down", l.Name, s.PID, s.Addr)
+	} else if s != nil && s.running(state) {
+		return nil, fmt.Errorf("lab %s already runs a server in %s (pid %d on %s); stop it with wirespeed lab down", l.Name, netnsA, s.PID, s.Addr)
 	}
 	if err := os.MkdirAll(StateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("lab %s: %w", l.Name, err)
 	}
-	logPath := LogPath(l.Name)
+	logPath := LogPath(state)
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lab %s: server log: %w", l.Name, err)
@@ -41,8 +57,8 @@ func (l *Lab) startServer(ctx context.Context, cmd *exec.Cmd, addr, key string) 
 	// A session of its own: the terminal's Ctrl-C and hangup do not reach
 	// it; lab down stops it.
 	cmd.SysProcAttr.Setsid = true
-	if err := l.Start(A, cmd); err != nil {
-		return nil, fmt.Errorf("start the server in %s: %w", l.A.Netns, err)
+	if err := l.Start(sa, cmd); err != nil {
+		return nil, fmt.Errorf("start the server in %s: %w", netnsA, err)
 	}
 	exited := make(chan struct{})
 	go func() {
@@ -52,20 +68,23 @@ func (l *Lab) startServer(ctx context.Context, cmd *exec.Cmd, addr, key string) 
 		close(exited)
 	}()
 	s := &Server{PID: cmd.Process.Pid, Addr: addr, Key: key, Log: logPath, Started: time.Now(), Args: cmd.Args}
+	if sa != A {
+		s.Netns = netnsA
+	}
 	s.StartTicks, _ = startTicks(procRoot, s.PID)
-	if err := saveServer(l.Name, s); err != nil {
+	if err := saveServer(state, s); err != nil {
 		cmd.Process.Kill()
 		return nil, err
 	}
 	fail := func(why string) (*Server, error) {
 		cmd.Process.Kill()
 		<-exited
-		forgetServer(l.Name)
-		return nil, fmt.Errorf("the server in %s %s; its log %s ends:\n%s", l.A.Netns, why, logPath, tail(logPath, 10))
+		forgetServer(state)
+		return nil, fmt.Errorf("the server in %s %s; its log %s ends:\n%s", netnsA, why, logPath, tail(logPath, 10))
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		err := l.Do(B, func() error {
+		err := l.Do(sb, func() error {
 			c, err := net.DialTimeout("tcp", addr, time.Second)
 			if err == nil {
 				c.Close()
@@ -83,7 +102,7 @@ func (l *Lab) startServer(ctx context.Context, cmd *exec.Cmd, addr, key string) 
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fail(fmt.Sprintf("did not accept connections on %s from %s within 10s (%v)", addr, l.B.Netns, err))
+			return fail(fmt.Sprintf("did not accept connections on %s from %s within 10s (%v)", addr, Namespace(l.Name, sb), err))
 		}
 	}
 }
@@ -140,7 +159,11 @@ func (s *Server) running(name string) bool {
 		return false
 	}
 	var want, got unix.Stat_t
-	if unix.Stat(filepath.Join(netnsDir, Namespace(name, A)), &want) != nil {
+	ns := s.Netns
+	if ns == "" {
+		ns = Namespace(name, A)
+	}
+	if unix.Stat(filepath.Join(netnsDir, ns), &want) != nil {
 		// The namespace's name is gone (removed by hand): the start time
 		// alone identifies the process.
 		return true
@@ -152,7 +175,15 @@ func (s *Server) running(name string) bool {
 }
 
 func stopServer(name string) error {
-	s, err := LoadServer(name)
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	return stopServerAs(name)
+}
+
+// stopServerAs stops the server recorded under the state name state.
+func stopServerAs(name string) error {
+	s, err := loadServer(name)
 	if err != nil || s == nil {
 		return err
 	}

@@ -32,6 +32,11 @@ type LabStatus struct {
 type LabHost struct {
 	Side, Netns, Dev string
 	IPv4, IPv6       string
+	// RateBitsPerSecond is this host's own limit, in a mesh lab where
+	// hosts differ; 0 for none (or the lab's, shown on its first line).
+	RateBitsPerSecond uint64
+	// Server is the server lab up started in this host of a mesh lab.
+	Server *LabServer
 	// Offloads are the veth end's offload groups; nil when not read.
 	Offloads []netdev.FeatureState
 }
@@ -51,12 +56,21 @@ func Lab(w io.Writer, st LabStatus) {
 		return
 	}
 	rate := "no rate limit"
+	for _, h := range st.Hosts {
+		if h.RateBitsPerSecond > 0 {
+			rate = "rate limits per host"
+		}
+	}
 	if st.RateBitsPerSecond > 0 {
 		rate = "rate " + units.FormatBits(float64(st.RateBitsPerSecond))
 	}
 	fmt.Fprintf(w, "lab %s%s: mtu %d, %s\n", st.Name, by, st.MTU, rate)
 	for _, h := range st.Hosts {
-		fmt.Fprintf(w, "  %s  %-16s %-6s %-15s %s\n", h.Side, h.Netns, h.Dev, h.IPv4, h.IPv6)
+		hostRate := ""
+		if h.RateBitsPerSecond > 0 {
+			hostRate = "  rate " + units.FormatBits(float64(h.RateBitsPerSecond))
+		}
+		fmt.Fprintf(w, "  %s  %-16s %-6s %-15s %s%s\n", h.Side, h.Netns, h.Dev, h.IPv4, h.IPv6, hostRate)
 		if len(h.Offloads) > 0 {
 			var parts []string
 			for _, f := range h.Offloads {
@@ -72,6 +86,7 @@ func Lab(w io.Writer, st LabStatus) {
 				fmt.Fprintf(w, "     %-9s %s\n", label, line)
 			}
 		}
+		labServer(w, h.Server)
 	}
 	labServer(w, st.Server)
 }

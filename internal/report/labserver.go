@@ -7,6 +7,8 @@ import (
 
 // LabServer is the wirespeed server running in side a of a lab.
 type LabServer struct {
+	// Side is where it runs: "a" when empty, or a mesh host ("h3").
+	Side    string
 	PID     int
 	Addr    string // HOST:PORT clients in side b connect to
 	Running bool
@@ -23,7 +25,11 @@ func labServer(w io.Writer, s *LabServer) {
 	if !s.Running {
 		state = "NOT RUNNING"
 	}
-	fmt.Fprintf(w, "  server: wirespeed serve on %s in a, pid %d, %s (log %s)\n", s.Addr, s.PID, state, s.Log)
+	side := s.Side
+	if side == "" {
+		side = "a"
+	}
+	fmt.Fprintf(w, "  server: wirespeed serve on %s in %s, pid %d, %s (log %s)\n", s.Addr, side, s.PID, state, s.Log)
 	if s.Key != "" {
 		fmt.Fprintf(w, "  key:    %s (lab run passes it; other clients need --psk-file %s)\n", s.Key, s.Key)
 	}

@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/vishvananda/netns"
+
+	"wirespeed/internal/lab"
+	"wirespeed/internal/netdev"
+	"wirespeed/internal/report"
+	"wirespeed/internal/units"
+)
+
+// A mesh lab on the command line: lab up --hosts N makes h1 ... hN on one
+// bridge (lab.UpMesh) and starts a server in every host, each recorded
+// under the lab's name and the host's, so lab run --from --to can pick any
+// pair at once and lab down stops them all. One server per host is
+// simpler and sounder than starting one on demand: nothing races when two
+// lab runs name the same --to, and a run measures a server that was ready
+// before it began.
+
+// meshConfig builds the mesh lab's configuration from lab up's flags.
+func (f *labUpFlags) meshConfig(ipv4Changed, ipv6Changed bool) (lab.MeshConfig, error) {
+	base, err := f.config()
+	if err != nil {
+		return lab.MeshConfig{}, err
+	}
+	cfg := lab.MeshConfig{Name: f.name, Hosts: f.hosts, MTU: f.mtu, Features: base.Features, RateBitsPerSecond: map[string]uint64{}}
+	if f.hosts < 2 || f.hosts > lab.MaxMeshHosts {
+		return cfg, usagef("--hosts %d: use 2 to %d", f.hosts, lab.MaxMeshHosts)
+	}
+	if ipv4Changed {
+		cfg.IPv4 = base.IPv4
+	}
+	if ipv6Changed {
+		cfg.IPv6 = base.IPv6
+	}
+	if base.RateBitsPerSecond > 0 {
+		for i := range f.hosts {
+			cfg.RateBitsPerSecond[lab.MeshHostName(i)] = base.RateBitsPerSecond
+		}
+	}
+	for _, hr := range f.hostRates {
+		host, rate, ok := strings.Cut(hr, "=")
+		if !ok {
+			return cfg, usagef("--host-rate %q: write HOST=RATE, like h3=100mbit", hr)
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(host, "h"))
+		if !strings.HasPrefix(host, "h") || err != nil || n < 1 || n > f.hosts {
+			return cfg, usagef("--host-rate %q: name a host h1 to h%d", hr, f.hosts)
+		}
+		r, err := units.ParseRate(rate)
+		if err != nil {
+			return cfg, usagef("--host-rate %q: %v", hr, err)
+		}
+		if r < 8000 || r > math.MaxUint64/2 {
+			return cfg, usagef("--host-rate %q: use 8kbit or more", hr)
+		}
+		cfg.RateBitsPerSecond[host] = uint64(r)
+	}
+	return cfg, nil
+}
+
+// upMesh makes the mesh lab and starts its servers, removing it all when
+// a server cannot start.
+func upMesh(ctx context.Context, e *env, cfg lab.MeshConfig, server bool, port int) error {
+	// A two-host lab of the same name would share its records (key, log).
+	if _, err := lab.Load(cfg.Name); !errors.Is(err, lab.ErrNotFound) {
+		return fmt.Errorf("%w: a two-host lab called %s exists; pick another --name or remove it with wirespeed lab down --name %s", lab.ErrExists, cfg.Name, cfg.Name)
+	}
+	m, err := lab.UpMesh(ctx, cfg)
+	if err != nil {
+		return labErr(err)
+	}
+	if server {
+		if err := startMeshServers(ctx, m, port); err != nil {
+			if rerr := lab.RemoveMesh(m.Name); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("remove the lab: %w", rerr))
+			}
+			return err
+		}
+	}
+	printMesh(e, m)
+	if server {
+		fmt.Fprintf(e.stdout, "run the client in one host against another's server with: wirespeed lab run --name %s --from h1 --to h%d -- [run flags]\n", m.Name, len(m.Hosts))
+	}
+	return nil
+}
+
+// startMeshServers starts wirespeed serve in every host of m, as
+// startLabServer does in side a of a two-host lab, with one key for all.
+func startMeshServers(ctx context.Context, m *lab.Mesh, port int) error {
+	key, err := lab.MakeMeshKey(m.Name)
+	if err != nil {
+		return err
+	}
+	for i, h := range m.Hosts {
+		cmd, err := selfCommand("serve", "--listen", ":"+strconv.Itoa(port), "--log-level", "info", "--psk-file", key, "--allow-netconf")
+		if err != nil {
+			return err
+		}
+		addr := netip.AddrPortFrom(h.IPv4, uint16(port)).String()
+		if _, err := m.StartServer(ctx, i, cmd, addr, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// meshStatus describes m for report.Lab: each host with its rate, its
+// offloads and its server.
+func meshStatus(m *lab.Mesh) report.LabStatus {
+	st := report.LabStatus{Name: m.Name + fmt.Sprintf(" (%d hosts on bridge in %s)", len(m.Hosts), m.Switch), MTU: m.MTU}
+	for _, h := range m.Hosts {
+		lh := report.LabHost{Side: string(h.Side), Netns: h.Netns, Dev: h.Dev, IPv4: addrString(h.IPv4), IPv6: addrString(h.IPv6),
+			RateBitsPerSecond: m.RateBitsPerSecond[string(h.Side)]}
+		if ns, err := netns.GetFromName(h.Netns); err == nil {
+			if nd, err := netdev.Open(ns); err == nil {
+				if fs, err := nd.Features(h.Dev); err == nil {
+					lh.Offloads = fs.Offloads()
+				}
+				nd.Close()
+			}
+			ns.Close()
+		}
+		if s, err := lab.LoadMeshServer(m.Name, string(h.Side)); err == nil && s != nil {
+			lh.Server = &report.LabServer{Side: string(h.Side), PID: s.PID, Addr: s.Addr, Running: s.RunningIn(m.Name, string(h.Side)), Log: s.Log}
+		}
+		st.Hosts = append(st.Hosts, lh)
+	}
+	return st
+}
+
+func printMesh(e *env, m *lab.Mesh) {
+	report.Lab(e.stdout, meshStatus(m))
+	if s, err := lab.LoadMeshServer(m.Name, string(m.Hosts[0].Side)); err == nil && s != nil && s.Key != "" {
+		fmt.Fprintf(e.stdout, "  key:    %s (lab run passes it; other clients need --psk-file %s)\n", s.Key, s.Key)
+	}
+}
+
+// meshView loads the mesh lab called name and returns the two-host view
+// lab run uses: side a is host to, with its server, side b is host from.
+func meshView(name, from, to string) (*lab.Lab, *lab.Server, error) {
+	m, err := lab.LoadMesh(name)
+	if err != nil {
+		return nil, nil, labErr(err)
+	}
+	if from == "" || to == "" {
+		return nil, nil, usagef("lab %s is a mesh of %d hosts: name both ends, like --from h1 --to h%d", name, len(m.Hosts), len(m.Hosts))
+	}
+	fi, err := m.HostIndex(from)
+	if err != nil {
+		return nil, nil, usagef("--from: %v", err)
+	}
+	ti, err := m.HostIndex(to)
+	if err != nil {
+		return nil, nil, usagef("--to: %v", err)
+	}
+	if fi == ti {
+		return nil, nil, usagef("--from and --to are both %s: name two hosts", from)
+	}
+	srv, err := lab.LoadMeshServer(name, to)
+	if err != nil {
+		return nil, nil, err
+	}
+	if srv == nil || !srv.RunningIn(name, to) {
+		return nil, nil, fmt.Errorf("lab %s has no server running in %s; make the lab with wirespeed lab up --hosts N (it starts one in every host)", name, to)
+	}
+	return m.View(fi, ti), srv, nil
+}
+
+// isMesh reports whether a mesh lab called name exists.
+func isMesh(name string) bool {
+	names, err := lab.ListMeshes()
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
