@@ -96,3 +96,13 @@ func TestJoinCPUCarriesBaseline(t *testing.T) {
 		t.Errorf("remote baseline = %+v, want none", b)
 	}
 }
+
+// TestMeanCPUKeepsBaseline: the mean of iterations keeps the session's
+// idle baseline, so the iterated CPU line shows it as a single run's does.
+func TestMeanCPUKeepsBaseline(t *testing.T) {
+	b := measure.CPUBaseline{UtilPct: 2.5, WindowS: 0.2}
+	m := MeanCPU([]measure.CPU{{CPUs: 2, UtilPct: 10, Baseline: &b}, {CPUs: 2, UtilPct: 30, Baseline: &b}})
+	if m.UtilPct != 20 || m.Baseline == nil || *m.Baseline != b {
+		t.Errorf("mean %+v baseline %+v, want 20%% and %+v", m, m.Baseline, b)
+	}
+}

@@ -230,7 +230,8 @@ func meanRR(ss []Summary) *RRSummary {
 // MeanCPU is the field-by-field mean of CPU figures, nil for none. The
 // CPU count and the busiest CPU's number are the last one's; per-CPU
 // figures are averaged when every entry lists the same CPUs, and the
-// last one's otherwise.
+// last one's otherwise. The idle baseline is the last one's: iterations
+// on one connection share the session's.
 func MeanCPU(cs []measure.CPU) *measure.CPU {
 	if len(cs) == 0 {
 		return nil
@@ -238,6 +239,10 @@ func MeanCPU(cs []measure.CPU) *measure.CPU {
 	last := cs[len(cs)-1]
 	n := float64(len(cs))
 	m := measure.CPU{CPUs: last.CPUs, BusiestCPU: last.BusiestCPU}
+	if last.Baseline != nil {
+		b := *last.Baseline
+		m.Baseline = &b
+	}
 	sameCPUs := true
 	for _, c := range cs {
 		m.UtilPct += c.UtilPct / n
