@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wirespeed/internal/comparison"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
@@ -305,8 +306,13 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		return runErr
 	}
 	doc.Result = results[0]
+	var trade result.Tradeoff
 	if len(results) > 1 {
 		doc.Runs = results
+	}
+	if len(results) == 2 {
+		trade = comparison.Tradeoff(results[0], results[1])
+		doc.Tradeoff = &trade
 	}
 	textDoc := func(w io.Writer) {
 		for _, r := range results {
@@ -314,12 +320,12 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 			fmt.Fprintln(w)
 		}
 		if len(results) == 2 {
-			report.TradeoffIn(w, results[0], results[1], tradeoffRatio(results), f.out.unit)
+			report.TradeoffIn(w, results[0], results[1], trade, f.out.unit)
 		}
 	}
 	if text && len(results) == 2 {
 		fmt.Fprintln(e.stdout)
-		report.TradeoffIn(e.stdout, results[0], results[1], tradeoffRatio(results), f.out.unit)
+		report.TradeoffIn(e.stdout, results[0], results[1], trade, f.out.unit)
 	}
 	switch {
 	case f.out.fields != nil:
@@ -349,10 +355,6 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		}
 	}
 	return nil
-}
-
-func tradeoffRatio(rs []result.Result) float64 {
-	return result.Ratio(rs[1].Summary.BitsPerSecond, rs[0].Summary.BitsPerSecond)
 }
 
 // embeddedServer starts a server on loopback in this process and returns

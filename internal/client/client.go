@@ -148,6 +148,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
 	}
 	c.SetDeadline(time.Time{})
+	// The idle CPU baseline, once per connection: the server takes its
+	// own at the same moment, and neither has started a test.
+	cl.idleBaseline(ctx)
 	return cl, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wirespeed/internal/control"
+	"wirespeed/internal/measure"
 	"wirespeed/internal/sysinfo"
 )
 
@@ -22,6 +23,25 @@ const envTimeout = 5 * time.Second
 type envCache struct {
 	mu  sync.Mutex
 	env *sysinfo.Env
+
+	// baselineOnce takes the idle CPU baseline as the connection opens
+	// (Dial), before any test; baseline is what it measured (nil
+	// when it could not) and baselineErr why not.
+	baselineOnce sync.Once
+	baseline     *measure.CPUBaseline
+	baselineErr  error
+}
+
+// takeBaseline is sysinfo.TakeBaseline; a test counts its calls.
+var takeBaseline = sysinfo.TakeBaseline
+
+// idleBaseline takes the client's idle CPU baseline once per control
+// connection, as Dial ends: Dial waits sysinfo.BaselineWindow for it,
+// the runs not at all.
+func (c *Client) idleBaseline(ctx context.Context) {
+	c.env.baselineOnce.Do(func() {
+		c.env.baseline, c.env.baselineErr = takeBaseline(ctx, c.cfg.ProcRoot, sysinfo.BaselineWindow)
+	})
 }
 
 // localEnv returns the client's record for the route to the server,
@@ -50,6 +70,10 @@ func (c *Client) collectEnv(ctx context.Context) sysinfo.Env {
 	if err != nil {
 		warnings = append(warnings, err.Error())
 	}
+	if c.env.baselineErr != nil {
+		warnings = append(warnings, fmt.Sprintf("idle cpu baseline: %v", c.env.baselineErr))
+	}
+	env.CPUBaseline = c.env.baseline
 	env.Warnings = warnings
 	if env.Hostname == "" {
 		env.Hostname = c.cfg.Hostname

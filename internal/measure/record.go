@@ -59,6 +59,10 @@ type CPU struct {
 	// threads are left out: ksoftirqd does the test's own packets.
 	OtherProcessesUtilPct float64   `json:"other_processes_util_pct,omitempty"`
 	OtherProcesses        []TaskCPU `json:"other_processes,omitempty"`
+	// Baseline is the side's idle CPU baseline, taken once per control
+	// session before its first run (the side's env record keeps it too);
+	// nil when there is none.
+	Baseline *CPUBaseline `json:"baseline,omitempty"`
 	// TasksError says why threads and other processes are missing.
 	TasksError string `json:"tasks_error,omitempty"`
 

@@ -135,6 +135,9 @@ func cpuLine(c measure.CPU) string {
 	if c.BusiestCPU >= 0 && c.CPUs > 1 {
 		fmt.Fprintf(&b, ", busiest cpu%d %.1f%%", c.BusiestCPU, c.BusiestCPUPct)
 	}
+	if c.Baseline != nil {
+		fmt.Fprintf(&b, ", idle baseline %.1f%%", c.Baseline.UtilPct)
+	}
 	fmt.Fprintf(&b, "; wirespeed %.2fs user %.2fs sys over %.2fs)", c.ProcessUserS, c.ProcessSystemS, c.ElapsedS)
 	return b.String()
 }

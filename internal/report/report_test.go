@@ -60,7 +60,7 @@ func TestTradeoff(t *testing.T) {
 		t.Fatalf("fixture has %d runs", len(doc.Runs))
 	}
 	var buf bytes.Buffer
-	Tradeoff(&buf, doc.Runs[0], doc.Runs[1], 0.5)
+	Tradeoff(&buf, doc.Runs[0], doc.Runs[1], result.Tradeoff{Ratio: 0.5})
 	testkit.Golden(t, "tradeoff.txt.golden", buf.String())
 }
 

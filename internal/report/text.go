@@ -385,10 +385,10 @@ func Warnings(w io.Writer, ws []string) {
 
 // Tradeoff writes two runs of opposite directions side by side, with the
 // ratio of the second's throughput to the first's.
-func Tradeoff(w io.Writer, a, b result.Result, ratio float64) { TradeoffIn(w, a, b, ratio, 0) }
+func Tradeoff(w io.Writer, a, b result.Result, t result.Tradeoff) { TradeoffIn(w, a, b, t, 0) }
 
 // TradeoffIn is Tradeoff with throughputs in unit u (-f).
-func TradeoffIn(w io.Writer, a, b result.Result, ratio float64, u units.RateUnit) {
+func TradeoffIn(w io.Writer, a, b result.Result, t result.Tradeoff, u units.RateUnit) {
 	fmt.Fprintln(w, "Tradeoff: one direction, then the other, over the same path")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "test\tdirection\tsecs.\t"+u.Column()+"\tsender "+u.Column()+"\tretrans\t")
@@ -401,7 +401,10 @@ func TradeoffIn(w io.Writer, a, b result.Result, ratio float64, u units.RateUnit
 			u.Scale(r.Summary.BitsPerSecond), u.Scale(r.Summary.SenderBitsPerSecond), r.Summary.Retransmits)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%s / %s = %.3f\n", b.Spec.Kind, a.Spec.Kind, ratio)
+	fmt.Fprintf(w, "%s / %s = %.3f%s\n", b.Spec.Kind, a.Spec.Kind, t.Ratio, tradeoffTest(t))
+	if tt := t.Test; tt != nil {
+		Warnings(w, tt.Warnings)
+	}
 	for _, r := range []result.Result{a, b} {
 		if l := r.Summary.Limit; l != nil {
 			fmt.Fprintf(w, "%s limited by: %s\n", r.Spec.Kind, LimitText(l))
@@ -413,6 +416,21 @@ func TradeoffIn(w io.Writer, a, b result.Result, ratio float64, u units.RateUnit
 		}
 		Warnings(w, r.Warnings)
 	}
+}
+
+// tradeoffTest is what follows a tradeoff's ratio: the test of the two
+// directions' iterations, as compare states a difference.
+func tradeoffTest(t result.Tradeoff) string {
+	tt := t.Test
+	switch {
+	case tt != nil && tt.Significant:
+		return fmt.Sprintf("  (p=%.3f, n=%d+%d, %s: significant at alpha %g)", tt.P, tt.NA, tt.NB, tt.Test, tt.Alpha)
+	case tt != nil:
+		return fmt.Sprintf("  (p=%.3f, n=%d+%d, %s: not significant at alpha %g)", tt.P, tt.NA, tt.NB, tt.Test, tt.Alpha)
+	case t.TestError != "":
+		return "  (not tested: " + t.TestError + ")"
+	}
+	return "  (single runs: no significance test; use -I to repeat each direction)"
 }
 
 func plural(n int) string {

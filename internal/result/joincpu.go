@@ -33,6 +33,10 @@ func joinCPU(res *Result, local, remote SideResult) {
 		if rr := res.Summary.RRSummary; rr != nil {
 			c.ServiceDemandMicrosPerTransaction = measure.ServiceDemandPerTransaction(c.UtilPct, c.CPUs, c.ElapsedS, rr.Transactions)
 		}
+		if s.Env != nil && s.Env.CPUBaseline != nil {
+			b := *s.Env.CPUBaseline
+			c.Baseline = &b
+		}
 		if s.Side == Remote {
 			res.Summary.RemoteCPU = &c
 		} else {

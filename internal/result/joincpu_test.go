@@ -5,6 +5,7 @@ import (
 
 	"wirespeed/internal/measure"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sysinfo"
 )
 
 // TestJoinCPU: each side's service demand is its CPU time over its window
@@ -66,11 +67,54 @@ func TestOthersWarning(t *testing.T) {
 		{"the peer's process is not another process", measure.CPU{CPUs: 2, UtilPct: 75, OtherProcessesUtilPct: 60,
 			OtherProcesses: []measure.TaskCPU{{ID: 7, Name: "wirespeed", UtilPct: 50}, {ID: 9, Name: "cron", UtilPct: 10}}},
 			"local side: other processes used 10% of a CPU during the window (5.0% of the 2 CPUs, 7% of the 75.0% measured): the CPU utilization and service demand include them (busiest: cron, pid 9, 10% of a CPU)"},
+		// 60% of a CPU on 2 CPUs is 30% of the machine, 40% of a measured 75%.
+		{"a busy neighbour and its baseline", measure.CPU{CPUs: 2, UtilPct: 75, OtherProcessesUtilPct: 60,
+			Baseline: &measure.CPUBaseline{UtilPct: 31.5, WindowS: 0.2}},
+			"local side: other processes used 60% of a CPU during the window (30.0% of the 2 CPUs, 40% of the 75.0% measured): the CPU utilization and service demand include them; idle baseline before the first run: 31.5% over 0.20s"},
+		// A baseline of 4% against 50% measured is 8%: over 5%, and 4% is over 1% of the CPUs.
+		{"a busy baseline alone", measure.CPU{CPUs: 2, UtilPct: 50, Baseline: &measure.CPUBaseline{UtilPct: 4, WindowS: 0.2}},
+			"local side: with no test running the host was 4.0% busy (idle baseline over 0.20s before the first run, 8% of the 50.0% measured): the CPU utilization and service demand may include that load"},
+		// 2% of 50% is 4%: under 5%.
+		{"a quiet baseline", measure.CPU{CPUs: 2, UtilPct: 50, Baseline: &measure.CPUBaseline{UtilPct: 2, WindowS: 0.2}}, ""},
+		// 0.5% of 5% is 10%, but 0.5% of the CPUs is under 1%.
+		{"a tiny baseline", measure.CPU{CPUs: 2, UtilPct: 5, Baseline: &measure.CPUBaseline{UtilPct: 0.5, WindowS: 0.2}}, ""},
 	}
 	peer := &measure.CPU{PID: 7}
 	for _, tt := range tests {
 		if got := OthersWarning(Local, &tt.c, peer); got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestJoinCPUCarriesBaseline: each side's CPU figures carry the idle
+// baseline of that side's env record, and only that side's.
+func TestJoinCPUCarriesBaseline(t *testing.T) {
+	var res Result
+	res.Spec.CPU = true
+	local := SideResult{Side: Local, CPU: &measure.CPU{CPUs: 2, UtilPct: 10},
+		Env: &sysinfo.Env{CPUBaseline: &measure.CPUBaseline{UtilPct: 3, WindowS: 0.2}}}
+	remote := SideResult{Side: Remote, CPU: &measure.CPU{CPUs: 2, UtilPct: 10}, Env: &sysinfo.Env{}}
+	joinCPU(&res, local, remote)
+	if b := res.Summary.LocalCPU.Baseline; b == nil || b.UtilPct != 3 || b.WindowS != 0.2 {
+		t.Errorf("local baseline = %+v, want 3%% over 0.2s", b)
+	}
+	if b := res.Summary.RemoteCPU.Baseline; b != nil {
+		t.Errorf("remote baseline = %+v, want none", b)
+	}
+}
+
+// TestMeanCPUKeepsBaseline: the mean of iterations keeps the session's
+// idle baseline, so the iterated CPU line shows it as a single run's does.
+func TestMeanCPUKeepsBaseline(t *testing.T) {
+	b := measure.CPUBaseline{UtilPct: 2.5, WindowS: 0.2}
+	m := MeanCPU([]measure.CPU{{CPUs: 2, UtilPct: 10, Baseline: &b, OtherProcessesUtilPct: 40},
+		{CPUs: 2, UtilPct: 30, Baseline: &b, OtherProcessesUtilPct: 20, PID: 5, OtherProcesses: []measure.TaskCPU{{ID: 9, UtilPct: 20}}}})
+	if m.UtilPct != 20 || m.Baseline == nil || *m.Baseline != b {
+		t.Errorf("mean %+v baseline %+v, want 20%% and %+v", m, m.Baseline, b)
+	}
+	// Other processes: the mean of 40 and 20, the last one's list and pid.
+	if m.OtherProcessesUtilPct != 30 || m.PID != 5 || len(m.OtherProcesses) != 1 || m.OtherProcesses[0].ID != 9 {
+		t.Errorf("other processes %.1f%% %+v (pid %d), want 30%%, the last iteration's list and pid 5", m.OtherProcessesUtilPct, m.OtherProcesses, m.PID)
 	}
 }

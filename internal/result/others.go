@@ -20,19 +20,26 @@ const (
 )
 
 // OthersWarning says when other processes used enough of a side's CPUs
-// during its window to spoil its CPU figures, naming the busiest of them.
-// It is "" when they did not, or when the side recorded no processes. The
-// text report prints it under the CPU lines; it is not one of the result's
-// warnings, which say what went wrong with the run itself (the JSON has
-// the figures: other_processes_util_pct and other_processes).
+// during its window to spoil its CPU figures, naming the busiest of them,
+// and what the side's idle baseline (measure.CPU.Baseline: the host's
+// utilization before the session's first run) was. Without process
+// figures the baseline alone warns, at the same thresholds: a host that
+// was busy with no test running is busy with something else. It is ""
+// when neither is large enough. The text report prints it under the CPU
+// lines; it is not one of the result's warnings, which say what went
+// wrong with the run itself (the JSON has the figures:
+// other_processes_util_pct, other_processes and baseline).
 //
 // peer is the other side's CPU record, when it has one: on one host (a
 // lab, or two processes on loopback) the peer's wirespeed process is
 // among the other processes, and it is the test's, so its time is taken
 // out and it is not named.
 func OthersWarning(side Side, c, peer *measure.CPU) string {
-	if c == nil || c.CPUs <= 0 || c.UtilPct <= 0 || c.OtherProcessesUtilPct <= 0 {
+	if c == nil || c.CPUs <= 0 || c.UtilPct <= 0 {
 		return ""
+	}
+	if c.OtherProcessesUtilPct <= 0 {
+		return baselineWarning(side, c)
 	}
 	others := c.OtherProcessesUtilPct
 	busiest := c.OtherProcesses
@@ -57,5 +64,24 @@ func OthersWarning(side Side, c, peer *measure.CPU) string {
 		p := busiest[0]
 		s += fmt.Sprintf(" (busiest: %s, pid %d, %.0f%% of a CPU)", p.Name, p.ID, p.UtilPct)
 	}
+	if b := c.Baseline; b != nil {
+		s += fmt.Sprintf("; idle baseline before the first run: %.1f%% over %.2fs", b.UtilPct, b.WindowS)
+	}
 	return s
+}
+
+// baselineWarning is OthersWarning for a side without process figures:
+// it warns when the idle baseline is at least OthersWarnMinPct of all the
+// CPUs and OthersWarnPct of the utilization measured.
+func baselineWarning(side Side, c *measure.CPU) string {
+	b := c.Baseline
+	if b == nil {
+		return ""
+	}
+	frac := 100 * b.UtilPct / c.UtilPct
+	if b.UtilPct < OthersWarnMinPct || frac < OthersWarnPct {
+		return ""
+	}
+	return fmt.Sprintf("%s side: with no test running the host was %.1f%% busy (idle baseline over %.2fs before the first run, %.0f%% of the %.1f%% measured): the CPU utilization and service demand may include that load",
+		side, b.UtilPct, b.WindowS, frac, c.UtilPct)
 }

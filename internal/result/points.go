@@ -230,14 +230,23 @@ func meanRR(ss []Summary) *RRSummary {
 // MeanCPU is the field-by-field mean of CPU figures, nil for none. The
 // CPU count and the busiest CPU's number are the last one's; per-CPU
 // figures are averaged when every entry lists the same CPUs, and the
-// last one's otherwise.
+// last one's otherwise. The idle baseline is the last one's: iterations
+// on one connection share the session's.
 func MeanCPU(cs []measure.CPU) *measure.CPU {
 	if len(cs) == 0 {
 		return nil
 	}
 	last := cs[len(cs)-1]
 	n := float64(len(cs))
-	m := measure.CPU{CPUs: last.CPUs, BusiestCPU: last.BusiestCPU}
+	// The processes named are the last iteration's (their figures are
+	// that iteration's); the time other processes took is the mean, so
+	// the warning about it (OthersWarning) holds for iterated runs too.
+	m := measure.CPU{CPUs: last.CPUs, BusiestCPU: last.BusiestCPU, PID: last.PID,
+		OtherProcesses: append([]measure.TaskCPU(nil), last.OtherProcesses...)}
+	if last.Baseline != nil {
+		b := *last.Baseline
+		m.Baseline = &b
+	}
 	sameCPUs := true
 	for _, c := range cs {
 		m.UtilPct += c.UtilPct / n
@@ -253,6 +262,7 @@ func MeanCPU(cs []measure.CPU) *measure.CPU {
 		m.ProcessUserS += c.ProcessUserS / n
 		m.ProcessSystemS += c.ProcessSystemS / n
 		m.ElapsedS += c.ElapsedS / n
+		m.OtherProcessesUtilPct += c.OtherProcessesUtilPct / n
 		m.ServiceDemandMicrosPerKB += c.ServiceDemandMicrosPerKB / n
 		m.ServiceDemandMicrosPerTransaction += c.ServiceDemandMicrosPerTransaction / n
 		sameCPUs = sameCPUs && slices.Equal(c.PerCPUIDs, last.PerCPUIDs) && len(c.PerCPUUtilPct) == len(last.PerCPUUtilPct)

@@ -325,6 +325,9 @@ type Document struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	Result
 	Runs []Result `json:"runs,omitempty"`
+	// Tradeoff is --tradeoff's answer: the second direction's throughput
+	// over the first's, tested when both iterated.
+	Tradeoff *Tradeoff `json:"tradeoff,omitempty"`
 	// Repeat is the iterations and confidence asked, when the command
 	// repeated its runs; Sizes and Points are a sweep's (see points.go).
 	Repeat *spec.Repeat `json:"repeat,omitempty"`
@@ -332,4 +335,31 @@ type Document struct {
 	Points []Point      `json:"points,omitempty"`
 	// Matrix is a matrix's settings and rows (see matrix.go).
 	Matrix *Matrix `json:"matrix,omitempty"`
+}
+
+// Tradeoff compares the two directions of a --tradeoff run: Runs[1]
+// (TCP_MAERTS) against Runs[0] (TCP_STREAM).
+type Tradeoff struct {
+	// Ratio is Runs[1]'s throughput over Runs[0]'s (their means when
+	// they iterated).
+	Ratio float64 `json:"ratio"`
+	// Test is the two-sample test of the two directions' iteration
+	// throughputs, as compare makes it (Mann-Whitney U at alpha 0.05);
+	// nil when a direction did not iterate (-I), or the test could not be
+	// made (TestError says why).
+	Test      *TradeoffTest `json:"test,omitempty"`
+	TestError string        `json:"test_error,omitempty"`
+}
+
+// TradeoffTest is the significance test of a Tradeoff.
+type TradeoffTest struct {
+	Test stats.Test `json:"test"`
+	// NA and NB are how many iterations of each direction were tested.
+	NA int `json:"n_a"`
+	NB int `json:"n_b"`
+	// P is the two-sided p-value; Significant is P <= Alpha.
+	P           float64  `json:"p"`
+	Alpha       float64  `json:"alpha"`
+	Significant bool     `json:"significant"`
+	Warnings    []string `json:"warnings,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"wirespeed/internal/control"
+	"wirespeed/internal/measure"
 	"wirespeed/internal/sysinfo"
 )
 
@@ -32,6 +33,12 @@ type hostSession struct {
 	authenticated bool
 
 	env *sysinfo.Env
+	// baselineTaken is set once the session's idle CPU baseline was
+	// taken, as the session starts; baseline is what it measured
+	// (nil when it could not) and baselineErr why not.
+	baselineTaken bool
+	baseline      *measure.CPUBaseline
+	baselineErr   error
 	// devs are the devices this session changed, by name.
 	devs map[string]*heldDev
 }
@@ -61,9 +68,27 @@ func hostSessionOf(ctx context.Context) *hostSession {
 func (hs *hostSession) record(ctx context.Context) *sysinfo.Env {
 	if hs.env == nil {
 		env := hs.srv.collectEnv(ctx, hs.peer)
+		if hs.baselineErr != nil {
+			env.Warnings = append(env.Warnings, "idle cpu baseline: "+hs.baselineErr.Error())
+		}
+		env.CPUBaseline = hs.baseline
 		hs.env = &env
 	}
 	return hs.env
+}
+
+// takeBaseline is sysinfo.TakeBaseline; a test counts its calls.
+var takeBaseline = sysinfo.TakeBaseline
+
+// idleBaseline takes the server's idle CPU baseline, once per session:
+// as it starts, before the session reads a request, while the client
+// takes its own (client.Dial) and no test runs.
+func (hs *hostSession) idleBaseline(ctx context.Context) {
+	if hs == nil || hs.baselineTaken {
+		return
+	}
+	hs.baselineTaken = true
+	hs.baseline, hs.baselineErr = takeBaseline(ctx, hs.srv.cfg.ProcRoot, sysinfo.BaselineWindow)
 }
 
 // refresh forgets the record: the next result carries a fresh one.

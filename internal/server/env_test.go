@@ -10,7 +10,9 @@ import (
 	"go.uber.org/goleak"
 
 	"wirespeed/internal/client"
+	"wirespeed/internal/measure"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sysinfo"
 	"wirespeed/internal/testkit"
 )
 
@@ -65,5 +67,53 @@ func TestEnvRequest(t *testing.T) {
 	}
 	if res.Remote.Env.Interface == nil || res.Remote.Env.Interface.MTU <= 0 {
 		t.Errorf("remote env %+v", res.Remote.Env)
+	}
+}
+
+// TestBaselineOncePerSession: the server takes its idle CPU baseline as
+// a session starts, once, sends it in its env record with every
+// result of the session, and takes it again in the next session; the
+// client does the same on its side.
+func TestBaselineOncePerSession(t *testing.T) {
+	calls := 0
+	real := takeBaseline
+	takeBaseline = func(ctx context.Context, procRoot string, window time.Duration) (*measure.CPUBaseline, error) {
+		calls++
+		return real(ctx, procRoot, window)
+	}
+	defer func() { takeBaseline = real }()
+	addr, stop := ncServer(t, Config{Hostname: "server"}, nil)
+	defer stop()
+	sp := spec.Default()
+	sp.Duration, sp.Interval, sp.CPU = 200*time.Millisecond, 0, true
+	for session := 1; session <= 2; session++ {
+		c := ncDial(t, addr)
+		var first *measure.CPUBaseline
+		for run := 1; run <= 3; run++ {
+			res, err := c.Run(context.Background(), sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls != session {
+				t.Fatalf("session %d run %d: %d baselines taken, want %d", session, run, calls, session)
+			}
+			env := res.Remote.Env
+			if env == nil || env.CPUBaseline == nil || res.Local.Env == nil || res.Local.Env.CPUBaseline == nil {
+				t.Fatalf("session %d run %d: a side has no baseline: remote %+v local %+v", session, run, env, res.Local.Env)
+			}
+			b := *env.CPUBaseline
+			if b.WindowS < sysinfo.BaselineWindow.Seconds() || b.WindowS > 2 || b.UtilPct < 0 || b.UtilPct > 100 {
+				t.Errorf("server baseline %+v: want a window of at least %v and a percentage", b, sysinfo.BaselineWindow)
+			}
+			if rc := res.Summary.RemoteCPU; rc == nil || rc.Baseline == nil || *rc.Baseline != b {
+				t.Errorf("remote CPU figures carry %+v, want the env's %+v", rc, b)
+			}
+			if first == nil {
+				first = &b
+			} else if b != *first {
+				t.Errorf("session %d run %d: baseline %+v, want the first run's %+v", session, run, b, *first)
+			}
+		}
+		c.Close()
 	}
 }

@@ -349,6 +349,9 @@ func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Ti
 	cc.NetConn().SetDeadline(time.Time{})
 	ctx, endHost := s.startHostSession(ctx, cc, log)
 	defer endHost()
+	// The idle CPU baseline, once per session, before any test: the
+	// client takes its own at the same moment, as its Dial ends.
+	hostSessionOf(ctx).idleBaseline(ctx)
 
 	msgs := make(chan recvd, 1)
 	ss := &session{s: s, cc: cc, log: log, msgs: msgs}

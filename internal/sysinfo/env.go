@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"wirespeed/internal/engine"
+	"wirespeed/internal/measure"
 	"wirespeed/internal/netdev"
 )
 
@@ -34,6 +35,10 @@ type Env struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// DataPath is what the kernel offers the data path options.
 	DataPath *engine.DataPathSupport `json:"datapath,omitempty"`
+	// CPUBaseline is the host's CPU utilization over a short idle window
+	// before the session's first run (TakeBaseline); absent when it was
+	// not taken or could not be read (then Warnings says why).
+	CPUBaseline *measure.CPUBaseline `json:"cpu_baseline,omitempty"`
 }
 
 // CPUInfo is the processor as /proc/cpuinfo describes it.

@@ -1,0 +1,26 @@
+package measure
+
+import "fmt"
+
+// CPUBaseline is the system-wide CPU utilization over a short window in
+// which the test was not running: taken once per control session, on
+// each side, before its first run. It tells what the host did on its own,
+// so a reader can tell the test's CPU from a neighbour's.
+type CPUBaseline struct {
+	// UtilPct is the share of all CPU time that was busy (CPUUsage's
+	// UtilPct: all but idle and iowait), in percent of all the CPUs.
+	UtilPct float64 `json:"baseline_util_pct"`
+	// WindowS is the length of the window, by the monotonic clock.
+	WindowS float64 `json:"baseline_s"`
+}
+
+// BaselineOf is the baseline between two samples of /proc/stat taken
+// windowS seconds apart. A window in which the kernel counted no tick is
+// an error: its utilization would read 0% whatever the host did.
+func BaselineOf(before, after CPUSample, windowS float64) (CPUBaseline, error) {
+	u := CPUDelta(before, after)
+	if u.Ticks == 0 {
+		return CPUBaseline{}, fmt.Errorf("cpu baseline: no tick counted in %.3fs", windowS)
+	}
+	return CPUBaseline{UtilPct: u.UtilPct, WindowS: windowS}, nil
+}
