@@ -29,3 +29,9 @@ func (s *Server) running(string) bool                         { return false }
 func (l *Lab) startServer(context.Context, *exec.Cmd, string, string) (*Server, error) {
 	return nil, ErrUnsupported
 }
+
+func loadMesh(string) (*Mesh, error) { return nil, ErrUnsupported }
+
+func startServerAs(context.Context, *Lab, string, *exec.Cmd, string, string) (*Server, error) {
+	return nil, ErrUnsupported
+}
