@@ -172,7 +172,13 @@ func udpSendErrorsMatchKernel(t *testing.T, sndbuf, size int, rate uint64) {
 	if sndbuf > 0 && ctr.SendErrors == 0 {
 		t.Fatalf("no send errors with a %d-byte socket buffer: the kernel refused nothing, the test shows nothing", sndbuf)
 	}
-	if got, want := d.UDP.SndbufErrors, ctr.SendErrors+qdrops; got != want {
+	// The tbf drops whatever packet meets its full queue: now and then one
+	// the kernel sends on its own (IPv6 neighbour discovery or MLD on the
+	// new veth), which no UDP counter sees. Up to otherDrops of them are
+	// allowed between the tbf's count and the UDP ones.
+	const otherDrops = 3
+	near := func(got, want int64) bool { return got <= want && want-got <= otherDrops }
+	if got, want := d.UDP.SndbufErrors, ctr.SendErrors+qdrops; !near(got, want) {
 		t.Errorf("kernel SndbufErrors %d, want the engine's send errors %d + tbf drops %d = %d", got, ctr.SendErrors, qdrops, want)
 	}
 	// The kernel counts each of them a second time, in the IP layer:
@@ -183,7 +189,7 @@ func udpSendErrorsMatchKernel(t *testing.T, sndbuf, size int, rate uint64) {
 	}
 	// A fragmented datagram is dropped by its first fragment the qdisc
 	// refuses (the rest are freed, not queued): one drop, one FragFails.
-	if size > 1500 && d.IP.FragFails != qdrops {
+	if size > 1500 && !near(d.IP.FragFails, qdrops) {
 		t.Errorf("kernel Ip FragFails %d, want the tbf's drops %d", d.IP.FragFails, qdrops)
 	}
 	// With nothing dropped on the way, b got each datagram the engine
@@ -209,7 +215,7 @@ func udpSendErrorsMatchKernel(t *testing.T, sndbuf, size int, rate uint64) {
 	// Every datagram the engine counts as sent the kernel took once:
 	// OutDatagrams counts those it passed on, SndbufErrors less the
 	// refusals those it took and lost.
-	if got, want := d.All["Udp.OutDatagrams"]+qdrops, ctr.Packets; got != want {
+	if got, want := d.All["Udp.OutDatagrams"]+qdrops, ctr.Packets; !near(want, got) {
 		t.Errorf("kernel OutDatagrams %d + tbf drops %d = %d, want the engine's datagrams sent %d", d.All["Udp.OutDatagrams"], qdrops, got, want)
 	}
 }
