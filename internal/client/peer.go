@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"wirespeed/internal/control"
+	"wirespeed/internal/measure"
 	"wirespeed/internal/peertext"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
@@ -120,6 +121,9 @@ func checkResult(t spec.Test, r result.SideResult) error {
 	if len(r.Warnings) > maxWarnings {
 		return fmt.Errorf("%w: the server's result has %d warnings, more than %d", control.ErrProtocol, len(r.Warnings), maxWarnings)
 	}
+	if err := checkCPU(r.CPU); err != nil {
+		return err
+	}
 	maxIv := maxIntervals(t)
 	seen := map[spec.Direction]bool{}
 	for _, f := range r.Flows {
@@ -175,3 +179,32 @@ type escapedErr struct{ err error }
 
 func (e escapedErr) Error() string { return peertext.Escape(e.err.Error()) }
 func (e escapedErr) Unwrap() error { return e.err }
+
+// maxCPUs bounds the per-CPU lists of a server's CPU record: Linux's
+// NR_CPUS is at most 8192.
+const maxCPUs = 8192
+
+// checkCPU bounds the lists of the server's CPU record, which the limit
+// diagnosis walks and the report names: a wirespeed server lists at most
+// measure.MaxTasks threads and processes and one entry per CPU.
+func checkCPU(c *measure.CPU) error {
+	if c == nil {
+		return nil
+	}
+	for _, l := range []struct {
+		what string
+		n    int
+		max  int
+	}{
+		{"threads", len(c.Threads), measure.MaxTasks},
+		{"other processes", len(c.OtherProcesses), measure.MaxTasks},
+		{"thread CPU splits", len(c.ThreadCPUShares), measure.MaxTasks},
+		{"per-CPU figures", len(c.PerCPUUtilPct), maxCPUs},
+		{"per-CPU numbers", len(c.PerCPUIDs), maxCPUs},
+	} {
+		if l.n > l.max {
+			return fmt.Errorf("%w: the server's CPU record lists %d %s, more than %d", control.ErrProtocol, l.n, l.what, l.max)
+		}
+	}
+	return nil
+}
