@@ -17,7 +17,8 @@ func TestRetryRate(t *testing.T) {
 		{"first within", []RateAttempt{{Got: 99, Want: 100, Tol: 0.02}}, 1, ""},
 		{"starved then within", []RateAttempt{{Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 101, Want: 100, Tol: 0.02}}, 2, ""},
 		{"overshoot is not retried", []RateAttempt{{Got: 103, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 100, Want: 100, Tol: 0.02}}, 1, "overshot"},
-		{"short without evidence is not retried", []RateAttempt{{Got: 90, Want: 100, Tol: 0.02}, {Got: 100, Want: 100, Tol: 0.02}}, 1, "no sign"},
+		{"short without evidence is retried", []RateAttempt{{Got: 90, Want: 100, Tol: 0.02}, {Got: 100, Want: 100, Tol: 0.02}}, 2, ""},
+		{"short every time without evidence", []RateAttempt{{Got: 90, Want: 100, Tol: 0.02}, {Got: 90, Want: 100, Tol: 0.02}, {Got: 90, Want: 100, Tol: 0.02}}, 3, "3 attempts fell short"},
 		{"starved every time", []RateAttempt{{Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}}, 3, "3 attempts fell short"},
 	}
 	for _, tt := range tests {
