@@ -38,6 +38,10 @@ func (s *UDPSender) send() error {
 	per := uint64(s.segments()) // datagrams per send: more than one with GSO
 	for !s.stopped() {
 		n, next := s.due(start, seq/per)
+		n, done := s.capToLimit(n, seq, per)
+		if done {
+			return nil
+		}
 		if n == 0 {
 			if !s.sleepUntil(next) {
 				break

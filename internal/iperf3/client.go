@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -45,6 +46,11 @@ func CheckTest(t spec.Test) error {
 	default:
 		return fmt.Errorf("%s: %w: iperf3 runs TCP_STREAM, TCP_MAERTS (-R), TCP_BIDIR and UDP_STREAM", t.Kind, ErrUnsupported)
 	}
+	if t.Amount() > 0 && slices.Contains(t.Directions(), spec.ServerToClient) {
+		// iperf3 sends the amount and then waits, stream open, for the
+		// client's TEST_END: this side has no end of stream to end on.
+		return fmt.Errorf("-n and -k against an iperf3 server run in the client's direction only (TCP_STREAM, UDP_STREAM without -R): %w", ErrUnsupported)
+	}
 	if t.LocalSockBuf != t.RemoteSockBuf && t.RemoteSockBuf != 0 && t.LocalSockBuf != 0 {
 		return fmt.Errorf("iperf3 sets one window (-w) on both sides: give -s and -S the same size, or only one of them")
 	}
@@ -72,9 +78,10 @@ func ParamsFor(t spec.Test) Params {
 	if p.Window == 0 {
 		p.Window = t.LocalSockBuf
 	}
-	if t.Kind.UDP() {
-		p.Bandwidth = int64(t.RateBitsPerSecond)
-	}
+	// iperf3's -b paces TCP too, per stream, as wirespeed's does.
+	p.Bandwidth = int64(t.RateBitsPerSecond)
+	// A fixed amount: iperf3's -n and -k, the total over the streams.
+	p.Num, p.BlockCount = t.AmountBytes, t.AmountBlocks
 	return p
 }
 

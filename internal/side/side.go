@@ -145,6 +145,7 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("stream %d: %w", c.ID, err)
 		}
+		cfg.limitSender(l, len(f.loops))
 		var si engine.SocketInfo // zero for TCP_CRR: no lasting socket
 		if s, ok := l.(engine.SocketLoop); ok {
 			if si, err = s.Info(); err != nil {
@@ -300,6 +301,21 @@ func (cfg *Config) newLoop(c Conn, role result.Role, p *engine.Payload) (engine.
 	return engine.NewTCPReceiver(tcp, t.RecvSize)
 }
 
+// limitSender gives the sending loop of the i-th stream of its flow
+// (0-based) its share of a fixed amount (-n, -k) and, for TCP, its rate
+// (-b; a UDP sender takes its rate when it is made).
+func (cfg *Config) limitSender(l engine.Loop, i int) {
+	t := cfg.Spec
+	switch s := l.(type) {
+	case *engine.TCPSender:
+		s.SetLimit(t.AmountShare(i))
+		s.SetRate(t.RateBitsPerSecond)
+	case *engine.UDPSender:
+		// The share is whole datagrams (spec.AmountShare).
+		s.SetLimit(t.AmountShare(i) / int64(t.SendSize))
+	}
+}
+
 // flow is one direction on this side: its loops and the sampler that
 // measures them.
 type flow struct {
@@ -387,6 +403,16 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		}
 	}
 	s0 := f.take()
+	amount := sp.Amount() > 0
+	if amount {
+		// A fixed amount is measured from the flow's origin (the start,
+		// or the first byte) with every byte in it: the loops' counters
+		// were zero there (there is no warm-up, spec.validateAmount).
+		s0.at = origin
+		for i := range s0.ctr {
+			s0.ctr[i] = engine.Counters{}
+		}
+	}
 	f.cfg.cpu.open()
 	f.result.StartOffsetS = s0.at.Sub(start).Seconds()
 	end := winStart.Add(sp.Duration)
@@ -410,7 +436,8 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		}
 		prev = cur
 		if !reached {
-			truncated = f.aborted || end.Sub(cur.at) > tolerance
+			// A fixed amount ends the window when the loops are done.
+			truncated = f.aborted || (!amount && end.Sub(cur.at) > tolerance)
 			last = cur
 			break
 		}
@@ -519,7 +546,9 @@ func (f *flow) wait(ctx context.Context, t time.Time) bool {
 	tm := time.NewTimer(d)
 	defer tm.Stop()
 	var done <-chan struct{}
-	if !active(f.role) {
+	if !active(f.role) || f.cfg.Spec.Amount() > 0 {
+		// A passive flow ends with its peer's; an active one with a
+		// fixed amount when it has sent it.
 		done = f.loopsDone
 	}
 	select {
@@ -706,6 +735,13 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 	}
 	if s0 != nil && last != nil {
 		r.ElapsedS = last.at.Sub(s0.at).Seconds()
+	}
+	if a := f.cfg.Spec.Amount(); a > 0 {
+		var total int64
+		for _, ss := range r.Streams {
+			total += ss.TotalBytes
+		}
+		r.Amount = &result.Amount{Bytes: a, Reached: total >= a}
 	}
 }
 
