@@ -146,6 +146,11 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 			return res, fmt.Errorf("stream %d: %w", c.ID, err)
 		}
 		cfg.limitSender(l, len(f.loops))
+		if m, ok := l.(engine.WindowMarker); ok && cfg.Spec.Amount() > 0 {
+			// A fixed amount's window holds every datagram from the
+			// first (see flow.run).
+			m.MarkWindow()
+		}
 		var si engine.SocketInfo // zero for TCP_CRR: no lasting socket
 		if s, ok := l.(engine.SocketLoop); ok {
 			if si, err = s.Info(); err != nil {
@@ -397,13 +402,13 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		return
 	}
 	f.host.open()
+	amount := sp.Amount() > 0
 	for _, l := range f.loops {
-		if m, ok := l.(engine.WindowMarker); ok {
+		if m, ok := l.(engine.WindowMarker); ok && !amount {
 			m.MarkWindow()
 		}
 	}
 	s0 := f.take()
-	amount := sp.Amount() > 0
 	if amount {
 		// A fixed amount is measured from the flow's origin (the start,
 		// or the first byte) with every byte in it: the loops' counters
