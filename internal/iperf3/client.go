@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"net"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -45,11 +44,6 @@ func CheckTest(t spec.Test) error {
 	case spec.TCPStream, spec.TCPMaerts, spec.TCPBidir, spec.UDPStream:
 	default:
 		return fmt.Errorf("%s: %w: iperf3 runs TCP_STREAM, TCP_MAERTS (-R), TCP_BIDIR and UDP_STREAM", t.Kind, ErrUnsupported)
-	}
-	if t.Amount() > 0 && slices.Contains(t.Directions(), spec.ServerToClient) {
-		// iperf3 sends the amount and then waits, stream open, for the
-		// client's TEST_END: this side has no end of stream to end on.
-		return fmt.Errorf("-n and -k against an iperf3 server run in the client's direction only (TCP_STREAM, UDP_STREAM without -R): %w", ErrUnsupported)
 	}
 	if t.LocalSockBuf != t.RemoteSockBuf && t.RemoteSockBuf != 0 && t.LocalSockBuf != 0 {
 		return fmt.Errorf("iperf3 sets one window (-w) on both sides: give -s and -S the same size, or only one of them")
@@ -321,7 +315,10 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 		defer mu.Unlock()
 		cl.cfg.OnInterval(result.JoinTick(r, nil))
 	}
-	runSide := func(cs []side.Conn, drain time.Duration) <-chan sideResult {
+	// With a fixed amount the iperf3 server stops sending when it has sent
+	// it, and waits for TEST_END: the receiving side says when it has it.
+	amountIn := make(chan struct{}, 1)
+	runSide := func(cs []side.Conn, drain time.Duration, received func()) <-chan sideResult {
 		ch := make(chan sideResult, 1)
 		if len(cs) == 0 {
 			ch <- sideResult{skip: true}
@@ -338,6 +335,8 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 				ProcRoot:     cl.cfg.ProcRoot,
 				UDPOptions:   []engine.UDPOption{engine.Iperf3Header(false)},
 				DrainTimeout: drain,
+
+				AmountReceived: received,
 			})
 			ch <- sideResult{res: r, err: err}
 		}()
@@ -347,8 +346,13 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 	if t.Kind.UDP() {
 		recvDrain = udpDrain
 	}
-	sendCh := runSide(sends, 0)
-	recvCh := runSide(recvs, recvDrain)
+	sendCh := runSide(sends, 0, nil)
+	recvCh := runSide(recvs, recvDrain, func() {
+		select {
+		case amountIn <- struct{}{}:
+		default:
+		}
+	})
 
 	// TEST_END goes when this side's senders are done and their data
 	// reached the server, and no earlier than the planned end for the
@@ -365,6 +369,7 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 		select {
 		case <-end.C:
 		case <-ctx.Done():
+		case <-amountIn: // all of a fixed amount arrived (-n, -k)
 		}
 	}
 	if err := cl.cc.writeState(TestEnd); err != nil {

@@ -84,6 +84,12 @@ type Config struct {
 	// --max-udp-rate). A result that was paced says so in a warning.
 	MaxUDPRRRate float64
 
+	// AmountReceived, when set with a fixed amount (-n, -k), ends a
+	// receiving flow's window when its streams have received the amount,
+	// and is called then: for a peer that sends the amount but gives no
+	// end of stream until told (iperf3). The flow then drains as usual.
+	AmountReceived func()
+
 	cpu *cpuMeter // set by Run
 	dp  *dataPath // set by Run
 }
@@ -458,7 +464,28 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 	}
 	f.host.close()
 	f.cfg.cpu.close()
+	if f.receivedAmount() && f.cfg.AmountReceived != nil {
+		f.cfg.AmountReceived()
+	}
 	f.finish(ctx, &s0, &last, truncated)
+}
+
+// watchesAmount reports whether a receiving flow ends its window on the
+// amount it received (Config.AmountReceived).
+func (f *flow) watchesAmount() bool {
+	return f.cfg.AmountReceived != nil && f.role == result.Receiver && f.cfg.Spec.Amount() > 0
+}
+
+// receivedAmount reports whether a flow that watches its amount has it.
+func (f *flow) receivedAmount() bool {
+	if !f.watchesAmount() {
+		return false
+	}
+	var n int64
+	for _, l := range f.loops {
+		n += l.Counters().Bytes
+	}
+	return n >= f.cfg.Spec.Amount()
 }
 
 // origin returns when this flow's schedule starts, or false when it never
@@ -556,16 +583,32 @@ func (f *flow) wait(ctx context.Context, t time.Time) bool {
 		// fixed amount when it has sent it.
 		done = f.loopsDone
 	}
-	select {
-	case <-tm.C:
-		return true
-	case <-ctx.Done():
-		f.aborted = true
-		return false
-	case <-done:
-		return false
+	var poll <-chan time.Time
+	if f.watchesAmount() {
+		tk := time.NewTicker(amountPoll)
+		defer tk.Stop()
+		poll = tk.C
+	}
+	for {
+		select {
+		case <-tm.C:
+			return true
+		case <-ctx.Done():
+			f.aborted = true
+			return false
+		case <-done:
+			return false
+		case <-poll:
+			if f.receivedAmount() {
+				return false
+			}
+		}
 	}
 }
+
+// amountPoll is how often a flow that watches its amount looks at its
+// counters (Config.AmountReceived).
+const amountPoll = 2 * time.Millisecond
 
 // delta is what stream i moved between two samples.
 func (f *flow) delta(i int, a, b sample) result.Interval {
