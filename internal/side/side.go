@@ -12,7 +12,10 @@
 // first byte keeps the two windows one one-way delay apart, whatever the
 // round trip of the control connection. The window opens Omit after the
 // origin and closes Duration later; intervals are scheduled against
-// absolute times, so they do not drift.
+// absolute times, so they do not drift. With a fixed amount (-n, -k) the
+// senders stop by themselves when they have sent their share, and each
+// flow's window runs from its origin to the end of its loops, Duration
+// being the upper bound.
 package side
 
 import (
