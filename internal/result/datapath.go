@@ -41,6 +41,12 @@ type DataPath struct {
 	GSOSize   int   `json:"gso_size,omitempty"`
 	GRO       bool  `json:"gro,omitempty"`
 	Coalesced int64 `json:"gro_coalesced,omitempty"`
+
+	// UDP batches (issue 15): SendBatch is the sends per sendmmsg call of
+	// this side's UDP_STREAM senders, RecvBatch the most datagrams per
+	// recvmmsg call of its receivers; absent for one per call.
+	SendBatch int `json:"send_batch,omitempty"`
+	RecvBatch int `json:"recv_batch,omitempty"`
 }
 
 // PinnedCPU is one CPU data-path threads were pinned to.
