@@ -32,7 +32,7 @@ func addDataPathFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.IntVar(&f.spec.SendBatch, "send-batch", 1,
 		fmt.Sprintf("UDP_STREAM: sends per system call on the sending side (sendmmsg); 1 makes one send call per datagram, as netperf's -m means; up to %d", spec.MaxUDPBatch))
 	fl.IntVar(&f.spec.RecvBatch, "recv-batch", 1,
-		fmt.Sprintf("UDP_STREAM: datagrams per system call on the receiving side at most (recvmmsg); 1 takes one per call, as netperf and iperf3 do; up to %d", spec.MaxUDPBatch))
+		fmt.Sprintf("UDP_STREAM: datagrams per system call on the receiving side at most (recvmmsg); 1 takes one per call, as netperf and iperf3 do (batches were no faster on loopback: bench/README.md); up to %d", spec.MaxUDPBatch))
 }
 
 // cpusValue is -T LOCAL[,REMOTE].
