@@ -17,8 +17,9 @@
 // socket had to wait the loop parked and was woken, and those wake-ups
 // cost a fifth of TCP throughput, two thirds of UDP's and half of the
 // transaction rate on two cores. TCP streams make one write(2) or read(2)
-// per message (tcp_linux.go), UDP streams move batches with
-// sendmmsg(2)/recvmmsg(2) (udp_linux.go), request/response loops make a
+// per message (tcp_linux.go), UDP streams one write(2) per datagram and
+// one recvmmsg(2) per datagram, or batches of them when asked
+// (SetSendBatch, SetRecvBatch; udp_linux.go), request/response loops make a
 // blocking exchange (rr_linux.go). A run adds a P per loop (AddProcs), so
 // the rest of the process keeps its own. The data path options
 // (datapath.go) swap in other system calls for the same loops: sendfile

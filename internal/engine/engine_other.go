@@ -137,6 +137,9 @@ func shutdownWrite(syscall.RawConn) error { return ErrUnsupported }
 
 // UDP streams.
 
+// haveMmsg is false: no send or receive batches here.
+const haveMmsg = false
+
 // send is the portable UDP sending loop: one datagram per write.
 func (s *UDPSender) send() error {
 	buf := make([]byte, s.size)

@@ -145,6 +145,12 @@ type Test struct {
 	BusyPollMicros      int  // --busy-poll: SO_BUSY_POLL on request/response sockets, microseconds; 0 for none
 	GSOSize             int  // --gso: UDP_STREAM datagram size the sender's kernel segments each send into (UDP_SEGMENT); 0 for none
 	GRO                 bool // --gro: UDP_GRO on the UDP_STREAM receiver
+
+	// UDP batches (issue 15): how many datagrams one system call moves.
+	// 0 and 1 both mean one send(2) per datagram, as netperf's -m means,
+	// and one receive call per datagram, as netperf and iperf3 receive.
+	SendBatch int // --send-batch: sends per sendmmsg(2) call of UDP_STREAM senders
+	RecvBatch int // --recv-batch: datagrams per recvmmsg(2) call of UDP_STREAM receivers
 }
 
 // Defaults for a Test, documented in the flag help.
@@ -310,6 +316,9 @@ type wire struct {
 	BusyPollMicros    int     `json:"busy_poll_us,omitempty"`
 	GSOSize           int     `json:"gso_size,omitempty"`
 	GRO               bool    `json:"gro,omitempty"`
+	// UDP batches (issue 15).
+	SendBatch int `json:"send_batch,omitempty"`
+	RecvBatch int `json:"recv_batch,omitempty"`
 }
 
 // MarshalJSON writes t with durations in seconds.
@@ -342,6 +351,9 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		BusyPollMicros:    t.BusyPollMicros,
 		GSOSize:           t.GSOSize,
 		GRO:               t.GRO,
+		// UDP batches (issue 15).
+		SendBatch: t.SendBatch,
+		RecvBatch: t.RecvBatch,
 	})
 }
 
@@ -380,6 +392,9 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		BusyPollMicros:      w.BusyPollMicros,
 		GSOSize:             w.GSOSize,
 		GRO:                 w.GRO,
+		// UDP batches (issue 15).
+		SendBatch: w.SendBatch,
+		RecvBatch: w.RecvBatch,
 	}
 	return nil
 }
