@@ -145,6 +145,16 @@ type Test struct {
 	BusyPollMicros      int  // --busy-poll: SO_BUSY_POLL on request/response sockets, microseconds; 0 for none
 	GSOSize             int  // --gso: UDP_STREAM datagram size the sender's kernel segments each send into (UDP_SEGMENT); 0 for none
 	GRO                 bool // --gro: UDP_GRO on the UDP_STREAM receiver
+
+	// Socket options (issue 19, see sockopts.go). BindAddr, BindDev and
+	// ClientPort are the client's own; the server applies TOS, MSS and
+	// DontFragment to its data sockets too.
+	BindAddr     string // -B: local address of the client's control and data sockets; "" for any
+	BindDev      string // --bind-dev: SO_BINDTODEVICE on the client's control and data sockets
+	ClientPort   int    // --cport: the client's data port of stream 1, PORT+i-1 for stream i; 0 for ephemeral
+	TOS          int    // --tos, --dscp: IP_TOS (IPV6_TCLASS) on both sides' data sockets; 0 leaves the default
+	MSS          int    // --mss: TCP_MAXSEG on both sides' TCP data sockets before connect or listen; 0 for the default
+	DontFragment bool   // --dont-fragment: UDP datagrams never fragmented (IP_PMTUDISC_DO); one too big fails the run
 }
 
 // Defaults for a Test, documented in the flag help.
@@ -258,6 +268,9 @@ func (t Test) Validate() error {
 	default:
 		return fmt.Errorf("payload %q: use random, zeros or a file name", t.Payload.Kind)
 	}
+	if err := t.validateSockOpts(); err != nil {
+		return err
+	}
 	return t.validateDataPath()
 }
 
@@ -310,6 +323,13 @@ type wire struct {
 	BusyPollMicros    int     `json:"busy_poll_us,omitempty"`
 	GSOSize           int     `json:"gso_size,omitempty"`
 	GRO               bool    `json:"gro,omitempty"`
+	// Socket options (issue 19).
+	BindAddr     string `json:"bind_addr,omitempty"`
+	BindDev      string `json:"bind_dev,omitempty"`
+	ClientPort   int    `json:"cport,omitempty"`
+	TOS          int    `json:"tos,omitempty"`
+	MSS          int    `json:"mss,omitempty"`
+	DontFragment bool   `json:"dont_fragment,omitempty"`
 }
 
 // MarshalJSON writes t with durations in seconds.
@@ -342,6 +362,13 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		BusyPollMicros:    t.BusyPollMicros,
 		GSOSize:           t.GSOSize,
 		GRO:               t.GRO,
+		// Socket options (issue 19).
+		BindAddr:     t.BindAddr,
+		BindDev:      t.BindDev,
+		ClientPort:   t.ClientPort,
+		TOS:          t.TOS,
+		MSS:          t.MSS,
+		DontFragment: t.DontFragment,
 	})
 }
 
@@ -380,6 +407,13 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		BusyPollMicros:      w.BusyPollMicros,
 		GSOSize:             w.GSOSize,
 		GRO:                 w.GRO,
+		// Socket options (issue 19).
+		BindAddr:     w.BindAddr,
+		BindDev:      w.BindDev,
+		ClientPort:   w.ClientPort,
+		TOS:          w.TOS,
+		MSS:          w.MSS,
+		DontFragment: w.DontFragment,
 	}
 	return nil
 }
