@@ -66,7 +66,7 @@ func (c *CRRClient) done(start, end int64) {
 // Finish tells the server the test is over: a connection closed before
 // any request.
 func (c *CRRClient) Finish() error {
-	d := net.Dialer{Timeout: crrConnectTimeout}
+	d := ControlDialer(c.opts, crrConnectTimeout)
 	conn, err := d.Dial(c.network, c.addr)
 	if err != nil {
 		return err
