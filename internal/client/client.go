@@ -112,6 +112,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("connect to %s: no answer within %v (the connect timeout): the host is down, a firewall drops the port, or the server cannot accept; give it longer with --connect-timeout: %w",
 				cfg.Addr, connectTimeout, err)
 		}
+		if cfg.BindAddr.IsValid() && errors.Is(err, syscall.EADDRNOTAVAIL) {
+			return nil, fmt.Errorf("connect to %s: %w: is %s an address of this host (-B)?", cfg.Addr, err, cfg.BindAddr)
+		}
 		return nil, fmt.Errorf("connect to %s: %w%s", cfg.Addr, err, dialHint(err))
 	}
 	if c, err = cfg.startTLS(ctx, c, host); err != nil {

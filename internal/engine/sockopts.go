@@ -92,13 +92,18 @@ func ControlDialer(opts Options, timeout time.Duration) net.Dialer {
 	return net.Dialer{
 		Timeout:   timeout,
 		LocalAddr: localAddr("tcp", bind),
-		Control: func(_, _ string, c syscall.RawConn) error {
-			var serr error
-			if err := c.Control(func(fd uintptr) { serr = setSockOpts(fd, bind) }); err != nil {
-				return err
-			}
-			return serr
-		},
+		Control:   controlOpts(bind),
+	}
+}
+
+// controlOpts is a dialer's or listener's Control that applies opts.
+func controlOpts(opts Options) func(string, string, syscall.RawConn) error {
+	return func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) { serr = setSockOpts(fd, opts) }); err != nil {
+			return err
+		}
+		return serr
 	}
 }
 
