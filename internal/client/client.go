@@ -109,11 +109,18 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
+			if cfg.BindDev != "" {
+				return nil, fmt.Errorf("connect to %s: no answer within %v (the connect timeout) through --bind-dev %s: is the server reachable through that device (ip route get)? %w",
+					cfg.Addr, connectTimeout, cfg.BindDev, err)
+			}
 			return nil, fmt.Errorf("connect to %s: no answer within %v (the connect timeout): the host is down, a firewall drops the port, or the server cannot accept; give it longer with --connect-timeout: %w",
 				cfg.Addr, connectTimeout, err)
 		}
-		if cfg.BindAddr.IsValid() && errors.Is(err, syscall.EADDRNOTAVAIL) {
+		switch {
+		case cfg.BindAddr.IsValid() && errors.Is(err, syscall.EADDRNOTAVAIL):
 			return nil, fmt.Errorf("connect to %s: %w: is %s an address of this host (-B)?", cfg.Addr, err, cfg.BindAddr)
+		case cfg.BindDev != "" && (errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EHOSTUNREACH)):
+			return nil, fmt.Errorf("connect to %s: %w: the server is unreachable through --bind-dev %s; name the device its route goes through (ip route get)", cfg.Addr, err, cfg.BindDev)
 		}
 		return nil, fmt.Errorf("connect to %s: %w%s", cfg.Addr, err, dialHint(err))
 	}
