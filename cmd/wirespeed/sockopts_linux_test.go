@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"wirespeed/internal/lab"
-	"wirespeed/internal/nstest"
 	"wirespeed/internal/measure"
+	"wirespeed/internal/nstest"
 )
 
 // labRunFails runs `wirespeed run ...` in side b of l, expects it to fail
