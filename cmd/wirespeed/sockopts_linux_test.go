@@ -78,6 +78,11 @@ func TestDontFragmentOverSmallMTU(t *testing.T) {
 		}
 		t.Logf("%v: %s", dir, strings.TrimSpace(msg))
 	}
+	// UDP_RR: the request is the datagram (-r REQ,RESP).
+	msg := labRunFails(t, l, addr, "-t", "UDP_RR", "-r", "1400,1", "-l", "1", "-i", "0", "--dont-fragment")
+	if !strings.Contains(msg, "datagram of 1400 bytes") || !strings.Contains(msg, "path MTU of 1280 bytes") {
+		t.Errorf("UDP_RR -r 1400 --dont-fragment: error lacks the sizes:\n%s", msg)
+	}
 }
 
 func reasm(c *measure.Counters) any {

@@ -54,13 +54,13 @@ func setSockOpts(fd uintptr, opts Options) error {
 func setIPOpts(opts Options) error {
 	switch {
 	case opts.BindDev != "":
-		return fmt.Errorf("binding to a device (--bind-dev) is supported on Linux only; bind to the device's address with -B")
+		return fmt.Errorf("binding to a device (--bind-dev) is supported on Linux only; bind to the device's address with -B: %w", ErrUnsupported)
 	case opts.TOS != 0:
-		return fmt.Errorf("setting the TOS byte (--tos, --dscp) is supported on Linux only")
+		return fmt.Errorf("setting the TOS byte (--tos, --dscp) is supported on Linux only: %w", ErrUnsupported)
 	case opts.MSS != 0:
-		return fmt.Errorf("setting the TCP MSS (--mss) is supported on Linux only")
+		return fmt.Errorf("setting the TCP MSS (--mss) is supported on Linux only: %w", ErrUnsupported)
 	case opts.DontFragment:
-		return fmt.Errorf("forbidding fragmentation (--dont-fragment) is supported on Linux only")
+		return fmt.Errorf("forbidding fragmentation (--dont-fragment) is supported on Linux only: %w", ErrUnsupported)
 	}
 	return nil
 }
