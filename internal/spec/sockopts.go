@@ -120,3 +120,20 @@ func (t Test) validateSockOpts() error {
 	}
 	return nil
 }
+
+// DSCPName names the code point of a TOS byte (EF for 0xb8), "" when the
+// ECN bits are set or the code point has no name. CS0 and DF are the
+// default, 0: "".
+func DSCPName(tos int) string {
+	if tos&3 != 0 || tos <= 0 {
+		return ""
+	}
+	best := ""
+	for n, d := range dscpNames {
+		// One name per code point; DF and CS0 are 0, not shown.
+		if d == tos>>2 && (best == "" || n < best) {
+			best = n
+		}
+	}
+	return best
+}

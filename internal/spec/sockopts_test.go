@@ -139,3 +139,11 @@ func TestSockOptsJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestDSCPName(t *testing.T) {
+	for tos, want := range map[int]string{0xb8: "EF", 0x88: "AF41", 0x20: "CS1", 0x29: "", 0: "", 0x04: "LE", 0xfc: ""} {
+		if got := DSCPName(tos); got != want {
+			t.Errorf("DSCPName(%#x) = %q, want %q", tos, got, want)
+		}
+	}
+}
