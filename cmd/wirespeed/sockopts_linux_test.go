@@ -52,6 +52,9 @@ func TestDontFragmentOverSmallMTU(t *testing.T) {
 	udp := []string{addr, "-t", "UDP_STREAM", "-b", "20M", "-l", "1", "-i", "0"}
 
 	doc := labRun(t, l, append(udp, "-m", "1400")...)
+	if c := doc.Remote.Counters; c != nil {
+		t.Logf("-m 1400 without --dont-fragment: sender's kernel made %d fragments, receiver's reassembled %d datagrams", doc.Local.Counters.IP.FragCreates, c.IP.ReasmOKs)
+	}
 	u := doc.Summary.UDPSummary
 	if u == nil || u.PacketsReceived == 0 {
 		t.Fatalf("without --dont-fragment nothing arrived: %+v", doc.Summary)
@@ -76,13 +79,20 @@ func TestDontFragmentOverSmallMTU(t *testing.T) {
 				t.Errorf("%v: error lacks %q:\n%s", dir, want, msg)
 			}
 		}
-		t.Logf("%v: %s", dir, strings.TrimSpace(msg))
+		t.Logf("%v: %s", dir, lastLine(msg))
 	}
 	// UDP_RR: the request is the datagram (-r REQ,RESP).
 	msg := labRunFails(t, l, addr, "-t", "UDP_RR", "-r", "1400,1", "-l", "1", "-i", "0", "--dont-fragment")
 	if !strings.Contains(msg, "datagram of 1400 bytes") || !strings.Contains(msg, "path MTU of 1280 bytes") {
 		t.Errorf("UDP_RR -r 1400 --dont-fragment: error lacks the sizes:\n%s", msg)
 	}
+	t.Logf("UDP_RR: %s", lastLine(msg))
+}
+
+// lastLine is the last line of s: the error, after any text result.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 func reasm(c *measure.Counters) any {
@@ -101,11 +111,14 @@ func TestBindDevice(t *testing.T) {
 	if doc.Summary.Bytes == 0 || doc.Spec.BindDev != lab.Device(lab.B) {
 		t.Errorf("--bind-dev %s: %d bytes, spec bind_dev %q", lab.Device(lab.B), doc.Summary.Bytes, doc.Spec.BindDev)
 	}
+	t.Logf("--bind-dev %s: %.0f Mbit/s", lab.Device(lab.B), doc.Summary.BitsPerSecond/1e6)
 	msg := labRunFails(t, l, addr, "-l", "0.3", "--bind-dev", "lo", "--connect-timeout", "1s")
+	t.Logf("--bind-dev lo: %s", strings.TrimSpace(msg))
 	if !strings.Contains(msg, "--bind-dev lo") {
 		t.Errorf("--bind-dev lo: want an error saying the server is unreachable through lo:\n%s", msg)
 	}
 	msg = labRunFails(t, l, addr, "-l", "0.3", "--bind-dev", "nosuch0")
+	t.Logf("--bind-dev nosuch0: %s", strings.TrimSpace(msg))
 	if !strings.Contains(msg, `device "nosuch0": no such device`) {
 		t.Errorf("--bind-dev nosuch0: want an error naming the missing device:\n%s", msg)
 	}

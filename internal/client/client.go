@@ -527,6 +527,10 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 		res.Warnings = append(res.Warnings, "server: "+rem.err.Error())
 	case local.err != nil && ctx.Err() == nil:
 		return res, local.err
+	case rem.res.Error != "" && ctx.Err() == nil:
+		// A stream of the server's failed (a datagram too big for the
+		// path, a reset): the run failed there as it would have here.
+		return res, fmt.Errorf("server %s: %w", c.cfg.Addr, escapedErr{errors.New(rem.res.Error)})
 	}
 	return res, nil
 }
