@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -356,6 +357,14 @@ type Options struct {
 	// (net.core.busy_read). For TCP_CRR, whose sockets are made per
 	// transaction.
 	BusyPollMicros int
+
+	// Socket options of issue 19 (sockopts.go).
+	LocalAddr    netip.Addr // bind to this address before connecting; the zero Addr for any
+	LocalPort    int        // bind to this port, with SO_REUSEADDR; 0 for an ephemeral one
+	BindDev      string     // SO_BINDTODEVICE; "" for none
+	TOS          int        // IP_TOS, IPV6_TCLASS on IPv6 sockets; 0 leaves the default
+	MSS          int        // TCP_MAXSEG, before connect or listen (TCP only); 0 for the default
+	DontFragment bool       // IP_PMTUDISC_DO, IPV6_DONTFRAG on IPv6 sockets (UDP only)
 }
 
 // SocketInfo is what the kernel granted a data socket.

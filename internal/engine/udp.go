@@ -70,6 +70,15 @@ func NewUDPSender(c *net.UDPConn, p *Payload, size int, rateBPS float64, opts ..
 	return u, nil
 }
 
+// datagramSize is the payload bytes of each datagram on the wire: the
+// GSO size when the kernel cuts the sends.
+func (s *UDPSender) datagramSize() int {
+	if s.gso > 0 {
+		return s.gso
+	}
+	return s.size
+}
+
 // Run sends until Stop or a failure. Counters.Packets is the number of
 // datagrams sent, which is also the next sequence number.
 func (s *UDPSender) Run() error {

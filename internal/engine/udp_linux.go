@@ -77,7 +77,9 @@ func (s *UDPSender) send() error {
 			// unreachable to an earlier datagram: counted, retried.
 			s.ctr.sendErrors.Add(1)
 		default:
-			return e
+			// EMSGSIZE: a datagram larger than the path takes, with
+			// fragmenting forbidden; say the MTU.
+			return tooBig(uintptr(fd), s.datagramSize(), e)
 		}
 	}
 	return nil

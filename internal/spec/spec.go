@@ -151,6 +151,15 @@ type Test struct {
 	// and one receive call per datagram, as netperf and iperf3 receive.
 	SendBatch int // --send-batch: sends per sendmmsg(2) call of UDP_STREAM senders
 	RecvBatch int // --recv-batch: datagrams per recvmmsg(2) call of UDP_STREAM receivers
+	// Socket options (issue 19, see sockopts.go). BindAddr, BindDev and
+	// ClientPort are the client's own; the server applies TOS, MSS and
+	// DontFragment to its data sockets too.
+	BindAddr     string // -B: local address of the client's control and data sockets; "" for any
+	BindDev      string // --bind-dev: SO_BINDTODEVICE on the client's control and data sockets
+	ClientPort   int    // --cport: the client's data port of stream 1, PORT+i-1 for stream i; 0 for ephemeral
+	TOS          int    // --tos, --dscp: IP_TOS (IPV6_TCLASS) on both sides' data sockets; 0 leaves the default
+	MSS          int    // --mss: TCP_MAXSEG on both sides' TCP data sockets before connect or listen; 0 for the default
+	DontFragment bool   // --dont-fragment: UDP datagrams never fragmented (IP_PMTUDISC_DO); one too big fails the run
 }
 
 // Defaults for a Test, documented in the flag help.
@@ -264,6 +273,9 @@ func (t Test) Validate() error {
 	default:
 		return fmt.Errorf("payload %q: use random, zeros or a file name", t.Payload.Kind)
 	}
+	if err := t.validateSockOpts(); err != nil {
+		return err
+	}
 	return t.validateDataPath()
 }
 
@@ -319,6 +331,13 @@ type wire struct {
 	// UDP batches (issue 15).
 	SendBatch int `json:"send_batch,omitempty"`
 	RecvBatch int `json:"recv_batch,omitempty"`
+	// Socket options (issue 19).
+	BindAddr     string `json:"bind_addr,omitempty"`
+	BindDev      string `json:"bind_dev,omitempty"`
+	ClientPort   int    `json:"cport,omitempty"`
+	TOS          int    `json:"tos,omitempty"`
+	MSS          int    `json:"mss,omitempty"`
+	DontFragment bool   `json:"dont_fragment,omitempty"`
 }
 
 // MarshalJSON writes t with durations in seconds.
@@ -354,6 +373,13 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		// UDP batches (issue 15).
 		SendBatch: t.SendBatch,
 		RecvBatch: t.RecvBatch,
+		// Socket options (issue 19).
+		BindAddr:     t.BindAddr,
+		BindDev:      t.BindDev,
+		ClientPort:   t.ClientPort,
+		TOS:          t.TOS,
+		MSS:          t.MSS,
+		DontFragment: t.DontFragment,
 	})
 }
 
@@ -395,6 +421,13 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		// UDP batches (issue 15).
 		SendBatch: w.SendBatch,
 		RecvBatch: w.RecvBatch,
+		// Socket options (issue 19).
+		BindAddr:     w.BindAddr,
+		BindDev:      w.BindDev,
+		ClientPort:   w.ClientPort,
+		TOS:          w.TOS,
+		MSS:          w.MSS,
+		DontFragment: w.DontFragment,
 	}
 	return nil
 }
