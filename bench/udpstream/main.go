@@ -14,12 +14,20 @@
 //     the kernel doubles) with -s and -S; the run's JSON records what was
 //     granted.
 //
-// A fourth column, "wirespeed own defaults", runs wirespeed with its own
-// receive size and 4 MiB receive buffer; it is labelled and never the
-// headline. wirespeed sends and receives several datagrams per system call
-// (sendmmsg/recvmmsg); the per-run line shows its datagrams per send call
-// (ws_tx_per_call) so that the difference from the others' one datagram
-// per call is visible.
+// Like netperf and iperf3, wirespeed makes one send call per datagram and
+// one receive call per datagram by default; the headline "wirespeed"
+// column runs it so. Labelled columns, never the headline, run it with
+// what differs from the others:
+//
+//   - "wirespeed --send-batch N": N datagrams per sendmmsg call (-send-batch,
+//     64 by default; 0 leaves the column out);
+//   - "wirespeed --recv-batch N": up to N datagrams per recvmmsg call
+//     (-recv-batch, 64 by default; 0 leaves it out);
+//   - "wirespeed own defaults": its own receive size and 4 MiB receive
+//     buffer (-no-own-defaults leaves it out).
+//
+// The table shows wirespeed's datagrams per send and per receive call
+// (ws_tx_per_call, ws_rx_per_call), from its own call counters.
 //
 // Rounds, order and the table are those of bench/tcpstream.
 //
@@ -67,6 +75,8 @@ func run(w io.Writer, args []string) error {
 	length := fs.Duration("length", 5*time.Second, "length of each run")
 	fs.DurationVar(length, "l", 5*time.Second, "short for -length")
 	noDefaults := fs.Bool("no-own-defaults", false, "leave out the wirespeed own defaults column")
+	sendBatch := fs.Int("send-batch", 64, "datagrams per sendmmsg call of the labelled \"wirespeed --send-batch\" column (0: leave it out)")
+	recvBatch := fs.Int("recv-batch", 64, "datagrams per recvmmsg call of the labelled \"wirespeed --recv-batch\" column (0: leave it out)")
 	if err := fs.Parse(args); err != nil {
 		return err // the flag package has printed what is wrong
 	}
@@ -140,11 +150,31 @@ func run(w io.Writer, args []string) error {
 			row.Tools = append(row.Tools, benchutil.Tool{Name: "iperf3", Argv: a, Parse: parseIperf3(n)})
 			row.Ratios = append(row.Ratios, benchutil.Ratio{Num: "wirespeed", Den: "iperf3"})
 		}
+		// Labelled columns, compared with netperf: what wirespeed can do
+		// that the others' one call per datagram does not.
+		den := ""
+		if len(row.Tools) > 1 {
+			den = row.Tools[1].Name
+		}
+		for _, b := range []struct {
+			flag string
+			n    int
+		}{{"--send-batch", *sendBatch}, {"--recv-batch", *recvBatch}} {
+			if b.n <= 1 {
+				continue
+			}
+			name := fmt.Sprintf("wirespeed %s %d", b.flag, b.n)
+			argv := append(append([]string(nil), matched...), b.flag, strconv.Itoa(b.n))
+			row.Tools = append(row.Tools, benchutil.Tool{Name: name, Argv: argv, Parse: parseWirespeed(n)})
+			if den != "" {
+				row.Ratios = append(row.Ratios, benchutil.Ratio{Num: name, Den: den})
+			}
+		}
 		if !*noDefaults {
 			const own = "wirespeed own defaults (-M 128K, 4 MiB rcvbuf)"
 			row.Tools = append(row.Tools, benchutil.Tool{Name: own, Argv: wsArgs, Parse: parseWirespeed(n)})
-			if len(row.Tools) > 2 {
-				row.Ratios = append(row.Ratios, benchutil.Ratio{Num: own, Den: row.Tools[1].Name})
+			if den != "" {
+				row.Ratios = append(row.Ratios, benchutil.Ratio{Num: own, Den: den})
 			}
 		}
 		res, err := benchutil.RunRow(w, row, *pairs, ord)
@@ -159,7 +189,8 @@ func run(w io.Writer, args []string) error {
 		{Key: "tx_pps", Label: "sent k datagrams/s", Scale: 1e3, Digits: 1},
 		{Key: "sd_local", Label: "local SD us/KB", Scale: 1, Digits: 3},
 		{Key: "sd_remote", Label: "remote SD us/KB", Scale: 1, Digits: 3},
-		{Key: "ws_tx_per_call", Label: "datagrams per send call", Scale: 1, Digits: 1},
+		{Key: "ws_tx_per_call", Label: "wirespeed datagrams per send call", Scale: 1, Digits: 1},
+		{Key: "ws_rx_per_call", Label: "wirespeed datagrams per receive call", Scale: 1, Digits: 1},
 	})
 	return nil
 }
@@ -182,6 +213,9 @@ func parseWirespeed(size int) func([]byte) (benchutil.Figures, error) {
 		}
 		if len(d.Streams) > 0 && d.Streams[0].Sender.Calls > 0 {
 			f["ws_tx_per_call"] = d.Streams[0].Sender.Packets / d.Streams[0].Sender.Calls
+		}
+		if len(d.Streams) > 0 && d.Streams[0].Receiver.Calls > 0 {
+			f["ws_rx_per_call"] = d.Streams[0].Receiver.Packets / d.Streams[0].Receiver.Calls
 		}
 		return f, nil
 	}

@@ -55,7 +55,8 @@ func connect(ctx context.Context, e *env, f *runFlags, target string, portSet bo
 		conn.addr, conn.label, conn.stop = a, a+" (embedded server)", stop
 	}
 	cfg := client.Config{Addr: conn.addr, IPVersion: ipVersion, Tool: version(), Hostname: e.hostname, Logger: e.log,
-		ProcRoot: f.measure.procRoot, OnInterval: onTick, ConnectTimeout: f.connectTimeout}
+		ProcRoot: f.measure.procRoot, OnInterval: onTick, ConnectTimeout: f.connectTimeout,
+		BindAddr: f.spec.BindIP(), BindDev: f.spec.BindDev} // -B, --bind-dev (issue 19)
 	cfg.Security = sec
 	if conn.Client, err = client.Dial(ctx, cfg); err != nil {
 		if conn.stop != nil {

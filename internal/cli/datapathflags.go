@@ -28,6 +28,11 @@ func addDataPathFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.Var(bytesValue{&f.spec.GSOSize}, "gso",
 		"UDP_STREAM: datagram size the sender's kernel cuts each send into (UDP_SEGMENT); -m is then the bytes per send, by default as many datagrams as one send takes")
 	fl.BoolVar(&f.spec.GRO, "gro", false, "UDP_STREAM: UDP_GRO on the receiver (datagrams joined by the kernel, counted one by one)")
+	// UDP batches (issue 15).
+	fl.IntVar(&f.spec.SendBatch, "send-batch", 1,
+		fmt.Sprintf("UDP_STREAM: sends per system call on the sending side (sendmmsg); 1 makes one send call per datagram, as netperf's -m means; up to %d", spec.MaxUDPBatch))
+	fl.IntVar(&f.spec.RecvBatch, "recv-batch", 1,
+		fmt.Sprintf("UDP_STREAM: datagrams per system call on the receiving side at most (recvmmsg); 1 takes one per call, as netperf and iperf3 do (batches were no faster on loopback: bench/README.md); up to %d", spec.MaxUDPBatch))
 }
 
 // cpusValue is -T LOCAL[,REMOTE].

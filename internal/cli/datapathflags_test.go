@@ -25,9 +25,18 @@ func TestDataPathFlags(t *testing.T) {
 		}},
 		{[]string{"-t", "tcp_rr", "--busy-poll", "50"}, func(t *spec.Test) { t.Kind, t.BusyPollMicros = spec.TCPRR, 50 }},
 		{[]string{"-t", "udp_stream", "--gso", "1472", "--gro"}, func(t *spec.Test) {
-			t.Kind, t.GSOSize, t.GRO, t.SendSize = spec.UDPStream, 1472, true, 44*1472
+			t.Kind, t.GSOSize, t.GRO, t.SendSize, t.SendBatch, t.RecvBatch = spec.UDPStream, 1472, true, 44*1472, 1, 1
 		}},
-		{[]string{"-t", "udp_stream", "--gso", "1000", "-m", "8000"}, func(t *spec.Test) { t.Kind, t.GSOSize, t.SendSize = spec.UDPStream, 1000, 8000 }},
+		{[]string{"-t", "udp_stream", "--gso", "1000", "-m", "8000"}, func(t *spec.Test) {
+			t.Kind, t.GSOSize, t.SendSize, t.SendBatch, t.RecvBatch = spec.UDPStream, 1000, 8000, 1, 1
+		}},
+		// UDP batches (issue 15): one datagram per call unless asked,
+		// recorded for UDP_STREAM only.
+		{[]string{"-t", "udp_stream"}, func(t *spec.Test) { t.Kind, t.SendSize, t.SendBatch, t.RecvBatch = spec.UDPStream, 1472, 1, 1 }},
+		{[]string{"-t", "udp_stream", "--send-batch", "64", "--recv-batch", "8"}, func(t *spec.Test) {
+			t.Kind, t.SendSize, t.SendBatch, t.RecvBatch = spec.UDPStream, 1472, 64, 8
+		}},
+		{[]string{"-t", "tcp_stream", "--send-batch", "1"}, func(t *spec.Test) {}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -46,6 +55,7 @@ func TestDataPathFlags(t *testing.T) {
 			want := got
 			want.LocalCPUs, want.RemoteCPUs, want.ZeroCopy, want.Rx = "", "", spec.ZeroCopyOff, spec.RxCopy
 			want.FQRateBitsPerSecond, want.BusyPollMicros, want.GSOSize, want.GRO = 0, 0, 0, false
+			want.SendBatch, want.RecvBatch = 0, 0
 			tt.want(&want)
 			if got != want {
 				t.Errorf("spec\n got %+v\nwant %+v", got, want)
@@ -72,6 +82,10 @@ func TestDataPathUsageErrors(t *testing.T) {
 		{[]string{"run", "--gso", "1472"}, "--gso applies to UDP_STREAM"},
 		{[]string{"run", "-t", "udp_stream", "--gso", "1000", "-m", "100000"}, "datagram size"},
 		{[]string{"run", "--gro"}, "--gro applies to UDP_STREAM"},
+		{[]string{"run", "--send-batch", "8"}, "--send-batch applies to UDP_STREAM"},
+		{[]string{"run", "-t", "udp_rr", "--recv-batch", "8"}, "--recv-batch applies to UDP_STREAM"},
+		{[]string{"run", "-t", "udp_stream", "--send-batch", "65"}, "--send-batch 65 must be between 1"},
+		{[]string{"run", "-t", "udp_stream", "--recv-batch", "0"}, "--recv-batch 0 must be between 1"},
 		{[]string{"sweep", "-t", "udp_stream", "--zerocopy", "sendfile"}, "TCP stream tests"},
 	}
 	for _, tt := range tests {

@@ -33,6 +33,11 @@ func TestForeignHabitHints(t *testing.T) {
 		{[]string{"serve", "-s", "-1"}, "iperf3's -s is this command, wirespeed serve"},
 		{[]string{"serve", "-D"}, "deploy/systemd/wirespeed.service"},
 		{[]string{"sweep", "--extra-data", "x"}, "iperf3's --extra-data is --label KEY=VALUE here"},
+		// Socket options (issue 19).
+		{[]string{"run", "-S", "0xb8"}, "iperf3's -S TOS is --tos here"},
+		{[]string{"run", "-M", "1000x"}, "iperf3's -M MSS is --mss here"},
+		{[]string{"run", "-L", "10.0.0.1"}, "netperf's -L is -B (--bind) here"},
+		{[]string{"run", "-Y", "EF"}, "netperf's -Y is --dscp NAME|N or --tos N here"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

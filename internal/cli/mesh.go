@@ -115,7 +115,7 @@ func runMesh(ctx context.Context, e *env, f *meshFlags, portSet bool) error {
 		return usagef("port %d must be between 1 and 65535", f.run.port)
 	}
 	cfg := client.Config{IPVersion: t.IPVersion, Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: f.run.measure.procRoot, Security: sec,
-		ConnectTimeout: f.run.connectTimeout}
+		ConnectTimeout: f.run.connectTimeout, BindAddr: t.BindIP(), BindDev: t.BindDev}
 	m := &mesher{e: e, f: f, port: f.run.port, portSet: portSet, resolver: e.resolver,
 		plan:    mesh.Plan{Spec: t, Repeat: rep, Concurrency: f.concurrency, Tool: tool()},
 		measure: mesh.PairMeasure(cfg, t, rep)}

@@ -261,12 +261,35 @@ func readmeSkip(args []string) string {
 			return "-T: fewer than 2 CPUs"
 		}
 	}
+	if why := notThisHost(args); why != "" {
+		return why
+	}
 	if strings.Contains(strings.Join(args, " "), "iperf.example") {
 		if _, err := exec.LookPath("iperf3"); err != nil {
 			return "no iperf3 installed"
 		}
 	}
 	return missingFiles(args)
+}
+
+// notThisHost says so when the line binds to an address or a device
+// this host does not have (-B, --bind-dev): an example for another host.
+func notThisHost(args []string) string {
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "-B", "--bind":
+			ln, err := net.Listen("tcp", net.JoinHostPort(args[i+1], "0"))
+			if err != nil {
+				return "-B: an address of another host"
+			}
+			ln.Close()
+		case "--bind-dev":
+			if _, err := net.InterfaceByName(args[i+1]); err != nil {
+				return "--bind-dev: a device of another host"
+			}
+		}
+	}
+	return ""
 }
 
 // missingFiles names a file the line reads that does not exist (yet).

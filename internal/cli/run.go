@@ -133,6 +133,25 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 			t.SendSize = spec.DefaultUDP6Size
 		}
 	}
+	// UDP batches (issue 15): the flags' default, one datagram per call,
+	// is recorded for UDP_STREAM only, the test they apply to. In a spec,
+	// 0 means the default; on the command line it is a mistake.
+	for _, b := range []struct {
+		flag string
+		n    int
+	}{{"--send-batch", t.SendBatch}, {"--recv-batch", t.RecvBatch}} {
+		if b.n < 1 {
+			return t, usagef("%s %d must be between 1 (one datagram per system call) and %d", b.flag, b.n, spec.MaxUDPBatch)
+		}
+	}
+	if t.Kind != spec.UDPStream {
+		if t.SendBatch == 1 {
+			t.SendBatch = 0
+		}
+		if t.RecvBatch == 1 {
+			t.RecvBatch = 0
+		}
+	}
 	if f.tradeoff && t.Kind != spec.TCPStream {
 		return t, usagef("--tradeoff runs TCP_STREAM and TCP_MAERTS itself; drop -t %s and -R", t.Kind)
 	}

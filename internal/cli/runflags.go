@@ -48,6 +48,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.spec.NoDelay, "nodelay", false, "set TCP_NODELAY (disable Nagle) on data sockets")
 	fl.StringVar(&f.payload, "payload", spec.PayloadRandom, "what to send: random (incompressible), zeros, or a FILE's contents (up to 1 MiB, repeated)")
 	addDataPathFlags(fl, f)
+	addSockOptFlags(fl, f) // -B, --bind-dev, --cport, --tos, --dscp, --mss, --dont-fragment (issue 19)
 	fl.BoolVar(&f.tradeoff, "tradeoff", false, "run TCP_STREAM, then TCP_MAERTS, and show both directions side by side")
 	fl.Var(&f.measure.iterations, "iterations", "MAX,MIN iterations (netperf's -i, max first): stop after MIN once the confidence interval is reached, at MAX in any case; default 1,1, or 10,3 with -I")
 	fl.VarP(&f.measure.confidence, "confidence", "I", "LEVEL,WIDTH confidence interval to reach over iterations (netperf's -I): 99,5 is 99% confidence, 5% wide (+/-2.5%); default 99,5 when iterating")

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"sync"
@@ -50,6 +51,12 @@ type Config struct {
 	// ProcRoot is where /proc is mounted, for the CPU figures a spec may
 	// ask for; default measure.DefaultProcRoot.
 	ProcRoot string
+
+	// BindAddr and BindDev are where the control connection leaves from
+	// (-B, --bind-dev; the data connections take theirs from the spec):
+	// the zero Addr and "" for wherever the kernel routes it.
+	BindAddr netip.Addr
+	BindDev  string
 
 	// Authentication and TLS: see auth.go and tls.go.
 	Security
@@ -97,13 +104,23 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if connectTimeout <= 0 {
 		connectTimeout = cfg.HandshakeTimeout
 	}
-	d := net.Dialer{Timeout: connectTimeout}
+	d := engine.ControlDialer(engine.Options{LocalAddr: cfg.BindAddr, BindDev: cfg.BindDev}, connectTimeout)
 	c, err := d.DialContext(ctx, network, cfg.Addr)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
+			if cfg.BindDev != "" {
+				return nil, fmt.Errorf("connect to %s: no answer within %v (the connect timeout) through --bind-dev %s: is the server reachable through that device (ip route get)? %w",
+					cfg.Addr, connectTimeout, cfg.BindDev, err)
+			}
 			return nil, fmt.Errorf("connect to %s: no answer within %v (the connect timeout): the host is down, a firewall drops the port, or the server cannot accept; give it longer with --connect-timeout: %w",
 				cfg.Addr, connectTimeout, err)
+		}
+		switch {
+		case cfg.BindAddr.IsValid() && errors.Is(err, syscall.EADDRNOTAVAIL):
+			return nil, fmt.Errorf("connect to %s: %w: is %s an address of this host (-B)?", cfg.Addr, err, cfg.BindAddr)
+		case cfg.BindDev != "" && (errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EHOSTUNREACH)):
+			return nil, fmt.Errorf("connect to %s: %w: the server is unreachable through --bind-dev %s; name the device its route goes through (ip route get)", cfg.Addr, err, cfg.BindDev)
 		}
 		return nil, fmt.Errorf("connect to %s: %w%s", cfg.Addr, err, dialHint(err))
 	}
@@ -313,9 +330,10 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 		return conns, nil
 	}
 	addr := net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.DataPort))
-	opts := engine.Options{SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay}
+	opts := localOptions(t)
 	var conns []side.Conn
 	for _, st := range t.Streams() {
+		opts.LocalPort = t.ClientPortOf(st.ID)
 		tc, err := engine.Dial(ctx, c.network, addr, opts)
 		if err != nil {
 			closeConns(conns)
@@ -331,6 +349,15 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: tc})
 	}
 	return conns, nil
+}
+
+// localOptions are the options of the client's TCP data sockets, the
+// client port aside (one per stream).
+func localOptions(t spec.Test) engine.Options {
+	return engine.Options{
+		SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay,
+		LocalAddr: t.BindIP(), BindDev: t.BindDev, TOS: t.TOS, MSS: t.MSS,
+	}
 }
 
 func closeConns(cs []side.Conn) {
@@ -433,7 +460,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			OnInterval: ticks.add,
 			CRRNetwork: c.network,
 			CRRAddr:    net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.CRRPort)),
-			CRROptions: engine.Options{SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay},
+			CRROptions: localOptions(t),
 			ProcRoot:   c.cfg.ProcRoot,
 		})
 		localCh <- remote{res: r, err: err}
@@ -500,6 +527,10 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 		res.Warnings = append(res.Warnings, "server: "+rem.err.Error())
 	case local.err != nil && ctx.Err() == nil:
 		return res, local.err
+	case rem.res.Error != "" && ctx.Err() == nil:
+		// A stream of the server's failed (a datagram too big for the
+		// path, a reset): the run failed there as it would have here.
+		return res, fmt.Errorf("server %s: %w", c.cfg.Addr, escapedErr{errors.New(rem.res.Error)})
 	}
 	return res, nil
 }

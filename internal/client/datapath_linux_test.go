@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -338,6 +339,70 @@ func TestGSOGRO(t *testing.T) {
 				t.Errorf("sender %d datagrams, receiver %d", st.Sender.TotalPackets, st.Receiver.TotalPackets)
 			}
 			t.Logf("%d datagrams, %d joined receive buffers", u.PacketsSent, rcv.Coalesced)
+		})
+	}
+}
+
+// TestUDPBatches: a UDP_STREAM sender makes one send call per datagram
+// unless --send-batch asks for more, on whichever side sends (the server
+// with -R learns it from the spec), and the sides' records say what they
+// did. Unpaced, every call but one the kernel cut short carries a whole
+// batch, so the calls are worked out from the datagrams.
+func TestUDPBatches(t *testing.T) {
+	// Unpaced both ways: the server may send as fast as it can (-R).
+	addr, _ := startServer(t, server.Config{Limits: server.Limits{MaxUDPRateBitsPerSecond: math.Inf(1)}})
+	for _, tc := range []struct {
+		reverse      bool
+		send, recv   int
+		wantRecorded bool
+	}{
+		{false, 1, 1, false},
+		{true, 1, 1, false},
+		{false, 8, 8, true},
+		{true, 8, 8, true},
+	} {
+		t.Run(fmt.Sprintf("reverse=%v send=%d recv=%d", tc.reverse, tc.send, tc.recv), func(t *testing.T) {
+			c := dial(t, client.Config{Addr: addr})
+			sp := shortSpec(spec.UDPStream, 1)
+			sp.Reverse = tc.reverse
+			sp.Duration, sp.Interval = 500*time.Millisecond, 0
+			sp.SendSize = 256
+			sp.SendBatch, sp.RecvBatch = tc.send, tc.recv
+			res, err := c.Run(context.Background(), sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := res.Directions[0]
+			st := d.Streams[0]
+			snd, rcv := st.Sender, st.Receiver
+			t.Logf("sender %d datagrams in %d calls, %d send errors; receiver %d datagrams in %d calls",
+				snd.Packets, snd.Calls, snd.SendErrors, rcv.Packets, rcv.Calls)
+			if snd.Packets < 1000 {
+				t.Fatalf("only %d datagrams sent", snd.Packets)
+			}
+			// The window's counts are read between two calls, or between
+			// the datagrams' count and the calls' of one: one call either way.
+			n := int64(tc.send)
+			if short := snd.Calls*n - snd.Packets; short < -n || short > (n-1)*(snd.SendErrors+1)+n {
+				t.Errorf("sender: %d calls for %d datagrams, %d send errors; want %d datagrams per call", snd.Calls, snd.Packets, snd.SendErrors, n)
+			}
+			// Received one per call: every call brought one datagram.
+			if tc.recv == 1 && (rcv.Calls < rcv.Packets-1 || rcv.Calls > rcv.Packets+1) {
+				t.Errorf("receiver: %d calls for %d datagrams; want one each", rcv.Calls, rcv.Packets)
+			}
+			if tc.recv > 1 && rcv.Calls*int64(tc.recv) < rcv.Packets-int64(tc.recv) {
+				t.Errorf("receiver: %d calls for %d datagrams: more than %d a call", rcv.Calls, rcv.Packets, tc.recv)
+			}
+			sdp, rdp := res.Local.DataPath, res.Remote.DataPath
+			if d.Sender == result.Remote {
+				sdp, rdp = rdp, sdp
+			}
+			switch {
+			case tc.wantRecorded && (sdp == nil || sdp.SendBatch != tc.send || rdp == nil || rdp.RecvBatch != tc.recv):
+				t.Errorf("data path records %+v (sender), %+v (receiver): want send batch %d, receive batch %d", sdp, rdp, tc.send, tc.recv)
+			case !tc.wantRecorded && (sdp != nil && sdp.SendBatch != 0 || rdp != nil && rdp.RecvBatch != 0):
+				t.Errorf("data path records %+v, %+v: want no batch recorded", sdp, rdp)
+			}
 		})
 	}
 }

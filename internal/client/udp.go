@@ -37,7 +37,10 @@ func (c *Client) dialUDP(ctx context.Context, t spec.Test, acc control.Accepted)
 	}
 	var conns []side.Conn
 	for i, st := range streams {
-		opts := engine.Options{SockBuf: t.LocalSockBuf}
+		opts := engine.Options{
+			SockBuf: t.LocalSockBuf, LocalAddr: t.BindIP(), BindDev: t.BindDev, LocalPort: t.ClientPortOf(st.ID),
+			TOS: t.TOS, DontFragment: t.DontFragment,
+		}
 		if opts.SockBuf == 0 && t.Kind == spec.UDPStream && st.Dir == spec.ServerToClient {
 			opts.SockBuf = engine.UDPReceiveBuffer
 		}

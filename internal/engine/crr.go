@@ -66,7 +66,9 @@ func (c *CRRClient) done(start, end int64) {
 // Finish tells the server the test is over: a connection closed before
 // any request.
 func (c *CRRClient) Finish() error {
-	d := net.Dialer{Timeout: crrConnectTimeout}
+	// The same options as the transactions' sockets: it is the test's
+	// last connection to the test's listener.
+	d := net.Dialer{Timeout: crrConnectTimeout, LocalAddr: localAddr(c.network, c.opts), Control: controlOpts(c.opts)}
 	conn, err := d.Dial(c.network, c.addr)
 	if err != nil {
 		return err

@@ -34,6 +34,17 @@ func (c *CRRClient) loop() error {
 		domain = unix.AF_INET6
 		sa = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
 	}
+	var local unix.Sockaddr
+	if a := c.opts.LocalAddr.Unmap(); a.IsValid() {
+		// -B: every transaction's socket binds to it, ephemeral port.
+		if a.Is4() && domain == unix.AF_INET {
+			local = &unix.SockaddrInet4{Addr: a.As4()}
+		} else if domain == unix.AF_INET6 {
+			local = &unix.SockaddrInet6{Addr: c.opts.LocalAddr.As16()}
+		} else {
+			return fmt.Errorf("TCP_CRR: the bind address %s (-B) and the server's address %s are of different IP versions", c.opts.LocalAddr, ap.Addr())
+		}
+	}
 	epoch := time.Now()
 	req := make([]byte, c.req)
 	rand.Read(req)
@@ -45,7 +56,7 @@ func (c *CRRClient) loop() error {
 		if err != nil {
 			return fmt.Errorf("TCP_CRR socket: %w", err)
 		}
-		ok, err := c.transaction(fd, sa, &tv, req, resp)
+		ok, err := c.transaction(fd, sa, local, &tv, req, resp)
 		unix.Close(fd)
 		if err != nil {
 			return err
@@ -60,12 +71,17 @@ func (c *CRRClient) loop() error {
 
 // transaction runs one TCP_CRR transaction on the new socket fd; false
 // with a nil error when it timed out or was stopped.
-func (c *CRRClient) transaction(fd int, sa unix.Sockaddr, tv *unix.Timeval, req, resp []byte) (bool, error) {
+func (c *CRRClient) transaction(fd int, sa, local unix.Sockaddr, tv *unix.Timeval, req, resp []byte) (bool, error) {
 	if err := setSockOpts(uintptr(fd), c.opts); err != nil {
 		return false, err
 	}
 	if c.opts.NoDelay {
 		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	}
+	if local != nil {
+		if err := unix.Bind(fd, local); err != nil {
+			return false, fmt.Errorf("TCP_CRR bind to %s (-B): %w", c.opts.LocalAddr, err)
+		}
 	}
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, tv)
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, tv)

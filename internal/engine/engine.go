@@ -17,8 +17,9 @@
 // socket had to wait the loop parked and was woken, and those wake-ups
 // cost a fifth of TCP throughput, two thirds of UDP's and half of the
 // transaction rate on two cores. TCP streams make one write(2) or read(2)
-// per message (tcp_linux.go), UDP streams move batches with
-// sendmmsg(2)/recvmmsg(2) (udp_linux.go), request/response loops make a
+// per message (tcp_linux.go), UDP streams one write(2) per datagram and
+// one recvmmsg(2) per datagram, or batches of them when asked
+// (SetSendBatch, SetRecvBatch; udp_linux.go), request/response loops make a
 // blocking exchange (rr_linux.go). A run adds a P per loop (AddProcs), so
 // the rest of the process keeps its own. The data path options
 // (datapath.go) swap in other system calls for the same loops: sendfile
@@ -38,6 +39,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -355,6 +357,14 @@ type Options struct {
 	// (net.core.busy_read). For TCP_CRR, whose sockets are made per
 	// transaction.
 	BusyPollMicros int
+
+	// Socket options of issue 19 (sockopts.go).
+	LocalAddr    netip.Addr // bind to this address before connecting; the zero Addr for any
+	LocalPort    int        // bind to this port, with SO_REUSEADDR; 0 for an ephemeral one
+	BindDev      string     // SO_BINDTODEVICE; "" for none
+	TOS          int        // IP_TOS, IPV6_TCLASS on IPv6 sockets; 0 leaves the default
+	MSS          int        // TCP_MAXSEG, before connect or listen (TCP only); 0 for the default
+	DontFragment bool       // IP_PMTUDISC_DO, IPV6_DONTFRAG on IPv6 sockets (UDP only)
 }
 
 // SocketInfo is what the kernel granted a data socket.

@@ -23,6 +23,14 @@ import (
 // Sockets.
 
 func setSockOpts(fd uintptr, opts Options) error {
+	if err := setIPOpts(opts); err != nil {
+		return err
+	}
+	if opts.LocalPort > 0 {
+		if err := setReuseAddr(fd); err != nil {
+			return fmt.Errorf("set SO_REUSEADDR: %w", err)
+		}
+	}
 	if opts.SockBuf > 0 {
 		if err := setsockoptInt(syscall.SetsockoptInt, fd, syscall.SOL_SOCKET, syscall.SO_SNDBUF, opts.SockBuf); err != nil {
 			return fmt.Errorf("set SO_SNDBUF %d: %w", opts.SockBuf, err)
@@ -39,6 +47,26 @@ func setSockOpts(fd uintptr, opts Options) error {
 	}
 	return nil
 }
+
+// setIPOpts refuses the socket options of issue 19 that are Linux's
+// alone here (sockopts.go); a local address and port need none, Go binds
+// them.
+func setIPOpts(opts Options) error {
+	switch {
+	case opts.BindDev != "":
+		return fmt.Errorf("binding to a device (--bind-dev) is supported on Linux only; bind to the device's address with -B: %w", ErrUnsupported)
+	case opts.TOS != 0:
+		return fmt.Errorf("setting the TOS byte (--tos, --dscp) is supported on Linux only: %w", ErrUnsupported)
+	case opts.MSS != 0:
+		return fmt.Errorf("setting the TCP MSS (--mss) is supported on Linux only: %w", ErrUnsupported)
+	case opts.DontFragment:
+		return fmt.Errorf("forbidding fragmentation (--dont-fragment) is supported on Linux only: %w", ErrUnsupported)
+	}
+	return nil
+}
+
+// pathMTU is unknown here (DatagramTooBigError).
+func pathMTU(fd uintptr) (mtu, header int, df bool) { return 0, 28, false }
 
 func sockInfo(fd uintptr) (SocketInfo, error) {
 	var si SocketInfo
@@ -149,6 +177,9 @@ func (r *TCPReceiver) receive(buf []byte) error {
 func shutdownWrite(syscall.RawConn) error { return ErrUnsupported }
 
 // UDP streams.
+
+// haveMmsg is false: no send or receive batches here.
+const haveMmsg = false
 
 // send is the portable UDP sending loop: one datagram per write.
 func (s *UDPSender) send() error {
@@ -400,11 +431,14 @@ func keep(c net.Conn) (KeptSocket, error) {
 
 // loop is the portable TCP_CRR client through net.Dial.
 func (c *CRRClient) loop() error {
+	if err := setIPOpts(c.opts); err != nil {
+		return err
+	}
 	epoch := time.Now()
 	req := make([]byte, c.req)
 	rand.Read(req)
 	resp := make([]byte, c.resp)
-	d := net.Dialer{Timeout: crrConnectTimeout}
+	d := net.Dialer{Timeout: crrConnectTimeout, LocalAddr: localAddr(c.network, c.opts)}
 	for !c.stopped() {
 		start := int64(time.Since(epoch))
 		conn, err := d.Dial(c.network, c.addr)

@@ -6,6 +6,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// haveMmsg is whether the platform has sendmmsg and recvmmsg, for a send
+// or receive batch.
+const haveMmsg = true
+
 // mmsghdr is struct mmsghdr of sendmmsg(2)/recvmmsg(2), which x/sys/unix
 // does not wrap: a msghdr and the byte count the kernel fills in, padded
 // to the alignment of a pointer.

@@ -84,6 +84,9 @@ func (r *RRClient) Run() error {
 	if r.stopped() {
 		return nil
 	}
+	if r.udp {
+		err = tooBigRC(r.rc, r.req, err)
+	}
 	return err
 }
 
@@ -195,6 +198,9 @@ func (r *RRServer) Run() error {
 	err := r.answer()
 	if r.stopped() || r.Ended() {
 		return nil
+	}
+	if r.udp {
+		err = tooBigRC(r.rc, r.resp, err)
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -114,17 +115,27 @@ func TestRxControlAllocs(t *testing.T) {
 	t.Logf("ParseSocketControlMessage: %g allocations per call", a)
 }
 
-// TestUDPPerDatagramStamps: on loopback, a paced sender's datagrams that
-// leave in one sendmmsg carry send stamps spaced as the schedule spaces
-// them (size x 8 / rate, worked out here), not the batch's one time, and
-// each arrives with a kernel receive stamp of its own.
+// TestUDPPerDatagramStamps: on loopback, a paced sender's datagrams each
+// arrive with a kernel receive stamp of its own. With a send batch, the
+// datagrams that leave in one sendmmsg share the batch's send time and
+// reach the receive path microseconds apart; by default, one write per
+// datagram, each has a send time of its own.
 func TestUDPPerDatagramStamps(t *testing.T) {
+	for _, batch := range []int{udpBatch, 1} {
+		t.Run(fmt.Sprintf("batch %d", batch), func(t *testing.T) { udpPerDatagramStamps(t, batch) })
+	}
+}
+
+func udpPerDatagramStamps(t *testing.T, batch int) {
 	sc, rc := udpPair(t)
 	const size, rate = 1000, 200e6 // a datagram every 40 µs
 	const spacing = int64(size * 8 * 1e9 / rate)
 	p, _ := NewPayload(spec.PayloadRandom, nil, size)
 	snd, err := NewUDPSender(sc, p, size, rate)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snd.SetSendBatch(batch); err != nil {
 		t.Fatal(err)
 	}
 	rcv, err := NewUDPReceiver(rc, size)
@@ -180,8 +191,11 @@ func TestUDPPerDatagramStamps(t *testing.T) {
 	}
 	after := time.Now().UnixNano()
 	st := snd.Counters()
-	if st.Calls >= st.Packets {
+	switch {
+	case batch > 1 && st.Calls >= st.Packets:
 		t.Fatalf("%d datagrams in %d sendmmsg calls: no batch held more than one", st.Packets, st.Calls)
+	case batch == 1 && st.Calls != st.Packets:
+		t.Fatalf("%d datagrams in %d calls without a send batch: want one call each", st.Packets, st.Calls)
 	}
 	if len(got) < 1000 {
 		t.Fatalf("only %d datagrams arrived", len(got))
@@ -212,11 +226,14 @@ func TestUDPPerDatagramStamps(t *testing.T) {
 			t.Errorf("kernel stamp %d outside the test's wall-clock span %d..%d", a.at, before, after)
 		}
 	}
-	if sameBatch == 0 || sameSend == 0 {
+	switch {
+	case batch > 1 && (sameBatch == 0 || sameSend == 0):
 		t.Errorf("%d pairs arrived close enough to have shared a batch, %d pairs shared a send time: want both", sameBatch, sameSend)
+	case batch == 1 && sameSend != 0:
+		t.Errorf("%d pairs of datagrams shared a send time with one write each: want a clock read per datagram", sameSend)
 	}
-	t.Logf("%d datagrams in %d sendmmsg calls; %d arrived within %d ns of the one before",
-		st.Packets, st.Calls, sameBatch, spacing/4)
+	t.Logf("%d datagrams in %d send calls; %d arrived within %d ns of the one before, %d pairs shared a send time",
+		st.Packets, st.Calls, sameBatch, spacing/4, sameSend)
 }
 
 // TestUDPReceiverGROStamps feeds the receiver's per-message path a batch
@@ -281,18 +298,31 @@ func TestUDPLoopsNoAllocation(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		size, gso int
+		rate      float64
+		sbatch    int // sends per call; 0 leaves the default, one
+		rbatch    int // datagrams per receive call; 0 leaves the default
 	}{
-		{"paced", 1200, 0},
-		{"paced gso+gro", 12000, 1200},
+		{"paced", 1200, 0, 200e6, 0, 0},
+		{"paced gso+gro", 12000, 1200, 200e6, 0, 0},
+		{"unpaced one per call", 64, 0, 0, 0, 0},
+		{"unpaced batches", 64, 0, 0, 64, 64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, rc := udpPair(t)
 			p, _ := NewPayload(spec.PayloadRandom, nil, tc.size)
-			snd, err := NewUDPSender(sc, p, tc.size, 200e6)
+			snd, err := NewUDPSender(sc, p, tc.size, tc.rate)
 			if err != nil {
 				t.Fatal(err)
 			}
 			rcv, _ := NewUDPReceiver(rc, tc.size)
+			if tc.sbatch > 0 {
+				if err := snd.SetSendBatch(tc.sbatch); err != nil {
+					t.Fatal(err)
+				}
+				if err := rcv.SetRecvBatch(tc.rbatch); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if tc.gso > 0 {
 				if err := snd.SetGSO(tc.gso); err != nil {
 					t.Fatal(err)

@@ -13,7 +13,8 @@ import (
 // for. network is "tcp", "tcp4" or "tcp6".
 func Dial(ctx context.Context, network, addr string, opts Options) (*net.TCPConn, error) {
 	d := net.Dialer{
-		Timeout: 10 * time.Second,
+		Timeout:   10 * time.Second,
+		LocalAddr: localAddr(network, opts),
 		Control: func(_, _ string, c syscall.RawConn) error {
 			var serr error
 			if err := c.Control(func(fd uintptr) { serr = setSockOpts(fd, opts) }); err != nil {
@@ -24,7 +25,7 @@ func Dial(ctx context.Context, network, addr string, opts Options) (*net.TCPConn
 	}
 	c, err := d.DialContext(ctx, network, addr)
 	if err != nil {
-		return nil, err
+		return nil, explainBind(err, opts)
 	}
 	tc := c.(*net.TCPConn)
 	// Go turns Nagle off on every connection; the tools users compare with

@@ -9,6 +9,9 @@ import (
 )
 
 func setSockOpts(fd uintptr, opts Options) error {
+	if err := setIPOpts(fd, opts); err != nil {
+		return err
+	}
 	if opts.SockBuf > 0 {
 		if err := unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF, opts.SockBuf); err != nil {
 			return fmt.Errorf("set SO_SNDBUF %d: %w", opts.SockBuf, err)

@@ -27,8 +27,13 @@ const (
 // congested link a sender has just been flooding.
 var finSchedule = []time.Duration{0, 5 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond}
 
-// udpBatch is how many datagrams one sendmmsg/recvmmsg moves at most.
+// udpBatch is how many datagram buffers a UDP loop keeps, and so how many
+// datagrams one sendmmsg/recvmmsg moves at most (MaxUDPBatch).
 const udpBatch = 64
+
+// MaxUDPBatch is the most datagrams a UDP_STREAM sender hands the kernel
+// in one call (SetSendBatch), or a receiver takes (SetRecvBatch).
+const MaxUDPBatch = udpBatch
 
 // UDPSender sends datagrams of a fixed size on a connected UDP socket,
 // paced to a rate or as fast as the socket takes them.
@@ -43,7 +48,11 @@ type UDPSender struct {
 	epoch   time.Time
 	hdr     udpFormat // datagram header
 	gso     int       // UDP_SEGMENT datagram size (SetGSO); 0 for one datagram per send
-	limit   uint64    // datagrams to send before Run returns by itself (SetLimit); 0 for no limit
+	// batch is how many sends one system call makes (SetSendBatch): 1,
+	// the default, for one write(2) per datagram, as netperf's -m means;
+	// more through sendmmsg(2).
+	batch int
+	limit uint64 // datagrams to send before Run returns by itself (SetLimit); 0 for no limit
 }
 
 // SetLimit makes Run return once datagrams have been sent; 0 or less
@@ -74,9 +83,18 @@ func NewUDPSender(c *net.UDPConn, p *Payload, size int, rateBPS float64, opts ..
 	if err != nil {
 		return nil, fmt.Errorf("data socket: %w", err)
 	}
-	u := &UDPSender{base: newBase(wakeConn(c)), conn: c, rc: rc, payload: p, size: size, rate: rateBPS, epoch: time.Now(), hdr: udpFormatOf(opts)}
+	u := &UDPSender{base: newBase(wakeConn(c)), conn: c, rc: rc, payload: p, size: size, rate: rateBPS, epoch: time.Now(), hdr: udpFormatOf(opts), batch: 1}
 	u.streamSocket.init(c, rc)
 	return u, nil
+}
+
+// datagramSize is the payload bytes of each datagram on the wire: the
+// GSO size when the kernel cuts the sends.
+func (s *UDPSender) datagramSize() int {
+	if s.gso > 0 {
+		return s.gso
+	}
+	return s.size
 }
 
 // Run sends until Stop or a failure. Counters.Packets is the number of
@@ -89,18 +107,34 @@ func (s *UDPSender) Run() error {
 	return err
 }
 
-// due returns how many datagrams the pace allows now, given sent so far,
-// and when the next one is due if none is.
+// SetSendBatch makes the sender hand the kernel n sends per system call
+// through sendmmsg(2), instead of the default one write(2) per datagram
+// (n = 1). A batch is a different measurement: the cost per datagram
+// drops by the system calls it saves, so it is a named option, recorded
+// with the result. n is 1..MaxUDPBatch. Call before Run.
+func (s *UDPSender) SetSendBatch(n int) error {
+	switch {
+	case n < 1 || n > MaxUDPBatch:
+		return fmt.Errorf("send batch %d outside 1..%d datagrams per call", n, MaxUDPBatch)
+	case n > 1 && !haveMmsg:
+		return fmt.Errorf("send batch %d: %w", n, errNoPlatform)
+	}
+	s.batch = n
+	return nil
+}
+
+// due returns how many sends the pace allows now, at most one batch,
+// given sent so far, and when the next one is due if none is.
 func (s *UDPSender) due(start time.Time, sent uint64) (int, time.Time) {
 	if s.rate <= 0 {
-		return udpBatch, time.Time{}
+		return s.batch, time.Time{}
 	}
 	perNs := s.rate / float64(s.size*8) / 1e9 // datagrams per nanosecond
 	allowed := uint64(float64(time.Since(start))*perNs) + 1
 	if allowed <= sent {
 		return 0, start.Add(time.Duration(float64(sent) / perNs))
 	}
-	return int(min(allowed-sent, udpBatch)), time.Time{}
+	return int(min(allowed-sent, uint64(s.batch))), time.Time{}
 }
 
 // segments is how many datagrams one send makes: 1, or with GSO the send
@@ -115,15 +149,17 @@ func (s *UDPSender) segments() int {
 // Send times. RFC 3550's jitter is the variation of the transit time,
 // arrival minus the packet's send timestamp. wirespeed measures the path,
 // so a datagram's send time is when it was handed to the kernel, as
-// iperf3's is (gettimeofday just before its write): every datagram of one
-// sendmmsg, and every GSO segment of one send, gets the one clock read
-// taken as the batch goes to the kernel, which hands them to the network
-// together. Stamping them with the times the pacing schedule made them due
-// instead would report the sender's own batching as path jitter: on a
-// 100 Mbit/s tbf link at 50 Mbit/s, 4.2 datagrams a call due 224 us apart
-// read 0.33 ms of jitter where iperf3 read 0.01-0.02 ms. The spacing the
-// issue asked to see is the receiver's: each datagram's kernel receive
-// stamp (rxstamp_linux.go) shows how the path spread a batch out.
+// iperf3's is (gettimeofday just before its write). By default that is one
+// clock read per datagram, just before its own write(2). With a send batch
+// (SetSendBatch) every datagram of one sendmmsg, and with GSO every
+// segment of one send, gets the one clock read taken as the batch goes to
+// the kernel, which hands them to the network together. Stamping them with
+// the times the pacing schedule made them due instead would report the
+// sender's own batching as path jitter: on a 100 Mbit/s tbf link at 50
+// Mbit/s, 4.2 datagrams a call due 224 us apart read 0.33 ms of jitter
+// where iperf3 read 0.01-0.02 ms. The spacing the issue asked to see is
+// the receiver's: each datagram's kernel receive stamp (rxstamp_linux.go)
+// shows how the path spread a batch out.
 
 // stampBatch writes the headers of the sends bufs about to go out in one
 // batch, the first numbered seq, each per datagrams long (GSO), all sent
@@ -192,6 +228,10 @@ type UDPReceiver struct {
 	// hdr is the datagram header format.
 	hdr udpFormat
 	gro bool // UDP_GRO is on (EnableGRO)
+	// batch is how many datagrams one receive call may take
+	// (SetRecvBatch): 1 for one datagram per call, as netperf and iperf3
+	// receive; more through recvmmsg(2).
+	batch int
 }
 
 // NewUDPReceiver returns the receiving loop for the connected socket c,
@@ -202,7 +242,7 @@ func NewUDPReceiver(c *net.UDPConn, size int, opts ...UDPOption) (*UDPReceiver, 
 	if err != nil {
 		return nil, fmt.Errorf("data socket: %w", err)
 	}
-	r := &UDPReceiver{base: newBase(wakeConn(c)), follow: newFollow(), conn: c, rc: rc, size: max(size, udpHeaderLen), epoch: time.Now(), tr: newSeqTracker(), fin: -1, hdr: udpFormatOf(opts)}
+	r := &UDPReceiver{base: newBase(wakeConn(c)), follow: newFollow(), conn: c, rc: rc, size: max(size, udpHeaderLen), epoch: time.Now(), tr: newSeqTracker(), fin: -1, hdr: udpFormatOf(opts), batch: DefaultRecvBatch}
 	r.epochWall = r.epoch.UnixNano()
 	r.streamSocket.init(c, rc)
 	// Now, not when Run starts: datagrams that arrive before then are
@@ -210,6 +250,24 @@ func NewUDPReceiver(c *net.UDPConn, size int, opts ...UDPOption) (*UDPReceiver, 
 	// loop reads the clock per batch instead.
 	r.stamps = r.enableRxStamps() == nil
 	return r, nil
+}
+
+// DefaultRecvBatch is how many datagrams a UDP_STREAM receiver takes per
+// call unless told otherwise (SetRecvBatch).
+const DefaultRecvBatch = 1
+
+// SetRecvBatch makes the receiver take up to n datagrams per system call
+// (recvmmsg(2) with MSG_WAITFORONE: it waits for the first and takes what
+// else has arrived), n in 1..MaxUDPBatch. Call before Run.
+func (r *UDPReceiver) SetRecvBatch(n int) error {
+	switch {
+	case n < 1 || n > MaxUDPBatch:
+		return fmt.Errorf("receive batch %d outside 1..%d datagrams per call", n, MaxUDPBatch)
+	case n > 1 && !haveMmsg:
+		return fmt.Errorf("receive batch %d: %w", n, errNoPlatform)
+	}
+	r.batch = n
+	return nil
 }
 
 // Run receives until the sender's end of stream, Stop or a failure.

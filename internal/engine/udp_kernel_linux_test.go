@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -218,4 +221,148 @@ func udpSendErrorsMatchKernel(t *testing.T, sndbuf, size int, rate uint64) {
 	if got, want := d.All["Udp.OutDatagrams"]+qdrops, ctr.Packets; !near(want, got) {
 		t.Errorf("kernel OutDatagrams %d + tbf drops %d = %d, want the engine's datagrams sent %d", d.All["Udp.OutDatagrams"], qdrops, got, want)
 	}
+}
+
+// TestUDPSendCallsPerDatagram holds the sender to what netperf's -m means,
+// one send call per datagram, unless a send batch is asked for: then one
+// sendmmsg per batch. The engine's call counter is checked against the
+// kernel's counts, which it did not compute: the datagrams the kernel
+// took (Udp OutDatagrams of a namespace of the test's own), and, for the
+// default, the write system calls of the process (syscw of /proc/self/io,
+// which counts write(2) but not sendmmsg(2)). With GSO a send call is
+// still one send, of datagrams the kernel makes.
+func TestUDPSendCallsPerDatagram(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		batch int // 0 leaves the default
+		size  int
+		gso   int // UDP_SEGMENT datagram size; 0 for none
+	}{
+		{"default 64 B", 0, 64, 0},
+		{"default 1472 B", 0, 1472, 0},
+		{"batch 8", 8, 64, 0},
+		{"batch 64", 64, 1472, 0},
+		// One send call of 8 datagrams that the kernel makes.
+		{"gso", 0, 8 * 1000, 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) { udpSendCallsPerDatagram(t, tc.batch, tc.size, tc.gso) })
+	}
+}
+
+func udpSendCallsPerDatagram(t *testing.T, batch, size, gso int) {
+	l := nstest.NewNamespacePair(t)
+	b := l.Host(lab.B)
+	var rcv *net.UDPConn
+	if err := l.Do(lab.B, func() (err error) {
+		rcv, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(b.IPv4, 0)))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer rcv.Close()
+	var c *net.UDPConn
+	if err := l.Do(lab.A, func() (err error) {
+		c, err = net.DialUDP("udp4", nil, rcv.LocalAddr().(*net.UDPAddr))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Resolve b's address first: datagrams waiting for ARP are queued
+	// and may be dropped before the kernel counts them.
+	c.Write(make([]byte, 64))
+	rcv.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := rcv.Read(make([]byte, 2048)); err != nil {
+		t.Fatalf("first datagram: %v", err)
+	}
+	counters := func() measure.NetCounters {
+		var nc measure.NetCounters
+		if err := l.Do(lab.A, func() (err error) {
+			nc, err = measure.ReadNetCounters("/proc/thread-self")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return nc
+	}
+
+	p, err := engine.NewPayload(spec.PayloadZeros, nil, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.NewUDPSender(c, p, size, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if batch > 0 {
+		if err := s.SetSendBatch(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segs := int64(1)
+	if gso > 0 {
+		if err := s.SetGSO(gso); err != nil {
+			t.Fatal(err)
+		}
+		segs = int64(size / gso)
+	}
+	// Nobody reads b's socket: what it drops is b's, and a's counters
+	// see only the sending.
+	before, w0 := counters(), syscw(t)
+	done := make(chan error, 1)
+	go func() { done <- s.Run() }()
+	time.Sleep(300 * time.Millisecond)
+	s.Stop()
+	if err := <-done; err != nil {
+		t.Fatalf("sender: %v", err)
+	}
+	writes := syscw(t) - w0
+	d := counters().Delta(before)
+	ctr := s.Counters()
+	out := d.All["Udp.OutDatagrams"]
+	t.Logf("batch %d: %d datagrams in %d calls, %d send errors; kernel Udp OutDatagrams %d, SndbufErrors %d; write calls %d",
+		batch, ctr.Packets, ctr.Calls, ctr.SendErrors, out, d.UDP.SndbufErrors, writes)
+	if ctr.Packets < 200 {
+		t.Fatalf("only %d datagrams sent: the test shows nothing", ctr.Packets)
+	}
+	// The kernel counts a GSO send once, however many datagrams it cuts
+	// it into.
+	if out*segs != ctr.Packets {
+		t.Errorf("kernel Udp OutDatagrams %d (sends of %d datagrams), want the engine's datagrams sent %d", out, segs, ctr.Packets)
+	}
+	per := int64(max(batch, 1)) * segs // datagrams per call
+	// Each call sends a whole batch but when the kernel refuses one of
+	// its datagrams (a send error), which ends the call early.
+	if ctr.Calls*per < ctr.Packets || ctr.Calls*per-ctr.Packets > (per-1)*ctr.SendErrors {
+		t.Errorf("%d calls of %d datagrams for %d datagrams sent with %d send errors; want calls = datagrams / %d",
+			ctr.Calls, per, ctr.Packets, ctr.SendErrors, per)
+	}
+	// The Go runtime writes now and then on threads of its own (to wake
+	// its poller): a few writes more than the loop's are allowed.
+	const otherWrites = 50
+	switch {
+	case batch <= 1 && (writes < ctr.Calls || writes > ctr.Calls+otherWrites):
+		t.Errorf("the process made %d write calls; want the sender's %d, one per datagram (and up to %d of the runtime's)", writes, ctr.Calls, otherWrites)
+	case batch > 1 && writes > otherWrites:
+		t.Errorf("the process made %d write calls with a send batch of %d; want none of the sender's: it sends with sendmmsg", writes, batch)
+	}
+}
+
+// syscw is the write system calls the process has made (/proc/self/io).
+func syscw(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Skipf("no per-process I/O accounting: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("/proc/self/io: %q", line)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/proc/self/io has no syscw")
+	return 0
 }

@@ -8,10 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// send is the UDP sending loop: batches of datagrams through sendmmsg(2),
-// each stamped with its sequence number and the batch's send time, the one
-// clock read as it goes to the kernel (see stampBatch), paced by absolute time when a rate is set, so that the
-// average rate is exact whatever the timer's granularity.
+// send is the UDP sending loop: one write(2) per datagram by default, as
+// netperf's and iperf3's loops make, or with a send batch (SetSendBatch)
+// batches through sendmmsg(2). Each datagram is stamped with its sequence
+// number and its send time, the one clock read as it (or its batch) goes
+// to the kernel (see stampBatch), paced by absolute time when a rate is
+// set, so that the average rate is exact whatever the timer's granularity.
 //
 // The socket is taken out of Go's poller and the calls are raw, on a
 // locked thread (takeRaw): through the scheduler, each sendmmsg of a
@@ -33,6 +35,9 @@ func (s *UDPSender) send() error {
 		return err
 	}
 	defer undo()
+	if s.batch <= 1 {
+		return s.sendEach(fd, b.bufs)
+	}
 	start := time.Now()
 	var seq uint64
 	per := uint64(s.segments()) // datagrams per send: more than one with GSO
@@ -76,6 +81,54 @@ func (s *UDPSender) send() error {
 			// unreachable to an earlier datagram: counted, retried.
 			s.ctr.sendErrors.Add(1)
 		default:
+			// EMSGSIZE: a datagram larger than the path takes, with
+			// fragmenting forbidden; say the MTU.
+			return tooBig(uintptr(fd), s.datagramSize(), e)
+		}
+	}
+	return nil
+}
+
+// sendEach is the sending loop without a batch: one write(2) of one send
+// (one datagram, or with GSO the datagrams the kernel cuts it into) per
+// call, stamped just before it. It takes the buffers in turn, so that the
+// payload varies as much as in a batch. Errors are handled as in send.
+func (s *UDPSender) sendEach(fd int, bufs [][]byte) error {
+	start := time.Now()
+	var seq uint64
+	per := uint64(s.segments())
+	i := 0
+	for !s.stopped() {
+		if s.limit > 0 && seq >= s.limit {
+			return nil // the amount is sent (SetLimit)
+		}
+		if s.rate > 0 {
+			if n, next := s.due(start, seq/per); n == 0 {
+				if !s.sleepUntil(next) {
+					break
+				}
+				continue
+			}
+		}
+		buf := bufs[i]
+		s.stamp(buf, seq, uint64(time.Since(s.epoch)))
+		_, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		switch e {
+		case 0:
+			seq += per
+			s.ctr.packets.Store(int64(seq))
+			s.ctr.bytes.Add(int64(s.size))
+			s.ctr.calls.Add(1)
+			if i++; i == len(bufs) {
+				i = 0
+			}
+		case unix.EINTR:
+		case unix.EAGAIN:
+			s.ctr.sendErrors.Add(1)
+			waitWritable(fd)
+		case unix.ENOBUFS, unix.ECONNREFUSED:
+			s.ctr.sendErrors.Add(1)
+		default:
 			return e
 		}
 	}
@@ -107,11 +160,12 @@ func waitWritable(fd int) {
 // writeNonblocking writes b on fd once, whatever comes of it.
 func writeNonblocking(fd int, b []byte) { unix.Write(fd, b) }
 
-// receive is the UDP receiving loop: batches through recvmmsg(2), each
+// receive is the UDP receiving loop: recvmmsg(2) of up to r.batch
+// datagrams per call (one by default, SetRecvBatch), each
 // datagram's arrival time the kernel's receive timestamp from its control
 // messages (rxControl), or one clock read per batch without it.
 func (r *UDPReceiver) receive() error {
-	b := newMmsgBatch(udpBatch, r.size)
+	b := newMmsgBatch(r.batch, r.size)
 	b.withControl(rxControlSpace)
 	// A blocking recvmmsg on a socket outside Go's poller, waiting for the
 	// first datagram and taking what else has arrived (MSG_WAITFORONE):

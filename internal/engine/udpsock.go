@@ -17,7 +17,8 @@ import (
 const UDPReceiveBuffer = 4 << 20
 
 // ListenUDP opens a UDP data socket on an ephemeral port of host for the
-// server side of a UDP test. Only opts.SockBuf applies to UDP.
+// server side of a UDP test. Of opts, SockBuf, TOS and DontFragment
+// apply to UDP (and LocalAddr, LocalPort and BindDev to DialUDP).
 func ListenUDP(network, host string, opts Options) (*net.UDPConn, error) {
 	lc := net.ListenConfig{Control: controlUDP(opts)}
 	pc, err := lc.ListenPacket(context.Background(), network, net.JoinHostPort(host, "0"))
@@ -30,10 +31,10 @@ func ListenUDP(network, host string, opts Options) (*net.UDPConn, error) {
 // DialUDP opens a UDP data socket connected to addr, the client side of a
 // UDP test.
 func DialUDP(ctx context.Context, network, addr string, opts Options) (*net.UDPConn, error) {
-	d := net.Dialer{Control: controlUDP(opts)}
+	d := net.Dialer{Control: controlUDP(opts), LocalAddr: localAddr(network, opts)}
 	c, err := d.DialContext(ctx, network, addr)
 	if err != nil {
-		return nil, err
+		return nil, explainBind(err, opts)
 	}
 	return c.(*net.UDPConn), nil
 }
@@ -41,11 +42,16 @@ func DialUDP(ctx context.Context, network, addr string, opts Options) (*net.UDPC
 func controlUDP(opts Options) func(string, string, syscall.RawConn) error {
 	return func(_, _ string, c syscall.RawConn) error {
 		var serr error
-		if err := c.Control(func(fd uintptr) { serr = setSockOpts(fd, Options{SockBuf: opts.SockBuf}) }); err != nil {
+		if err := c.Control(func(fd uintptr) { serr = setSockOpts(fd, udpOpts(opts)) }); err != nil {
 			return err
 		}
 		return serr
 	}
+}
+
+// udpOpts is the part of opts that applies to a UDP socket.
+func udpOpts(opts Options) Options {
+	return Options{SockBuf: opts.SockBuf, LocalPort: opts.LocalPort, BindDev: opts.BindDev, TOS: opts.TOS, DontFragment: opts.DontFragment}
 }
 
 // ConnectUDP connects the server's UDP socket c to peer, the address that

@@ -48,6 +48,9 @@ func CheckTest(t spec.Test) error {
 	if t.LocalSockBuf != t.RemoteSockBuf && t.RemoteSockBuf != 0 && t.LocalSockBuf != 0 {
 		return fmt.Errorf("iperf3 sets one window (-w) on both sides: give -s and -S the same size, or only one of them")
 	}
+	if t.MSS > maxMSS {
+		return fmt.Errorf("--mss %d: iperf3 takes an MSS of at most %d", t.MSS, maxMSS)
+	}
 	return nil
 }
 
@@ -66,6 +69,11 @@ func ParamsFor(t spec.Test) Params {
 		NoDelay:     t.NoDelay,
 		Congestion:  t.CongestionControl,
 		PacingTimer: 1000,
+		// The socket options the protocol carries; the bind address,
+		// device and client port are this side's alone.
+		MSS:          t.MSS,
+		TOS:          t.TOS,
+		DontFragment: t.DontFragment,
 	}
 	p.Bidirectional = t.Kind == spec.TCPBidir
 	p.Window = t.RemoteSockBuf
@@ -102,7 +110,7 @@ func Run(ctx context.Context, cfg ClientConfig, t spec.Test) (result.Result, err
 	if cfg.IPVersion == 4 || cfg.IPVersion == 6 {
 		network += strconv.Itoa(cfg.IPVersion)
 	}
-	d := net.Dialer{Timeout: cfg.HandshakeTimeout}
+	d := engine.ControlDialer(engine.Options{LocalAddr: t.BindIP(), BindDev: t.BindDev}, cfg.HandshakeTimeout)
 	c, err := d.DialContext(ctx, network, cfg.Addr)
 	if err != nil {
 		return result.Result{}, fmt.Errorf("connect to iperf3 server %s: %w", cfg.Addr, err)
@@ -218,7 +226,10 @@ func (cl *client) openStreams(ctx context.Context) ([]side.Conn, error) {
 func (cl *client) openStream(ctx context.Context, st spec.Stream, addr string) (net.Conn, error) {
 	t := cl.t
 	if !t.Kind.UDP() {
-		tc, err := engine.Dial(ctx, cl.network, addr, engine.Options{SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay})
+		tc, err := engine.Dial(ctx, cl.network, addr, engine.Options{
+			SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay,
+			LocalAddr: t.BindIP(), BindDev: t.BindDev, LocalPort: t.ClientPortOf(st.ID), TOS: t.TOS, MSS: t.MSS,
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +241,10 @@ func (cl *client) openStream(ctx context.Context, st spec.Stream, addr string) (
 		tc.SetWriteDeadline(time.Time{})
 		return tc, nil
 	}
-	opts := engine.Options{SockBuf: t.LocalSockBuf}
+	opts := engine.Options{
+		SockBuf: t.LocalSockBuf, LocalAddr: t.BindIP(), BindDev: t.BindDev, LocalPort: t.ClientPortOf(st.ID),
+		TOS: t.TOS, DontFragment: t.DontFragment,
+	}
 	if opts.SockBuf == 0 && st.Dir == spec.ServerToClient {
 		opts.SockBuf = engine.UDPReceiveBuffer
 	}

@@ -132,6 +132,11 @@ type paramsWire struct {
 	Congestion    string `json:"congestion,omitempty"`
 	PacingTimer   int    `json:"pacing_timer,omitempty"`
 	UDPCounters64 bool   `json:"udp_counters_64bit,omitempty"`
+	// The socket options iperf3's protocol carries (-M, -S, --dont-fragment),
+	// under iperf3's names; iperf3 sends dont_fragment as the number 1.
+	MSS          int `json:"MSS,omitempty"`
+	TOS          int `json:"TOS,omitempty"`
+	DontFragment int `json:"dont_fragment,omitempty"`
 }
 
 // Marshal writes the parameters a client sends.
@@ -141,7 +146,15 @@ func (p Params) Marshal() ([]byte, error) {
 		Parallel: p.Parallel, Reverse: p.Reverse, Bidirectional: p.Bidirectional, Window: p.Window,
 		Len: p.Len, Bandwidth: p.Bandwidth, NoDelay: p.NoDelay, Congestion: p.Congestion,
 		PacingTimer: p.PacingTimer, UDPCounters64: p.UDPCounters64,
+		MSS: p.MSS, TOS: p.TOS, DontFragment: b2i(p.DontFragment),
 	})
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Streams is how many data streams the test opens: Parallel per

@@ -60,6 +60,13 @@ func dataPathParts(t spec.Test) []string {
 	if t.GRO {
 		p = append(p, "UDP GRO on the receiver")
 	}
+	// UDP batches (issue 15).
+	if t.SendBatch > 1 {
+		p = append(p, fmt.Sprintf("UDP send batch: %d sends per sendmmsg call, not one call per datagram", t.SendBatch))
+	}
+	if t.RecvBatch > 1 {
+		p = append(p, fmt.Sprintf("UDP receive batch: up to %d datagrams per recvmmsg call", t.RecvBatch))
+	}
 	return p
 }
 
@@ -159,6 +166,13 @@ func dataPathLines(dp *result.DataPath) []string {
 	}
 	if dp.GRO {
 		out = append(out, fmt.Sprintf("UDP GRO: %d receive buffers held several datagrams", dp.Coalesced))
+	}
+	// UDP batches (issue 15).
+	if dp.SendBatch > 1 {
+		out = append(out, fmt.Sprintf("UDP send batch: %d sends per sendmmsg call", dp.SendBatch))
+	}
+	if dp.RecvBatch > 1 {
+		out = append(out, fmt.Sprintf("UDP receive batch: up to %d datagrams per recvmmsg call", dp.RecvBatch))
 	}
 	return out
 }

@@ -15,7 +15,8 @@ import (
 // TestDataPathText: the heading names every option a run asks for, and
 // the result says what each side did, for a TCP stream with pinning,
 // zero-copy, splice and pacing, a busy-polled TCP_RR and a UDP_STREAM
-// with GSO and GRO whose pacing nothing enforces.
+// with GSO and GRO whose pacing nothing enforces, and one whose server
+// sends in batches.
 func TestDataPathText(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	i := func(v int64) *int64 { return &v }
@@ -27,6 +28,8 @@ func TestDataPathText(t *testing.T) {
 	udp := spec.Default()
 	udp.Kind, udp.SendSize, udp.GSOSize, udp.GRO, udp.FQRateBitsPerSecond = spec.UDPStream, 44*1472, 1472, true, 1e8
 	plain := spec.Default()
+	batched := spec.Default() // UDP batches (issue 15)
+	batched.Kind, batched.SendSize, batched.Reverse, batched.SendBatch, batched.RecvBatch = spec.UDPStream, 64, true, 64, 8
 
 	results := []result.Result{
 		{Spec: stream,
@@ -49,6 +52,9 @@ func TestDataPathText(t *testing.T) {
 		{Spec: stream,
 			Local: result.SideInfo{DataPath: &result.DataPath{ZeroCopy: spec.ZeroCopyOff, ZeroCopyNote: "--zerocopy msg: the kernel refused MSG_ZEROCOPY"}}},
 		{Spec: plain},
+		{Spec: batched,
+			Local:  result.SideInfo{DataPath: &result.DataPath{RecvBatch: 8}},
+			Remote: result.SideInfo{DataPath: &result.DataPath{SendBatch: 64}}},
 	}
 	var buf bytes.Buffer
 	for k, res := range results {

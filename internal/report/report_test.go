@@ -93,6 +93,18 @@ func TestHeading(t *testing.T) {
 	testkit.Golden(t, "heading.txt.golden", buf.String())
 }
 
+// TestSockOptsHeading: the socket options are named under the heading.
+func TestSockOptsHeading(t *testing.T) {
+	var buf bytes.Buffer
+	sp := spec.Default()
+	sp.BindAddr, sp.BindDev, sp.ClientPort, sp.Parallel, sp.TOS, sp.MSS = "192.0.2.10", "eth1", 5001, 4, 0xb8, 1000
+	Heading(&buf, sp, "192.0.2.1:7575")
+	sp = spec.Default()
+	sp.Kind, sp.SendSize, sp.ClientPort, sp.TOS, sp.DontFragment = spec.UDPStream, 1472, 6000, 0x29, true
+	Heading(&buf, sp, "192.0.2.1:7575")
+	testkit.Golden(t, "sockopts_heading.txt.golden", buf.String())
+}
+
 func TestCSV(t *testing.T) {
 	for _, name := range []string{"bidir", "tradeoff", "cpu", "bidir_cpu", "rr", "udp"} {
 		t.Run(name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"wirespeed/internal/measure"
+	"wirespeed/internal/spec"
 )
 
 // DataPath is what one side did about the spec's data path options
@@ -41,6 +42,12 @@ type DataPath struct {
 	GSOSize   int   `json:"gso_size,omitempty"`
 	GRO       bool  `json:"gro,omitempty"`
 	Coalesced int64 `json:"gro_coalesced,omitempty"`
+
+	// UDP batches (issue 15): SendBatch is the sends per sendmmsg call of
+	// this side's UDP_STREAM senders, RecvBatch the most datagrams per
+	// recvmmsg call of its receivers; absent for one per call.
+	SendBatch int `json:"send_batch,omitempty"`
+	RecvBatch int `json:"recv_batch,omitempty"`
 }
 
 // PinnedCPU is one CPU data-path threads were pinned to.
@@ -129,6 +136,30 @@ func joinDataPath(res *Result, local, remote SideResult) {
 			} else if p.AchievedBitsPerSecond > 1.1*p.AskedBitsPerSecond {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: a stream reached %.4g bit/s against a pacing cap of %.4g bit/s: the cap did not hold",
 					s.Side, p.AchievedBitsPerSecond, p.AskedBitsPerSecond))
+			}
+		}
+	}
+}
+
+// warnUDPBatch says when a UDP_STREAM sender made more sends per system
+// call than the spec asks for (UDP batches, issue 15): a side whose
+// wirespeed predates --send-batch sent 64 per sendmmsg call whatever the
+// spec said, which a result must not pass off as one call per datagram.
+func warnUDPBatch(res *Result) {
+	t := res.Spec
+	if t.Kind != spec.UDPStream {
+		return
+	}
+	for _, d := range res.Directions {
+		for _, st := range d.Streams {
+			s := st.Sender
+			if s.Calls < 10 {
+				continue // too few to tell, or a peer that does not count its calls (iperf3)
+			}
+			per := float64(s.Packets) / float64(s.Calls) / float64(t.GSOSegments())
+			if per > float64(t.SendsPerCall())+0.5 {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: stream %d made %.1f sends per system call where the spec asks for %d (--send-batch): its wirespeed may predate the option and batch by default",
+					d.Sender, st.ID, per, t.SendsPerCall()))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"strings"
 	"testing"
 
 	"wirespeed/internal/spec"
@@ -58,5 +59,52 @@ func TestJoinUDPNothingArrived(t *testing.T) {
 	u := res.Directions[0].Summary.UDPSummary
 	if u.PacketsSent != 800 || u.PacketsReceived != 0 || u.Lost != 800 || u.LossPct != 100 {
 		t.Errorf("sent %d received %d lost %d (%.1f%%), want 800 0 800 (100%%)", u.PacketsSent, u.PacketsReceived, u.Lost, u.LossPct)
+	}
+}
+
+// TestWarnUDPBatch: a sender that made more sends per call than the spec
+// asks for (a server older than --send-batch, which batched 64 by
+// default) is warned about; one that made what was asked is not (UDP
+// batches, issue 15).
+func TestWarnUDPBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		batch, gso     int
+		packets, calls int64
+		want           bool
+	}{
+		{"one per call", 0, 0, 6400, 6400, false},
+		{"old server batching", 0, 0, 6400, 100, true},
+		{"asked batch", 64, 0, 6400, 100, false},
+		{"asked batch, partly sent calls", 64, 0, 6400, 120, false},
+		{"more than asked", 8, 0, 6400, 100, true},
+		{"gso, one send per call", 0, 1000, 6400, 800, false},
+		{"iperf3 peer counts no calls", 0, 0, 6400, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := spec.Default()
+			sp.Kind, sp.Reverse, sp.SendBatch = spec.UDPStream, true, tc.batch
+			sp.SendSize = 1472
+			if tc.gso > 0 {
+				sp.GSOSize, sp.SendSize = tc.gso, 8*tc.gso
+			}
+			snd := Flow{Direction: spec.ServerToClient, Side: Remote, Role: Sender, ElapsedS: 1, Streams: []StreamSide{
+				{ID: 1, Side: Remote, Role: Sender, Packets: tc.packets, TotalPackets: tc.packets, Calls: tc.calls},
+			}}
+			rcv := Flow{Direction: spec.ServerToClient, Side: Local, Role: Receiver, ElapsedS: 1, Streams: []StreamSide{
+				{ID: 1, Side: Local, Role: Receiver, SeqUnique: tc.packets, Calls: tc.packets},
+			}}
+			res := Join(sp, SideResult{Side: Local, Flows: []Flow{rcv}}, SideResult{Side: Remote, Flows: []Flow{snd}})
+			got := false
+			for _, w := range res.Warnings {
+				if strings.Contains(w, "sends per system call") {
+					got = true
+					t.Log(w)
+				}
+			}
+			if got != tc.want {
+				t.Errorf("warned %v, want %v; warnings %q", got, tc.want, res.Warnings)
+			}
+		})
 	}
 }

@@ -203,6 +203,29 @@ func TestRelayRefused(t *testing.T) {
 	}
 }
 
+// TestRelayRefusesBind: a relayed test cannot make the relay bind where
+// the client says (-B, --bind-dev, --cport), and the peer hears nothing.
+func TestRelayRefusesBind(t *testing.T) {
+	b := startServer(t, server.Config{Hostname: "server-b", Auth: server.Auth{PSK: testKey}})
+	a := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}, Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}})
+	c := mustDial(t, client.Config{Addr: a.addr, Security: client.Security{PSK: testKey}})
+	for _, mod := range []func(*spec.Test){
+		func(sp *spec.Test) { sp.BindAddr = "127.0.0.2" },
+		func(sp *spec.Test) { sp.BindDev = "lo" },
+		func(sp *spec.Test) { sp.ClientPort = 5001 },
+	} {
+		sp := shortSpec(spec.TCPStream, 1)
+		mod(&sp)
+		_, err := c.Relay(context.Background(), control.RelayRequest{Peer: b.addr, Spec: sp})
+		if !errors.Is(err, control.ErrInvalid) || !strings.Contains(err.Error(), "-B, --bind-dev, --cport") {
+			t.Errorf("relay with %+v: %v, want an invalid test naming the options", sp, err)
+		}
+	}
+	if strings.Contains(b.logs.String(), "test done") {
+		t.Errorf("the peer heard from a refused relay:\n%s", b.logs.String())
+	}
+}
+
 func port(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
 
 // TestRelayBeforeAuth: a client that has not proved the key cannot ask

@@ -619,7 +619,7 @@ func (ss *session) awaitStreams(ctx context.Context, pt *pendingTest) error {
 // or its TCP data connection, configured as the spec asks.
 func streamConns(t spec.Test, pt *pendingTest, dp *dataPath) ([]side.Conn, error) {
 	conns := make([]side.Conn, 0, len(t.Streams()))
-	opts := engine.Options{SockBuf: t.RemoteSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay}
+	opts := remoteOptions(t)
 	for i, st := range t.Streams() {
 		var c net.Conn
 		switch {

@@ -90,6 +90,13 @@ func (d *dataPath) apply(k int, c Conn, role result.Role, l engine.Loop) (*resul
 			return nil, -1, fmt.Errorf("--rx %s: %w", t.RxMode(), err)
 		}
 	case *engine.UDPSender:
+		// UDP batches (issue 15): one send call per datagram unless asked.
+		if err := l.SetSendBatch(t.SendsPerCall()); err != nil {
+			return nil, -1, fmt.Errorf("--send-batch: %w", err)
+		}
+		if t.SendBatch > 1 {
+			d.rec.SendBatch = t.SendBatch
+		}
 		if t.GSOSize > 0 {
 			if err := l.SetGSO(t.GSOSize); err != nil {
 				return nil, -1, fmt.Errorf("--gso %d: %w%s", t.GSOSize, err, needs(err, "UDP GSO (UDP_SEGMENT) needs Linux 4.18"))
@@ -97,6 +104,12 @@ func (d *dataPath) apply(k int, c Conn, role result.Role, l engine.Loop) (*resul
 			d.rec.GSOSize = t.GSOSize
 		}
 	case *engine.UDPReceiver:
+		if err := l.SetRecvBatch(t.DatagramsPerRecvCall()); err != nil {
+			return nil, -1, fmt.Errorf("--recv-batch: %w", err)
+		}
+		if t.RecvBatch > 1 {
+			d.rec.RecvBatch = t.RecvBatch
+		}
 		if t.GRO {
 			if err := l.EnableGRO(); err != nil {
 				return nil, -1, fmt.Errorf("--gro: %w%s", err, needs(err, "UDP GRO (UDP_GRO) needs Linux 5.0"))

@@ -45,6 +45,9 @@ const (
 	MaxGSOSegments = 64
 	// MinFQRate is the smallest pacing rate, 8 bits (one byte) per second.
 	MinFQRate = 8
+	// MaxUDPBatch is the most datagrams one UDP_STREAM system call moves
+	// with --send-batch or --recv-batch.
+	MaxUDPBatch = 64
 )
 
 // tcpStream reports whether the kind is a TCP stream test, the tests the
@@ -178,6 +181,9 @@ func (t Test) validateDataPath() error {
 	if t.GRO && t.Kind != UDPStream {
 		return fmt.Errorf("--gro applies to UDP_STREAM, not to %s", t.Kind)
 	}
+	if err := t.validateUDPBatch(); err != nil {
+		return err
+	}
 	if t.GSOSize == 0 {
 		return nil
 	}
@@ -197,6 +203,31 @@ func (t Test) validateDataPath() error {
 	}
 	return nil
 }
+
+// validateUDPBatch checks --send-batch and --recv-batch (UDP batches,
+// issue 15).
+func (t Test) validateUDPBatch() error {
+	for _, b := range []struct {
+		flag string
+		n    int
+	}{{"--send-batch", t.SendBatch}, {"--recv-batch", t.RecvBatch}} {
+		switch {
+		case b.n < 0 || b.n > MaxUDPBatch:
+			return fmt.Errorf("%s %d must be between 1 (one datagram per system call) and %d", b.flag, b.n, MaxUDPBatch)
+		case b.n > 1 && t.Kind != UDPStream:
+			return fmt.Errorf("%s applies to UDP_STREAM, not to %s", b.flag, t.Kind)
+		}
+	}
+	return nil
+}
+
+// SendsPerCall is how many sends a UDP_STREAM sender of t makes per
+// system call: 1 unless --send-batch asks for more.
+func (t Test) SendsPerCall() int { return max(1, t.SendBatch) }
+
+// DatagramsPerRecvCall is how many datagrams a UDP_STREAM receiver of t
+// takes per system call at most: 1 unless --recv-batch asks for more.
+func (t Test) DatagramsPerRecvCall() int { return max(1, t.RecvBatch) }
 
 // ParseCPUs reads -T LOCAL[,REMOTE]: each side a CPU number or a list of
 // them separated by ':', with a-b ranges ("0", "0:2", "0-3", "0-1:4").
@@ -310,6 +341,13 @@ func (t Test) DataPathOptions() []string {
 	}
 	if t.GRO {
 		o = append(o, "--gro")
+	}
+	// UDP batches (issue 15).
+	if t.SendBatch > 1 {
+		o = append(o, "--send-batch "+strconv.Itoa(t.SendBatch))
+	}
+	if t.RecvBatch > 1 {
+		o = append(o, "--recv-batch "+strconv.Itoa(t.RecvBatch))
 	}
 	return o
 }

@@ -47,6 +47,13 @@ func TestValidateDataPath(t *testing.T) {
 		{name: "gso above send", mod: func(t *Test) { udp(t); t.GSOSize = 2000 }, wantErr: "at least one"},
 		{name: "gso too many", mod: func(t *Test) { udp(t); t.GSOSize = 100; t.SendSize = 6500 }, wantErr: "at most 64"},
 		{name: "gso tail too short", mod: func(t *Test) { udp(t); t.GSOSize = 1000; t.SendSize = 10008 }, wantErr: "use -m 10000"},
+		// UDP batches (issue 15).
+		{name: "send batch", mod: func(t *Test) { udp(t); t.SendBatch = MaxUDPBatch; t.RecvBatch = 1 }},
+		{name: "batch unset", mod: func(t *Test) { udp(t); t.SendBatch, t.RecvBatch = 0, 0 }},
+		{name: "send batch tcp", mod: func(t *Test) { t.SendBatch = 2 }, wantErr: "--send-batch applies to UDP_STREAM"},
+		{name: "recv batch rr", mod: func(t *Test) { t.Kind = UDPRR; t.RecvBatch = 2 }, wantErr: "--recv-batch applies to UDP_STREAM"},
+		{name: "send batch too big", mod: func(t *Test) { udp(t); t.SendBatch = MaxUDPBatch + 1 }, wantErr: "--send-batch 65 must be between 1"},
+		{name: "recv batch negative", mod: func(t *Test) { udp(t); t.RecvBatch = -1 }, wantErr: "--recv-batch -1 must be between 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,11 +144,12 @@ func TestDataPathJSON(t *testing.T) {
 	sp.LocalCPUs, sp.RemoteCPUs = "0:1", "1"
 	sp.ZeroCopy, sp.Rx = ZeroCopyMsg, RxSplice
 	sp.FQRateBitsPerSecond = 1e9
+	sp.SendBatch, sp.RecvBatch = 64, 8
 	b, err := json.Marshal(sp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"local_cpus":[0,1]`, `"remote_cpus":[1]`, `"zerocopy":"msg"`, `"rx":"splice"`, `"fq_rate_bps":1000000000`} {
+	for _, want := range []string{`"local_cpus":[0,1]`, `"remote_cpus":[1]`, `"zerocopy":"msg"`, `"rx":"splice"`, `"fq_rate_bps":1000000000`, `"send_batch":64`, `"recv_batch":8`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s lacks %s", b, want)
 		}
@@ -153,8 +161,8 @@ func TestDataPathJSON(t *testing.T) {
 	if d := cmp.Diff(sp, got); d != "" {
 		t.Errorf("round trip (-want +got):\n%s", d)
 	}
-	if b, _ := json.Marshal(Default()); !strings.Contains(string(b), `"zerocopy":"copy"`) || strings.Contains(string(b), "gso") {
-		t.Errorf("default spec %s: want zerocopy copy and no gso", b)
+	if b, _ := json.Marshal(Default()); !strings.Contains(string(b), `"zerocopy":"copy"`) || strings.Contains(string(b), "gso") || strings.Contains(string(b), "batch") {
+		t.Errorf("default spec %s: want zerocopy copy and no gso, no batch", b)
 	}
 	if err := json.Unmarshal([]byte(`{"test":"TCP_STREAM","duration_s":1,"send_size":1,"recv_size":1,"parallel":1,"payload":{"kind":"zeros"}}`), &got); err != nil {
 		t.Fatal(err)
@@ -162,5 +170,8 @@ func TestDataPathJSON(t *testing.T) {
 	// A spec from before the options copies: "" is read as copy.
 	if err := got.Validate(); err != nil || got.SendMode() != ZeroCopyOff || got.RxMode() != RxCopy {
 		t.Errorf("old spec: %v, zerocopy %q rx %q, want copy", err, got.SendMode(), got.RxMode())
+	}
+	if got.SendsPerCall() != 1 || got.DatagramsPerRecvCall() != 1 {
+		t.Errorf("old spec: %d sends, %d datagrams per call; want one each", got.SendsPerCall(), got.DatagramsPerRecvCall())
 	}
 }

@@ -147,6 +147,20 @@ type Test struct {
 	GSOSize             int  // --gso: UDP_STREAM datagram size the sender's kernel segments each send into (UDP_SEGMENT); 0 for none
 	GRO                 bool // --gro: UDP_GRO on the UDP_STREAM receiver
 
+	// UDP batches (issue 15): how many datagrams one system call moves.
+	// 0 and 1 both mean one send(2) per datagram, as netperf's -m means,
+	// and one receive call per datagram, as netperf and iperf3 receive.
+	SendBatch int // --send-batch: sends per sendmmsg(2) call of UDP_STREAM senders
+	RecvBatch int // --recv-batch: datagrams per recvmmsg(2) call of UDP_STREAM receivers
+	// Socket options (issue 19, see sockopts.go). BindAddr, BindDev and
+	// ClientPort are the client's own; the server applies TOS, MSS and
+	// DontFragment to its data sockets too.
+	BindAddr     string // -B: local address of the client's control and data sockets; "" for any
+	BindDev      string // --bind-dev: SO_BINDTODEVICE on the client's control and data sockets
+	ClientPort   int    // --cport: the client's data port of stream 1, PORT+i-1 for stream i; 0 for ephemeral
+	TOS          int    // --tos, --dscp: IP_TOS (IPV6_TCLASS) on both sides' data sockets; 0 leaves the default
+	MSS          int    // --mss: TCP_MAXSEG on both sides' TCP data sockets before connect or listen; 0 for the default
+	DontFragment bool   // --dont-fragment: UDP datagrams never fragmented (IP_PMTUDISC_DO); one too big fails the run
 	// Fixed amount (-n, -k), iperf3's meaning: the amount is the total of
 	// each direction over its streams, shared evenly by them; the senders
 	// stop when it is sent and the run ends when the receivers have it,
@@ -268,6 +282,9 @@ func (t Test) Validate() error {
 	default:
 		return fmt.Errorf("payload %q: use random, zeros or a file name", t.Payload.Kind)
 	}
+	if err := t.validateSockOpts(); err != nil {
+		return err
+	}
 	if err := t.validateAmount(); err != nil {
 		return err
 	}
@@ -382,6 +399,16 @@ type wire struct {
 	BusyPollMicros    int     `json:"busy_poll_us,omitempty"`
 	GSOSize           int     `json:"gso_size,omitempty"`
 	GRO               bool    `json:"gro,omitempty"`
+	// UDP batches (issue 15).
+	SendBatch int `json:"send_batch,omitempty"`
+	RecvBatch int `json:"recv_batch,omitempty"`
+	// Socket options (issue 19).
+	BindAddr     string `json:"bind_addr,omitempty"`
+	BindDev      string `json:"bind_dev,omitempty"`
+	ClientPort   int    `json:"cport,omitempty"`
+	TOS          int    `json:"tos,omitempty"`
+	MSS          int    `json:"mss,omitempty"`
+	DontFragment bool   `json:"dont_fragment,omitempty"`
 
 	// Fixed amount (-n, -k).
 	AmountBytes  int64 `json:"amount_bytes,omitempty"`
@@ -418,6 +445,16 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		BusyPollMicros:    t.BusyPollMicros,
 		GSOSize:           t.GSOSize,
 		GRO:               t.GRO,
+		// UDP batches (issue 15).
+		SendBatch: t.SendBatch,
+		RecvBatch: t.RecvBatch,
+		// Socket options (issue 19).
+		BindAddr:     t.BindAddr,
+		BindDev:      t.BindDev,
+		ClientPort:   t.ClientPort,
+		TOS:          t.TOS,
+		MSS:          t.MSS,
+		DontFragment: t.DontFragment,
 
 		AmountBytes:  t.AmountBytes,
 		AmountBlocks: t.AmountBlocks,
@@ -459,6 +496,16 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		BusyPollMicros:      w.BusyPollMicros,
 		GSOSize:             w.GSOSize,
 		GRO:                 w.GRO,
+		// UDP batches (issue 15).
+		SendBatch: w.SendBatch,
+		RecvBatch: w.RecvBatch,
+		// Socket options (issue 19).
+		BindAddr:     w.BindAddr,
+		BindDev:      w.BindDev,
+		ClientPort:   w.ClientPort,
+		TOS:          w.TOS,
+		MSS:          w.MSS,
+		DontFragment: w.DontFragment,
 
 		AmountBytes:  w.AmountBytes,
 		AmountBlocks: w.AmountBlocks,

@@ -262,11 +262,15 @@ type Wirespeed struct {
 		RemoteCPU wirespeedCPU `json:"remote_cpu"`
 	}
 	Streams []struct {
-		Sender struct {
-			Calls   float64 `json:"calls"`
-			Packets float64 `json:"packets"`
-		} `json:"sender"`
+		Sender   wirespeedSide `json:"sender"`
+		Receiver wirespeedSide `json:"receiver"`
 	} `json:"streams"`
+}
+
+// wirespeedSide is one side of a stream: its system calls and datagrams.
+type wirespeedSide struct {
+	Calls   float64 `json:"calls"`
+	Packets float64 `json:"packets"`
 }
 
 type wirespeedCPU struct {
