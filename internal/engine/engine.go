@@ -19,8 +19,13 @@
 // transaction rate on two cores. TCP streams make one write(2) or read(2)
 // per message (tcp_linux.go), UDP streams move batches with
 // sendmmsg(2)/recvmmsg(2) (udp_linux.go), request/response loops make a
-// blocking exchange (rr_linux.go). A run adds a P per loop (AddProcs), so
-// the rest of the process keeps its own. The data path options
+// blocking exchange (rr_linux.go), TCP_CRR a connection per transaction
+// from raw socket(2), connect(2) and accept4(2) on a listener that is out
+// of the poller too (crr_linux.go). A run adds a P per loop (AddProcs), so
+// the rest of the process keeps its own. A raw call does not give the P
+// up while it blocks: a loop yields (runtime.Gosched) whenever a call
+// comes back with a timeout or a signal, which may be the runtime asking
+// for the P to stop the world. The data path options
 // (datapath.go) swap in other system calls for the same loops: sendfile
 // and MSG_ZEROCOPY sends, splice and MSG_TRUNC receives (these four keep
 // the poller), UDP GSO and GRO, pacing, busy polling and CPU pinning.
