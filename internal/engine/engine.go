@@ -23,9 +23,10 @@
 // from raw socket(2), connect(2) and accept4(2) on a listener that is out
 // of the poller too (crr_linux.go). A run adds a P per loop (AddProcs), so
 // the rest of the process keeps its own. A raw call does not give the P
-// up while it blocks: a loop yields (runtime.Gosched) whenever a call
-// comes back with a timeout or a signal, which may be the runtime asking
-// for the P to stop the world. The data path options
+// up while it blocks: a call comes back on every timeout or signal (which
+// may be the runtime asking for the P to stop the world), and the loop
+// then reaches a preemption point; the TCP_CRR loops, whose retry paths
+// call only raw stubs, yield explicitly (runtime.Gosched). The data path options
 // (datapath.go) swap in other system calls for the same loops: sendfile
 // and MSG_ZEROCOPY sends, splice and MSG_TRUNC receives (these four keep
 // the poller), UDP GSO and GRO, pacing, busy polling and CPU pinning.
