@@ -64,8 +64,11 @@ func startLogged(t *testing.T) (string, *peerLog) {
 	return addr, pl
 }
 
-// requireLoopbackAlias skips unless 127.0.0.x can be bound: Linux
-// answers all of 127/8 on lo.
+// requireLoopbackAlias skips unless a loopback address can be bound:
+// Linux answers all of 127/8 on lo. The tests that read packets off lo
+// use 127.0.19.x, which no other test uses: go test runs packages in
+// parallel, and another package's traffic from the same address counted
+// as this test's once (cli's mesh test listens on 127.0.0.4).
 func requireLoopbackAlias(t *testing.T, a netip.Addr) {
 	t.Helper()
 	ln, err := net.Listen("tcp", netip.AddrPortFrom(a, 0).String())
@@ -188,7 +191,7 @@ func TestClientPort(t *testing.T) {
 
 func TestClientPortUDPOnTheWire(t *testing.T) {
 	nstest.RequireRoot(t)
-	bind := netip.MustParseAddr("127.0.0.5")
+	bind := netip.MustParseAddr("127.0.19.5")
 	requireLoopbackAlias(t, bind)
 	addr, _ := startServer(t, server.Config{})
 	c := dial(t, client.Config{Addr: addr, BindAddr: bind})
@@ -329,12 +332,12 @@ func parseIPv4(b []byte) (packet, bool) {
 	return p, true
 }
 
-// TestTOSOnTheWire runs tests with --dscp or --tos from 127.0.0.4 and
+// TestTOSOnTheWire runs tests with --dscp or --tos from 127.0.19.4 and
 // reads the TOS byte of the data packets off lo: the client's packets
 // carry it from the SYN on, the server's once it accepted the
 // connection. The control connection, which is not measured, does not.
 func TestTOSOnTheWire(t *testing.T) {
-	bind := netip.MustParseAddr("127.0.0.4")
+	bind := netip.MustParseAddr("127.0.19.4")
 	requireLoopbackAlias(t, bind)
 	addr, _ := startServer(t, server.Config{})
 	mainPort := netip.MustParseAddrPort(addr).Port()

@@ -84,6 +84,10 @@ type CRRShared struct {
 	peer     netip.Addr
 	ended    atomic.Bool
 	shutOnce sync.Once
+	// lfd is, on Linux, the loops' own duplicate of the listener's
+	// descriptor, outside Go's poller (see detach); -1 elsewhere.
+	lfd       int
+	closeOnce sync.Once
 	// busyPoll is SO_BUSY_POLL for every accepted connection (SetBusyPoll),
 	// which they do not inherit from the listener.
 	busyPoll int
@@ -93,17 +97,31 @@ type CRRShared struct {
 // an MPTCP listener ignores the receive timeout, and on any listener
 // returns at once after a shutdown.
 func (sh *CRRShared) shut() {
-	sh.shutOnce.Do(func() { shutListener(sh.rc) })
+	sh.shutOnce.Do(func() { sh.shutListener() })
 }
 
 // NewCRRShared wraps the test's listener; connections from any address
-// but peer are closed unanswered.
+// but peer are closed unanswered. On Linux it takes the listener out of
+// Go's poller: it keeps a duplicate of its descriptor and closes ln (whose
+// Addr still answers; closing it again is harmless). Close releases what
+// it kept, after the loops returned.
 func NewCRRShared(ln *net.TCPListener, peer netip.Addr) (*CRRShared, error) {
 	rc, err := ln.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
-	return &CRRShared{ln: ln, rc: rc, peer: peer.Unmap()}, nil
+	sh := &CRRShared{ln: ln, rc: rc, peer: peer.Unmap(), lfd: -1}
+	if err := sh.detach(); err != nil {
+		return nil, err
+	}
+	return sh, nil
+}
+
+// Close closes the listener's duplicate kept by NewCRRShared, if any.
+func (sh *CRRShared) Close() error {
+	var err error
+	sh.closeOnce.Do(func() { err = sh.closeListener() })
+	return err
 }
 
 // CRRServer accepts TCP_CRR connections on the shared listener and answers

@@ -4,6 +4,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestCRRServerStop: a TCP_CRR server loop that no connection comes to
@@ -18,6 +20,7 @@ func TestCRRServerStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer sh.Close()
 	srv := NewCRRServer(sh, 1, 1)
 	done := make(chan error, 1)
 	go func() { done <- srv.Run() }()
@@ -43,7 +46,11 @@ func TestCRRServerWaitsForRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	sh, _ := NewCRRShared(ln, ln.Addr().(*net.TCPAddr).AddrPort().Addr())
+	sh, err := NewCRRShared(ln, ln.Addr().(*net.TCPAddr).AddrPort().Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
 	srv := NewCRRServer(sh, 1, 1)
 	done := make(chan error, 1)
 	go func() { done <- srv.Run() }()
@@ -61,5 +68,49 @@ func TestCRRServerWaitsForRequest(t *testing.T) {
 	var b [1]byte
 	if _, err := c.Read(b[:]); err != nil {
 		t.Fatalf("late request: %v", err)
+	}
+}
+
+// TestCRRAcceptedInheritTimeouts: the server loop sets no timeout on the
+// sockets it accepts, counting on the kernel to copy the listener's: ask
+// the kernel what an accepted socket has.
+func TestCRRAcceptedInheritTimeouts(t *testing.T) {
+	ln, err := ListenCRR("tcp4", "127.0.0.1", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	sh, err := NewCRRShared(ln, ln.Addr().(*net.TCPAddr).AddrPort().Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	c, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	nfd, _, err := unix.Accept4(sh.lfd, unix.SOCK_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(nfd)
+	for _, opt := range []int{unix.SO_RCVTIMEO, unix.SO_SNDTIMEO} {
+		// The kernel keeps the timeout in jiffies: 50 ms may read back
+		// as 52.
+		want, err := unix.GetsockoptTimeval(sh.lfd, unix.SOL_SOCKET, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Duration(want.Nano()); d < pollInterval || d > 2*pollInterval {
+			t.Errorf("listener's option %d: %v, want about %v", opt, d, pollInterval)
+		}
+		tv, err := unix.GetsockoptTimeval(nfd, unix.SOL_SOCKET, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *tv != *want {
+			t.Errorf("accepted socket's option %d: %v, want the listener's %v", opt, *tv, *want)
+		}
 	}
 }

@@ -68,15 +68,11 @@ func probeBusyPoll(usec int) (int, error) {
 }
 
 func (sh *CRRShared) setBusyPoll(usec int) (int, error) {
-	var got int
-	var serr error
-	if err := sh.rc.Control(func(fd uintptr) { got, serr = setBusyPollFD(int(fd), usec) }); err != nil {
-		return 0, err
-	}
-	if serr == nil {
+	got, err := setBusyPollFD(sh.lfd, usec)
+	if err == nil {
 		sh.busyPoll = got
 	}
-	return got, serr
+	return got, err
 }
 
 func napiID(c Socket) (int, error) {

@@ -391,7 +391,11 @@ func TestBusyPoll(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	sh, _ := NewCRRShared(ln, ln.Addr().(*net.TCPAddr).AddrPort().Addr())
+	sh, err := NewCRRShared(ln, ln.Addr().(*net.TCPAddr).AddrPort().Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
 	if got, err := sh.SetBusyPoll(30); err != nil || got != 30 {
 		t.Fatalf("listener busy poll %d, %v; want 30", got, err)
 	}

@@ -17,11 +17,18 @@
 // socket had to wait the loop parked and was woken, and those wake-ups
 // cost a fifth of TCP throughput, two thirds of UDP's and half of the
 // transaction rate on two cores. TCP streams make one write(2) or read(2)
-// per message (tcp_linux.go), UDP streams one write(2) per datagram and
-// one recvmmsg(2) per datagram, or batches of them when asked
-// (SetSendBatch, SetRecvBatch; udp_linux.go), request/response loops make a
-// blocking exchange (rr_linux.go). A run adds a P per loop (AddProcs), so
-// the rest of the process keeps its own. The data path options
+// per message (tcp_linux.go; sendto(2) and recvfrom(2), as netperf
+// calls), UDP streams one write(2) per datagram and one recvmmsg(2) per
+// datagram, or batches of them when asked (SetSendBatch, SetRecvBatch;
+// udp_linux.go), request/response loops make a blocking exchange
+// (rr_linux.go), TCP_CRR a connection per transaction from raw socket(2),
+// connect(2) and accept4(2) on a listener that is out of the poller too
+// (crr_linux.go). A run adds a P per loop (AddProcs), so
+// the rest of the process keeps its own. A raw call does not give the P
+// up while it blocks: a call comes back on every timeout or signal (which
+// may be the runtime asking for the P to stop the world), and the loop
+// then reaches a preemption point; the TCP_CRR loops, whose retry paths
+// call only raw stubs, yield explicitly (runtime.Gosched). The data path options
 // (datapath.go) swap in other system calls for the same loops: sendfile
 // and MSG_ZEROCOPY sends, splice and MSG_TRUNC receives (these four keep
 // the poller), UDP GSO and GRO, pacing, busy polling and CPU pinning.

@@ -515,9 +515,11 @@ func (s *CRRServer) loop() error {
 	return nil
 }
 
-// shutListener does nothing: the portable loop polls its listener with a
-// deadline.
-func shutListener(syscall.RawConn) {}
+// The portable loop keeps the listener in Go's poller and polls it with a
+// deadline: nothing to detach, wake or close beyond the listener itself.
+func (sh *CRRShared) detach() error        { return nil }
+func (sh *CRRShared) shutListener()        {}
+func (sh *CRRShared) closeListener() error { return nil }
 
 // The data path options exist on Linux only; elsewhere they say so.
 

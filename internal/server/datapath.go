@@ -57,6 +57,8 @@ func openDataPath(t spec.Test, local, peer netip.Addr) (*dataPath, error) {
 			return nil, err
 		}
 		dp.crr = ln
+		// On Linux this takes the listener out of Go's poller and closes
+		// ln; crrPort still reads its address.
 		if dp.crrShared, err = engine.NewCRRShared(ln, peer); err != nil {
 			dp.close()
 			return nil, err
@@ -101,6 +103,9 @@ func (dp *dataPath) close() {
 	}
 	if dp.crr != nil {
 		dp.crr.Close()
+	}
+	if dp.crrShared != nil {
+		dp.crrShared.Close()
 	}
 }
 

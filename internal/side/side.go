@@ -263,14 +263,9 @@ func (cfg *Config) role(dir spec.Direction) result.Role {
 }
 
 // lockedLoops is how many loops of this side hold an OS thread and a P:
-// all but TCP_CRR's (the zero-copy TCP modes keep Go's poller, and count
-// here anyway).
-func lockedLoops(cfg Config) int {
-	if cfg.Spec.Kind == spec.TCPCRR {
-		return 0
-	}
-	return len(cfg.Conns)
-}
+// all of them, TCP_CRR's included (the zero-copy TCP modes keep Go's
+// poller, and count here anyway).
+func lockedLoops(cfg Config) int { return len(cfg.Conns) }
 
 // active reports whether a role drives its flow: it starts at once and
 // stops when the window ends; the passive role follows it.
