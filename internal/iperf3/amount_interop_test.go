@@ -28,15 +28,20 @@ func TestIperf3ClientAmountAgainstWirespeedServer(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
 		want int64
+		// early: iperf3's receiving client counts its reads as blocks
+		// (-k), so it may end the test before the last bytes the server
+		// sent arrive; what the server sent is still exact.
+		early bool
 	}{
-		{[]string{"-n", "10M"}, 10 << 20},
-		{[]string{"-R", "-n", "10M"}, 10 << 20},
-		{[]string{"-R", "-P", "3", "-n", "10M"}, 10 << 20},
-		{[]string{"-R", "-k", "100", "-l", "64K"}, 100 << 16},
+		{args: []string{"-n", "10M"}, want: 10 << 20},
+		{args: []string{"-R", "-n", "10M"}, want: 10 << 20},
+		{args: []string{"-R", "-P", "3", "-n", "10M"}, want: 10 << 20},
+		{args: []string{"-R", "-k", "100", "-l", "64K"}, want: 100 << 16, early: true},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			j := runIperf3Client(t, bin, port, tt.args...)
-			if s, r := j.End.SumSent.Bytes, j.End.SumReceived.Bytes; s != tt.want || r != tt.want {
+			s, r := j.End.SumSent.Bytes, j.End.SumReceived.Bytes
+			if s != tt.want || r > s || (r != s && !tt.early) {
 				t.Errorf("iperf3 counted %d sent, %d received; want %d", s, r, tt.want)
 			}
 		})
