@@ -161,7 +161,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--tradeoff", "-R"}, "--tradeoff"},
 		{[]string{"run", "--payload", "/no/such/file"}, "--payload"},
 		{[]string{"run", "-o", "result.xml"}, ".json"},
-		{[]string{"run", "-b", "10M"}, "UDP_STREAM"},
+		{[]string{"run", "-t", "TCP_RR", "-b", "10M"}, "not paced"},
 		{[]string{"run", "-t", "udp_stream", "-m", "8"}, "datagram size"},
 		{[]string{"run", "-t", "udp_stream", "-m", "70000"}, "datagram size"},
 		{[]string{"run", "-t", "tcp_rr", "-r", "1,2,3"}, "REQ,RESP"},

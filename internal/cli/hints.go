@@ -93,6 +93,10 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 		if has("json") {
 			return "iperf3's -J is --json here"
 		}
+	case "w":
+		if has("bandwidth") {
+			return "netperf's -w/-b bursts (-b sends every -w ms) are a steady rate here: -b RATE in bits/s per stream (-b 200M), TCP and UDP"
+		}
 	case "u":
 		if has("test") {
 			return "iperf3's -u is -t UDP_STREAM here (-b sets its rate)"
@@ -119,8 +123,10 @@ func specHint(t spec.Test, err error) error {
 	switch {
 	case t.Duration <= 0:
 		return usagef("-l %v: the measurement window must be longer than 0; give seconds (-l 10) or a duration (-l 500ms), up to %gh (iperf3's -t 0, run until stopped, has no equal)", t.Duration, spec.MaxDuration.Hours())
-	case t.RateBitsPerSecond > 0 && (t.Kind == spec.TCPStream || t.Kind == spec.TCPMaerts || t.Kind == spec.TCPBidir):
-		return usagef("-b paces UDP_STREAM only; to cap a %s stream's rate as iperf3's -b does, use --fq-rate %s (SO_MAX_PACING_RATE)", t.Kind, rateArg(t.RateBitsPerSecond))
+	case t.AmountBytes > 0 && t.AmountBlocks > 0:
+		return usagef("-n %d and -k %d: give the amount in bytes (-n) or in blocks of -m bytes (-k), not both", t.AmountBytes, t.AmountBlocks)
+	case t.Amount() > 0 && t.Kind.RR():
+		return usagef("-n and -k fix the amount of a stream test (TCP_STREAM, TCP_MAERTS, TCP_BIDIR, UDP_STREAM); %s runs for -l", t.Kind)
 	}
 	return usageError{err}
 }

@@ -35,7 +35,10 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.VarP(bytesValue{&f.spec.LocalSockBuf}, "local-sockbuf", "s", "SO_SNDBUF/SO_RCVBUF to ask for on the client's data sockets (0: system default)")
 	fl.VarP(bytesValue{&f.spec.RemoteSockBuf}, "remote-sockbuf", "S", "SO_SNDBUF/SO_RCVBUF to ask for on the server's data sockets (0: system default)")
 	fl.IntVarP(&f.spec.Parallel, "parallel", "P", 1, "streams per direction (connections for request/response tests)")
-	fl.VarP(rateValue{&f.spec.RateBitsPerSecond}, "bandwidth", "b", "UDP_STREAM: payload bits/s per stream (500M, 2G); 0 sends as fast as possible")
+	fl.VarP(rateValue{&f.spec.RateBitsPerSecond}, "bandwidth", "b", "payload bits/s per stream (500M, 2G), UDP_STREAM and the TCP stream tests (iperf3's -b); TCP paces what it hands to the kernel, whose writes also wait for a full socket buffer; 0 sends as fast as possible")
+	// Fixed amount (issue 19): -n, -k.
+	fl.VarP(amountValue{&f.spec.AmountBytes}, "bytes", "n", "send this many bytes per direction, over all its streams, instead of for -l (iperf3's -n: 100M is 100 MiB); the run ends when the receiver has them, -l stays the upper bound")
+	fl.VarP(amountValue{&f.spec.AmountBlocks}, "blocks", "k", "send this many blocks of -m bytes per direction instead of for -l (iperf3's -k); as -n otherwise")
 	fl.VarP(rrSizesValue{&f.spec.RequestSize, &f.spec.ResponseSize}, "rr-sizes", "r", "request/response tests: REQ,RESP bytes (1,1), or one size for both")
 	fl.IntVar(&f.spec.Burst, "burst", 1, "request/response tests: transactions in flight per connection")
 	fl.Var(durationValue{&f.spec.Omit}, "omit", "warm-up before the window, left out of the result")

@@ -51,6 +51,26 @@ func (v bytesValue) Set(s string) error {
 }
 func (v bytesValue) Type() string { return "bytes" }
 
+// amountValue is a count of bytes or blocks with an optional binary
+// suffix, as iperf3 reads -n and -k: "100M" is 100*2^20.
+type amountValue struct{ n *int64 }
+
+func (v amountValue) String() string {
+	if v.n == nil || *v.n == 0 {
+		return "0"
+	}
+	return strconv.FormatInt(*v.n, 10)
+}
+func (v amountValue) Set(s string) error {
+	n, err := units.ParseBytes(s)
+	if err != nil {
+		return err
+	}
+	*v.n = n
+	return nil
+}
+func (v amountValue) Type() string { return "count" }
+
 type sizeError string
 
 func (e sizeError) Error() string { return string(e) }

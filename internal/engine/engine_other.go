@@ -114,12 +114,25 @@ func unsent(syscall.Conn) (int, error) { return 0, ErrUnsupported }
 // send is the portable loop through net.Conn.
 func (s *TCPSender) send() error {
 	buf, ring, size := s.payload.buf, s.payload.ring, s.size
+	limit, pace, stopped := s.limit, s.pace, s.stopped
+	var sent int64
 	off := 0
 	for !s.stop.Load() {
-		n, err := s.conn.Write(buf[off : off+size])
+		m := size
+		if limit > 0 {
+			if sent >= limit {
+				return nil
+			}
+			m = int(min(int64(size), limit-sent))
+		}
+		if pace != nil {
+			pace.wait(m, stopped)
+		}
+		n, err := s.conn.Write(buf[off : off+m])
 		if n > 0 {
 			s.ctr.bytes.Add(int64(n))
 			s.ctr.calls.Add(1)
+			sent += int64(n)
 			off = (off + n) % ring
 		}
 		if err != nil {
@@ -176,6 +189,10 @@ func (s *UDPSender) send() error {
 	var seq uint64
 	for !s.stopped() {
 		n, next := s.due(start, seq)
+		n, done := s.capToLimit(n, seq, 1)
+		if done {
+			return nil
+		}
 		if n == 0 {
 			if !s.sleepUntil(next) {
 				break

@@ -15,7 +15,10 @@ import (
 type pacer struct {
 	nsPerByte float64
 	due       time.Time
-	waited    atomic.Bool // a send was delayed
+	// credit caps the time the schedule may fall behind the clock and
+	// catch up on: paceSlack, or longer for a TCP sender (newStreamPacer).
+	credit time.Duration
+	waited atomic.Bool // a send was delayed
 }
 
 const paceSlack = time.Millisecond
@@ -26,15 +29,38 @@ func newPacer(bitsPerSecond float64) *pacer {
 	if !(bitsPerSecond > 0) || math.IsInf(bitsPerSecond, 1) {
 		return nil
 	}
-	return &pacer{nsPerByte: 8e9 / bitsPerSecond}
+	return &pacer{nsPerByte: 8e9 / bitsPerSecond, credit: paceSlack}
+}
+
+// streamCredit is how far a TCP sender's pacer may fall behind and catch
+// up (newStreamPacer).
+const streamCredit = 100 * time.Millisecond
+
+// newStreamPacer is a TCP sender's pacer for writes of size bytes: it may
+// catch up on streamCredit, or one write's time and paceSlack when that is
+// longer, so that a sleep that overran (a busy CPU, the wake-up of a locked
+// thread) or a write that blocked on a full socket buffer is made up by
+// the next writes instead of lost: the average holds the rate, as iperf3's
+// -b does by comparing the bytes sent with the time elapsed, yet a stall
+// longer than that is not paid back with a burst of its whole length.
+func newStreamPacer(bitsPerSecond float64, size int) *pacer {
+	p := newPacer(bitsPerSecond)
+	if p != nil {
+		p.credit = max(streamCredit, p.credit+time.Duration(float64(size)*p.nsPerByte))
+	}
+	return p
 }
 
 // wait blocks until n more bytes may leave, or until stopped reports true;
 // it sleeps in slices of at most 10 ms so a Stop is seen.
 func (p *pacer) wait(n int, stopped func() bool) {
 	now := time.Now()
-	if p.due.Before(now.Add(-paceSlack)) {
-		p.due = now.Add(-paceSlack)
+	if p.due.IsZero() {
+		// No credit at the start (no burst) but the first send's.
+		p.due = now.Add(-time.Duration(float64(n) * p.nsPerByte))
+	}
+	if p.due.Before(now.Add(-p.credit)) {
+		p.due = now.Add(-p.credit)
 	}
 	p.due = p.due.Add(time.Duration(float64(n) * p.nsPerByte))
 	for d := p.due.Sub(now); d > paceSlack && !stopped(); d = time.Until(p.due) {

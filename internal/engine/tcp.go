@@ -18,6 +18,34 @@ type TCPSender struct {
 	size    int
 	mode    sendMode
 	zc      *zeroCopy // MSG_ZEROCOPY state, when mode is sendMsgZeroCopy
+	// limit is the bytes to send before Run returns by itself (SetLimit);
+	// 0 for no limit.
+	limit int64
+	pace  *pacer // SetRate; nil for unpaced
+}
+
+// SetLimit makes Run return once bytes have been sent (the last write
+// shortened to fit); 0 or less sends until Stop. Call it before Run.
+// Only the copying mode (write(2)) has a limit: the others refuse it
+// in Run.
+func (s *TCPSender) SetLimit(bytes int64) { s.limit = max(bytes, 0) }
+
+// SetRate paces the writes to bitsPerSecond of payload (0 or +Inf: no
+// pacing), as iperf3's -b paces a TCP stream: what is paced is what the
+// loop hands to the kernel; a write that blocks on a full socket buffer
+// holds the loop back further. Call it before Run. Only the copying mode
+// is paced: the others refuse a rate in Run.
+func (s *TCPSender) SetRate(bitsPerSecond float64) { s.pace = newStreamPacer(bitsPerSecond, s.size) }
+
+// Reached reports whether a sender with a limit sent all of it.
+func (s *TCPSender) Reached() bool { return s.limit > 0 && s.ctr.bytes.Load() >= s.limit }
+
+// checkCopyOnly refuses a limit or a rate in a mode that has neither.
+func (s *TCPSender) checkCopyOnly() error {
+	if s.mode != sendCopy && (s.limit > 0 || s.pace != nil) {
+		return fmt.Errorf("a fixed amount or a rate needs write(2) sends, not zero-copy ones")
+	}
+	return nil
 }
 
 // NewTCPSender returns the sending loop for c.
@@ -34,8 +62,11 @@ func NewTCPSender(c *net.TCPConn, p *Payload, size int) (*TCPSender, error) {
 	return s, nil
 }
 
-// Run writes until Stop or a failure.
+// Run writes until Stop, the limit of SetLimit, or a failure.
 func (s *TCPSender) Run() error {
+	if err := s.checkCopyOnly(); err != nil {
+		return err
+	}
 	err := s.send()
 	if s.stopped() {
 		return nil

@@ -24,12 +24,27 @@ func (s *TCPSender) send() error {
 	}
 	defer undo()
 	buf, ring, size := s.payload.buf, s.payload.ring, s.size
+	// A limit costs a compare per write; a rate, a clock read (the pacer's)
+	// per write: neither when not asked for.
+	limit, pace, stopped := s.limit, s.pace, s.stopped
+	var sent int64
 	off := 0
 	for !s.stop.Load() {
-		n, err := rawWrite(fd, buf[off:off+size])
+		m := size
+		if limit > 0 {
+			if sent >= limit {
+				return nil
+			}
+			m = int(min(int64(size), limit-sent))
+		}
+		if pace != nil {
+			pace.wait(m, stopped)
+		}
+		n, err := rawWrite(fd, buf[off:off+m])
 		if n > 0 {
 			s.ctr.bytes.Add(int64(n))
 			s.ctr.calls.Add(1)
+			sent += int64(n)
 			off = (off + n) % ring // a message may be longer than the ring
 		}
 		switch err {

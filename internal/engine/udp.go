@@ -52,6 +52,24 @@ type UDPSender struct {
 	// the default, for one write(2) per datagram, as netperf's -m means;
 	// more through sendmmsg(2).
 	batch int
+	limit uint64 // datagrams to send before Run returns by itself (SetLimit); 0 for no limit
+}
+
+// SetLimit makes Run return once datagrams have been sent; 0 or less
+// sends until Stop. Call it before Run. With GSO the last send may make
+// up to a send's datagrams more.
+func (s *UDPSender) SetLimit(datagrams int64) { s.limit = uint64(max(datagrams, 0)) }
+
+// capToLimit cuts n sends of per datagrams each, seq datagrams sent so
+// far, to what the limit leaves; done when nothing is left.
+func (s *UDPSender) capToLimit(n int, seq, per uint64) (int, bool) {
+	if s.limit == 0 {
+		return n, false
+	}
+	if seq >= s.limit {
+		return 0, true
+	}
+	return int(min(uint64(n), (s.limit-seq+per-1)/per)), false
 }
 
 // NewUDPSender returns the sending loop for the connected socket c.

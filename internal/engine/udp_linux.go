@@ -43,6 +43,10 @@ func (s *UDPSender) send() error {
 	per := uint64(s.segments()) // datagrams per send: more than one with GSO
 	for !s.stopped() {
 		n, next := s.due(start, seq/per)
+		n, done := s.capToLimit(n, seq, per)
+		if done {
+			return nil
+		}
 		if n == 0 {
 			if !s.sleepUntil(next) {
 				break
@@ -95,6 +99,9 @@ func (s *UDPSender) sendEach(fd int, bufs [][]byte) error {
 	per := uint64(s.segments())
 	i := 0
 	for !s.stopped() {
+		if s.limit > 0 && seq >= s.limit {
+			return nil // the amount is sent (SetLimit)
+		}
 		if s.rate > 0 {
 			if n, next := s.due(start, seq/per); n == 0 {
 				if !s.sleepUntil(next) {

@@ -80,9 +80,10 @@ func ParamsFor(t spec.Test) Params {
 	if p.Window == 0 {
 		p.Window = t.LocalSockBuf
 	}
-	if t.Kind.UDP() {
-		p.Bandwidth = int64(t.RateBitsPerSecond)
-	}
+	// iperf3's -b paces TCP too, per stream, as wirespeed's does.
+	p.Bandwidth = int64(t.RateBitsPerSecond)
+	// A fixed amount: iperf3's -n and -k, the total over the streams.
+	p.Num, p.BlockCount = t.AmountBytes, t.AmountBlocks
 	return p
 }
 
@@ -328,7 +329,10 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 		defer mu.Unlock()
 		cl.cfg.OnInterval(result.JoinTick(r, nil))
 	}
-	runSide := func(cs []side.Conn, drain time.Duration) <-chan sideResult {
+	// With a fixed amount the iperf3 server stops sending when it has sent
+	// it, and waits for TEST_END: the receiving side says when it has it.
+	amountIn := make(chan struct{}, 1)
+	runSide := func(cs []side.Conn, drain time.Duration, received func()) <-chan sideResult {
 		ch := make(chan sideResult, 1)
 		if len(cs) == 0 {
 			ch <- sideResult{skip: true}
@@ -345,6 +349,8 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 				ProcRoot:     cl.cfg.ProcRoot,
 				UDPOptions:   []engine.UDPOption{engine.Iperf3Header(false)},
 				DrainTimeout: drain,
+
+				AmountReceived: received,
 			})
 			ch <- sideResult{res: r, err: err}
 		}()
@@ -354,8 +360,13 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 	if t.Kind.UDP() {
 		recvDrain = udpDrain
 	}
-	sendCh := runSide(sends, 0)
-	recvCh := runSide(recvs, recvDrain)
+	sendCh := runSide(sends, 0, nil)
+	recvCh := runSide(recvs, recvDrain, func() {
+		select {
+		case amountIn <- struct{}{}:
+		default:
+		}
+	})
 
 	// TEST_END goes when this side's senders are done and their data
 	// reached the server, and no earlier than the planned end for the
@@ -372,6 +383,7 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 		select {
 		case <-end.C:
 		case <-ctx.Done():
+		case <-amountIn: // all of a fixed amount arrived (-n, -k)
 		}
 	}
 	if err := cl.cc.writeState(TestEnd); err != nil {

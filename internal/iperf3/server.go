@@ -288,16 +288,11 @@ func fail(cc conn, code, errno int32, err error) error {
 // checkParams refuses what this server does not run, in words for the
 // log; the client sees iperf3's own text for the code sent.
 func checkParams(p Params) error {
-	sends := p.Reverse || p.Bidirectional
 	switch {
 	case p.AuthToken != "":
 		return errors.New("the client sent credentials (--username): this server has no iperf3 authentication")
 	case p.MSS > 0:
 		return errors.New("the client set the MSS (-M), which this server does not")
-	case p.TCP && p.Bandwidth > 0 && sends:
-		return errors.New("the client asked the server to pace TCP (-b with -R or --bidir), which it does not")
-	case (p.Num > 0 || p.BlockCount > 0) && sends:
-		return errors.New("the client asked the server to send a byte or block count (-n, -k with -R or --bidir), which it does not")
 	case p.Time == 0 && p.Num == 0 && p.BlockCount == 0:
 		return errors.New("the client asked for an endless test (-t 0)")
 	case p.UDP && p.Len != 0 && p.Len < spec.MinDatagram:
@@ -523,13 +518,29 @@ func serverSends(p Params, k int) bool {
 	return p.Reverse || p.Bidirectional && k >= p.Parallel
 }
 
+// amountShare is what the i-th (0-based) of the server's sending streams
+// sends of the client's -n or -k: the total shared evenly, as wirespeed's
+// own streams share it (spec.Test.AmountShare), whole datagrams for UDP;
+// 0 for none.
+func amountShare(p Params, i int) int64 {
+	t := spec.Test{Kind: spec.TCPStream, SendSize: p.Len, Parallel: max(p.Parallel, 1), AmountBytes: p.Num, AmountBlocks: p.BlockCount}
+	if p.UDP {
+		t.Kind = spec.UDPStream
+	}
+	return t.AmountShare(i)
+}
+
 // loops builds each stream's engine loop.
 func (s *Server) loops(p Params, conns []net.Conn) ([]*stream, error) {
 	var payload *engine.Payload
 	var out []*stream
+	sent := -1 // the sending stream's index among them
 	for k, c := range conns {
 		st := &stream{id: streamID(k), sends: serverSends(p, k), conn: c, done: make(chan struct{})}
 		out = append(out, st)
+		if st.sends {
+			sent++
+		}
 		if st.sends && payload == nil {
 			pl, err := engine.NewPayload(spec.PayloadRandom, nil, p.Len)
 			if err != nil {
@@ -544,14 +555,24 @@ func (s *Server) loops(p Params, conns []net.Conn) ([]*stream, error) {
 				return out, err
 			}
 			if st.sends {
-				st.loop, err = engine.NewTCPSender(c, payload, p.Len)
+				var ts *engine.TCPSender
+				if ts, err = engine.NewTCPSender(c, payload, p.Len); err == nil {
+					// iperf3's -b on TCP is per stream, as wirespeed's.
+					ts.SetRate(float64(p.Bandwidth))
+					ts.SetLimit(amountShare(p, sent))
+					st.loop = ts
+				}
 			} else {
 				st.loop, err = engine.NewTCPReceiver(c, max(p.Len, spec.DefaultRecvSize))
 			}
 		case *net.UDPConn:
 			hdr := engine.Iperf3Header(p.UDPCounters64)
 			if st.sends {
-				st.loop, err = engine.NewUDPSender(c, payload, p.Len, float64(p.Bandwidth), hdr)
+				var us *engine.UDPSender
+				if us, err = engine.NewUDPSender(c, payload, p.Len, float64(p.Bandwidth), hdr); err == nil {
+					us.SetLimit(amountShare(p, sent) / int64(max(p.Len, 1)))
+					st.loop = us
+				}
 			} else {
 				st.loop, err = engine.NewUDPReceiver(c, p.Len, hdr)
 			}

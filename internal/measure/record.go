@@ -245,4 +245,9 @@ type TCPInfo struct {
 	BusyTimeMicros      int64 `json:"busy_time_us,omitempty"`
 	RwndLimitedMicros   int64 `json:"rwnd_limited_us,omitempty"`
 	SndbufLimitedMicros int64 `json:"sndbuf_limited_us,omitempty"`
+	// Since the connection opened (Linux 4.1 and later): payload bytes
+	// the peer acknowledged, and received in sequence; the kernel's own
+	// counts beside the program's.
+	BytesAcked    int64 `json:"bytes_acked,omitempty"`
+	BytesReceived int64 `json:"bytes_received,omitempty"`
 }

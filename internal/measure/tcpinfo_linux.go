@@ -35,5 +35,7 @@ func tcpInfo(rc syscall.RawConn) (TCPInfo, error) {
 		BusyTimeMicros:      int64(ti.Busy_time),
 		RwndLimitedMicros:   int64(ti.Rwnd_limited),
 		SndbufLimitedMicros: int64(ti.Sndbuf_limited),
+		BytesAcked:          int64(ti.Bytes_acked),
+		BytesReceived:       int64(ti.Bytes_received),
 	}, nil
 }

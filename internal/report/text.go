@@ -38,7 +38,14 @@ func Heading(w io.Writer, t spec.Test, server string) {
 	if n := len(t.Streams()); n > 1 {
 		streams = fmt.Sprintf("%d streams", n)
 	}
-	fmt.Fprintf(w, "wirespeed %s to %s: %s, %v", t.Kind, server, streams, t.Duration)
+	length := t.Duration.String()
+	switch {
+	case t.AmountBlocks > 0:
+		length = fmt.Sprintf("%d blocks of %d bytes (%s) per direction within %v", t.AmountBlocks, t.SendSize, units.FormatBytes(float64(t.Amount())), t.Duration)
+	case t.AmountBytes > 0:
+		length = fmt.Sprintf("%d bytes (%s) per direction within %v", t.AmountBytes, units.FormatBytes(float64(t.AmountBytes)), t.Duration)
+	}
+	fmt.Fprintf(w, "wirespeed %s to %s: %s, %s", t.Kind, server, streams, length)
 	if t.Omit > 0 {
 		fmt.Fprintf(w, " after %v warm-up", t.Omit)
 	}
@@ -56,7 +63,11 @@ func Heading(w io.Writer, t spec.Test, server string) {
 	case t.Kind.RR():
 		fmt.Fprintf(w, ", request %d bytes, response %d bytes, burst %d\n", t.RequestSize, t.ResponseSize, t.Burst)
 	default:
-		fmt.Fprintf(w, ", congestion control %s, payload %s\n", cc, t.Payload.Kind)
+		fmt.Fprintf(w, ", congestion control %s, payload %s", cc, t.Payload.Kind)
+		if t.RateBitsPerSecond > 0 {
+			fmt.Fprintf(w, ", paced to %s per stream", units.FormatBits(t.RateBitsPerSecond))
+		}
+		fmt.Fprintln(w)
 	}
 	dataPathHeading(w, t)
 	sockOptsHeading(w, t) // -B, --cport, --tos, --mss, ... (issue 19)

@@ -50,6 +50,9 @@ func Join(t spec.Test, local, remote SideResult) Result {
 				}
 			}
 		}
+		if !t.Kind.RR() {
+			res.Warnings = append(res.Warnings, joinAmount(t, &d, sf, rf, okR)...)
+		}
 		res.Directions = append(res.Directions, d)
 		res.Streams = append(res.Streams, d.Streams...)
 	}
@@ -307,4 +310,35 @@ func (r Result) CongestionControl(side Side) string {
 		}
 	}
 	return strings.Join(names, "/")
+}
+
+// joinAmount records a fixed amount's outcome on d from the receiver's
+// flow rf, and warns when it was not reached: the sender ran out of time
+// (-l), or the receiver did not get all that was sent.
+func joinAmount(t spec.Test, d *DirectionResult, sf, rf Flow, okR bool) []string {
+	a := t.Amount()
+	if a <= 0 {
+		return nil
+	}
+	var sent, got int64
+	for _, s := range sf.Streams {
+		sent += s.TotalBytes
+	}
+	for _, s := range rf.Streams {
+		got += s.TotalBytes
+	}
+	reached := got >= a // a peer that does not say (iperf3)
+	if rf.Amount != nil {
+		reached = rf.Amount.Reached
+	}
+	d.Amount = &Amount{Bytes: a, Reached: okR && reached}
+	if d.Amount.Reached {
+		return nil
+	}
+	if sf.Amount != nil && !sf.Amount.Reached {
+		return []string{fmt.Sprintf("%s: the amount of %d bytes was not reached: the sender sent %d bytes before the length (-l %v) ran out",
+			d.Direction, a, sent, t.Duration)}
+	}
+	return []string{fmt.Sprintf("%s: the amount of %d bytes was not reached: the sender sent %d bytes, the receiver got %d",
+		d.Direction, a, sent, got)}
 }

@@ -113,7 +113,10 @@ type Flow struct {
 	Bytes        int64   `json:"bytes"`
 	// Truncated is set when the window closed before its planned end: an
 	// interrupt, an error, or the sender's end of stream.
-	Truncated bool         `json:"truncated,omitempty"`
+	Truncated bool `json:"truncated,omitempty"`
+	// Amount is the fixed amount of a run with -n or -k, and whether
+	// this side moved all of it.
+	Amount    *Amount      `json:"amount,omitempty"`
 	Intervals []Interval   `json:"intervals"`
 	Streams   []StreamSide `json:"streams"`
 	// Latency merges the streams' latencies (requester only).
@@ -231,6 +234,17 @@ type DirectionResult struct {
 	Summary   Summary        `json:"summary"`
 	Intervals []Interval     `json:"intervals"`
 	Streams   []Stream       `json:"streams"`
+	// Amount is the fixed amount (-n, -k) of the direction, reached when
+	// its receiver got all of it.
+	Amount *Amount `json:"amount,omitempty"`
+}
+
+// Amount is a fixed amount a direction moves (-n, -k) instead of running
+// for a time: the bytes asked for over all its streams, and whether they
+// were all moved before the length (-l) ran out.
+type Amount struct {
+	Bytes   int64 `json:"bytes"`
+	Reached bool  `json:"reached"`
 }
 
 // Result is one run, joined from both sides.

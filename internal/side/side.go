@@ -12,7 +12,10 @@
 // first byte keeps the two windows one one-way delay apart, whatever the
 // round trip of the control connection. The window opens Omit after the
 // origin and closes Duration later; intervals are scheduled against
-// absolute times, so they do not drift.
+// absolute times, so they do not drift. With a fixed amount (-n, -k) the
+// senders stop by themselves when they have sent their share, and each
+// flow's window runs from its origin to the end of its loops, Duration
+// being the upper bound.
 package side
 
 import (
@@ -84,6 +87,12 @@ type Config struct {
 	// --max-udp-rate). A result that was paced says so in a warning.
 	MaxUDPRRRate float64
 
+	// AmountReceived, when set with a fixed amount (-n, -k), ends a
+	// receiving flow's window when its streams have received the amount,
+	// and is called then: for a peer that sends the amount but gives no
+	// end of stream until told (iperf3). The flow then drains as usual.
+	AmountReceived func()
+
 	cpu *cpuMeter // set by Run
 	dp  *dataPath // set by Run
 }
@@ -144,6 +153,12 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 		l, err := cfg.newLoop(c, f.role, payload)
 		if err != nil {
 			return res, fmt.Errorf("stream %d: %w", c.ID, err)
+		}
+		cfg.limitSender(l, len(f.loops))
+		if m, ok := l.(engine.WindowMarker); ok && cfg.Spec.Amount() > 0 {
+			// A fixed amount's window holds every datagram from the
+			// first (see flow.run).
+			m.MarkWindow()
 		}
 		var si engine.SocketInfo // zero for TCP_CRR: no lasting socket
 		if s, ok := l.(engine.SocketLoop); ok {
@@ -295,6 +310,21 @@ func (cfg *Config) newLoop(c Conn, role result.Role, p *engine.Payload) (engine.
 	return engine.NewTCPReceiver(tcp, t.RecvSize)
 }
 
+// limitSender gives the sending loop of the i-th stream of its flow
+// (0-based) its share of a fixed amount (-n, -k) and, for TCP, its rate
+// (-b; a UDP sender takes its rate when it is made).
+func (cfg *Config) limitSender(l engine.Loop, i int) {
+	t := cfg.Spec
+	switch s := l.(type) {
+	case *engine.TCPSender:
+		s.SetLimit(t.AmountShare(i))
+		s.SetRate(t.RateBitsPerSecond)
+	case *engine.UDPSender:
+		// The share is whole datagrams (spec.AmountShare).
+		s.SetLimit(t.AmountShare(i) / int64(t.SendSize))
+	}
+}
+
 // flow is one direction on this side: its loops and the sampler that
 // measures them.
 type flow struct {
@@ -376,12 +406,22 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		return
 	}
 	f.host.open()
+	amount := sp.Amount() > 0
 	for _, l := range f.loops {
-		if m, ok := l.(engine.WindowMarker); ok {
+		if m, ok := l.(engine.WindowMarker); ok && !amount {
 			m.MarkWindow()
 		}
 	}
 	s0 := f.take()
+	if amount {
+		// A fixed amount is measured from the flow's origin (the start,
+		// or the first byte) with every byte in it: the loops' counters
+		// were zero there (there is no warm-up, spec.validateAmount).
+		s0.at = origin
+		for i := range s0.ctr {
+			s0.ctr[i] = engine.Counters{}
+		}
+	}
 	f.cfg.cpu.open()
 	f.result.StartOffsetS = s0.at.Sub(start).Seconds()
 	end := winStart.Add(sp.Duration)
@@ -405,7 +445,8 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		}
 		prev = cur
 		if !reached {
-			truncated = f.aborted || end.Sub(cur.at) > tolerance
+			// A fixed amount ends the window when the loops are done.
+			truncated = f.aborted || (!amount && end.Sub(cur.at) > tolerance)
 			last = cur
 			break
 		}
@@ -421,7 +462,28 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 	}
 	f.host.close()
 	f.cfg.cpu.close()
+	if f.receivedAmount() && f.cfg.AmountReceived != nil {
+		f.cfg.AmountReceived()
+	}
 	f.finish(ctx, &s0, &last, truncated)
+}
+
+// watchesAmount reports whether a receiving flow ends its window on the
+// amount it received (Config.AmountReceived).
+func (f *flow) watchesAmount() bool {
+	return f.cfg.AmountReceived != nil && f.role == result.Receiver && f.cfg.Spec.Amount() > 0
+}
+
+// receivedAmount reports whether a flow that watches its amount has it.
+func (f *flow) receivedAmount() bool {
+	if !f.watchesAmount() {
+		return false
+	}
+	var n int64
+	for _, l := range f.loops {
+		n += l.Counters().Bytes
+	}
+	return n >= f.cfg.Spec.Amount()
 }
 
 // origin returns when this flow's schedule starts, or false when it never
@@ -514,19 +576,37 @@ func (f *flow) wait(ctx context.Context, t time.Time) bool {
 	tm := time.NewTimer(d)
 	defer tm.Stop()
 	var done <-chan struct{}
-	if !active(f.role) {
+	if !active(f.role) || f.cfg.Spec.Amount() > 0 {
+		// A passive flow ends with its peer's; an active one with a
+		// fixed amount when it has sent it.
 		done = f.loopsDone
 	}
-	select {
-	case <-tm.C:
-		return true
-	case <-ctx.Done():
-		f.aborted = true
-		return false
-	case <-done:
-		return false
+	var poll <-chan time.Time
+	if f.watchesAmount() {
+		tk := time.NewTicker(amountPoll)
+		defer tk.Stop()
+		poll = tk.C
+	}
+	for {
+		select {
+		case <-tm.C:
+			return true
+		case <-ctx.Done():
+			f.aborted = true
+			return false
+		case <-done:
+			return false
+		case <-poll:
+			if f.receivedAmount() {
+				return false
+			}
+		}
 	}
 }
+
+// amountPoll is how often a flow that watches its amount looks at its
+// counters (Config.AmountReceived).
+const amountPoll = 2 * time.Millisecond
 
 // delta is what stream i moved between two samples.
 func (f *flow) delta(i int, a, b sample) result.Interval {
@@ -701,6 +781,13 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 	}
 	if s0 != nil && last != nil {
 		r.ElapsedS = last.at.Sub(s0.at).Seconds()
+	}
+	if a := f.cfg.Spec.Amount(); a > 0 {
+		var total int64
+		for _, ss := range r.Streams {
+			total += ss.TotalBytes
+		}
+		r.Amount = &result.Amount{Bytes: a, Reached: total >= a}
 	}
 }
 

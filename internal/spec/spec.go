@@ -114,8 +114,9 @@ type Test struct {
 	// the direction (UDP_STREAM).
 	Reverse bool
 
-	// RateBitsPerSecond paces each UDP_STREAM sender to this many bits of
-	// payload per second (-b); 0 sends as fast as possible.
+	// RateBitsPerSecond paces each stream's sender (UDP_STREAM and the TCP
+	// stream tests) to this many bits of payload per second (-b); 0 sends
+	// as fast as possible.
 	RateBitsPerSecond float64
 	RequestSize       int // request/response tests: bytes per request (-r)
 	ResponseSize      int // and per response
@@ -160,6 +161,12 @@ type Test struct {
 	TOS          int    // --tos, --dscp: IP_TOS (IPV6_TCLASS) on both sides' data sockets; 0 leaves the default
 	MSS          int    // --mss: TCP_MAXSEG on both sides' TCP data sockets before connect or listen; 0 for the default
 	DontFragment bool   // --dont-fragment: UDP datagrams never fragmented (IP_PMTUDISC_DO); one too big fails the run
+	// Fixed amount (-n, -k), iperf3's meaning: the amount is the total of
+	// each direction over its streams, shared evenly by them; the senders
+	// stop when it is sent and the run ends when the receivers have it,
+	// Duration being an upper bound. At most one of the two is set.
+	AmountBytes  int64 // -n: payload bytes per direction; 0 for none
+	AmountBlocks int64 // -k: send calls of SendSize bytes per direction; 0 for none
 }
 
 // Defaults for a Test, documented in the flag help.
@@ -241,8 +248,10 @@ func (t Test) Validate() error {
 		return fmt.Errorf("IP version %d must be 4 or 6", t.IPVersion)
 	case t.RateBitsPerSecond < 0 || t.RateBitsPerSecond != t.RateBitsPerSecond || t.RateBitsPerSecond > 1e13:
 		return fmt.Errorf("rate %g bits/s must be between 0 (as fast as possible) and 10T", t.RateBitsPerSecond)
-	case t.RateBitsPerSecond > 0 && t.Kind != UDPStream:
-		return fmt.Errorf("a rate (-b) paces UDP_STREAM; %s is not paced", t.Kind)
+	case t.RateBitsPerSecond > 0 && t.Kind.RR():
+		return fmt.Errorf("a rate (-b) paces the stream tests; %s is not paced", t.Kind)
+	case t.RateBitsPerSecond > 0 && !t.Kind.UDP() && t.ZeroCopy != "" && t.ZeroCopy != ZeroCopyOff:
+		return fmt.Errorf("a TCP rate (-b) paces write(2) sends; leave --zerocopy out, or cap the rate with --fq-rate")
 	case t.Reverse && t.Kind != UDPStream:
 		return fmt.Errorf("reverse applies to UDP_STREAM; %s names its direction", t.Kind)
 	case t.Kind == UDPStream && (t.SendSize < MinDatagram || t.SendSize > MaxDatagram):
@@ -276,7 +285,69 @@ func (t Test) Validate() error {
 	if err := t.validateSockOpts(); err != nil {
 		return err
 	}
+	if err := t.validateAmount(); err != nil {
+		return err
+	}
 	return t.validateDataPath()
+}
+
+// MaxAmount bounds -n and -k: a petabyte, which no Duration allowed moves.
+const MaxAmount = 1 << 50
+
+// Amount is the payload bytes each direction of t moves in all, from -n
+// or -k; 0 when the run is timed.
+func (t Test) Amount() int64 {
+	if t.AmountBlocks > 0 {
+		return t.AmountBlocks * int64(t.SendSize)
+	}
+	return t.AmountBytes
+}
+
+// AmountShare is the part of the amount stream i (0-based) of Parallel in
+// one direction sends: the amount shared evenly, the first streams taking
+// one byte more each when it does not divide. For UDP_STREAM it is rounded
+// up to whole datagrams of SendSize bytes, so a direction sends
+// ceil(amount/size) datagrams when Parallel is 1.
+func (t Test) AmountShare(i int) int64 {
+	a := t.Amount()
+	if a <= 0 || t.Parallel < 1 {
+		return 0
+	}
+	p := int64(t.Parallel)
+	share := a / p
+	if int64(i) < a%p {
+		share++
+	}
+	if t.Kind == UDPStream && t.SendSize > 0 {
+		size := int64(t.SendSize)
+		share = (share + size - 1) / size * size
+	}
+	return share
+}
+
+// validateAmount checks -n and -k.
+func (t Test) validateAmount() error {
+	switch {
+	case t.AmountBytes == 0 && t.AmountBlocks == 0:
+		return nil
+	case t.AmountBytes < 0 || t.AmountBytes > MaxAmount:
+		return fmt.Errorf("amount %d bytes (-n) must be between 1 and %d", t.AmountBytes, int64(MaxAmount))
+	case t.AmountBlocks < 0 || t.AmountBlocks > MaxAmount/int64(max(t.SendSize, 1)):
+		return fmt.Errorf("amount %d blocks (-k) of %d bytes must be between 1 and %d bytes in all", t.AmountBlocks, t.SendSize, int64(MaxAmount))
+	case t.AmountBytes > 0 && t.AmountBlocks > 0:
+		return fmt.Errorf("give the amount in bytes (-n) or in blocks (-k), not both")
+	case t.Kind.RR():
+		return fmt.Errorf("a fixed amount (-n, -k) ends a stream test; %s runs for its length (-l)", t.Kind)
+	case t.Omit > 0:
+		return fmt.Errorf("a fixed amount (-n, -k) is measured from the first byte to the last; it has no warm-up (--omit)")
+	case t.Amount() < int64(t.Parallel):
+		return fmt.Errorf("an amount of %d bytes cannot be shared by %d streams (-P): give at least a byte each", t.Amount(), t.Parallel)
+	case t.GSOSize > 0:
+		return fmt.Errorf("a fixed amount (-n, -k) counts datagrams one send at a time; leave --gso out")
+	case t.ZeroCopy != "" && t.ZeroCopy != ZeroCopyOff:
+		return fmt.Errorf("a fixed amount (-n, -k) is sent with write(2); leave --zerocopy out")
+	}
+	return nil
 }
 
 // Stream is one data connection of a test.
@@ -338,6 +409,10 @@ type wire struct {
 	TOS          int    `json:"tos,omitempty"`
 	MSS          int    `json:"mss,omitempty"`
 	DontFragment bool   `json:"dont_fragment,omitempty"`
+
+	// Fixed amount (-n, -k).
+	AmountBytes  int64 `json:"amount_bytes,omitempty"`
+	AmountBlocks int64 `json:"amount_blocks,omitempty"`
 }
 
 // MarshalJSON writes t with durations in seconds.
@@ -380,6 +455,9 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		TOS:          t.TOS,
 		MSS:          t.MSS,
 		DontFragment: t.DontFragment,
+
+		AmountBytes:  t.AmountBytes,
+		AmountBlocks: t.AmountBlocks,
 	})
 }
 
@@ -428,6 +506,9 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		TOS:          w.TOS,
 		MSS:          w.MSS,
 		DontFragment: w.DontFragment,
+
+		AmountBytes:  w.AmountBytes,
+		AmountBlocks: w.AmountBlocks,
 	}
 	return nil
 }

@@ -1,0 +1,164 @@
+package iperf3_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"wirespeed/internal/iperf3"
+	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
+)
+
+// TestIperf3ClientAmountAgainstWirespeedServer: the real iperf3 client's
+// -n and -k, with the wirespeed server sending (-R) or receiving, move
+// exactly the amount by iperf3's own count of what it received or sent.
+func TestIperf3ClientAmountAgainstWirespeedServer(t *testing.T) {
+	bin := requireIperf3(t)
+	addr := startServer(t)
+	_, port, _ := net.SplitHostPort(addr)
+	for _, tt := range []struct {
+		args []string
+		want int64
+		// early: iperf3's receiving client counts its reads as blocks
+		// (-k), so it may end the test before the last bytes the server
+		// sent arrive; what the server sent is still exact.
+		early bool
+	}{
+		{args: []string{"-n", "10M"}, want: 10 << 20},
+		{args: []string{"-R", "-n", "10M"}, want: 10 << 20},
+		{args: []string{"-R", "-P", "3", "-n", "10M"}, want: 10 << 20},
+		{args: []string{"-R", "-k", "100", "-l", "64K"}, want: 100 << 16, early: true},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			j := runIperf3Client(t, bin, port, tt.args...)
+			s, r := j.End.SumSent.Bytes, j.End.SumReceived.Bytes
+			if s != tt.want || r > s || (r != s && !tt.early) {
+				t.Errorf("iperf3 counted %d sent, %d received; want %d", s, r, tt.want)
+			}
+		})
+	}
+}
+
+// TestIperf3ClientPacedAgainstWirespeedServer: the real iperf3 client's
+// -b on TCP with -R has the wirespeed server pace its stream: iperf3's
+// receiver counts 200 Mbit/s within 2% over 3 s.
+func TestIperf3ClientPacedAgainstWirespeedServer(t *testing.T) {
+	testkit.Serial(t)
+	bin := requireIperf3(t)
+	addr := startServer(t)
+	_, port, _ := net.SplitHostPort(addr)
+	testkit.RetryRate(t, 3, func(int) testkit.RateAttempt {
+		j := runIperf3Client(t, bin, port, "-R", "-b", "200M", "-t", "3")
+		return testkit.RateAttempt{Got: j.End.SumReceived.BitsPerSecond, Want: 200e6, Tol: 0.02, Detail: "iperf3's receiver"}
+	})
+}
+
+type iperfRateJSON struct {
+	End struct {
+		SumSent     struct{ Bytes int64 } `json:"sum_sent"`
+		SumReceived struct {
+			Bytes         int64   `json:"bytes"`
+			BitsPerSecond float64 `json:"bits_per_second"`
+		} `json:"sum_received"`
+	} `json:"end"`
+	Error string `json:"error"`
+}
+
+func runIperf3Client(t *testing.T, bin, port string, args ...string) iperfRateJSON {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	all := append([]string{"-c", "127.0.0.1", "-p", port, "-J"}, args...)
+	var out []byte
+	var err error
+	for try := 0; try < 10; try++ {
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, bin, all...)
+		cmd.Stderr = &stderr
+		out, err = cmd.Output()
+		// The server's one test slot is freed a moment after the
+		// previous client is done.
+		if err == nil || !strings.Contains(string(out), "busy") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("iperf3 %s: %v\n%s", strings.Join(all, " "), err, out)
+	}
+	var j iperfRateJSON
+	if err := json.Unmarshal(out, &j); err != nil || j.Error != "" {
+		t.Fatalf("iperf3 -J: %v %s\n%s", err, j.Error, out)
+	}
+	return j
+}
+
+// TestWirespeedClientAmountAgainstIperf3Server: wirespeed's -n against the
+// real iperf3 server sends exactly the amount, by iperf3's count.
+func TestWirespeedClientAmountAgainstIperf3Server(t *testing.T) {
+	bin := requireIperf3(t)
+	for _, kind := range []spec.Kind{spec.TCPStream, spec.TCPMaerts, spec.TCPBidir} {
+		t.Run(string(kind), func(t *testing.T) { amountAgainstIperf3(t, bin, kind) })
+	}
+}
+
+func amountAgainstIperf3(t *testing.T, bin string, kind spec.Kind) {
+	port := freePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitListening(t, port)
+	sp := spec.Default()
+	sp.Kind = kind
+	sp.AmountBytes = 10<<20 + 3
+	sp.Duration = 20 * time.Second
+	sp.CPU = false
+	start := time.Now()
+	res, err := iperf3.Run(ctx, iperf3.ClientConfig{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, sp)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("run against iperf3 -s: %v\n%s", err, stderr.Bytes())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("iperf3 -s -1: %v\n%s", err, stderr.Bytes())
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the run took %v with -l %v: it did not end with the amount", took, sp.Duration)
+	}
+	var j iperfRateJSON
+	if err := json.Unmarshal(stdout.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if kind != spec.TCPMaerts {
+		if got := j.End.SumReceived.Bytes; got != sp.AmountBytes {
+			t.Errorf("iperf3's server received %d bytes, want %d", got, sp.AmountBytes)
+		}
+	}
+	for _, d := range res.Directions {
+		want := sp.AmountBytes
+		if d.Direction == spec.ServerToClient {
+			// iperf3 sends whole blocks until it has sent the amount.
+			size := int64(sp.SendSize)
+			want = (sp.AmountBytes + size - 1) / size * size
+		}
+		if d.Amount == nil || !d.Amount.Reached || d.Summary.Bytes != want {
+			t.Errorf("%s: amount %+v, %d bytes received; want %d, reached", d.Direction, d.Amount, d.Summary.Bytes, want)
+		}
+	}
+	t.Logf("%s: %v", kind, time.Since(start).Round(time.Millisecond))
+}
