@@ -129,7 +129,7 @@ func (s *UDPSender) sendEach(fd int, bufs [][]byte) error {
 		case unix.ENOBUFS, unix.ECONNREFUSED:
 			s.ctr.sendErrors.Add(1)
 		default:
-			return e
+			return tooBig(uintptr(fd), s.datagramSize(), e) // as in send
 		}
 	}
 	return nil
