@@ -319,11 +319,22 @@ type Payload struct {
 	max  int // largest message it serves
 }
 
-// randomRing is the length of a random payload's ring. It is larger than
-// the windows of stream compressors on the path (deflate 32 KiB, LZ4
-// 64 KiB) and than the largest TSO/GSO segment, so neither a packet nor a
-// compression window ever sees repeated bytes, yet it stays cache-sized.
-const randomRing = 256 << 10
+// randomRing is the longest a random payload's ring gets, minRandomRing
+// the shortest. A ring is at least the windows of stream compressors on
+// the path (deflate 32 KiB, LZ4 64 KiB) and the largest TSO/GSO segment,
+// so neither a packet nor a compression window ever sees repeated bytes;
+// within that it is four messages long (ringFor), so that small messages
+// copy from a ring that stays in the near caches: at 8 KiB messages the
+// 256 KiB ring cost the sender's copy a fifth more than a 64 KiB one
+// (bench/README.md, "Where the cycles go").
+const (
+	randomRing    = 256 << 10
+	minRandomRing = 64 << 10
+)
+
+// ringFor is the length of a random payload's ring for messages of up to
+// size bytes: four messages, within [minRandomRing, randomRing].
+func ringFor(size int) int { return min(max(4*size, minRandomRing), randomRing) }
 
 // NewPayload builds the payload for messages of up to max bytes. kind is a
 // spec payload kind; content is the file's bytes for spec.PayloadFile.
@@ -334,7 +345,7 @@ func NewPayload(kind string, content []byte, max int) (*Payload, error) {
 	var src []byte
 	switch kind {
 	case spec.PayloadRandom:
-		src = make([]byte, randomRing)
+		src = make([]byte, ringFor(max))
 		rand.Read(src) // never fails (crypto/rand contract since Go 1.24)
 	case spec.PayloadZeros:
 		src = make([]byte, max)

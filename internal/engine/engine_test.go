@@ -18,8 +18,19 @@ func TestPayload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.ring != randomRing || len(p.buf) != randomRing+1000 {
+	if p.ring != 64<<10 || len(p.buf) != 64<<10+1000 {
 		t.Fatalf("ring %d, buf %d", p.ring, len(p.buf))
+	}
+	// The ring is four messages long, never under 64 KiB (the LZ4 window)
+	// nor over 256 KiB: worked out by hand for each size.
+	for _, c := range []struct{ size, ring int }{{1, 64 << 10}, {16 << 10, 64 << 10}, {20 << 10, 80 << 10}, {64 << 10, 256 << 10}, {1 << 20, 256 << 10}} {
+		q, err := NewPayload(spec.PayloadRandom, nil, c.size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.ring != c.ring {
+			t.Errorf("messages of %d bytes: ring %d, want %d", c.size, q.ring, c.ring)
+		}
 	}
 	// Any offset in the ring starts a contiguous copy of the ring.
 	if !bytes.Equal(p.buf[p.ring:], p.buf[:1000]) {

@@ -26,7 +26,7 @@ const (
 
 // What the engine's loops allocate besides the sizes a test asks for.
 const (
-	payloadRing = 256 << 10 // a random payload's ring (engine.NewPayload)
+	payloadRing = 256 << 10 // the longest a random payload's ring gets (engine.NewPayload)
 	udpBatch    = 64        // datagrams per sendmmsg/recvmmsg batch
 	rrMinRead   = 64 << 10  // a request/response server reads into at least this
 )
