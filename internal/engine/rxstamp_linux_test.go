@@ -271,12 +271,13 @@ func TestUDPReceiverGROStamps(t *testing.T) {
 	put(1, 200, 3, 30)
 	b.hdrs[1].len = 300
 	setCtrl(1, cat(cmsg(unix.SOL_UDP, unix.UDP_GRO, int32b(100)), stamp(530)))
-	// Datagram 4, sent at 40, no stamp: the batch's clock read, 700.
+	// Datagram 4, sent at 40, no stamp: the call's clock read, 700.
 	put(2, 0, 4, 40)
 	b.hdrs[2].len = 100
 	setCtrl(2, nil)
+	clk := callClock{at: 700, read: true}
 	for i := range 3 {
-		if !r.handleMsg(b, i, 700) {
+		if !r.handleMsg(b, i, &clk) {
 			t.Fatal("a data datagram read as the end of stream")
 		}
 	}
