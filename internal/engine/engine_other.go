@@ -237,7 +237,7 @@ func (r *UDPReceiver) receive() error {
 		if r.mark.Swap(false) {
 			r.tr.markWindow()
 		}
-		r.ctr.calls.Add(1)
+		r.calls++
 		if !r.handle(buf[:n], int64(time.Since(r.epoch)), true) {
 			r.publish()
 			r.ended.Store(true)

@@ -271,12 +271,13 @@ func TestUDPReceiverGROStamps(t *testing.T) {
 	put(1, 200, 3, 30)
 	b.hdrs[1].len = 300
 	setCtrl(1, cat(cmsg(unix.SOL_UDP, unix.UDP_GRO, int32b(100)), stamp(530)))
-	// Datagram 4, sent at 40, no stamp: the batch's clock read, 700.
+	// Datagram 4, sent at 40, no stamp: the call's clock read, 700.
 	put(2, 0, 4, 40)
 	b.hdrs[2].len = 100
 	setCtrl(2, nil)
+	clk := callClock{at: 700, read: true}
 	for i := range 3 {
-		if !r.handleMsg(b, i, 700) {
+		if !r.handleMsg(b, i, &clk) {
 			t.Fatal("a data datagram read as the end of stream")
 		}
 	}
@@ -357,5 +358,55 @@ func TestUDPLoopsNoAllocation(t *testing.T) {
 			}
 			t.Logf("%d allocations for %d calls, %d datagrams", allocs, msgs, rcv.Counters().Packets)
 		})
+	}
+}
+
+// TestUDPReceiverUnstampedClock: datagrams without a kernel stamp take
+// their arrival time from one clock read per receive call, made when the
+// first of them needs it: their transit is that read (which the test
+// brackets with its own reads of the wall clock) minus their send time,
+// and a stamped datagram does not read the clock at all.
+func TestUDPReceiverUnstampedClock(t *testing.T) {
+	epoch := time.Now()
+	r := &UDPReceiver{tr: newSeqTracker(), epoch: epoch, epochWall: epoch.UnixNano()}
+	b := newMmsgBatch(2, 64)
+	b.withControl(rxControlSpace)
+	for i := range 2 {
+		binary.BigEndian.PutUint64(b.bufs[i][0:], uint64(i))
+		binary.BigEndian.PutUint64(b.bufs[i][8:], uint64(100*i))
+		b.hdrs[i].len = 64
+		b.hdrs[i].hdr.SetControllen(0)
+	}
+	var clk callClock
+	before := time.Now().UnixNano() - r.epochWall
+	if !r.handleMsg(b, 0, &clk) {
+		t.Fatal("a data datagram read as the end of stream")
+	}
+	after := time.Now().UnixNano() - r.epochWall
+	if !clk.read || clk.at < before || clk.at > after {
+		t.Fatalf("clock read %v at %d, want one between %d and %d", clk.read, clk.at, before, after)
+	}
+	if r.tr.lastTransit != clk.at {
+		t.Errorf("transit %d, want the clock read %d minus send time 0", r.tr.lastTransit, clk.at)
+	}
+	first := clk.at
+	time.Sleep(time.Millisecond)
+	if !r.handleMsg(b, 1, &clk) {
+		t.Fatal("a data datagram read as the end of stream")
+	}
+	// The same call: the same read, not a new one a millisecond later.
+	if want := first - 100; r.tr.lastTransit != want {
+		t.Errorf("second datagram's transit %d, want %d (the call's one clock read minus 100)", r.tr.lastTransit, want)
+	}
+	// A stamped datagram in a new call leaves the clock unread.
+	stamped := cmsg(unix.SOL_SOCKET, unix.SO_TIMESTAMPNS_NEW, le64s((r.epochWall+5000)/1e9, (r.epochWall+5000)%1e9))
+	copy(b.ctrl[0], stamped)
+	b.hdrs[0].hdr.SetControllen(len(stamped))
+	binary.BigEndian.PutUint64(b.bufs[0][0:], 2)
+	binary.BigEndian.PutUint64(b.bufs[0][8:], 1000)
+	var clk2 callClock
+	r.handleMsg(b, 0, &clk2)
+	if clk2.read || r.tr.lastTransit != 4000 {
+		t.Errorf("stamped datagram: clock read %v, transit %d, want no read and 5000-1000", clk2.read, r.tr.lastTransit)
 	}
 }

@@ -232,6 +232,18 @@ type UDPReceiver struct {
 	// (SetRecvBatch): 1 for one datagram per call, as netperf and iperf3
 	// receive; more through recvmmsg(2).
 	batch int
+	// calls and bytes are the loop's own counts of receive calls and of
+	// bytes received, and pub what publish last stored in the atomic
+	// counters: they are published once a call, each only when it
+	// changed, since every store is a locked instruction.
+	calls, bytes int64
+	pub          published
+}
+
+// published is what UDPReceiver.publish last stored.
+type published struct {
+	calls, bytes, unique, lost, ooo, dup int64
+	jitter                               float64
 }
 
 // NewUDPReceiver returns the receiving loop for the connected socket c,
@@ -335,7 +347,7 @@ func (r *UDPReceiver) handle(b []byte, now int64, timed bool) bool {
 		// whose first bytes read as an enormous sequence number.
 		return true
 	}
-	r.ctr.bytes.Add(int64(len(b)))
+	r.bytes += int64(len(b))
 	if timed {
 		r.tr.add(seq, now-int64(sent))
 	} else {
@@ -344,14 +356,30 @@ func (r *UDPReceiver) handle(b []byte, now int64, timed bool) bool {
 	return true
 }
 
-// publish copies the tracker's counts to the atomic counters.
+// publish copies the loop's counts and the tracker's to the atomic
+// counters, those that changed since the last time: a datagram in order
+// changes the calls, bytes, datagrams and, mostly, the jitter, not the
+// loss, reordering or duplicates.
 func (r *UDPReceiver) publish() {
-	t := &r.tr
-	r.ctr.packets.Store(t.unique)
-	r.ctr.lost.Store(t.lost)
-	r.ctr.ooo.Store(t.ooo)
-	r.ctr.dup.Store(t.dup)
-	r.ctr.jitter.Store(math.Float64bits(t.jitter))
+	t, p := &r.tr, &r.pub
+	pubInt(&r.ctr.calls, &p.calls, r.calls)
+	pubInt(&r.ctr.bytes, &p.bytes, r.bytes)
+	pubInt(&r.ctr.packets, &p.unique, t.unique)
+	pubInt(&r.ctr.lost, &p.lost, t.lost)
+	pubInt(&r.ctr.ooo, &p.ooo, t.ooo)
+	pubInt(&r.ctr.dup, &p.dup, t.dup)
+	if t.jitter != p.jitter {
+		p.jitter = t.jitter
+		r.ctr.jitter.Store(math.Float64bits(t.jitter))
+	}
+}
+
+// pubInt stores v in c unless last says c holds it already.
+func pubInt(c *atomic.Int64, last *int64, v int64) {
+	if v != *last {
+		*last = v
+		c.Store(v)
+	}
 }
 
 // Ended reports whether the receiver got the sender's end-of-stream

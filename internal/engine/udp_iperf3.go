@@ -105,7 +105,7 @@ func (r *UDPReceiver) handleIperf3(b []byte, now int64, timed bool) bool {
 	if !ok {
 		return true
 	}
-	r.ctr.bytes.Add(int64(len(b)))
+	r.bytes += int64(len(b))
 	if timed {
 		r.tr.add(seq, now-sent)
 	} else {

@@ -160,17 +160,19 @@ func waitWritable(fd int) {
 // writeNonblocking writes b on fd once, whatever comes of it.
 func writeNonblocking(fd int, b []byte) { unix.Write(fd, b) }
 
-// receive is the UDP receiving loop: recvmmsg(2) of up to r.batch
-// datagrams per call (one by default, SetRecvBatch), each
+// receive is the UDP receiving loop: recvmsg(2) of one datagram per call
+// by default, or recvmmsg(2) of up to r.batch (SetRecvBatch), each
 // datagram's arrival time the kernel's receive timestamp from its control
-// messages (rxControl), or one clock read per batch without it.
+// messages (rxControl), or without one a clock read, at most one per call
+// and none when every datagram carries its stamp.
 func (r *UDPReceiver) receive() error {
 	b := newMmsgBatch(r.batch, r.size)
 	b.withControl(rxControlSpace)
-	// A blocking recvmmsg on a socket outside Go's poller, waiting for the
-	// first datagram and taking what else has arrived (MSG_WAITFORONE):
-	// through the poller, the receiver parked and was woken for every
-	// datagram or two, and the wake-ups, not the datagrams, took its CPU.
+	// A blocking receive on a socket outside Go's poller, waiting for the
+	// first datagram and, with a batch, taking what else has arrived
+	// (MSG_WAITFORONE): through the poller, the receiver parked and was
+	// woken for every datagram or two, and the wake-ups, not the
+	// datagrams, took its CPU.
 	fd, undo, err := r.takeBlocking()
 	if err != nil {
 		return err
@@ -178,7 +180,13 @@ func (r *UDPReceiver) receive() error {
 	defer undo()
 	seen := false
 	for !r.stop.Load() {
-		n, e := b.recvmmsgWait(uintptr(fd))
+		var n int
+		var e unix.Errno
+		if r.batch == 1 {
+			n, e = b.recvmsgWait(uintptr(fd))
+		} else {
+			n, e = b.recvmmsgWait(uintptr(fd))
+		}
 		switch e {
 		case 0:
 		case unix.EINTR, unix.EAGAIN:
@@ -194,15 +202,15 @@ func (r *UDPReceiver) receive() error {
 			seen = true
 			r.markFirst()
 		}
-		if r.mark.Swap(false) {
+		// A plain load first: the swap is a locked instruction, and the
+		// window is marked once a test.
+		if r.mark.Load() && r.mark.Swap(false) {
 			r.tr.markWindow()
 		}
-		// The fallback for a datagram without a kernel timestamp, on the
-		// kernel's clock (the wall clock) so that the two can mix.
-		now := time.Now().UnixNano() - r.epochWall
-		r.ctr.calls.Add(1)
+		r.calls++
+		var clk callClock
 		for i := range n {
-			if !r.handleMsg(b, i, now) {
+			if !r.handleMsg(b, i, &clk) {
 				r.publish()
 				r.ended.Store(true)
 				return nil
@@ -213,22 +221,40 @@ func (r *UDPReceiver) receive() error {
 	return nil
 }
 
+// callClock is the arrival time of the datagrams of one receive call that
+// carry no kernel timestamp: the clock read once, when the first of them
+// needs it, on the kernel's clock (the wall clock) so that the two mix.
+type callClock struct {
+	at   int64
+	read bool
+}
+
+func (c *callClock) now(r *UDPReceiver) int64 {
+	if !c.read {
+		c.at, c.read = time.Now().UnixNano()-r.epochWall, true
+	}
+	return c.at
+}
+
 // handleMsg processes the i-th datagram of a receive batch, or with GRO
 // the datagrams the kernel joined in it: each has the size its control
 // message gives, the last one possibly shorter, and each is counted by its
 // own sequence number. It arrived when the kernel stamped it, or at now
-// when it carries no stamp. A joined buffer has one stamp for all its
+// when it carries no stamp (clk). A joined buffer has one stamp for all its
 // datagrams, the time the kernel handed the joined buffer up: only the
 // first datagram gives the jitter a sample, and the rest are counted
 // without one, because giving them all the same arrival time would show
 // the joining as jitter that was never on the wire. It returns false at
 // the end-of-stream datagram.
-func (r *UDPReceiver) handleMsg(b *mmsgBatch, i int, now int64) bool {
+func (r *UDPReceiver) handleMsg(b *mmsgBatch, i int, clk *callClock) bool {
 	h := &b.hdrs[i]
 	d := b.bufs[i][:h.len]
 	seg, at, ok := rxControl(b.ctrl[i][:min(int(h.hdr.Controllen), len(b.ctrl[i]))])
+	var now int64
 	if ok {
 		now = at - r.epochWall
+	} else {
+		now = clk.now(r)
 	}
 	if seg > 0 && len(d) > seg {
 		r.ctr.coalesced.Add(1)
