@@ -12,6 +12,7 @@ import (
 	"wirespeed/internal/engine"
 	"wirespeed/internal/lab"
 	"wirespeed/internal/nstest"
+	"wirespeed/internal/testkit"
 )
 
 // TestUDPJitterThroughTBF checks the receiver's jitter in a shaped lab
@@ -23,7 +24,33 @@ import (
 // receiver starts reading only after every burst has arrived, so a
 // receiver that timed datagrams when it read them would see them all at
 // once; only per-datagram kernel stamps give the tbf's spacing.
+//
+// The tbf's timer runs in the kernel's own threads, and on a busy host a
+// late one moves the arrivals by more than the 5% allowed: the test is
+// Serial (CI runs it alone), and a run that misses is tried again, up to
+// three times, with every attempt logged. A receiver that stamped
+// datagrams when it read them misses by far more than that every time.
 func TestUDPJitterThroughTBF(t *testing.T) {
+	testkit.Serial(t)
+	const attempts = 3
+	for i := 1; i <= attempts; i++ {
+		got, want := jitterThroughTBF(t)
+		t.Logf("attempt %d of %d: jitter %.1f µs, worked out from the tbf %.1f µs", i, attempts, got/1e3, want/1e3)
+		// The tbf's timer and the write calls of a burst move each
+		// arrival by some microseconds.
+		if math.Abs(got-want) <= 0.05*want {
+			return
+		}
+		if i == attempts {
+			t.Errorf("jitter %.1f µs, want %.1f µs within 5%%, in each of %d attempts", got/1e3, want/1e3, attempts)
+		}
+	}
+}
+
+// jitterThroughTBF sends the bursts through a new lab's tbf and returns
+// the jitter the receiver measured and the one worked out from the tbf.
+func jitterThroughTBF(t *testing.T) (got, want float64) {
+	t.Helper()
 	const (
 		rate   = 10e6 // bits/s
 		size   = 1400 // payload bytes
@@ -111,7 +138,7 @@ func TestUDPJitterThroughTBF(t *testing.T) {
 	// full after each gap; a datagram leaves when the bucket holds its
 	// wire length, and tokens come back at rateBytes a second.
 	perByte := 1e9 / float64(rateBytes) // ns
-	var want, last float64
+	var last float64
 	first := true
 	for range bursts {
 		tokens := float64(bucket)
@@ -129,11 +156,6 @@ func TestUDPJitterThroughTBF(t *testing.T) {
 			last, first = transit, false
 		}
 	}
-	got := c.JitterNanos
-	t.Logf("jitter %.1f µs, worked out from tbf (rate %d B/s, bucket %d B) %.1f µs", got/1e3, rateBytes, bucket, want/1e3)
-	// The tbf's timer and the write calls of a burst move each arrival
-	// by some microseconds.
-	if math.Abs(got-want) > 0.05*want {
-		t.Errorf("jitter %.1f µs, want %.1f µs within 5%%", got/1e3, want/1e3)
-	}
+	t.Logf("tbf rate %d B/s, bucket %d B", rateBytes, bucket)
+	return c.JitterNanos, want
 }
