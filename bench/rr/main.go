@@ -38,7 +38,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"wirespeed/bench/internal/benchutil"
 )
@@ -63,22 +62,18 @@ func run(w io.Writer, args []string) error {
 	tests := fs.String("tests", "TCP_RR,UDP_RR,TCP_CRR", "tests to run")
 	ccs := fs.String("cc", "cubic,bbr", "congestion controls for the TCP tests, a row each, the same for every tool")
 	size := fs.Int("size", 1, "request and response size in bytes")
-	pairs := fs.Int("pairs", 5, "rounds per row: every tool runs once per round")
-	order := fs.String("order", "abba", "order of the tools in each round: abba (alternating) or random")
-	seed := fs.Int64("seed", time.Now().UnixNano(), "seed of -order random")
-	length := fs.Duration("length", 5*time.Second, "length of each run")
-	fs.DurationVar(length, "l", 5*time.Second, "short for -length")
+	rounds := benchutil.RegisterRounds(fs)
 	if err := fs.Parse(args); err != nil {
 		return err // the flag package has printed what is wrong
 	}
-	if *pairs < 1 || *size < 1 {
-		return fmt.Errorf("-pairs %d -size %d: want at least 1 each", *pairs, *size)
+	if *size < 1 {
+		return fmt.Errorf("-size %d: want at least 1", *size)
 	}
-	ord, err := benchutil.NewOrder(*order, *seed)
+	ord, err := rounds.Check()
 	if err != nil {
 		return err
 	}
-	secs := strconv.FormatFloat(length.Seconds(), 'f', -1, 64)
+	secs := strconv.FormatFloat(rounds.Length.Seconds(), 'f', -1, 64)
 	sz := strconv.Itoa(*size)
 
 	ws, err := benchutil.Find(*wsFlag)
@@ -141,7 +136,7 @@ func run(w io.Writer, args []string) error {
 		defer srv.Stop()
 	}
 
-	fmt.Fprintf(w, "# request/response on loopback, %d-byte requests and responses, one in flight, %s per run, %d rounds per row, order %s\n", *size, *length, *pairs, *order)
+	fmt.Fprintf(w, "# request/response on loopback, %d-byte requests and responses, one in flight, %s per run, %d rounds per row, order %s\n", *size, rounds.Length, rounds.Pairs, rounds.Order)
 	fmt.Fprintf(w, "# row, round, tool, figures (tps: transactions/s; p50_us, p99_us: round trip; sd_*: service demand, CPU us per transaction), command\n")
 	var results []benchutil.Result
 	for _, test := range benchutil.List(*tests) {
@@ -190,7 +185,7 @@ func run(w io.Writer, args []string) error {
 					Argv: []string{qp, "-lp", qpPort, "-t", secs, "-m", sz, "127.0.0.1", proto + "_lat"}, Parse: parseQperf})
 				row.Ratios = append(row.Ratios, benchutil.Ratio{Num: "wirespeed", Den: "qperf"})
 			}
-			res, err := benchutil.RunRow(w, row, *pairs, ord)
+			res, err := benchutil.RunRow(w, row, rounds.Pairs, ord)
 			if err != nil {
 				return err
 			}

@@ -35,7 +35,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"time"
 
 	"wirespeed/bench/internal/benchutil"
 )
@@ -60,19 +59,12 @@ func run(w io.Writer, args []string) error {
 	sizes := fs.String("sizes", "64,1K,8K,64K,128K", "message sizes: send and receive size for every tool")
 	ccs := fs.String("cc", "cubic,bbr", "congestion controls, a row each, the same for every tool")
 	sockbuf := fs.String("sockbuf", "0", "socket buffer size for every tool on both sides (0: the system's defaults)")
-	pairs := fs.Int("pairs", 5, "rounds per row: every tool runs once per round")
-	order := fs.String("order", "abba", "order of the tools in each round: abba (alternating) or random")
-	seed := fs.Int64("seed", time.Now().UnixNano(), "seed of -order random")
-	length := fs.Duration("length", 5*time.Second, "length of each run")
-	fs.DurationVar(length, "l", 5*time.Second, "short for -length")
+	rounds := benchutil.RegisterRounds(fs)
 	noDefaults := fs.Bool("no-own-defaults", false, "leave out the wirespeed own defaults column")
 	if err := fs.Parse(args); err != nil {
 		return err // the flag package has printed what is wrong
 	}
-	if *pairs < 1 {
-		return fmt.Errorf("-pairs %d: want at least 1", *pairs)
-	}
-	ord, err := benchutil.NewOrder(*order, *seed)
+	ord, err := rounds.Check()
 	if err != nil {
 		return err
 	}
@@ -93,12 +85,12 @@ func run(w io.Writer, args []string) error {
 	defer srvs.Stop()
 	wsPort, np, ip, ipPort := srvs.WSPort, srvs.NP, srvs.IP, srvs.IPPort
 
-	secs := strconv.FormatFloat(length.Seconds(), 'f', -1, 64)
+	secs := strconv.FormatFloat(rounds.Length.Seconds(), 'f', -1, 64)
 	bufNote := "system defaults"
 	if buf > 0 {
 		bufNote = strconv.Itoa(buf) + " bytes asked for by every tool"
 	}
-	fmt.Fprintf(w, "# TCP stream tests on loopback, %s per run, %d rounds per row, order %s; socket buffers: %s\n", *length, *pairs, *order, bufNote)
+	fmt.Fprintf(w, "# TCP stream tests on loopback, %s per run, %d rounds per row, order %s; socket buffers: %s\n", rounds.Length, rounds.Pairs, rounds.Order, bufNote)
 	fmt.Fprintf(w, "# row, round, tool, figures (bps: receiver's bits/s; sd_*: service demand, CPU us per KB), command\n")
 
 	var results []benchutil.Result
@@ -148,7 +140,7 @@ func run(w io.Writer, args []string) error {
 						row.Ratios = append(row.Ratios, benchutil.Ratio{Num: own, Den: row.Tools[1].Name})
 					}
 				}
-				res, err := benchutil.RunRow(w, row, *pairs, ord)
+				res, err := benchutil.RunRow(w, row, rounds.Pairs, ord)
 				if err != nil {
 					return err
 				}

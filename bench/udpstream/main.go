@@ -46,7 +46,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"time"
 
 	"wirespeed/bench/internal/benchutil"
 )
@@ -69,21 +68,14 @@ func run(w io.Writer, args []string) error {
 	ipFlag := fs.String("iperf3", "iperf3", "iperf3 binary (path or name on PATH)")
 	sizes := fs.String("sizes", "64,1472", "datagram payload sizes")
 	sockbuf := fs.String("sockbuf", "0", "socket buffer size for every tool on both sides (0: the system's defaults)")
-	pairs := fs.Int("pairs", 5, "rounds per row: every tool runs once per round")
-	order := fs.String("order", "abba", "order of the tools in each round: abba (alternating) or random")
-	seed := fs.Int64("seed", time.Now().UnixNano(), "seed of -order random")
-	length := fs.Duration("length", 5*time.Second, "length of each run")
-	fs.DurationVar(length, "l", 5*time.Second, "short for -length")
+	rounds := benchutil.RegisterRounds(fs)
 	noDefaults := fs.Bool("no-own-defaults", false, "leave out the wirespeed own defaults column")
 	sendBatch := fs.Int("send-batch", 64, "datagrams per sendmmsg call of the labelled \"wirespeed --send-batch\" column (0: leave it out)")
 	recvBatch := fs.Int("recv-batch", 64, "datagrams per recvmmsg call of the labelled \"wirespeed --recv-batch\" column (0: leave it out)")
 	if err := fs.Parse(args); err != nil {
 		return err // the flag package has printed what is wrong
 	}
-	if *pairs < 1 {
-		return fmt.Errorf("-pairs %d: want at least 1", *pairs)
-	}
-	ord, err := benchutil.NewOrder(*order, *seed)
+	ord, err := rounds.Check()
 	if err != nil {
 		return err
 	}
@@ -110,12 +102,12 @@ func run(w io.Writer, args []string) error {
 	defer srvs.Stop()
 	wsPort, np, ip, ipPort := srvs.WSPort, srvs.NP, srvs.IP, srvs.IPPort
 
-	secs := strconv.FormatFloat(length.Seconds(), 'f', -1, 64)
+	secs := strconv.FormatFloat(rounds.Length.Seconds(), 'f', -1, 64)
 	bufNote := fmt.Sprintf("system defaults (wirespeed asks for %d, what the kernel grants by default)", wsBuf)
 	if buf > 0 {
 		bufNote = strconv.Itoa(buf) + " bytes asked for by every tool"
 	}
-	fmt.Fprintf(w, "# UDP_STREAM as fast as possible on loopback, %s per run, %d rounds per row, order %s; socket buffers: %s\n", *length, *pairs, *order, bufNote)
+	fmt.Fprintf(w, "# UDP_STREAM as fast as possible on loopback, %s per run, %d rounds per row, order %s; socket buffers: %s\n", rounds.Length, rounds.Pairs, rounds.Order, bufNote)
 	fmt.Fprintf(w, "# row, round, tool, figures (rx_pps/tx_pps: datagrams/s received/sent; sd_*: service demand, CPU us per KB), command\n")
 
 	var results []benchutil.Result
@@ -177,7 +169,7 @@ func run(w io.Writer, args []string) error {
 				row.Ratios = append(row.Ratios, benchutil.Ratio{Num: own, Den: den})
 			}
 		}
-		res, err := benchutil.RunRow(w, row, *pairs, ord)
+		res, err := benchutil.RunRow(w, row, rounds.Pairs, ord)
 		if err != nil {
 			return err
 		}

@@ -1,8 +1,11 @@
 package benchutil
 
 import (
+	"flag"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestQuantile(t *testing.T) {
@@ -111,5 +114,38 @@ func TestQuote(t *testing.T) {
 	want := `netperf -k A,B 'it'\''s' ''`
 	if got != want {
 		t.Errorf("Quote = %s, want %s", got, want)
+	}
+}
+
+func TestRoundsFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args    []string
+		wantErr string
+		pairs   int
+		length  time.Duration
+	}{
+		{nil, "", 5, 5 * time.Second},
+		{[]string{"-pairs", "7", "-l", "2s", "-order", "random", "-seed", "3"}, "", 7, 2 * time.Second},
+		{[]string{"-pairs", "0"}, "-pairs 0: want at least 1", 0, 0},
+		{[]string{"-order", "zigzag"}, "zigzag", 0, 0},
+	} {
+		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+		r := RegisterRounds(fs)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		ord, err := r.Check()
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%v: error %v, want one naming %q", tt.args, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || ord == nil {
+			t.Fatalf("%v: %v", tt.args, err)
+		}
+		if r.Pairs != tt.pairs || r.Length != tt.length {
+			t.Errorf("%v: pairs %d length %v, want %d %v", tt.args, r.Pairs, r.Length, tt.pairs, tt.length)
+		}
 	}
 }

@@ -1,11 +1,13 @@
 package benchutil
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math/rand"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Figures are the numbers one run of a tool gave, by metric key.
@@ -216,4 +218,33 @@ func Table(w io.Writer, results []Result, metrics []Metric) {
 		}
 	}
 	fmt.Fprintln(w, "```")
+}
+
+// Rounds are the flags every bench takes for how its rows are run: the
+// rounds per row, the order of the tools in each, and the length of a
+// run. RegisterRounds adds them to fs; Check validates them after Parse.
+type Rounds struct {
+	Pairs  int
+	Order  string
+	Seed   int64
+	Length time.Duration
+}
+
+// RegisterRounds adds -pairs, -order, -seed and -length (-l) to fs.
+func RegisterRounds(fs *flag.FlagSet) *Rounds {
+	r := &Rounds{}
+	fs.IntVar(&r.Pairs, "pairs", 5, "rounds per row: every tool runs once per round")
+	fs.StringVar(&r.Order, "order", "abba", "order of the tools in each round: abba (alternating) or random")
+	fs.Int64Var(&r.Seed, "seed", time.Now().UnixNano(), "seed of -order random")
+	fs.DurationVar(&r.Length, "length", 5*time.Second, "length of each run")
+	fs.DurationVar(&r.Length, "l", 5*time.Second, "short for -length")
+	return r
+}
+
+// Check validates the flags and returns the order of the tools.
+func (r *Rounds) Check() (*Order, error) {
+	if r.Pairs < 1 {
+		return nil, fmt.Errorf("-pairs %d: want at least 1", r.Pairs)
+	}
+	return NewOrder(r.Order, r.Seed)
 }
