@@ -23,7 +23,11 @@
 // udp_linux.go), request/response loops make a blocking exchange
 // (rr_linux.go), TCP_CRR a connection per transaction from raw socket(2),
 // connect(2) and accept4(2) on a listener that is out of the poller too
-// (crr_linux.go). A run adds a P per loop (AddProcs), so
+// (crr_linux.go). The stream and request/response loops run on a thread
+// of their own whose file table is a private copy (ownfiles_linux.go), so
+// that the kernel handles their descriptor as a single-threaded process's,
+// without a reference taken and dropped on the file per call.
+// A run adds a P per loop (AddProcs), so
 // the rest of the process keeps its own. A raw call does not give the P
 // up while it blocks: a call comes back on every timeout or signal (which
 // may be the runtime asking for the P to stop the world), and the loop

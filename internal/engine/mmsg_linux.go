@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -55,7 +56,7 @@ func (b *mmsgBatch) withControl(size int) {
 // sendmmsgRaw is sendmmsg without telling the Go scheduler, for a loop
 // that owns its thread and a P (see UDPSender.send).
 func (b *mmsgBatch) sendmmsgRaw(fd uintptr, n int) (int, unix.Errno) {
-	r, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(n), 0, 0, 0)
+	r, _, e := syscall.RawSyscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(n), 0, 0, 0)
 	return int(r), e
 }
 
@@ -65,7 +66,7 @@ func (b *mmsgBatch) sendmmsgRaw(fd uintptr, n int) (int, unix.Errno) {
 // owns a P and a locked thread (see blockingFD).
 func (b *mmsgBatch) recvmmsgWait(fd uintptr) (int, unix.Errno) {
 	b.reset()
-	r, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(len(b.hdrs)), unix.MSG_WAITFORONE, 0, 0)
+	r, _, e := syscall.RawSyscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(len(b.hdrs)), unix.MSG_WAITFORONE, 0, 0)
 	return int(r), e
 }
 
@@ -78,7 +79,7 @@ func (b *mmsgBatch) recvmmsgWait(fd uintptr) (int, unix.Errno) {
 func (b *mmsgBatch) recvmsgWait(fd uintptr) (int, unix.Errno) {
 	b.reset()
 	h := &b.hdrs[0]
-	r, _, e := unix.RawSyscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&h.hdr)), 0)
+	r, _, e := syscall.RawSyscall6(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&h.hdr)), 0, 0, 0, 0)
 	if e != 0 {
 		return 0, e
 	}

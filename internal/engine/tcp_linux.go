@@ -6,9 +6,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// send is the hot loop: one blocking write(2) per message on a socket the
-// loop owns outside Go's poller, on a locked OS thread (takeBlocking), as
-// netperf's and iperf's threads write. Parking in Go's poller each time
+// send is the hot loop: one blocking send per message on a socket the
+// loop owns outside Go's poller (takeBlocking), on an OS thread and file
+// table of the loop's own (ownFiles), as netperf's and iperf's threads
+// write. Parking in Go's poller each time
 // the socket buffer filled, and being woken by it, cost a fifth of the
 // throughput of 128 KiB messages on two cores against iperf3.
 func (s *TCPSender) send() error {
@@ -23,6 +24,11 @@ func (s *TCPSender) send() error {
 		return err
 	}
 	defer undo()
+	return ownFiles(fd, func() error { return s.sendCopy(fd) })
+}
+
+// sendCopy writes on the blocking fd until Stop, the limit or a failure.
+func (s *TCPSender) sendCopy(fd int) error {
 	buf, ring, size := s.payload.buf, s.payload.ring, s.size
 	// A limit costs a compare per write; a rate, a clock read (the pacer's)
 	// per write: neither when not asked for.
@@ -57,8 +63,9 @@ func (s *TCPSender) send() error {
 	return nil
 }
 
-// receive is the receiving hot loop: one blocking read(2) per call into
-// buf, on a socket the loop owns outside Go's poller (see send).
+// receive is the receiving hot loop: one blocking receive per call into
+// buf, on a socket the loop owns outside Go's poller, on a thread and
+// file table of its own (see send).
 func (r *TCPReceiver) receive(buf []byte) error {
 	switch r.mode {
 	case rxSplice:
@@ -71,6 +78,12 @@ func (r *TCPReceiver) receive(buf []byte) error {
 		return err
 	}
 	defer undo()
+	return ownFiles(fd, func() error { return r.receiveCopy(fd, buf) })
+}
+
+// receiveCopy reads the blocking fd into buf until the end of stream,
+// Stop or a failure.
+func (r *TCPReceiver) receiveCopy(fd int, buf []byte) error {
 	seen := false
 	for !r.stop.Load() {
 		n, err := rawRead(fd, buf)

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"runtime"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -30,11 +30,15 @@ func (s *UDPSender) send() error {
 	for i, buf := range b.bufs {
 		copy(buf, s.payload.at((i*s.size)%s.payload.ring, s.size))
 	}
-	fd, undo, err := s.takeRaw()
+	fd, err := s.takeRaw()
 	if err != nil {
 		return err
 	}
-	defer undo()
+	return ownFiles(fd, func() error { return s.sendOn(fd, b) })
+}
+
+// sendOn is send's loop on the loop's own non-blocking fd.
+func (s *UDPSender) sendOn(fd int, b *mmsgBatch) error {
 	if s.batch <= 1 {
 		return s.sendEach(fd, b.bufs)
 	}
@@ -112,7 +116,7 @@ func (s *UDPSender) sendEach(fd int, bufs [][]byte) error {
 		}
 		buf := bufs[i]
 		s.stamp(buf, seq, uint64(time.Since(s.epoch)))
-		_, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		_, _, e := syscall.RawSyscall6(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0) // direct, as rawWrite
 		switch e {
 		case 0:
 			seq += per
@@ -136,17 +140,16 @@ func (s *UDPSender) sendEach(fd int, bufs [][]byte) error {
 }
 
 // takeRaw takes the socket out of Go's poller for a loop that makes raw
-// non-blocking calls on a locked thread, and returns the descriptor and
-// the function that unlocks the thread.
-func (s *streamSocket) takeRaw() (int, func(), error) {
+// non-blocking calls on a thread of its own (ownFiles), and returns the
+// descriptor.
+func (s *streamSocket) takeRaw() (int, error) {
 	frc, err := s.take()
 	if err != nil {
-		return 0, nil, err
+		return 0, err
 	}
-	runtime.LockOSThread()
 	var fd int
 	frc.Control(func(f uintptr) { fd = int(f) })
-	return fd, runtime.UnlockOSThread, nil
+	return fd, nil
 }
 
 // waitWritable waits in poll(2) until fd is writable, at most
@@ -178,6 +181,11 @@ func (r *UDPReceiver) receive() error {
 		return err
 	}
 	defer undo()
+	return ownFiles(fd, func() error { return r.receiveOn(fd, b) })
+}
+
+// receiveOn is receive's loop on the blocking fd.
+func (r *UDPReceiver) receiveOn(fd int, b *mmsgBatch) error {
 	seen := false
 	for !r.stop.Load() {
 		var n int
