@@ -29,8 +29,12 @@ func TestIperf3ClientAmountAgainstWirespeedServer(t *testing.T) {
 		args []string
 		want int64
 		// early: iperf3's receiving client counts its reads as blocks
-		// (-k), so it may end the test before the last bytes the server
-		// sent arrive; what the server sent is still exact.
+		// (-k), and a 64 KiB block comes in two reads on loopback (the
+		// MSS is 65483), so it may end the test (TEST_END) before the
+		// server has sent every block, and the server then stops where
+		// it is: what it sent is at most the amount, and what the client
+		// received at most that. Against iperf3's own server it is the
+		// same race.
 		early bool
 	}{
 		{args: []string{"-n", "10M"}, want: 10 << 20},
@@ -41,7 +45,10 @@ func TestIperf3ClientAmountAgainstWirespeedServer(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			j := runIperf3Client(t, bin, port, tt.args...)
 			s, r := j.End.SumSent.Bytes, j.End.SumReceived.Bytes
-			if s != tt.want || r > s || (r != s && !tt.early) {
+			switch {
+			case tt.early && (s > tt.want || r > s || r == 0):
+				t.Errorf("iperf3 counted %d sent, %d received; want at most %d sent and no more received than sent", s, r, tt.want)
+			case !tt.early && (s != tt.want || r != s):
 				t.Errorf("iperf3 counted %d sent, %d received; want %d", s, r, tt.want)
 			}
 		})
