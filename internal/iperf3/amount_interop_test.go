@@ -82,31 +82,41 @@ type iperfRateJSON struct {
 
 func runIperf3Client(t *testing.T, bin, port string, args ...string) iperfRateJSON {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	all := append([]string{"-c", "127.0.0.1", "-p", port, "-J"}, args...)
-	var out []byte
-	var err error
-	for try := 0; try < 10; try++ {
-		var stderr bytes.Buffer
-		cmd := exec.CommandContext(ctx, bin, all...)
-		cmd.Stderr = &stderr
-		out, err = cmd.Output()
-		// The server's one test slot is freed a moment after the
-		// previous client is done.
-		if err == nil || !strings.Contains(string(out), "busy") {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("iperf3 %s: %v\n%s", strings.Join(all, " "), err, out)
-	}
+	out := iperf3Output(t, bin, append([]string{"-c", "127.0.0.1", "-p", port, "-J"}, args...)...)
 	var j iperfRateJSON
 	if err := json.Unmarshal(out, &j); err != nil || j.Error != "" {
 		t.Fatalf("iperf3 -J: %v %s\n%s", err, j.Error, out)
 	}
 	return j
+}
+
+// iperf3Output runs the iperf3 client with args and returns its standard
+// output; a failure (a non-zero exit status) fails t. The wirespeed
+// server has one test slot, freed a moment after the previous client is
+// done, as iperf3's own server: a client that finds it busy is run again.
+func iperf3Output(t *testing.T, bin string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out []byte
+	var err error
+	var stderr bytes.Buffer
+	for try := 0; try < 10; try++ {
+		stderr.Reset()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Stderr = &stderr
+		out, err = cmd.Output()
+		// With -J iperf3 3.12 reports the refusal in its JSON, and may
+		// exit 0 with it.
+		if !strings.Contains(string(out)+stderr.String(), "server is busy") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("iperf3 %s: %v (exit status must be 0)\n%s\n%s", strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	return out
 }
 
 // TestWirespeedClientAmountAgainstIperf3Server: wirespeed's -n against the

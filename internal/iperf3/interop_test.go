@@ -187,16 +187,7 @@ func TestIperf3ClientAgainstWirespeedServer(t *testing.T) {
 	_, port, _ := net.SplitHostPort(addr)
 	for _, m := range modes() {
 		t.Run(m.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			args := append([]string{"-c", "127.0.0.1", "-p", port, "-t", "1", "-J"}, m.args...)
-			cmd := exec.CommandContext(ctx, bin, args...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("iperf3 %s: %v (exit status must be 0)\n%s\n%s", strings.Join(args, " "), err, out, stderr.Bytes())
-			}
+			out := iperf3Output(t, bin, append([]string{"-c", "127.0.0.1", "-p", port, "-t", "1", "-J"}, m.args...)...)
 			checkIperfSums(t, m, parseIperfJSON(t, out))
 		})
 	}
