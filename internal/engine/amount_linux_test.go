@@ -186,22 +186,8 @@ func TestNoAllocationPerPacedMessage(t *testing.T) {
 	snd, _ := NewTCPSender(a, p, 256)
 	snd.SetRate(1e8) // 20 us a message: a sleep about every 50
 	rcv, _ := NewTCPReceiver(b, 256)
-	rdone := make(chan error, 1)
-	sdone := make(chan error, 1)
-	allocs, msgs := testkit.CountAllocs(t, 1000, 200*time.Millisecond, func() {
-		go func() { rdone <- rcv.Run() }()
-		go func() { sdone <- snd.Run() }()
-	}, func() int64 { return snd.Counters().Calls + rcv.Counters().Calls }, func() {
-		snd.Stop()
-		<-sdone
-		snd.Finish()
-		<-rdone
-	})
-	if allocs > testkit.LoopSetupAllocs+uint64(msgs)/100 {
-		t.Errorf("%d allocations for %d send/receive calls", allocs, msgs)
-	}
+	checkPairAllocs(t, snd, rcv)
 	if !snd.pace.waited.Load() {
 		t.Error("the pacer never slept: the test did not reach the sleeping path")
 	}
-	t.Logf("%d allocations for %d calls", allocs, msgs)
 }

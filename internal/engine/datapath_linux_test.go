@@ -218,21 +218,7 @@ func TestDataPathNoAllocation(t *testing.T) {
 			} else {
 				rcv.UseDiscard()
 			}
-			rdone := make(chan error, 1)
-			sdone := make(chan error, 1)
-			allocs, msgs := testkit.CountAllocs(t, 1000, 200*time.Millisecond, func() {
-				go func() { rdone <- rcv.Run() }()
-				go func() { sdone <- snd.Run() }()
-			}, func() int64 { return snd.Counters().Calls + rcv.Counters().Calls }, func() {
-				snd.Stop()
-				<-sdone
-				snd.Finish()
-				<-rdone
-			})
-			if allocs > testkit.LoopSetupAllocs+uint64(msgs)/100 {
-				t.Errorf("%d allocations for %d send/receive calls", allocs, msgs)
-			}
-			t.Logf("%d allocations for %d calls", allocs, msgs)
+			checkPairAllocs(t, snd, rcv)
 		})
 	}
 }

@@ -183,6 +183,15 @@ func TestNoAllocationPerMessage(t *testing.T) {
 	p, _ := NewPayload(spec.PayloadRandom, nil, 256)
 	snd, _ := NewTCPSender(a, p, 256)
 	rcv, _ := NewTCPReceiver(b, 256)
+	checkPairAllocs(t, snd, rcv)
+}
+
+// checkPairAllocs runs a TCP sender and receiver until they have made at
+// least 1000 calls over at least 200 ms, stops them, and fails t if the
+// process allocated more than testkit.LoopSetupAllocs plus one per hundred
+// calls meanwhile.
+func checkPairAllocs(t *testing.T, snd *TCPSender, rcv *TCPReceiver) {
+	t.Helper()
 	rdone := make(chan error, 1)
 	sdone := make(chan error, 1)
 	allocs, msgs := testkit.CountAllocs(t, 1000, 200*time.Millisecond, func() {

@@ -21,10 +21,10 @@ import (
 // operations on the file's count), because another thread sharing the
 // table could close it meanwhile; a thread whose table nothing else
 // shares takes the single-threaded path, a plain lookup, as netperf's
-// single-threaded process does. In a 64-byte TCP_STREAM the sender's
-// fput, and the part of fdget and __sys_sendto above netserver's, took
-// 4.5% of its CPU per message (bench/README.md, "A file table of the
-// loop's own").
+// single-threaded process does. In a 64-byte TCP_MAERTS, fput and the
+// part of fdget and of __sys_sendto/__sys_recvfrom above netperf's took
+// 4% of the sender's CPU per message and 6% of the receiver's
+// (bench/README.md, "A file table of the loop's own").
 //
 // The copy of the table holds a reference to every file open at the
 // unshare. The sockets and pipes among them other than fd are closed in
@@ -90,12 +90,12 @@ func closeSharedEnds(keep int) {
 		if err != nil || n <= 0 {
 			return
 		}
-		for off := 0; off+19 < n; {
-			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+		for off := 0; off+direntName < n; {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+direntReclen:]))
 			if reclen == 0 {
 				return
 			}
-			fd, ok := atoiName(buf[off+19 : min(off+reclen, n)])
+			fd, ok := atoiName(buf[off+direntName : min(off+reclen, n)])
 			off += reclen
 			if !ok || fd == keep || fd == dir || fd <= 2 {
 				continue
@@ -113,6 +113,13 @@ func closeSharedEnds(keep int) {
 		}
 	}
 }
+
+// Offsets in a linux_dirent64 record: d_ino (8 bytes), d_off (8), then
+// d_reclen (2), d_type (1) and d_name.
+const (
+	direntReclen = 16
+	direntName   = 19
+)
 
 // threadFDs lists the calling thread's descriptors.
 var threadFDs = filepath.Join(measure.DefaultProcRoot, "thread-self", "fd")
