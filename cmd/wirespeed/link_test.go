@@ -64,5 +64,5 @@ func senderStarved(doc result.Document) string {
 	if c == nil {
 		return ""
 	}
-	return testkit.CPUStarved(c.UtilPct, c.BusiestCPUPct, c.OtherProcessesUtilPct)
+	return testkit.CPUStarved(c.UtilPct, c.BusiestCPUPct, c.StealPct, c.OtherProcessesUtilPct)
 }

@@ -30,7 +30,7 @@ func udpRateAttempt(res result.Result, want, tol float64, reverse bool) testkit.
 	}
 	var starved string
 	if c != nil {
-		starved = testkit.CPUStarved(c.UtilPct, c.BusiestCPUPct, c.OtherProcessesUtilPct)
+		starved = testkit.CPUStarved(c.UtilPct, c.BusiestCPUPct, c.StealPct, c.OtherProcessesUtilPct)
 	}
 	return testkit.RateAttempt{Got: got, Want: want, Tol: tol, Starved: starved,
 		Detail: fmt.Sprintf("sender %.6g bit/s, receiver %.6g bit/s", snd, rcv)}

@@ -111,7 +111,7 @@ func TestWindowsOmitAfterData(t *testing.T) {
 		detail += fmt.Sprintf("sender behind schedule by %.0f bytes at its window's start", debt)
 		var starved string
 		if c := snd.CPU; c != nil {
-			starved = testkit.CPUStarved(c.UtilPct, c.BusiestCPUPct, c.OtherProcessesUtilPct)
+			starved = testkit.CPUStarved(c.UtilPct, c.BusiestCPUPct, c.StealPct, c.OtherProcessesUtilPct)
 		}
 		return testkit.RateAttempt{Got: got, Want: rate, Tol: 0.01, Starved: starved, Detail: detail}
 	})

@@ -8,6 +8,9 @@ import (
 // TestRetryRate: a shortfall is retried only with the sender's CPU
 // evidence, an overshoot never, and every attempt is counted as run.
 func TestRetryRate(t *testing.T) {
+	pause := RetryPause
+	RetryPause = 0
+	t.Cleanup(func() { RetryPause = pause })
 	tests := []struct {
 		name     string
 		attempts []RateAttempt
@@ -37,6 +40,27 @@ func TestRetryRate(t *testing.T) {
 				t.Errorf("failures %q, want one saying %q", got, tt.wantFail)
 			}
 		})
+	}
+}
+
+// TestCPUStarved: each figure alone, at its threshold and just below.
+func TestCPUStarved(t *testing.T) {
+	tests := []struct {
+		util, busiest, steal, other float64
+		want                        string
+	}{
+		{40, 60, 0.2, 10, ""},
+		{89.9, 97.9, 4.9, 49.9, ""},
+		{90, 60, 0, 0, "host's CPUs were 90% busy"},
+		{40, 98, 0, 0, "busiest CPU was 98% busy"},
+		{40, 60, 5, 0, "hypervisor took 5% of the host's CPU time (steal)"},
+		{40, 60, 0, 50, "other processes took 50% of a CPU"},
+	}
+	for _, tt := range tests {
+		got := CPUStarved(tt.util, tt.busiest, tt.steal, tt.other)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("CPUStarved(%g, %g, %g, %g) = %q, want %q", tt.util, tt.busiest, tt.steal, tt.other, got, tt.want)
+		}
 	}
 }
 
