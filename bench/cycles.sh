@@ -14,35 +14,39 @@
 # on 127.0.0.1 and a free port, counts the client over the whole run and
 # the server while the client runs, and stops the server. Needs perf
 # (Debian linux-perf), jq, root or perf_event_paranoid <= 0. The counts
-# include each tool's set-up and, for wirespeed, its samplers: about a
-# thousand system calls a second, amortised over the run.
+# include each tool's set-up. Both run without CPU sampling (wirespeed
+# --cpu=false, netperf without -c/-C); the figures in bench/README.md
+# made before bench/lib.sh (2026-12-01, 20:00) ran wirespeed with its
+# samplers, about a thousand system calls a second, amortised over the run.
+# Both count their send calls (netperf's LOCAL_SEND_CALLS).
 set -eu
+. "$(dirname "$0")/lib.sh"
 tool=$1 bin=$2 test=$3 secs=$4
 shift 4
 [ "${1:-}" = -- ] && shift
 dir=$(mktemp -d)
+port=$(free_port)
+start_server "$tool" "$bin" $port
+spid=$server_pid
 trap 'kill $spid 2>/dev/null; rm -rf $dir' EXIT
-port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
 ev=task-clock,context-switches,raw_syscalls:sys_enter
-if [ "$tool" = wirespeed ]; then
-	"$bin" serve --listen 127.0.0.1:$port --log-level warn &
-else
-	"$(dirname "$bin")/netserver" -D -f -L 127.0.0.1,inet -p $port >/dev/null &
-fi
-spid=$!
 sleep 1
 perf stat -x, -e $ev -p $spid -o $dir/server &
 ppid=$!
 if [ "$tool" = wirespeed ]; then
-	perf stat -x, -e $ev -o $dir/client "$bin" run 127.0.0.1:$port -t $test -l $secs -i 0 --json "$@" >$dir/out
+	perf stat -x, -e $ev -o $dir/client "$bin" run 127.0.0.1:$port -t $test -l $secs -i 0 --json --cpu=false "$@" >$dir/out
 	n=$(jq '.summary.rr_summary.transactions // .directions[0].streams[0].sender.calls' $dir/out)
 else
-	perf stat -x, -e $ev -o $dir/client "$bin" -H 127.0.0.1 -p $port -t $test -l $secs -P 0 -- "$@" >$dir/out
-	# TCP_STREAM: recv socket, send socket, message size, seconds, 10^6 bits/s;
-	# RR and CRR: send and recv sockets, request, response, seconds, transactions/s.
 	case $test in
-	TCP_STREAM) n=$(awk 'NF==5 {printf "%d", $5*1e6*$4/8/$3; exit}' $dir/out) ;;
-	*) n=$(awk 'NF==6 {printf "%d", $6*$5; exit}' $dir/out) ;;
+	TCP_STREAM)
+		perf stat -x, -e $ev -o $dir/client "$bin" -H 127.0.0.1 -p $port -t $test -l $secs -P 0 -- "$@" -k LOCAL_SEND_CALLS >$dir/out
+		n=$(awk -F= '$1 == "LOCAL_SEND_CALLS" {print $2}' $dir/out)
+		;;
+	*)
+		# RR and CRR: send and recv sockets, request, response, seconds, transactions/s.
+		perf stat -x, -e $ev -o $dir/client "$bin" -H 127.0.0.1 -p $port -t $test -l $secs -P 0 -- "$@" >$dir/out
+		n=$(awk 'NF==6 {printf "%d", $6*$5; exit}' $dir/out)
+		;;
 	esac
 fi
 kill -INT $ppid

@@ -9,27 +9,26 @@
 #   bench/udpcycles.sh wirespeed BINARY SIZE SECONDS [wirespeed run flags]
 #   bench/udpcycles.sh netperf   BINARY SIZE SECONDS [netperf test flags]
 #
-# Both with the socket buffers the kernel grants by default (106496, which
-# it doubles), one send call per datagram. Needs perf, jq, root.
+# Both with the socket buffers the kernel grants by default (half of
+# net.core.rmem_default, which it doubles: 106496 here), one send call
+# per datagram. Needs perf, jq, root.
 set -eu
+. "$(dirname "$0")/lib.sh"
 tool=$1 bin=$2 size=$3 secs=$4
 shift 4
 dir=$(mktemp -d)
+port=$(free_port)
+start_server "$tool" "$bin" $port
+spid=$server_pid
 trap 'kill $spid 2>/dev/null; rm -rf $dir' EXIT
-port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
 ev=task-clock,context-switches,raw_syscalls:sys_enter
-if [ "$tool" = wirespeed ]; then
-	"$bin" serve --listen 127.0.0.1:$port --log-level warn &
-else
-	"$(dirname "$bin")/netserver" -D -f -L 127.0.0.1,inet -p $port >/dev/null &
-fi
-spid=$!
+buf=$(($(cat /proc/sys/net/core/rmem_default) / 2))
 sleep 1
 perf stat -x, -e $ev -p $spid -o $dir/server &
 ppid=$!
 if [ "$tool" = wirespeed ]; then
 	perf stat -x, -e $ev -o $dir/client "$bin" run 127.0.0.1:$port -t UDP_STREAM -b 0 -l $secs -i 0 --json --cpu=false \
-		-m $size -M $size -s 106496 -S 106496 "$@" >$dir/out
+		-m $size -M $size -s $buf -S $buf "$@" >$dir/out
 	tx=$(jq '.directions[0].streams[0].sender.total_packets' $dir/out)
 	rx=$(jq '.directions[0].streams[0].receiver.total_packets' $dir/out)
 else
