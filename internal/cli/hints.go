@@ -123,10 +123,6 @@ func specHint(t spec.Test, err error) error {
 	switch {
 	case t.Duration <= 0:
 		return usagef("-l %v: the measurement window must be longer than 0; give seconds (-l 10) or a duration (-l 500ms), up to %gh (iperf3's -t 0, run until stopped, has no equal)", t.Duration, spec.MaxDuration.Hours())
-	case t.AmountBytes > 0 && t.AmountBlocks > 0:
-		return usagef("-n %d and -k %d: give the amount in bytes (-n) or in blocks of -m bytes (-k), not both", t.AmountBytes, t.AmountBlocks)
-	case t.Amount() > 0 && t.Kind.RR():
-		return usagef("-n and -k fix the amount of a stream test (TCP_STREAM, TCP_MAERTS, TCP_BIDIR, UDP_STREAM); %s runs for -l", t.Kind)
 	}
 	return usageError{err}
 }

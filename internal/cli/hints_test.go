@@ -23,7 +23,7 @@ func TestForeignHabitHints(t *testing.T) {
 		{[]string{"run", "-J"}, "iperf3's -J is --json here"},
 		{[]string{"run", "-u", "-b", "10M"}, "iperf3's -u is -t UDP_STREAM here"},
 		{[]string{"run", "-w", "10", "-b", "100M"}, "-b RATE in bits/s per stream"},
-		{[]string{"run", "-t", "TCP_RR", "-n", "1M"}, "TCP_RR runs for -l"},
+		{[]string{"run", "-t", "TCP_RR", "-n", "1M"}, "TCP_RR runs for its length (-l)"},
 		{[]string{"run", "-n", "1M", "-k", "10"}, "not both"},
 		{[]string{"run", "-l", "0"}, "must be longer than 0"},
 		{[]string{"run", "-T", "before the patch"}, "iperf3's -T TITLE is --title here"},
