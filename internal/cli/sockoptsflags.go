@@ -17,7 +17,7 @@ func addSockOptFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVarP(&f.spec.BindAddr, "bind", "B", "",
 		"local `ADDR` the client's control and data sockets bind to (iperf3's -B, netperf's -L): the interface under test on a multi-homed host")
 	fl.StringVar(&f.spec.BindDev, "bind-dev", "",
-		"bind the client's control and data sockets to network device `DEV` (SO_BINDTODEVICE, iperf3's --bind-dev; needs CAP_NET_RAW)")
+		"bind the client's control and data sockets to network device `DEV` (SO_BINDTODEVICE, iperf3's --bind-dev; needs CAP_NET_RAW before Linux 5.7)")
 	fl.IntVar(&f.spec.ClientPort, "cport", 0,
 		"client data `PORT` (iperf3's --cport): stream i of the test uses PORT+i-1, so -P 4 takes PORT to PORT+3 (not with TCP_CRR)")
 	tos := &tosFlags{t: &f.spec}
@@ -26,7 +26,7 @@ func addSockOptFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.Var(dscpValue{tos}, "dscp",
 		"DiffServ code point of both sides' data packets: EF, AF11..AF43, CS0..CS7, LE or 0-63 (the TOS byte is DSCP*4); not with --tos")
 	fl.IntVar(&f.spec.MSS, "mss", 0,
-		"TCP maximum segment size `N` on both sides' data sockets, 88-32767, set before connect and listen (TCP_MAXSEG, iperf3's -M; -M here is the receive size)")
+		"TCP maximum segment size `N` on both sides' data sockets, 88-32767, set on the client's before connect (TCP_MAXSEG, iperf3's -M; -M here is the receive size)")
 	fl.BoolVar(&f.spec.DontFragment, "dont-fragment", false,
 		"UDP tests: never fragment a datagram (IP_PMTUDISC_DO); one larger than the path MTU fails the run, naming the MTU (iperf3's --dont-fragment)")
 }
