@@ -136,7 +136,7 @@ func run(w io.Writer, args []string) error {
 		defer srv.Stop()
 	}
 
-	fmt.Fprintf(w, "# request/response on loopback, %d-byte requests and responses, one in flight, %s per run, %d rounds per row, order %s\n", *size, rounds.Length, rounds.Pairs, rounds.Order)
+	fmt.Fprintf(w, "# request/response on loopback, %d-byte requests and responses, one in flight, %s\n", *size, rounds)
 	fmt.Fprintf(w, "# row, round, tool, figures (tps: transactions/s; p50_us, p99_us: round trip; sd_*: service demand, CPU us per transaction), command\n")
 	var results []benchutil.Result
 	for _, test := range benchutil.List(*tests) {

@@ -90,7 +90,7 @@ func run(w io.Writer, args []string) error {
 	if buf > 0 {
 		bufNote = strconv.Itoa(buf) + " bytes asked for by every tool"
 	}
-	fmt.Fprintf(w, "# TCP stream tests on loopback, %s per run, %d rounds per row, order %s; socket buffers: %s\n", rounds.Length, rounds.Pairs, rounds.Order, bufNote)
+	fmt.Fprintf(w, "# TCP stream tests on loopback, %s; socket buffers: %s\n", rounds, bufNote)
 	fmt.Fprintf(w, "# row, round, tool, figures (bps: receiver's bits/s; sd_*: service demand, CPU us per KB), command\n")
 
 	var results []benchutil.Result

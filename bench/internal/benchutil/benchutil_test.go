@@ -123,11 +123,13 @@ func TestRoundsFlags(t *testing.T) {
 		wantErr string
 		pairs   int
 		length  time.Duration
+		str     string
 	}{
-		{nil, "", 5, 5 * time.Second},
-		{[]string{"-pairs", "7", "-l", "2s", "-order", "random", "-seed", "3"}, "", 7, 2 * time.Second},
-		{[]string{"-pairs", "0"}, "-pairs 0: want at least 1", 0, 0},
-		{[]string{"-order", "zigzag"}, "zigzag", 0, 0},
+		{nil, "", 5, 5 * time.Second, "5s per run, 5 rounds per row, order abba"},
+		{[]string{"-pairs", "7", "-l", "2s", "-order", "random", "-seed", "3"}, "", 7, 2 * time.Second,
+			"2s per run, 7 rounds per row, order random (-seed 3)"},
+		{[]string{"-pairs", "0"}, "-pairs 0: want at least 1", 0, 0, ""},
+		{[]string{"-order", "zigzag"}, "zigzag", 0, 0, ""},
 	} {
 		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 		r := RegisterRounds(fs)
@@ -146,6 +148,9 @@ func TestRoundsFlags(t *testing.T) {
 		}
 		if r.Pairs != tt.pairs || r.Length != tt.length {
 			t.Errorf("%v: pairs %d length %v, want %d %v", tt.args, r.Pairs, r.Length, tt.pairs, tt.length)
+		}
+		if got := r.String(); got != tt.str {
+			t.Errorf("%v: %q, want %q", tt.args, got, tt.str)
 		}
 	}
 }

@@ -241,6 +241,16 @@ func RegisterRounds(fs *flag.FlagSet) *Rounds {
 	return r
 }
 
+// String says how the rows are run, for a bench's header line: with the
+// seed when the order is random, so that the run can be repeated.
+func (r *Rounds) String() string {
+	s := fmt.Sprintf("%s per run, %d rounds per row, order %s", r.Length, r.Pairs, r.Order)
+	if r.Order == "random" {
+		s += fmt.Sprintf(" (-seed %d)", r.Seed)
+	}
+	return s
+}
+
 // Check validates the flags and returns the order of the tools.
 func (r *Rounds) Check() (*Order, error) {
 	if r.Pairs < 1 {
