@@ -2,10 +2,10 @@
 // TCP_STREAM: throughput and service demand (CPU microseconds per KB, on
 // both sides) with the payload copied as usual, sent with sendfile(2) or
 // MSG_ZEROCOPY, and received with splice(2) or MSG_TRUNC, side by side. It
-// runs `wirespeed sweep` over the message sizes once per mode, the modes
-// taking turns round after round so that all see the same machine state,
-// and prints the median of each figure per mode and size, with the ratio
-// to plain copying.
+// runs `wirespeed sweep` over the message sizes once per mode per round,
+// the modes in the order -order gives (ABBA by default, or random), and
+// prints the median of each figure per mode and size, with each round's
+// ratio to plain copying as a median with its spread.
 //
 //	go build -o /root/bin/wirespeed ./cmd/wirespeed
 //	go run ./bench/zerocopy -wirespeed /root/bin/wirespeed             # loopback
@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,11 +62,14 @@ func main() {
 func run() error {
 	wsBin := flag.String("wirespeed", "wirespeed", "wirespeed binary")
 	sizes := flag.String("sizes", "8K,64K,128K", "message sizes (sweep --sizes)")
-	rounds := flag.Int("rounds", 3, "rounds; every mode runs once per round")
-	length := flag.Duration("length", 2*time.Second, "length of each run")
+	rounds := benchutil.RegisterRounds(flag.CommandLine)
 	pin := flag.String("pin", "", "-T for every run, e.g. 0,1 (default: no pinning)")
 	useLab := flag.Bool("lab", false, "run the server and the client in the two namespaces of a lab (needs root)")
 	flag.Parse()
+	order, err := rounds.Check()
+	if err != nil {
+		return err
+	}
 	bin, err := filepath.Abs(*wsBin)
 	if err != nil {
 		return err
@@ -80,9 +84,9 @@ func run() error {
 	}
 	defer stop()
 
-	secs := strconv.FormatFloat(length.Seconds(), 'f', -1, 64)
-	fmt.Printf("# TCP_STREAM %s, %s per run, %d rounds, sizes %s, pinning %s; medians over the rounds\n",
-		where, length, *rounds, *sizes, map[bool]string{true: *pin, false: "none"}[*pin != ""])
+	secs := strconv.FormatFloat(rounds.Length.Seconds(), 'f', -1, 64)
+	fmt.Printf("# TCP_STREAM %s, %s, sizes %s, pinning %s; medians over the rounds\n",
+		where, rounds, *sizes, map[bool]string{true: *pin, false: "none"}[*pin != ""])
 	type key struct{ mode, size string }
 	type figs struct {
 		bps, lsd, rsd     []float64
@@ -90,8 +94,9 @@ func run() error {
 	}
 	got := map[key]*figs{}
 	var sizeList []string
-	for r := 1; r <= *rounds; r++ {
-		for _, m := range modes {
+	for r := 1; r <= rounds.Pairs; r++ {
+		for _, i := range order.Round(r-1, len(modes)) {
+			m := modes[i]
 			args := append([]string{"sweep", target, "--sizes", *sizes, "-l", secs, "-i", "0", "--json"}, m.args...)
 			if *pin != "" {
 				args = append(args, "-T", *pin)
@@ -102,7 +107,7 @@ func run() error {
 			}
 			for _, p := range doc.Points {
 				size := strconv.Itoa(p.MsgSize)
-				if r == 1 && m.name == modes[0].name {
+				if r == 1 && !slices.Contains(sizeList, size) {
 					sizeList = append(sizeList, size)
 				}
 				k := key{m.name, size}
@@ -120,20 +125,23 @@ func run() error {
 		}
 	}
 
-	fmt.Printf("%7s  %-16s %12s %8s %14s %14s  %s\n", "size", "mode", "Mb/s", "vs copy", "send SD us/KB", "recv SD us/KB", "MSG_ZEROCOPY sends the kernel copied")
+	fmt.Printf("%7s  %-16s %12s  %-40s %14s %14s  %s\n", "size", "mode", "Mb/s", "vs copy, per round (median, IQR, min-max)", "send SD us/KB", "recv SD us/KB", "MSG_ZEROCOPY sends the kernel copied")
 	for _, size := range sizeList {
-		base := benchutil.Median(got[key{modes[0].name, size}].bps)
+		base := got[key{modes[0].name, size}]
 		for _, m := range modes {
 			f := got[key{m.name, size}]
-			if f == nil {
+			if f == nil || base == nil || len(f.bps) != len(base.bps) {
 				continue
 			}
-			bps := benchutil.Median(f.bps)
+			vs := make([]float64, len(f.bps))
+			for i := range vs {
+				vs[i] = f.bps[i] / base.bps[i]
+			}
 			copied := ""
 			if f.completed > 0 {
 				copied = fmt.Sprintf("%d of %d", f.copied, f.completed)
 			}
-			fmt.Printf("%7s  %-16s %12.0f %8.3f %14.3f %14.3f  %s\n", size, m.name, bps/1e6, bps/base, benchutil.Median(f.lsd), benchutil.Median(f.rsd), copied)
+			fmt.Printf("%7s  %-16s %12.0f  %-40s %14.3f %14.3f  %s\n", size, m.name, benchutil.Median(f.bps)/1e6, benchutil.Spread(vs), benchutil.Median(f.lsd), benchutil.Median(f.rsd), copied)
 		}
 	}
 	return nil

@@ -40,14 +40,14 @@ func TestOrderABBA(t *testing.T) {
 	}
 	var got [][]int
 	for r := 0; r < 4; r++ {
-		got = append(got, o.round(r, 2))
+		got = append(got, o.Round(r, 2))
 	}
 	want := [][]int{{0, 1}, {1, 0}, {0, 1}, {1, 0}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("abba rounds = %v, want %v", got, want)
 	}
 	// Over two rounds each of three tools is first once and last once.
-	if a, b := o.round(0, 3), o.round(1, 3); !reflect.DeepEqual(a, []int{0, 1, 2}) || !reflect.DeepEqual(b, []int{2, 1, 0}) {
+	if a, b := o.Round(0, 3), o.Round(1, 3); !reflect.DeepEqual(a, []int{0, 1, 2}) || !reflect.DeepEqual(b, []int{2, 1, 0}) {
 		t.Errorf("abba with 3 tools = %v %v, want [0 1 2] [2 1 0]", a, b)
 	}
 	if _, err := NewOrder("first", 0); err == nil {
@@ -59,7 +59,7 @@ func TestOrderRandomIsPermutation(t *testing.T) {
 	o, _ := NewOrder("random", 1)
 	firsts := map[int]int{}
 	for r := 0; r < 200; r++ {
-		p := o.round(r, 3)
+		p := o.Round(r, 3)
 		seen := map[int]bool{}
 		for _, i := range p {
 			seen[i] = true

@@ -58,7 +58,9 @@ func NewOrder(name string, seed int64) (*Order, error) {
 	return nil, fmt.Errorf("order %q: want abba or random", name)
 }
 
-func (o *Order) round(r, n int) []int {
+// Round is the order of n tools in round r (0-based): indexes into the
+// tools.
+func (o *Order) Round(r, n int) []int {
 	if o.Random {
 		return o.rng.Perm(n)
 	}
@@ -84,7 +86,7 @@ type Result struct {
 func RunRow(w io.Writer, row Row, rounds int, o *Order) (Result, error) {
 	res := Result{Row: row, Runs: map[string][]Figures{}}
 	for r := 0; r < rounds; r++ {
-		for _, i := range o.round(r, len(row.Tools)) {
+		for _, i := range o.Round(r, len(row.Tools)) {
 			t := row.Tools[i]
 			out, err := Output(t.Argv)
 			if err != nil {
