@@ -455,10 +455,7 @@ func (t *seqTracker) place(seq uint64) bool {
 		if gap := seq - t.next; gap >= seqWindow {
 			clear(t.seen)
 		} else {
-			for s := t.next; s < seq; s++ {
-				w, m := t.bit(s)
-				t.seen[w] &^= m
-			}
+			t.forget(t.next, seq)
 		}
 		t.lost += int64(seq - t.next)
 		t.next = seq + 1
@@ -481,6 +478,42 @@ func (t *seqTracker) place(seq uint64) bool {
 	t.seen[w] |= m
 	t.count(seq)
 	return true
+}
+
+// forget clears the ring's bits for the sequence numbers from..to-1,
+// fewer than seqWindow of them. A hostile peer can make every datagram
+// skip seqWindow-1 numbers, so the whole words in between are cleared at
+// once, and only the words at the two ends bit by bit: at most one
+// memset of the ring per datagram.
+func (t *seqTracker) forget(from, to uint64) {
+	a := from % seqWindow
+	b := a + (to - from)
+	if b <= seqWindow {
+		t.clearBits(a, b)
+		return
+	}
+	// The range wraps past the end of the ring.
+	t.clearBits(a, seqWindow)
+	t.clearBits(0, b-seqWindow)
+}
+
+// clearBits clears the ring's bits a..b-1, 0 <= a <= b <= seqWindow.
+func (t *seqTracker) clearBits(a, b uint64) {
+	if a >= b {
+		return
+	}
+	wa, wb := a/64, b/64
+	lo := ^uint64(0) << (a % 64) // bits a%64..63 of word wa
+	hi := uint64(1)<<(b%64) - 1  // bits 0..b%64-1 of word wb
+	if wa == wb {
+		t.seen[wa] &^= lo & hi
+		return
+	}
+	t.seen[wa] &^= lo
+	clear(t.seen[wa+1 : wb])
+	if hi != 0 {
+		t.seen[wb] &^= hi
+	}
 }
 
 func (t *seqTracker) count(seq uint64) {
