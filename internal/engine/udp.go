@@ -233,17 +233,9 @@ type UDPReceiver struct {
 	// receive; more through recvmmsg(2).
 	batch int
 	// calls and bytes are the loop's own counts of receive calls and of
-	// bytes received, and pub what publish last stored in the atomic
-	// counters: they are published once a call, each only when it
-	// changed, since every store is a locked instruction.
+	// bytes received: they are published once a call (publish), each
+	// only when it changed, since every store is a locked instruction.
 	calls, bytes int64
-	pub          published
-}
-
-// published is what UDPReceiver.publish last stored.
-type published struct {
-	calls, bytes, unique, lost, ooo, dup int64
-	jitter                               float64
 }
 
 // NewUDPReceiver returns the receiving loop for the connected socket c,
@@ -359,25 +351,30 @@ func (r *UDPReceiver) handle(b []byte, now int64, timed bool) bool {
 // publish copies the loop's counts and the tracker's to the atomic
 // counters, those that changed since the last time: a datagram in order
 // changes the calls, bytes, datagrams and, mostly, the jitter, not the
-// loss, reordering or duplicates.
+// loss, reordering or duplicates. Only this loop stores to them, so what
+// they hold is what it stored last.
 func (r *UDPReceiver) publish() {
-	t, p := &r.tr, &r.pub
-	pubInt(&r.ctr.calls, &p.calls, r.calls)
-	pubInt(&r.ctr.bytes, &p.bytes, r.bytes)
-	pubInt(&r.ctr.packets, &p.unique, t.unique)
-	pubInt(&r.ctr.lost, &p.lost, t.lost)
-	pubInt(&r.ctr.ooo, &p.ooo, t.ooo)
-	pubInt(&r.ctr.dup, &p.dup, t.dup)
-	if t.jitter != p.jitter {
-		p.jitter = t.jitter
-		r.ctr.jitter.Store(math.Float64bits(t.jitter))
+	t := &r.tr
+	pubInt(&r.ctr.calls, r.calls)
+	pubInt(&r.ctr.bytes, r.bytes)
+	pubInt(&r.ctr.packets, t.unique)
+	pubInt(&r.ctr.lost, t.lost)
+	pubInt(&r.ctr.ooo, t.ooo)
+	pubInt(&r.ctr.dup, t.dup)
+	pubUint(&r.ctr.jitter, math.Float64bits(t.jitter))
+}
+
+// pubInt stores v in c unless c holds it already: a load is a plain
+// read, a store a locked instruction.
+func pubInt(c *atomic.Int64, v int64) {
+	if c.Load() != v {
+		c.Store(v)
 	}
 }
 
-// pubInt stores v in c unless last says c holds it already.
-func pubInt(c *atomic.Int64, last *int64, v int64) {
-	if v != *last {
-		*last = v
+// pubUint is pubInt for an atomic.Uint64 (the jitter's float64 bits).
+func pubUint(c *atomic.Uint64, v uint64) {
+	if c.Load() != v {
 		c.Store(v)
 	}
 }
