@@ -18,7 +18,7 @@
 // cost a fifth of TCP throughput, two thirds of UDP's and half of the
 // transaction rate on two cores. TCP streams make one write(2) or read(2)
 // per message (tcp_linux.go; sendto(2) and recvfrom(2), as netperf
-// calls), UDP streams one write(2) per datagram and one recvmmsg(2) per
+// calls), UDP streams one write(2) per datagram and one recvmsg(2) per
 // datagram, or batches of them when asked (SetSendBatch, SetRecvBatch;
 // udp_linux.go), request/response loops make a blocking exchange
 // (rr_linux.go), TCP_CRR a connection per transaction from raw socket(2),

@@ -113,20 +113,13 @@ func unsent(syscall.Conn) (int, error) { return 0, ErrUnsupported }
 
 // send is the portable loop through net.Conn.
 func (s *TCPSender) send() error {
-	buf, ring, size := s.payload.buf, s.payload.ring, s.size
-	limit, pace, stopped := s.limit, s.pace, s.stopped
+	buf, ring, stopped := s.payload.buf, s.payload.ring, s.stopped
 	var sent int64
 	off := 0
 	for !s.stop.Load() {
-		m := size
-		if limit > 0 {
-			if sent >= limit {
-				return nil
-			}
-			m = int(min(int64(size), limit-sent))
-		}
-		if pace != nil {
-			pace.wait(m, stopped)
+		m, ok := s.nextWrite(sent, stopped)
+		if !ok {
+			return nil
 		}
 		n, err := s.conn.Write(buf[off : off+m])
 		if n > 0 {

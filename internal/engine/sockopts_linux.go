@@ -25,7 +25,7 @@ func setIPOpts(fd uintptr, opts Options) error {
 	if opts.LocalPort > 0 {
 		// A fixed port again right after a run: its last connection may
 		// wait in TIME_WAIT.
-		if err := unix.SetsockoptInt(s, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		if err := setReuseAddr(fd); err != nil {
 			return fmt.Errorf("set SO_REUSEADDR: %w", err)
 		}
 	}

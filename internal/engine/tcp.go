@@ -40,6 +40,26 @@ func (s *TCPSender) SetRate(bitsPerSecond float64) { s.pace = newStreamPacer(bit
 // Reached reports whether a sender with a limit sent all of it.
 func (s *TCPSender) Reached() bool { return s.limit > 0 && s.ctr.bytes.Load() >= s.limit }
 
+// nextWrite is how many bytes the copying loop's next write takes, sent
+// bytes sent so far: a message, shortened to what the limit leaves; ok is
+// false once the limit is sent. With a rate it first waits until the
+// pacer lets the write go, or stopped says to stop. A limit costs a
+// compare per write, a rate a clock read (the pacer's): neither when not
+// asked for. stopped is made once before the loop, not per write.
+func (s *TCPSender) nextWrite(sent int64, stopped func() bool) (n int, ok bool) {
+	n = s.size
+	if s.limit > 0 {
+		if sent >= s.limit {
+			return 0, false
+		}
+		n = int(min(int64(n), s.limit-sent))
+	}
+	if s.pace != nil {
+		s.pace.wait(n, stopped)
+	}
+	return n, true
+}
+
 // checkCopyOnly refuses a limit or a rate in a mode that has neither.
 func (s *TCPSender) checkCopyOnly() error {
 	if s.mode != sendCopy && (s.limit > 0 || s.pace != nil) {

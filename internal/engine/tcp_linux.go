@@ -29,22 +29,13 @@ func (s *TCPSender) send() error {
 
 // sendCopy writes on the blocking fd until Stop, the limit or a failure.
 func (s *TCPSender) sendCopy(fd int) error {
-	buf, ring, size := s.payload.buf, s.payload.ring, s.size
-	// A limit costs a compare per write; a rate, a clock read (the pacer's)
-	// per write: neither when not asked for.
-	limit, pace, stopped := s.limit, s.pace, s.stopped
+	buf, ring, stopped := s.payload.buf, s.payload.ring, s.stopped
 	var sent int64
 	off := 0
 	for !s.stop.Load() {
-		m := size
-		if limit > 0 {
-			if sent >= limit {
-				return nil
-			}
-			m = int(min(int64(size), limit-sent))
-		}
-		if pace != nil {
-			pace.wait(m, stopped)
+		m, ok := s.nextWrite(sent, stopped)
+		if !ok {
+			return nil
 		}
 		n, err := rawWrite(fd, buf[off:off+m])
 		if n > 0 {

@@ -233,17 +233,9 @@ type UDPReceiver struct {
 	// receive; more through recvmmsg(2).
 	batch int
 	// calls and bytes are the loop's own counts of receive calls and of
-	// bytes received, and pub what publish last stored in the atomic
-	// counters: they are published once a call, each only when it
-	// changed, since every store is a locked instruction.
+	// bytes received: they are published once a call (publish), each
+	// only when it changed, since every store is a locked instruction.
 	calls, bytes int64
-	pub          published
-}
-
-// published is what UDPReceiver.publish last stored.
-type published struct {
-	calls, bytes, unique, lost, ooo, dup int64
-	jitter                               float64
 }
 
 // NewUDPReceiver returns the receiving loop for the connected socket c,
@@ -359,25 +351,30 @@ func (r *UDPReceiver) handle(b []byte, now int64, timed bool) bool {
 // publish copies the loop's counts and the tracker's to the atomic
 // counters, those that changed since the last time: a datagram in order
 // changes the calls, bytes, datagrams and, mostly, the jitter, not the
-// loss, reordering or duplicates.
+// loss, reordering or duplicates. Only this loop stores to them, so what
+// they hold is what it stored last.
 func (r *UDPReceiver) publish() {
-	t, p := &r.tr, &r.pub
-	pubInt(&r.ctr.calls, &p.calls, r.calls)
-	pubInt(&r.ctr.bytes, &p.bytes, r.bytes)
-	pubInt(&r.ctr.packets, &p.unique, t.unique)
-	pubInt(&r.ctr.lost, &p.lost, t.lost)
-	pubInt(&r.ctr.ooo, &p.ooo, t.ooo)
-	pubInt(&r.ctr.dup, &p.dup, t.dup)
-	if t.jitter != p.jitter {
-		p.jitter = t.jitter
-		r.ctr.jitter.Store(math.Float64bits(t.jitter))
+	t := &r.tr
+	pubInt(&r.ctr.calls, r.calls)
+	pubInt(&r.ctr.bytes, r.bytes)
+	pubInt(&r.ctr.packets, t.unique)
+	pubInt(&r.ctr.lost, t.lost)
+	pubInt(&r.ctr.ooo, t.ooo)
+	pubInt(&r.ctr.dup, t.dup)
+	pubUint(&r.ctr.jitter, math.Float64bits(t.jitter))
+}
+
+// pubInt stores v in c unless c holds it already: a load is a plain
+// read, a store a locked instruction.
+func pubInt(c *atomic.Int64, v int64) {
+	if c.Load() != v {
+		c.Store(v)
 	}
 }
 
-// pubInt stores v in c unless last says c holds it already.
-func pubInt(c *atomic.Int64, last *int64, v int64) {
-	if v != *last {
-		*last = v
+// pubUint is pubInt for an atomic.Uint64 (the jitter's float64 bits).
+func pubUint(c *atomic.Uint64, v uint64) {
+	if c.Load() != v {
 		c.Store(v)
 	}
 }
@@ -455,10 +452,7 @@ func (t *seqTracker) place(seq uint64) bool {
 		if gap := seq - t.next; gap >= seqWindow {
 			clear(t.seen)
 		} else {
-			for s := t.next; s < seq; s++ {
-				w, m := t.bit(s)
-				t.seen[w] &^= m
-			}
+			t.forget(t.next, seq)
 		}
 		t.lost += int64(seq - t.next)
 		t.next = seq + 1
@@ -481,6 +475,42 @@ func (t *seqTracker) place(seq uint64) bool {
 	t.seen[w] |= m
 	t.count(seq)
 	return true
+}
+
+// forget clears the ring's bits for the sequence numbers from..to-1,
+// fewer than seqWindow of them. A hostile peer can make every datagram
+// skip seqWindow-1 numbers, so the whole words in between are cleared at
+// once, and only the words at the two ends bit by bit: at most one
+// memset of the ring per datagram.
+func (t *seqTracker) forget(from, to uint64) {
+	a := from % seqWindow
+	b := a + (to - from)
+	if b <= seqWindow {
+		t.clearBits(a, b)
+		return
+	}
+	// The range wraps past the end of the ring.
+	t.clearBits(a, seqWindow)
+	t.clearBits(0, b-seqWindow)
+}
+
+// clearBits clears the ring's bits a..b-1, 0 <= a <= b <= seqWindow.
+func (t *seqTracker) clearBits(a, b uint64) {
+	if a >= b {
+		return
+	}
+	wa, wb := a/64, b/64
+	lo := ^uint64(0) << (a % 64) // bits a%64..63 of word wa
+	hi := uint64(1)<<(b%64) - 1  // bits 0..b%64-1 of word wb
+	if wa == wb {
+		t.seen[wa] &^= lo & hi
+		return
+	}
+	t.seen[wa] &^= lo
+	clear(t.seen[wa+1 : wb])
+	if hi != 0 {
+		t.seen[wb] &^= hi
+	}
 }
 
 func (t *seqTracker) count(seq uint64) {
