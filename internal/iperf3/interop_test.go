@@ -207,6 +207,9 @@ func TestIperf3ClientRefused(t *testing.T) {
 		{name: "key required", cfg: server.Config{Auth: server.Auth{PSK: []byte("0123456789abcdef0123")}}, args: []string{"-t", "1"}, want: "busy"},
 		{name: "too long", cfg: server.Config{Limits: server.Limits{MaxDuration: 2 * time.Second}}, args: []string{"-t", "5"}, want: "error"},
 		{name: "too many streams", cfg: server.Config{Limits: server.Limits{MaxParallel: 2}}, args: []string{"-t", "1", "-P", "3"}, want: "error"},
+		// 2 bytes over 4 streams from the server: shares of 1, 1, 0 and
+		// 0, and a share of 0 would be no limit.
+		{name: "fewer bytes than streams", args: []string{"-n", "2", "-P", "4", "-R"}, want: "unable to receive parameters from client: invalid argument"},
 		{name: "UDP from the server too fast", cfg: server.Config{Limits: server.Limits{MaxUDPRateBitsPerSecond: 10e6}}, args: []string{"-t", "1", "-u", "-b", "50M", "-R"}, want: "error"},
 	}
 	for _, tt := range tests {
