@@ -4,16 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"wirespeed/internal/iperf3"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/testkit"
 )
@@ -122,44 +118,29 @@ func iperf3Output(t *testing.T, bin string, args ...string) []byte {
 // TestWirespeedClientAmountAgainstIperf3Server: wirespeed's -n against the
 // real iperf3 server sends exactly the amount, by iperf3's count.
 func TestWirespeedClientAmountAgainstIperf3Server(t *testing.T) {
-	bin := requireIperf3(t)
+	requireIperf3(t)
 	for _, kind := range []spec.Kind{spec.TCPStream, spec.TCPMaerts, spec.TCPBidir} {
-		t.Run(string(kind), func(t *testing.T) { amountAgainstIperf3(t, bin, kind) })
+		t.Run(string(kind), func(t *testing.T) { amountAgainstIperf3(t, kind) })
 	}
 }
 
-func amountAgainstIperf3(t *testing.T, bin string, kind spec.Kind) {
-	port := freePort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitListening(t, port)
+func amountAgainstIperf3(t *testing.T, kind spec.Kind) {
 	sp := spec.Default()
 	sp.Kind = kind
 	sp.AmountBytes = 10<<20 + 3
 	sp.Duration = 20 * time.Second
 	sp.CPU = false
 	start := time.Now()
-	res, err := iperf3.Run(ctx, iperf3.ClientConfig{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, sp)
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("run against iperf3 -s: %v\n%s", err, stderr.Bytes())
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("iperf3 -s -1: %v\n%s", err, stderr.Bytes())
-	}
+	res, out := runAgainstIperf3Server(t, sp)
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("the run took %v with -l %v: it did not end with the amount", took, sp.Duration)
 	}
 	var j iperfRateJSON
-	if err := json.Unmarshal(stdout.Bytes(), &j); err != nil {
+	if err := json.Unmarshal(out, &j); err != nil {
 		t.Fatal(err)
+	}
+	if j.Error != "" {
+		t.Errorf("iperf3's server reported an error: %s", j.Error)
 	}
 	if kind != spec.TCPMaerts {
 		if got := j.End.SumReceived.Bytes; got != sp.AmountBytes {
@@ -175,6 +156,10 @@ func amountAgainstIperf3(t *testing.T, bin string, kind spec.Kind) {
 		}
 		if d.Amount == nil || !d.Amount.Reached || d.Summary.Bytes != want {
 			t.Errorf("%s: amount %+v, %d bytes received; want %d, reached", d.Direction, d.Amount, d.Summary.Bytes, want)
+		}
+		// What wirespeed received is what iperf3's server counted sent.
+		if kind == spec.TCPMaerts && d.Summary.Bytes != j.End.SumSent.Bytes {
+			t.Errorf("%s: %d bytes received, iperf3's server sent %d", d.Direction, d.Summary.Bytes, j.End.SumSent.Bytes)
 		}
 	}
 	t.Logf("%s: %v", kind, time.Since(start).Round(time.Millisecond))

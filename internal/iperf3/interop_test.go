@@ -207,6 +207,9 @@ func TestIperf3ClientRefused(t *testing.T) {
 		{name: "key required", cfg: server.Config{Auth: server.Auth{PSK: []byte("0123456789abcdef0123")}}, args: []string{"-t", "1"}, want: "busy"},
 		{name: "too long", cfg: server.Config{Limits: server.Limits{MaxDuration: 2 * time.Second}}, args: []string{"-t", "5"}, want: "error"},
 		{name: "too many streams", cfg: server.Config{Limits: server.Limits{MaxParallel: 2}}, args: []string{"-t", "1", "-P", "3"}, want: "error"},
+		// 2 bytes over 4 streams from the server: shares of 1, 1, 0 and
+		// 0, and a share of 0 would be no limit.
+		{name: "fewer bytes than streams", args: []string{"-n", "2", "-P", "4", "-R"}, want: "unable to receive parameters from client: invalid argument"},
 		{name: "UDP from the server too fast", cfg: server.Config{Limits: server.Limits{MaxUDPRateBitsPerSecond: 10e6}}, args: []string{"-t", "1", "-u", "-b", "50M", "-R"}, want: "error"},
 	}
 	for _, tt := range tests {
@@ -272,33 +275,44 @@ func TestIperf3HeldToMaxDuration(t *testing.T) {
 // TestWirespeedClientAgainstIperf3Server runs wirespeed's client against
 // the real iperf3 server.
 func TestWirespeedClientAgainstIperf3Server(t *testing.T) {
-	bin := requireIperf3(t)
+	requireIperf3(t)
 	for _, m := range modes() {
 		t.Run(m.name, func(t *testing.T) {
-			port := freePort(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port))
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waitListening(t, port)
-			addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-			res, err := iperf3.Run(ctx, iperf3.ClientConfig{Addr: addr, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, m.test)
-			if err != nil {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("run against iperf3 -s: %v\n%s", err, stderr.Bytes())
-			}
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("iperf3 -s -1: %v (exit status must be 0)\n%s", err, stderr.Bytes())
-			}
+			res, out := runAgainstIperf3Server(t, m.test)
 			checkResult(t, m, res)
-			checkServerOwn(t, parseIperfJSON(t, stdout.Bytes()), res)
+			checkServerOwn(t, parseIperfJSON(t, out), res)
 		})
 	}
+}
+
+// runAgainstIperf3Server runs sp with wirespeed's client against a real
+// `iperf3 -s -1 -J` on a free loopback port, and returns wirespeed's
+// result and the iperf3 server's -J document. The test fails when either
+// side does (iperf3's exit status must be 0).
+func runAgainstIperf3Server(t *testing.T, sp spec.Test) (result.Result, []byte) {
+	t.Helper()
+	bin := requireIperf3(t)
+	port := freePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitListening(t, port)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	res, err := iperf3.Run(ctx, iperf3.ClientConfig{Addr: addr, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, sp)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("run against iperf3 -s: %v\n%s", err, stderr.Bytes())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("iperf3 -s -1: %v (exit status must be 0)\n%s", err, stderr.Bytes())
+	}
+	return res, stdout.Bytes()
 }
 
 // checkResult checks wirespeed's own result: every stream's two sides

@@ -341,6 +341,15 @@ func (s *Server) test(ctx context.Context, cc conn, cookie Cookie, log *slog.Log
 	if err := checkParams(p); err != nil {
 		return sum, fail(cc, errRecvParams, errnoNotSup, err)
 	}
+	if p.Len == 0 {
+		p.Len = spec.DefaultSendSize
+		if p.UDP {
+			p.Len = spec.DefaultUDPSize
+		}
+	}
+	if err := checkAmount(p); err != nil {
+		return sum, fail(cc, errRecvParams, errnoInval, err)
+	}
 	if s.cfg.Limit != nil {
 		if why := s.cfg.Limit(p); why != "" {
 			return sum, fail(cc, errRecvParams, errnoInval, errors.New(why))
@@ -354,12 +363,6 @@ func (s *Server) test(ctx context.Context, cc conn, cookie Cookie, log *slog.Log
 		defer release()
 	}
 	sum.UDP = p.UDP
-	if p.Len == 0 {
-		p.Len = spec.DefaultSendSize
-		if p.UDP {
-			p.Len = spec.DefaultUDPSize
-		}
-	}
 	n := p.Streams()
 	peer := addrOf(cc.c.RemoteAddr())
 	log.Info("iperf3 test requested", "udp", p.UDP, "streams", n, "reverse", p.Reverse, "bidir", p.Bidirectional,
@@ -518,16 +521,38 @@ func serverSends(p Params, k int) bool {
 	return p.Reverse || p.Bidirectional && k >= p.Parallel
 }
 
-// amountShare is what the i-th (0-based) of the server's sending streams
-// sends of the client's -n or -k: the total shared evenly, as wirespeed's
-// own streams share it (spec.Test.AmountShare), whole datagrams for UDP;
-// 0 for none.
-func amountShare(p Params, i int) int64 {
+// amountTest is the test whose amount the server's sending streams share:
+// the client's -n or -k over its -P streams of p.Len-byte sends (the
+// default length filled in).
+func amountTest(p Params) spec.Test {
 	t := spec.Test{Kind: spec.TCPStream, SendSize: p.Len, Parallel: max(p.Parallel, 1), AmountBytes: p.Num, AmountBlocks: p.BlockCount}
 	if p.UDP {
 		t.Kind = spec.UDPStream
 	}
-	return t.AmountShare(i)
+	return t
+}
+
+// checkAmount refuses a -n or -k for the server's own sending that
+// wirespeed's own server refuses (spec.Test.CheckAmount): a count beyond
+// spec.MaxAmount, whose bytes could overflow, or fewer bytes than streams,
+// which would leave a stream a share of 0, and 0 is no limit. In a test
+// the server only receives, the client counts the amount, and it passes.
+func checkAmount(p Params) error {
+	if !p.Reverse && !p.Bidirectional {
+		return nil
+	}
+	if err := amountTest(p).CheckAmount(); err != nil {
+		return fmt.Errorf("the client's amount for this server to send (-n, -k with -R or --bidir): %w", err)
+	}
+	return nil
+}
+
+// amountShare is what the i-th (0-based) of the server's sending streams
+// sends of the client's -n or -k: the total shared evenly, as wirespeed's
+// own streams share it (spec.Test.AmountShare), whole datagrams for UDP;
+// 0 for none. checkAmount passed first.
+func amountShare(p Params, i int) int64 {
+	return amountTest(p).AmountShare(i)
 }
 
 // loops builds each stream's engine loop.

@@ -203,6 +203,22 @@ func TestServerRefusesBadPeers(t *testing.T) {
 			f.write([]byte("abcdefghijklmnopqrstuvwxyz234567ABCD\x00"))
 			f.expectClosed()
 		}},
+		// iperf3 -n 2 -P 4 -R: shares of 1, 1, 0 and 0 bytes, and a
+		// share of 0 would be no limit (TestCheckAmount).
+		{"fewer bytes than streams from the server", func(f *fakeClient) {
+			f.write(f.cookie[:])
+			f.expect(ParamExchange)
+			f.writeJSON(`{"tcp":true,"time":0,"num":2,"parallel":4,"reverse":true,"len":1024}`)
+			f.expectError(errRecvParams)
+		}},
+		// 3689348814741910324 blocks of 5 bytes: 2^64+4 bytes, which
+		// int64 wraps to 4.
+		{"block count whose bytes overflow", func(f *fakeClient) {
+			f.write(f.cookie[:])
+			f.expect(ParamExchange)
+			f.writeJSON(`{"tcp":true,"time":0,"blockcount":3689348814741910324,"parallel":1,"reverse":true,"len":5}`)
+			f.expectError(errRecvParams)
+		}},
 		{"missing streams", func(f *fakeClient) {
 			f.write(f.cookie[:])
 			f.expect(ParamExchange)
@@ -298,4 +314,67 @@ func TestServerBusy(t *testing.T) {
 	f.write(f.cookie[:])
 	f.expect(AccessDenied)
 	f.expectClosed()
+}
+
+// TestCheckAmount: the amounts a client asks the server to send that
+// would leave a stream unlimited or wrap around are refused; the shares
+// of those that pass are worked by hand.
+func TestCheckAmount(t *testing.T) {
+	tests := []struct {
+		name   string
+		p      Params
+		shares []int64 // of the server's sending streams; nil when refused
+	}{
+		// 10 bytes over 4 streams: 2 each and 2 left over, one more for
+		// each of the first two.
+		{"bytes over streams", Params{TCP: true, Num: 10, Parallel: 4, Reverse: true, Len: 1024}, []int64{3, 3, 2, 2}},
+		// 3 blocks of 1000 bytes over 2 streams: 1500 each.
+		{"blocks over streams", Params{TCP: true, BlockCount: 3, Parallel: 2, Reverse: true, Len: 1000}, []int64{1500, 1500}},
+		// UDP: 2000 bytes over 2 streams, 1000 each, rounded up to whole
+		// datagrams of 1472: 1472 each.
+		{"udp datagrams", Params{UDP: true, Num: 2000, Parallel: 2, Reverse: true, Len: 1472}, []int64{1472, 1472}},
+		// 4 bytes over 4 streams: the least that passes.
+		{"a byte each", Params{TCP: true, Num: 4, Parallel: 4, Reverse: true, Len: 1024}, []int64{1, 1, 1, 1}},
+		// iperf3 -n 2 -P 4 -R: 1, 1, 0, 0 bytes, and 0 is no limit.
+		{"fewer bytes than streams", Params{TCP: true, Num: 2, Parallel: 4, Reverse: true, Len: 1024}, nil},
+		// --bidir: the server sends on 4 streams too.
+		{"fewer bytes than streams, bidir", Params{TCP: true, Num: 3, Parallel: 4, Bidirectional: true, Len: 1024}, nil},
+		// 3689348814741910324 * 5 = 2^64 + 4: int64 wraps to 4 bytes.
+		{"block count overflows", Params{TCP: true, BlockCount: 3689348814741910324, Parallel: 1, Reverse: true, Len: 5}, nil},
+		// 2^50 bytes is spec.MaxAmount; one more is refused.
+		{"amount over the bound", Params{TCP: true, Num: 1<<50 + 1, Parallel: 1, Reverse: true, Len: 1024}, nil},
+		// The client sends and counts: the server's check does not apply.
+		{"client sends", Params{TCP: true, Num: 2, Parallel: 4, Len: 1024}, []int64{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkAmount(tt.p)
+			if tt.shares == nil {
+				if err == nil {
+					t.Fatalf("checkAmount(%+v) passed; shares would be %d, %d", tt.p, amountShare(tt.p, 0), amountShare(tt.p, tt.p.Parallel-1))
+				}
+				t.Logf("refused: %v", err)
+				return
+			}
+			if err != nil {
+				t.Fatalf("checkAmount: %v", err)
+			}
+			for i, want := range tt.shares {
+				if got := amountShare(tt.p, i); got != want {
+					t.Errorf("stream %d: share %d bytes, want %d", i, got, want)
+				}
+			}
+		})
+	}
+	// What the check prevents, worked by hand: without it, the shares.
+	p := Params{TCP: true, Num: 2, Parallel: 4, Reverse: true, Len: 1024}
+	for i, want := range []int64{1, 1, 0, 0} {
+		if got := amountShare(p, i); got != want {
+			t.Errorf("-n 2 -P 4: stream %d share %d, want %d", i, got, want)
+		}
+	}
+	p = Params{TCP: true, BlockCount: 3689348814741910324, Parallel: 1, Reverse: true, Len: 5}
+	if got := amountShare(p, 0); got != 4 {
+		t.Errorf("-k 3689348814741910324 -l 5: share %d, want the wrapped 4", got)
+	}
 }

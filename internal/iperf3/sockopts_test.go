@@ -1,14 +1,7 @@
 package iperf3_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,30 +15,11 @@ import (
 // asked for TOS 184 and MSS 1000 and saw the data connection come from
 // the client port, and this side's kernel holds its segments to the MSS.
 func TestSockOptsToIperf3Server(t *testing.T) {
-	bin := requireIperf3(t)
-	port, cport := freePort(t), freePort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitListening(t, port)
+	cport := freePort(t)
 	sp := spec.Default()
 	sp.Duration, sp.Interval, sp.CongestionControl = time.Second, 0, "cubic"
 	sp.TOS, sp.MSS, sp.ClientPort = 46<<2, 1000, cport
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	res, err := iperf3.Run(ctx, iperf3.ClientConfig{Addr: addr, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, sp)
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("run against iperf3 -s: %v\n%s", err, stderr.Bytes())
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("iperf3 -s -1: %v\n%s", err, stderr.Bytes())
-	}
+	res, out := runAgainstIperf3Server(t, sp)
 	var doc struct {
 		Start struct {
 			TCPMSS    int `json:"tcp_mss"`
@@ -57,8 +31,8 @@ func TestSockOptsToIperf3Server(t *testing.T) {
 			} `json:"connected"`
 		} `json:"start"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
-		t.Fatalf("iperf3's JSON: %v\n%s", err, stdout.Bytes())
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("iperf3's JSON: %v\n%s", err, out)
 	}
 	s := doc.Start
 	if s.TestStart.TOS != 184 || s.TCPMSS != 1000 || len(s.Connected) != 1 || s.Connected[0].RemotePort != cport {

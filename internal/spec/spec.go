@@ -285,7 +285,7 @@ func (t Test) Validate() error {
 	if err := t.validateSockOpts(); err != nil {
 		return err
 	}
-	if err := t.validateAmount(); err != nil {
+	if err := t.CheckAmount(); err != nil {
 		return err
 	}
 	return t.validateDataPath()
@@ -325,8 +325,11 @@ func (t Test) AmountShare(i int) int64 {
 	return share
 }
 
-// validateAmount checks -n and -k.
-func (t Test) validateAmount() error {
+// CheckAmount checks -n and -k: each within MaxAmount in all, at least a
+// byte for each of the Parallel streams (a zero share would be no limit),
+// and only where a fixed amount means something. Validate calls it; so
+// does the iperf3 server on the amount an iperf3 client asks it to send.
+func (t Test) CheckAmount() error {
 	switch {
 	case t.AmountBytes == 0 && t.AmountBlocks == 0:
 		return nil
