@@ -330,11 +330,9 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 		return conns, nil
 	}
 	addr := net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.DataPort))
-	opts := localOptions(t)
 	var conns []side.Conn
 	for _, st := range t.Streams() {
-		opts.LocalPort = t.ClientPortOf(st.ID)
-		tc, err := engine.Dial(ctx, c.network, addr, opts)
+		tc, err := engine.Dial(ctx, c.network, addr, engine.ClientOptions(t, st))
 		if err != nil {
 			closeConns(conns)
 			return nil, fmt.Errorf("data connection %d to %s: %w", st.ID, addr, err)
@@ -349,15 +347,6 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: tc})
 	}
 	return conns, nil
-}
-
-// localOptions are the options of the client's TCP data sockets, the
-// client port aside (one per stream).
-func localOptions(t spec.Test) engine.Options {
-	return engine.Options{
-		SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay,
-		LocalAddr: t.BindIP(), BindDev: t.BindDev, TOS: t.TOS, MSS: t.MSS,
-	}
 }
 
 func closeConns(cs []side.Conn) {
@@ -460,7 +449,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			OnInterval: ticks.add,
 			CRRNetwork: c.network,
 			CRRAddr:    net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.CRRPort)),
-			CRROptions: localOptions(t),
+			CRROptions: engine.ClientOptions(t, spec.Stream{}),
 			ProcRoot:   c.cfg.ProcRoot,
 		})
 		localCh <- remote{res: r, err: err}

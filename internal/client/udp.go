@@ -37,15 +37,8 @@ func (c *Client) dialUDP(ctx context.Context, t spec.Test, acc control.Accepted)
 	}
 	var conns []side.Conn
 	for i, st := range streams {
-		opts := engine.Options{
-			SockBuf: t.LocalSockBuf, LocalAddr: t.BindIP(), BindDev: t.BindDev, LocalPort: t.ClientPortOf(st.ID),
-			TOS: t.TOS, DontFragment: t.DontFragment,
-		}
-		if opts.SockBuf == 0 && t.Kind == spec.UDPStream && st.Dir == spec.ServerToClient {
-			opts.SockBuf = engine.UDPReceiveBuffer
-		}
 		addr := net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.UDPPorts[i]))
-		uc, err := engine.DialUDP(ctx, network, addr, opts)
+		uc, err := engine.DialUDP(ctx, network, addr, engine.ClientOptions(t, st))
 		if err != nil {
 			closeConns(conns)
 			return nil, fmt.Errorf("UDP stream %d to %s: %w", st.ID, addr, err)

@@ -226,10 +226,7 @@ func (cl *client) openStreams(ctx context.Context) ([]side.Conn, error) {
 func (cl *client) openStream(ctx context.Context, st spec.Stream, addr string) (net.Conn, error) {
 	t := cl.t
 	if !t.Kind.UDP() {
-		tc, err := engine.Dial(ctx, cl.network, addr, engine.Options{
-			SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay,
-			LocalAddr: t.BindIP(), BindDev: t.BindDev, LocalPort: t.ClientPortOf(st.ID), TOS: t.TOS, MSS: t.MSS,
-		})
+		tc, err := engine.Dial(ctx, cl.network, addr, engine.ClientOptions(t, st))
 		if err != nil {
 			return nil, err
 		}
@@ -241,15 +238,8 @@ func (cl *client) openStream(ctx context.Context, st spec.Stream, addr string) (
 		tc.SetWriteDeadline(time.Time{})
 		return tc, nil
 	}
-	opts := engine.Options{
-		SockBuf: t.LocalSockBuf, LocalAddr: t.BindIP(), BindDev: t.BindDev, LocalPort: t.ClientPortOf(st.ID),
-		TOS: t.TOS, DontFragment: t.DontFragment,
-	}
-	if opts.SockBuf == 0 && st.Dir == spec.ServerToClient {
-		opts.SockBuf = engine.UDPReceiveBuffer
-	}
 	network := "udp" + cl.network[len("tcp"):]
-	uc, err := engine.DialUDP(ctx, network, addr, opts)
+	uc, err := engine.DialUDP(ctx, network, addr, engine.ClientOptions(t, st))
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ func Join(t spec.Test, local, remote SideResult) Result {
 			}
 		}
 		if !t.Kind.RR() {
-			res.Warnings = append(res.Warnings, joinAmount(t, &d, sf, rf, okR)...)
+			res.Warnings = append(res.Warnings, joinAmount(t, &d, sf, rf, okS, okR)...)
 		}
 		res.Directions = append(res.Directions, d)
 		res.Streams = append(res.Streams, d.Streams...)
@@ -312,10 +312,13 @@ func (r Result) CongestionControl(side Side) string {
 	return strings.Join(names, "/")
 }
 
-// joinAmount records a fixed amount's outcome on d from the receiver's
-// flow rf, and warns when it was not reached: the sender ran out of time
-// (-l), or the receiver did not get all that was sent.
-func joinAmount(t spec.Test, d *DirectionResult, sf, rf Flow, okR bool) []string {
+// joinAmount records a fixed amount's outcome on d, reached when the
+// receiver's flow rf counts all of it (every stream's TotalBytes), and
+// warns when it was not: the sender's flow sf counts less, so the
+// sender ran out of time (-l), or the receiver did not get all that was
+// sent. An iperf3 peer reports its streams' totals too, so the cause is
+// named against one as against wirespeed.
+func joinAmount(t spec.Test, d *DirectionResult, sf, rf Flow, okS, okR bool) []string {
 	a := t.Amount()
 	if a <= 0 {
 		return nil
@@ -327,15 +330,14 @@ func joinAmount(t spec.Test, d *DirectionResult, sf, rf Flow, okR bool) []string
 	for _, s := range rf.Streams {
 		got += s.TotalBytes
 	}
-	reached := got >= a // a peer that does not say (iperf3)
-	if rf.Amount != nil {
-		reached = rf.Amount.Reached
-	}
-	d.Amount = &Amount{Bytes: a, Reached: okR && reached}
-	if d.Amount.Reached {
+	d.Amount = &Amount{Bytes: a, Reached: okR && got >= a}
+	switch {
+	case d.Amount.Reached:
 		return nil
-	}
-	if sf.Amount != nil && !sf.Amount.Reached {
+	case !okS:
+		return []string{fmt.Sprintf("%s: the amount of %d bytes was not reached: the receiver got %d bytes (no sender figures)",
+			d.Direction, a, got)}
+	case sent < a:
 		return []string{fmt.Sprintf("%s: the amount of %d bytes was not reached: the sender sent %d bytes before the length (-l %v) ran out",
 			d.Direction, a, sent, t.Duration)}
 	}

@@ -113,10 +113,7 @@ type Flow struct {
 	Bytes        int64   `json:"bytes"`
 	// Truncated is set when the window closed before its planned end: an
 	// interrupt, an error, or the sender's end of stream.
-	Truncated bool `json:"truncated,omitempty"`
-	// Amount is the fixed amount of a run with -n or -k, and whether
-	// this side moved all of it.
-	Amount    *Amount      `json:"amount,omitempty"`
+	Truncated bool         `json:"truncated,omitempty"`
 	Intervals []Interval   `json:"intervals"`
 	Streams   []StreamSide `json:"streams"`
 	// Latency merges the streams' latencies (requester only).

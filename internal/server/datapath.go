@@ -40,11 +40,7 @@ func openDataPath(t spec.Test, local, peer netip.Addr) (*dataPath, error) {
 	switch {
 	case t.Kind.UDP():
 		for _, st := range t.Streams() {
-			opts := engine.Options{SockBuf: t.RemoteSockBuf, TOS: t.TOS, DontFragment: t.DontFragment}
-			if opts.SockBuf == 0 && t.Kind == spec.UDPStream && st.Dir == spec.ClientToServer {
-				opts.SockBuf = engine.UDPReceiveBuffer
-			}
-			c, err := engine.ListenUDP("udp"+suffix, host, opts)
+			c, err := engine.ListenUDP("udp"+suffix, host, engine.ServerOptions(t, st))
 			if err != nil {
 				dp.close()
 				return nil, err
@@ -52,7 +48,7 @@ func openDataPath(t spec.Test, local, peer netip.Addr) (*dataPath, error) {
 			dp.udp = append(dp.udp, c)
 		}
 	case t.Kind == spec.TCPCRR:
-		ln, err := engine.ListenCRR("tcp"+suffix, host, remoteOptions(t))
+		ln, err := engine.ListenCRR("tcp"+suffix, host, engine.ServerOptions(t, spec.Stream{}))
 		if err != nil {
 			return nil, err
 		}
@@ -65,19 +61,6 @@ func openDataPath(t spec.Test, local, peer netip.Addr) (*dataPath, error) {
 		}
 	}
 	return dp, nil
-}
-
-// remoteOptions are the options of the server's TCP data sockets. Of the
-// socket options, the server applies the TOS and the MSS; the client's
-// bind address, device and port are the client's alone. An MSS set on an
-// accepted connection changes nothing the handshake settled, but the
-// client's SYN carried it already, which holds the server's segments to
-// it; a TCP_CRR listener has it before any handshake.
-func remoteOptions(t spec.Test) engine.Options {
-	return engine.Options{
-		SockBuf: t.RemoteSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay,
-		TOS: t.TOS, MSS: t.MSS,
-	}
 }
 
 func (dp *dataPath) udpPorts() []int {

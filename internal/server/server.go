@@ -619,7 +619,6 @@ func (ss *session) awaitStreams(ctx context.Context, pt *pendingTest) error {
 // or its TCP data connection, configured as the spec asks.
 func streamConns(t spec.Test, pt *pendingTest, dp *dataPath) ([]side.Conn, error) {
 	conns := make([]side.Conn, 0, len(t.Streams()))
-	opts := remoteOptions(t)
 	for i, st := range t.Streams() {
 		var c net.Conn
 		switch {
@@ -628,7 +627,7 @@ func streamConns(t spec.Test, pt *pendingTest, dp *dataPath) ([]side.Conn, error
 		case t.Kind == spec.TCPCRR:
 		default:
 			tc := pt.got[st.ID]
-			if err := engine.Configure(tc, opts); err != nil {
+			if err := engine.Configure(tc, engine.ServerOptions(t, st)); err != nil {
 				return nil, err
 			}
 			c = tc

@@ -782,13 +782,6 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 	if s0 != nil && last != nil {
 		r.ElapsedS = last.at.Sub(s0.at).Seconds()
 	}
-	if a := f.cfg.Spec.Amount(); a > 0 {
-		var total int64
-		for _, ss := range r.Streams {
-			total += ss.TotalBytes
-		}
-		r.Amount = &result.Amount{Bytes: a, Reached: total >= a}
-	}
 }
 
 // ended reports whether a passive loop saw its peer's end of stream.
