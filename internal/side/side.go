@@ -416,7 +416,7 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 	if amount {
 		// A fixed amount is measured from the flow's origin (the start,
 		// or the first byte) with every byte in it: the loops' counters
-		// were zero there (there is no warm-up, spec.validateAmount).
+		// were zero there (there is no warm-up, spec.Test.CheckAmount).
 		s0.at = origin
 		for i := range s0.ctr {
 			s0.ctr[i] = engine.Counters{}
