@@ -97,25 +97,38 @@ func labServer(t *testing.T, l *lab.Lab, port int, extra ...string) string {
 	return addr
 }
 
-// labRun runs `wirespeed run ... --json` in side b and returns the document.
-func labRun(t *testing.T, l *lab.Lab, args ...string) result.Document {
+// labRunIn runs `wirespeed run args...` in side b of l and waits for it to
+// end, killing it if it runs longer than limit (the test fails: it hung).
+// It returns what the run printed and how it ended (cmd.Wait's error).
+func labRunIn(t *testing.T, l *lab.Lab, limit time.Duration, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := wirespeed(append([]string{"run"}, append(args, "--json")...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd := wirespeed(append([]string{"run"}, args...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := l.Start(lab.B, cmd); err != nil {
 		t.Fatal(err)
 	}
 	stop := context.AfterFunc(ctx, func() { cmd.Process.Kill() })
 	defer stop()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("wirespeed run %v: %v\n%s", args, err, stderr.String())
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("wirespeed run %v hung: killed after %v: %v\n%s", args, limit, err, errOut.String())
+	}
+	return out.String(), errOut.String(), err
+}
+
+// labRun runs `wirespeed run ... --json` in side b and returns the document.
+func labRun(t *testing.T, l *lab.Lab, args ...string) result.Document {
+	t.Helper()
+	stdout, stderr, err := labRunIn(t, l, 60*time.Second, append(args, "--json")...)
+	if err != nil {
+		t.Fatalf("wirespeed run %v: %v\n%s", args, err, stderr)
 	}
 	var doc result.Document
-	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
-		t.Fatalf("not a results document: %v\n%s", err, stdout.String())
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("not a results document: %v\n%s", err, stdout)
 	}
 	return doc
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"os/exec"
 	"strings"
@@ -19,27 +17,15 @@ import (
 // result, if any, and the error.
 func labRunFails(t *testing.T, l *lab.Lab, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := wirespeed(append([]string{"run"}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := l.Start(lab.B, cmd); err != nil {
-		t.Fatal(err)
-	}
-	stop := context.AfterFunc(ctx, func() { cmd.Process.Kill() })
-	defer stop()
-	err := cmd.Wait()
+	stdout, stderr, err := labRunIn(t, l, 20*time.Second, args...)
 	var ee *exec.ExitError
 	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("wirespeed run %v hung: killed after 20s\n%s", args, stderr.String())
 	case err == nil:
-		t.Fatalf("wirespeed run %v succeeded, want a failure\n%s", args, stdout.String())
+		t.Fatalf("wirespeed run %v succeeded, want a failure\n%s", args, stdout)
 	case !errors.As(err, &ee) || ee.ExitCode() != 1:
-		t.Fatalf("wirespeed run %v: %v, want exit code 1\n%s", args, err, stderr.String())
+		t.Fatalf("wirespeed run %v: %v, want exit code 1\n%s", args, err, stderr)
 	}
-	return stdout.String() + stderr.String()
+	return stdout + stderr
 }
 
 // TestDontFragmentOverSmallMTU sends 1400-byte datagrams over a 1280-byte

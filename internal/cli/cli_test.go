@@ -146,10 +146,7 @@ func TestRunInterrupted(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
-	tests := []struct {
-		args []string
-		want string
-	}{
+	checkUsageErrors(t, []usageCase{
 		{[]string{"run", "-t", "TCP_FOO"}, "unknown test"},
 		{[]string{"run", "-m", "-5"}, "negative"},
 		{[]string{"run", "-m", "0"}, "send size"},
@@ -176,8 +173,20 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--max-tests", "0"}, "--max-tests"},
 		{[]string{"serve", "--log-format", "xml"}, "--log-format"},
 		{[]string{"serve", "extra"}, "no arguments"},
-	}
-	for _, tt := range tests {
+	})
+}
+
+// usageCase is a command line and a part of the usage error it must give.
+type usageCase struct {
+	args []string
+	want string
+}
+
+// checkUsageErrors runs each command line: it must exit with ExitUsage,
+// one line on stderr mentioning want and nothing on stdout.
+func checkUsageErrors(t *testing.T, cases []usageCase) {
+	t.Helper()
+	for _, tt := range cases {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			code, out, errOut := execute(t, context.Background(), tt.args...)
 			if code != ExitUsage {

@@ -67,10 +67,7 @@ func TestDataPathFlags(t *testing.T) {
 // TestDataPathUsageErrors: an option on a test it does not apply to, or a
 // malformed one, is a usage error naming it.
 func TestDataPathUsageErrors(t *testing.T) {
-	tests := []struct {
-		args []string
-		want string
-	}{
+	checkUsageErrors(t, []usageCase{
 		{[]string{"run", "-T", "x"}, "not a CPU number"},
 		{[]string{"run", "-T", "0,1,2"}, "LOCAL[,REMOTE]"},
 		{[]string{"run", "--zerocopy", "fast"}, "copy, sendfile, msg"},
@@ -87,21 +84,7 @@ func TestDataPathUsageErrors(t *testing.T) {
 		{[]string{"run", "-t", "udp_stream", "--send-batch", "65"}, "--send-batch 65 must be between 1"},
 		{[]string{"run", "-t", "udp_stream", "--recv-batch", "0"}, "--recv-batch 0 must be between 1"},
 		{[]string{"sweep", "-t", "udp_stream", "--zerocopy", "sendfile"}, "TCP stream tests"},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			code, out, errOut := execute(t, context.Background(), tt.args...)
-			if code != ExitUsage {
-				t.Errorf("exit %d, want %d; stderr %q", code, ExitUsage, errOut)
-			}
-			if !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
-				t.Errorf("stderr %q: want one line mentioning %q", errOut, tt.want)
-			}
-			if out != "" {
-				t.Errorf("stdout not empty: %q", out)
-			}
-		})
-	}
+	})
 }
 
 // TestRunZeroCopyJSON: the options are in the document's spec and each

@@ -177,7 +177,7 @@ func TestTCPPaced(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return udpRateAttempt(res, sp.RateBitsPerSecond, 0.02, kind == spec.TCPMaerts)
+				return rateAttempt(res, sp.RateBitsPerSecond, 0.02, kind == spec.TCPMaerts)
 			})
 		})
 	}

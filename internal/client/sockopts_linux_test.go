@@ -134,43 +134,10 @@ func TestBindAddressNotLocal(t *testing.T) {
 	}
 }
 
-// freePorts returns the first of n consecutive ports of 127.0.0.1 free
-// for TCP and UDP a moment ago.
-func freePorts(t *testing.T, n int) int {
-	t.Helper()
-	for base := 20000 + (time.Now().Nanosecond()/1000)%20000; base < 60000; base += n {
-		ok := true
-		var closers []func() error
-		for p := base; p < base+n && ok; p++ {
-			a := fmt.Sprintf("127.0.0.1:%d", p)
-			ln, err := net.Listen("tcp", a)
-			if err != nil {
-				ok = false
-				break
-			}
-			closers = append(closers, ln.Close)
-			pc, err := net.ListenPacket("udp", a)
-			if err != nil {
-				ok = false
-				break
-			}
-			closers = append(closers, pc.Close)
-		}
-		for _, c := range closers {
-			c()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free ports")
-	return 0
-}
-
 func TestClientPort(t *testing.T) {
 	addr, pl := startLogged(t)
 	c := dial(t, client.Config{Addr: addr})
-	base := freePorts(t, 2)
+	base := testkit.FreePorts(t, 2)
 	sp := sockSpec(spec.TCPStream)
 	sp.Parallel, sp.ClientPort = 2, base
 	// Twice in a row: the second run's ports were the first one's a
@@ -195,7 +162,7 @@ func TestClientPortUDPOnTheWire(t *testing.T) {
 	requireLoopbackAlias(t, bind)
 	addr, _ := startServer(t, server.Config{})
 	c := dial(t, client.Config{Addr: addr, BindAddr: bind})
-	base := freePorts(t, 2)
+	base := testkit.FreePorts(t, 2)
 	sp := sockSpec(spec.UDPStream)
 	sp.Parallel, sp.ClientPort, sp.BindAddr = 2, base, bind.String()
 	pk := sniff(t, bind)
@@ -364,7 +331,7 @@ func TestTOSOnTheWire(t *testing.T) {
 			sp := sockSpec(tt.kind)
 			sp.Reverse, sp.TOS, sp.BindAddr = tt.rev, tt.tos, bind.String()
 			if tt.kind != spec.TCPCRR {
-				sp.ClientPort = freePorts(t, 1)
+				sp.ClientPort = testkit.FreePorts(t, 1)
 			}
 			pk := sniff(t, bind)
 			if _, err := c.Run(context.Background(), sp); err != nil {

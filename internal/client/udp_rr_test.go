@@ -14,10 +14,11 @@ import (
 	"wirespeed/internal/testkit"
 )
 
-// udpRateAttempt is a UDP_STREAM run's rates against the asked one: the
-// sender's and the receiver's, whichever is further out (above first),
-// with the sender's CPU evidence.
-func udpRateAttempt(res result.Result, want, tol float64, reverse bool) testkit.RateAttempt {
+// rateAttempt is a paced stream run's rates (-b, UDP or TCP) against the
+// asked one: the sender's and the receiver's of its first direction,
+// whichever is further out (above first), with the sender's CPU evidence:
+// the local side's, the remote side's if reverse (the server sends).
+func rateAttempt(res result.Result, want, tol float64, reverse bool) testkit.RateAttempt {
 	d := res.Directions[0]
 	snd, rcv := d.Summary.SenderBitsPerSecond, d.Summary.BitsPerSecond
 	got := min(snd, rcv)
@@ -72,7 +73,7 @@ func TestUDPStream(t *testing.T) {
 				if res, err = c.Run(context.Background(), sp); err != nil {
 					t.Fatal(err)
 				}
-				return udpRateAttempt(res, tt.rate*float64(tt.parallel), 0.02, tt.reverse)
+				return rateAttempt(res, tt.rate*float64(tt.parallel), 0.02, tt.reverse)
 			})
 			// Run alone (testkit.Serial), each window is as long as asked.
 			if s := res.Directions[0].Summary; math.Abs(s.ElapsedS-sp.Duration.Seconds()) > 0.05 || math.Abs(s.SenderElapsedS-sp.Duration.Seconds()) > 0.05 {

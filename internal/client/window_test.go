@@ -52,7 +52,7 @@ func TestWindowPacedOmit(t *testing.T) {
 				t.Fatalf("%s counted %d bytes in %.3f s, more than 1%% above the rate's %.0f: bytes from outside the window?", side.name, side.bytes, side.elapsed, want)
 			}
 		}
-		a := udpRateAttempt(res, 40e6, 0.01, false)
+		a := rateAttempt(res, 40e6, 0.01, false)
 		// Each side's bytes over its own window, not the rates' rounding.
 		a.Got = 8 * min(float64(s.SenderBytes)/s.SenderElapsedS, float64(s.Bytes)/s.ElapsedS)
 		return a

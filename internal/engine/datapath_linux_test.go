@@ -420,8 +420,9 @@ func busyPollOf(c Socket) (int, error) {
 	return v, err
 }
 
-// udpPair returns a connected sender and receiver socket on loopback.
-func udpPair(t *testing.T) (*net.UDPConn, *net.UDPConn) {
+// udpPair returns a connected sender and receiver socket on loopback,
+// closed when the test (or the benchmark's run) ends.
+func udpPair(t testing.TB) (*net.UDPConn, *net.UDPConn) {
 	t.Helper()
 	rc, err := ListenUDP("udp4", "127.0.0.1", Options{SockBuf: UDPReceiveBuffer})
 	if err != nil {

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"context"
 	"encoding/binary"
-	"net"
 	"testing"
 	"time"
 	"unsafe"
@@ -38,19 +36,7 @@ func BenchmarkUDPReceiveQueued(b *testing.B) {
 		{"recvmmsg stamped", 1, rawRecvmmsg, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			rc, err := ListenUDP("udp4", "127.0.0.1", Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer rc.Close()
-			sc, err := DialUDP(context.Background(), "udp4", rc.LocalAddr().String(), Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer sc.Close()
-			if err := ConnectUDP(rc, sc.LocalAddr().(*net.UDPAddr).AddrPort()); err != nil {
-				b.Fatal(err)
-			}
+			sc, rc := udpPair(b)
 			// Room for every datagram: some 1 KiB of buffer each.
 			if err := withFD(rc, func(fd int) error {
 				return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, min(b.N*1200+1<<20, 1<<30))

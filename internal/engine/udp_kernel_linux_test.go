@@ -56,35 +56,12 @@ func TestUDPSendErrorsMatchKernel(t *testing.T) {
 
 func udpSendErrorsMatchKernel(t *testing.T, sndbuf, size int, rate uint64) {
 	l := nstest.NewLab(t, lab.Config{RateBitsPerSecond: rate})
-	a, b := l.Host(lab.A), l.Host(lab.B)
-
-	var rcv *net.UDPConn
-	if err := l.Do(lab.B, func() (err error) {
-		rcv, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(b.IPv4, 0)))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer rcv.Close()
-	var c *net.UDPConn
-	if err := l.Do(lab.A, func() (err error) {
-		c, err = net.DialUDP("udp4", nil, rcv.LocalAddr().(*net.UDPAddr))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	a := l.Host(lab.A)
+	c, rcv := labUDP(t, l)
 	if sndbuf > 0 {
 		if err := c.SetWriteBuffer(sndbuf); err != nil {
 			t.Fatal(err)
 		}
-	}
-	// Resolve b's address first: datagrams waiting for ARP are queued
-	// and dropped by the neighbour table, counted nowhere of these.
-	c.Write(make([]byte, 64))
-	rcv.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := rcv.Read(make([]byte, 2048)); err != nil {
-		t.Fatalf("first datagram: %v", err)
 	}
 
 	ns, err := netns.GetFromName(a.Netns)
@@ -113,16 +90,6 @@ func udpSendErrorsMatchKernel(t *testing.T, sndbuf, size int, rate uint64) {
 		}
 		t.Fatalf("no tbf statistics on %s", a.Dev)
 		return 0
-	}
-	counters := func() measure.NetCounters {
-		var nc measure.NetCounters
-		if err := l.Do(lab.A, func() (err error) {
-			nc, err = measure.ReadNetCounters("/proc/thread-self")
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return nc
 	}
 
 	p, err := engine.NewPayload(spec.PayloadZeros, nil, size)
@@ -154,7 +121,7 @@ func udpSendErrorsMatchKernel(t *testing.T, sndbuf, size int, rate uint64) {
 			}
 		}
 	}()
-	before, drops0 := counters(), drops()
+	before, drops0 := nsCounters(t, l, lab.A), drops()
 	done := make(chan error, 1)
 	go func() { done <- s.Run() }()
 	time.Sleep(time.Second)
@@ -164,7 +131,7 @@ func udpSendErrorsMatchKernel(t *testing.T, sndbuf, size int, rate uint64) {
 	}
 	// Let the queue drain: what tbf holds is neither dropped nor refused.
 	time.Sleep(200 * time.Millisecond)
-	d := counters().Delta(before)
+	d := nsCounters(t, l, lab.A).Delta(before)
 	qdrops := drops() - drops0
 	ctr := s.Counters()
 	t.Logf("sent %d, send errors %d; kernel Udp SndbufErrors %d, OutDatagrams %d, Ip OutDiscards %d, FragFails %d, FragCreates %d; tbf drops %d",
@@ -251,40 +218,7 @@ func TestUDPSendCallsPerDatagram(t *testing.T) {
 
 func udpSendCallsPerDatagram(t *testing.T, batch, size, gso int) {
 	l := nstest.NewNamespacePair(t)
-	b := l.Host(lab.B)
-	var rcv *net.UDPConn
-	if err := l.Do(lab.B, func() (err error) {
-		rcv, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(b.IPv4, 0)))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer rcv.Close()
-	var c *net.UDPConn
-	if err := l.Do(lab.A, func() (err error) {
-		c, err = net.DialUDP("udp4", nil, rcv.LocalAddr().(*net.UDPAddr))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	// Resolve b's address first: datagrams waiting for ARP are queued
-	// and may be dropped before the kernel counts them.
-	c.Write(make([]byte, 64))
-	rcv.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := rcv.Read(make([]byte, 2048)); err != nil {
-		t.Fatalf("first datagram: %v", err)
-	}
-	counters := func() measure.NetCounters {
-		var nc measure.NetCounters
-		if err := l.Do(lab.A, func() (err error) {
-			nc, err = measure.ReadNetCounters("/proc/thread-self")
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return nc
-	}
+	c, _ := labUDP(t, l)
 
 	p, err := engine.NewPayload(spec.PayloadZeros, nil, size)
 	if err != nil {
@@ -308,7 +242,7 @@ func udpSendCallsPerDatagram(t *testing.T, batch, size, gso int) {
 	}
 	// Nobody reads b's socket: what it drops is b's, and a's counters
 	// see only the sending.
-	before, w0 := counters(), syscw(t)
+	before, w0 := nsCounters(t, l, lab.A), syscw(t)
 	done := make(chan error, 1)
 	go func() { done <- s.Run() }()
 	time.Sleep(300 * time.Millisecond)
@@ -317,7 +251,7 @@ func udpSendCallsPerDatagram(t *testing.T, batch, size, gso int) {
 		t.Fatalf("sender: %v", err)
 	}
 	writes := syscw(t) - w0
-	d := counters().Delta(before)
+	d := nsCounters(t, l, lab.A).Delta(before)
 	ctr := s.Counters()
 	out := d.All["Udp.OutDatagrams"]
 	t.Logf("batch %d: %d datagrams in %d calls, %d send errors; kernel Udp OutDatagrams %d, SndbufErrors %d; write calls %d",
@@ -346,6 +280,49 @@ func udpSendCallsPerDatagram(t *testing.T, batch, size, gso int) {
 	case batch > 1 && writes > otherWrites:
 		t.Errorf("the process made %d write calls with a send batch of %d; want none of the sender's: it sends with sendmmsg", writes, batch)
 	}
+}
+
+// labUDP returns a UDP socket in l's namespace a connected to rcv, one
+// listening on b's IPv4 address in b's, both closed when the test ends.
+// One datagram has gone from snd to rcv, so that b's address is resolved:
+// datagrams waiting for ARP are queued and may be dropped by the
+// neighbour table before any counter of the tests sees them.
+func labUDP(t *testing.T, l *lab.Lab) (snd, rcv *net.UDPConn) {
+	t.Helper()
+	b := l.Host(lab.B)
+	if err := l.Do(lab.B, func() (err error) {
+		rcv, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(b.IPv4, 0)))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rcv.Close() })
+	if err := l.Do(lab.A, func() (err error) {
+		snd, err = net.DialUDP("udp4", nil, rcv.LocalAddr().(*net.UDPAddr))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { snd.Close() })
+	snd.Write(make([]byte, 64))
+	rcv.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := rcv.Read(make([]byte, 2048)); err != nil {
+		t.Fatalf("first datagram: %v", err)
+	}
+	return snd, rcv
+}
+
+// nsCounters reads the network counters of the namespace of l's host.
+func nsCounters(t *testing.T, l *lab.Lab, host lab.Side) measure.NetCounters {
+	t.Helper()
+	var nc measure.NetCounters
+	if err := l.Do(host, func() (err error) {
+		nc, err = measure.ReadNetCounters("/proc/thread-self")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return nc
 }
 
 // syscw is the write system calls the process has made (/proc/self/io).

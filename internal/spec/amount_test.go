@@ -10,11 +10,7 @@ import (
 )
 
 func TestValidateAmountAndRate(t *testing.T) {
-	tests := []struct {
-		name    string
-		mod     func(*Test)
-		wantErr string
-	}{
+	checkValidate(t, []validateCase{
 		{name: "bytes", mod: func(t *Test) { t.AmountBytes = 100 << 20 }},
 		{name: "blocks", mod: func(t *Test) { t.AmountBlocks = 1000 }},
 		{name: "udp bytes", mod: func(t *Test) { t.Kind = UDPStream; t.SendSize = 1472; t.AmountBytes = 1 }},
@@ -31,23 +27,7 @@ func TestValidateAmountAndRate(t *testing.T) {
 		{name: "maerts rate", mod: func(t *Test) { t.Kind = TCPMaerts; t.RateBitsPerSecond = 200e6 }},
 		{name: "rr rate", mod: func(t *Test) { t.Kind = TCPRR; t.RateBitsPerSecond = 1e6 }, wantErr: "not paced"},
 		{name: "tcp rate zerocopy", mod: func(t *Test) { t.RateBitsPerSecond = 1e6; t.ZeroCopy = ZeroCopyMsg }, wantErr: "--zerocopy"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			sp := Default()
-			tt.mod(&sp)
-			err := sp.Validate()
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("got %v, want an error about %q", err, tt.wantErr)
-			}
-		})
-	}
+	})
 }
 
 // TestAmountShare: the streams' shares add up to the amount (whole

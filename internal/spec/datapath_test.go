@@ -10,11 +10,7 @@ import (
 
 func TestValidateDataPath(t *testing.T) {
 	udp := func(t *Test) { t.Kind = UDPStream; t.SendSize = DefaultUDPSize }
-	tests := []struct {
-		name    string
-		mod     func(*Test)
-		wantErr string
-	}{
+	checkValidate(t, []validateCase{
 		{name: "pinned", mod: func(t *Test) { t.LocalCPUs = "0:1"; t.RemoteCPUs = "1" }},
 		{name: "cpu too high", mod: func(t *Test) { t.LocalCPUs = NewCPUList([]int{MaxCPU + 1}) }, wantErr: "local CPU"},
 		{name: "negative remote cpu", mod: func(t *Test) { t.RemoteCPUs = "-1" }, wantErr: "remote CPU"},
@@ -54,23 +50,7 @@ func TestValidateDataPath(t *testing.T) {
 		{name: "recv batch rr", mod: func(t *Test) { t.Kind = UDPRR; t.RecvBatch = 2 }, wantErr: "--recv-batch applies to UDP_STREAM"},
 		{name: "send batch too big", mod: func(t *Test) { udp(t); t.SendBatch = MaxUDPBatch + 1 }, wantErr: "--send-batch 65 must be between 1"},
 		{name: "recv batch negative", mod: func(t *Test) { udp(t); t.RecvBatch = -1 }, wantErr: "--recv-batch -1 must be between 1"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			sp := Default()
-			tt.mod(&sp)
-			err := sp.Validate()
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("got %v, want an error about %q", err, tt.wantErr)
-			}
-		})
-	}
+	})
 }
 
 func TestParseCPUs(t *testing.T) {

@@ -10,11 +10,7 @@ import (
 
 func TestValidateSockOpts(t *testing.T) {
 	udp := func(t *Test) { t.Kind = UDPStream; t.SendSize = DefaultUDPSize }
-	tests := []struct {
-		name    string
-		mod     func(*Test)
-		wantErr string
-	}{
+	checkValidate(t, []validateCase{
 		{name: "bind v4", mod: func(t *Test) { t.BindAddr = "127.0.0.2" }},
 		{name: "bind v6", mod: func(t *Test) { t.BindAddr = "::1" }},
 		{name: "bind name", mod: func(t *Test) { t.BindAddr = "localhost" }, wantErr: "not an IP address"},
@@ -41,23 +37,7 @@ func TestValidateSockOpts(t *testing.T) {
 		{name: "df udp", mod: func(t *Test) { udp(t); t.DontFragment = true }},
 		{name: "df udp rr", mod: func(t *Test) { t.Kind = UDPRR; t.DontFragment = true }},
 		{name: "df tcp", mod: func(t *Test) { t.DontFragment = true }, wantErr: "UDP tests"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			sp := Default()
-			tt.mod(&sp)
-			err := sp.Validate()
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
-			}
-		})
-	}
+	})
 }
 
 func TestParseDSCPAndTOS(t *testing.T) {

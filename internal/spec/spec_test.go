@@ -22,11 +22,7 @@ func TestParseKind(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name    string
-		mod     func(*Test)
-		wantErr string
-	}{
+	checkValidate(t, []validateCase{
 		{name: "default", mod: func(*Test) {}},
 		{name: "bidir 8 streams", mod: func(t *Test) { t.Kind = TCPBidir; t.Parallel = 8 }},
 		{name: "unknown kind", mod: func(t *Test) { t.Kind = "X" }, wantErr: "unknown test"},
@@ -47,8 +43,21 @@ func TestValidate(t *testing.T) {
 		{name: "ip 5", mod: func(t *Test) { t.IPVersion = 5 }, wantErr: "IP version"},
 		{name: "file without path", mod: func(t *Test) { t.Payload = Payload{Kind: PayloadFile} }, wantErr: "path"},
 		{name: "bad payload", mod: func(t *Test) { t.Payload = Payload{Kind: "ones"} }, wantErr: "payload"},
-	}
-	for _, tt := range tests {
+	})
+}
+
+// validateCase is a change to the default test and what Validate says of
+// it: wantErr is a part of the error, "" for none.
+type validateCase struct {
+	name    string
+	mod     func(*Test)
+	wantErr string
+}
+
+// checkValidate runs Validate on the default test changed by each case.
+func checkValidate(t *testing.T, cases []validateCase) {
+	t.Helper()
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			sp := Default()
 			tt.mod(&sp)

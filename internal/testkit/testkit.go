@@ -1,11 +1,11 @@
 // Package testkit holds the helpers wirespeed's tests share, as
 // tailscale's tstest and ndt-server's ndt7test do: loopback listeners and
 // connection pairs that are closed when the test ends (Listen, FreeAddr,
-// TCPPair), a server run for the length of a test (Serve), goroutine leak
-// checks (VerifyNoLeaks, CheckNoLeaks), golden files with one -update flag
-// (Golden), waits bounded in time instead of fixed sleeps (WaitFor), and
-// counting the heap allocations of loops running in goroutines
-// (CountAllocs).
+// TCPPair), runs of free ports (FreePorts), a server run for the length
+// of a test (Serve), goroutine leak checks (VerifyNoLeaks,
+// CheckNoLeaks), golden files with one -update flag (Golden), waits
+// bounded in time instead of fixed sleeps (WaitFor), and counting the
+// heap allocations of loops running in goroutines (CountAllocs).
 //
 // It is test-only: only _test.go files import it (a test in
 // cmd/wirespeed checks that). Its files are not _test.go files so that
@@ -17,6 +17,7 @@ package testkit
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -46,6 +47,60 @@ func FreeAddr(t testing.TB) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// FreePorts returns the first of n consecutive ports of 127.0.0.1 on
+// which TCP and UDP could both listen a moment ago: a client's fixed
+// source ports (--cport), or a server's port for both protocols. The
+// search starts at a port in 20000..32767 that changes from call to call,
+// below Linux's default ephemeral range (32768..60999) where the kernel
+// picks the ports of other tests' connections, and goes up from there. It
+// fails t if no such run is left.
+func FreePorts(t testing.TB, n int) int {
+	t.Helper()
+	return freePortsFrom(t, 20000+(time.Now().Nanosecond()/1000)%(12768-n), n)
+}
+
+// freePortsFrom is FreePorts searching up from port from.
+func freePortsFrom(t testing.TB, from, n int) int {
+	t.Helper()
+	if n < 1 || n > 1000 {
+		t.Fatalf("FreePorts(%d): want 1 to 1000 ports", n)
+	}
+	for base := from; base+n-1 <= 65535; base++ {
+		if p, ok := portsFree(base, n); !ok {
+			base = p // the run cannot hold port p: go past it
+			continue
+		}
+		return base
+	}
+	t.Fatalf("no %d consecutive ports of 127.0.0.1 free for TCP and UDP from %d up", n, from)
+	return 0
+}
+
+// portsFree reports whether TCP and UDP can both listen on each of the n
+// ports of 127.0.0.1 from base, and if not, the first port that failed.
+func portsFree(base, n int) (int, bool) {
+	var closers []func() error
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	for p := base; p < base+n; p++ {
+		a := fmt.Sprintf("127.0.0.1:%d", p)
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			return p, false
+		}
+		closers = append(closers, ln.Close)
+		pc, err := net.ListenPacket("udp", a)
+		if err != nil {
+			return p, false
+		}
+		closers = append(closers, pc.Close)
+	}
+	return 0, true
 }
 
 // TCPPair returns the two ends of a TCP connection on 127.0.0.1, the

@@ -231,3 +231,51 @@ func TestCountAllocs(t *testing.T) {
 		t.Errorf("%d allocations for %d units of none", allocs, n)
 	}
 }
+
+// TestFreePorts: the kernel lets TCP and UDP listen on each port of the
+// run FreePorts returns, and a port held by either protocol is never in
+// a run.
+func TestFreePorts(t *testing.T) {
+	listenBoth := func(t *testing.T, base, n int) {
+		t.Helper()
+		for p := base; p < base+n; p++ {
+			a := fmt.Sprintf("127.0.0.1:%d", p)
+			ln, err := net.Listen("tcp", a)
+			if err != nil {
+				t.Fatalf("run %d..%d: TCP cannot listen on %d: %v", base, base+n-1, p, err)
+			}
+			defer ln.Close()
+			pc, err := net.ListenPacket("udp", a)
+			if err != nil {
+				t.Fatalf("run %d..%d: UDP cannot listen on %d: %v", base, base+n-1, p, err)
+			}
+			defer pc.Close()
+		}
+	}
+	base := FreePorts(t, 3)
+	if base < 20000 || base+2 > 65535 {
+		t.Errorf("FreePorts(3) = %d, want a run of 3 ports from 20000 up", base)
+	}
+	listenBoth(t, base, 3)
+
+	// A port one protocol holds, searched for from the port before it:
+	// the runs from there and from the held port both hold it.
+	ln := Listen(t)
+	held := ln.Addr().(*net.TCPAddr).Port
+	if base := freePortsFrom(t, held-1, 3); base <= held {
+		t.Errorf("port %d held for TCP: got the run from %d", held, base)
+	} else {
+		listenBoth(t, base, 3)
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	held = pc.LocalAddr().(*net.UDPAddr).Port
+	if base := freePortsFrom(t, held-1, 3); base <= held {
+		t.Errorf("port %d held for UDP: got the run from %d", held, base)
+	} else {
+		listenBoth(t, base, 3)
+	}
+}
