@@ -19,6 +19,7 @@ import (
 	"wirespeed/internal/server"
 	"wirespeed/internal/servertest"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // These tests run the real iperf3 (Debian's iperf3 package; CI installs
@@ -292,7 +293,7 @@ func TestWirespeedClientAgainstIperf3Server(t *testing.T) {
 func runAgainstIperf3Server(t *testing.T, sp spec.Test) (result.Result, []byte) {
 	t.Helper()
 	bin := requireIperf3(t)
-	port := freePort(t)
+	port := testkit.FreePorts(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port))
@@ -375,26 +376,6 @@ func checkServerOwn(t *testing.T, j iperfJSON, res result.Result) {
 	if own != remote {
 		t.Errorf("the iperf3 server's -J report counts %d bytes, its results exchange %d", own, remote)
 	}
-}
-
-// freePort returns a loopback port free for TCP and UDP at the moment.
-func freePort(t *testing.T) int {
-	t.Helper()
-	for range 20 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		ln.Close()
-		if err == nil {
-			pc.Close()
-			return port
-		}
-	}
-	t.Fatal("no free port for TCP and UDP")
-	return 0
 }
 
 func waitListening(t *testing.T, port int) {

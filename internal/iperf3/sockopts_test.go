@@ -8,6 +8,7 @@ import (
 
 	"wirespeed/internal/iperf3"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // TestSockOptsToIperf3Server runs against a real iperf3 server with
@@ -15,7 +16,7 @@ import (
 // asked for TOS 184 and MSS 1000 and saw the data connection come from
 // the client port, and this side's kernel holds its segments to the MSS.
 func TestSockOptsToIperf3Server(t *testing.T) {
-	cport := freePort(t)
+	cport := testkit.FreePorts(t, 1)
 	sp := spec.Default()
 	sp.Duration, sp.Interval, sp.CongestionControl = time.Second, 0, "cubic"
 	sp.TOS, sp.MSS, sp.ClientPort = 46<<2, 1000, cport
