@@ -180,17 +180,10 @@ func (s *UDPSender) send() error {
 	copy(buf, s.payload.at(0, s.size))
 	start := time.Now()
 	var seq uint64
-	for !s.stopped() {
-		n, next := s.due(start, seq)
-		n, done := s.capToLimit(n, seq, 1)
-		if done {
+	for {
+		n, ok := s.nextSends(start, seq, 1)
+		if !ok {
 			return nil
-		}
-		if n == 0 {
-			if !s.sleepUntil(next) {
-				break
-			}
-			continue
 		}
 		now := int64(time.Since(s.epoch))
 		for range n {
@@ -208,7 +201,6 @@ func (s *UDPSender) send() error {
 			s.ctr.calls.Add(1)
 		}
 	}
-	return nil
 }
 
 // receive is the portable UDP receiving loop: one datagram per read.

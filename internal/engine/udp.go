@@ -72,6 +72,28 @@ func (s *UDPSender) capToLimit(n int, seq, per uint64) (int, bool) {
 	return int(min(uint64(n), (s.limit-seq+per-1)/per)), false
 }
 
+// nextSends waits until the pace allows a send, and returns how many
+// sends of per datagrams each the loop makes now, seq datagrams sent so
+// far: at most a batch, cut to the limit. It returns false when the loop
+// is to end: stopped, or the limit sent. All three send loops take their
+// step from it.
+func (s *UDPSender) nextSends(start time.Time, seq, per uint64) (int, bool) {
+	for !s.stopped() {
+		n, next := s.due(start, seq/per)
+		n, done := s.capToLimit(n, seq, per)
+		if done {
+			return 0, false
+		}
+		if n > 0 {
+			return n, true
+		}
+		if !s.sleepUntil(next) {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
 // NewUDPSender returns the sending loop for the connected socket c.
 // rateBPS is payload bits per second, 0 for unpaced. opts choose the
 // datagram header (Iperf3Header); the default is wirespeed's.

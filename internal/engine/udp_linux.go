@@ -45,17 +45,10 @@ func (s *UDPSender) sendOn(fd int, b *mmsgBatch) error {
 	start := time.Now()
 	var seq uint64
 	per := uint64(s.segments()) // datagrams per send: more than one with GSO
-	for !s.stopped() {
-		n, next := s.due(start, seq/per)
-		n, done := s.capToLimit(n, seq, per)
-		if done {
+	for {
+		n, ok := s.nextSends(start, seq, per)
+		if !ok {
 			return nil
-		}
-		if n == 0 {
-			if !s.sleepUntil(next) {
-				break
-			}
-			continue
 		}
 		s.stampBatch(b.bufs[:n], seq, per, int64(time.Since(s.epoch)))
 		m, e := b.sendmmsgRaw(uintptr(fd), n)
@@ -80,7 +73,6 @@ func (s *UDPSender) sendOn(fd int, b *mmsgBatch) error {
 			waitWritable(fd)
 		}
 	}
-	return nil
 }
 
 // sendFailed handles a send call the kernel refused with e, for both
@@ -120,17 +112,10 @@ func (s *UDPSender) sendEach(fd int, bufs [][]byte) error {
 	var seq uint64
 	per := uint64(s.segments())
 	i := 0
-	for !s.stopped() {
-		n, next := s.due(start, seq/per)
-		n, done := s.capToLimit(n, seq, per)
-		if done {
+	for {
+		// One datagram a call, whatever the pace allows at once.
+		if _, ok := s.nextSends(start, seq, per); !ok {
 			return nil
-		}
-		if n == 0 {
-			if !s.sleepUntil(next) {
-				break
-			}
-			continue
 		}
 		buf := bufs[i]
 		s.stamp(buf, seq, uint64(time.Since(s.epoch)))
@@ -149,7 +134,6 @@ func (s *UDPSender) sendEach(fd int, bufs [][]byte) error {
 			i = 0
 		}
 	}
-	return nil
 }
 
 // takeRaw takes the socket out of Go's poller for a loop that makes raw
