@@ -45,6 +45,7 @@ type runFlags struct {
 	sec     runSecurityFlags
 	record  recordFlags // --title, --label (run, sweep, matrix)
 	out     outputFlags // -f, --timestamps, --logfile, --json-stream, --fields (run)
+	rrul    rrulFlags   // --load, --idle, the probe intervals (RRUL, rrulflags.go)
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -151,6 +152,9 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 		if t.RecvBatch == 1 {
 			t.RecvBatch = 0
 		}
+	}
+	if err := f.rrul.apply(&t, f.changed); err != nil {
+		return t, err
 	}
 	if f.tradeoff && t.Kind != spec.TCPStream {
 		return t, usagef("--tradeoff runs TCP_STREAM and TCP_MAERTS itself; drop -t %s and -R", t.Kind)

@@ -75,7 +75,8 @@ type Client struct {
 		path    string
 		content []byte
 	}
-	env envCache // this side's environment record (env.go)
+	probe *net.UDPConn // an RRUL run's UDP probe socket (rrul.go)
+	env   envCache     // this side's environment record (env.go)
 }
 
 // Dial connects to the server and exchanges hellos. The errors say what
@@ -243,6 +244,14 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 		c.broken = true
 		return result.Result{}, err
 	}
+	if t.Kind == spec.RRUL {
+		if err := c.dialProbe(ctx, t, acc); err != nil {
+			closeConns(conns)
+			c.broken = true
+			return result.Result{}, err
+		}
+		defer c.closeProbe()
+	}
 	if err := c.cc.Expect(control.TypeReady, nil, 15*time.Second); err != nil {
 		closeConns(conns)
 		c.broken = true
@@ -383,7 +392,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	go func() {
 		// Generous: the server's run ends within omit+duration plus its
 		// first-byte grace and drain, which are 5 s each.
-		timeout := t.Omit + t.Duration + 20*time.Second
+		timeout := t.Length() + 20*time.Second
 		deadline := time.Now().Add(timeout)
 		for {
 			m, err := c.cc.Recv(time.Until(deadline))
@@ -439,8 +448,14 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	defer stopAbort()
 
 	localCh := make(chan remote, 1)
+	run := side.Run
+	if t.Kind == spec.RRUL {
+		run = func(ctx context.Context, cfg side.Config) (result.SideResult, error) {
+			return side.RunRRUL(ctx, cfg, c.probes(t, acc))
+		}
+	}
 	go func() {
-		r, err := side.Run(runCtx, side.Config{
+		r, err := run(runCtx, side.Config{
 			Spec:       t,
 			Side:       result.Local,
 			Sends:      spec.ClientToServer,
@@ -491,6 +506,9 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	res.Started = started
 	res.Local.Hostname = c.cfg.Hostname
 	res.Remote.Address = c.cfg.Addr
+	if t.Kind == spec.RRUL && local.res.Probes != nil {
+		res.Summary.UnderLoad = result.UnderLoadOf(t, *local.res.Probes, res.Directions)
+	}
 	// What limited the run, from the joined figures (docs/limits.md).
 	limit.Diagnose(&res)
 	if ctx.Err() != nil {

@@ -165,6 +165,17 @@ func checkAccepted(t spec.Test, acc control.Accepted) error {
 		if acc.CRRPort < 1 || acc.CRRPort > 65535 {
 			return bad("TCP_CRR port", acc.CRRPort)
 		}
+	case t.Kind == spec.RRUL:
+		switch {
+		case acc.DataPort < 1 || acc.DataPort > 65535:
+			return bad("data port", acc.DataPort)
+		case acc.CRRPort < 1 || acc.CRRPort > 65535:
+			return bad("TCP probe port", acc.CRRPort)
+		case len(acc.UDPPorts) != 1:
+			return fmt.Errorf("%w: the server gave %d UDP ports for RRUL's one UDP probe socket", control.ErrProtocol, len(acc.UDPPorts))
+		case acc.UDPPorts[0] < 1 || acc.UDPPorts[0] > 65535:
+			return bad("UDP probe port", acc.UDPPorts[0])
+		}
 	default:
 		if acc.DataPort < 1 || acc.DataPort > 65535 {
 			return bad("data port", acc.DataPort)

@@ -142,6 +142,9 @@ type SideResult struct {
 	// Env is this side's environment record (see env.go): collected once
 	// per control session and again after a setting changed, not per run.
 	Env *sysinfo.Env `json:"env,omitempty"`
+	// Probes are an RRUL test's probes, on the client's side
+	// (underload.go).
+	Probes *ProbeRecord `json:"probes,omitempty"`
 }
 
 // IntervalReport is one side's sample of one direction, sent as it
@@ -185,6 +188,8 @@ type Summary struct {
 	// Present for UDP_STREAM and for request/response tests only.
 	*UDPSummary
 	*RRSummary
+	// UnderLoad is an RRUL test's answer (underload.go).
+	UnderLoad *UnderLoad `json:"under_load,omitempty"`
 }
 
 // UDPSummary is what a UDP_STREAM's two sides counted. The datagrams
