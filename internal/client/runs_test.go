@@ -73,7 +73,7 @@ func TestRuns(t *testing.T) {
 			want:     []string{"start 0 TCP_STREAM", "measured 0 TCP_STREAM 100"},
 			wantKind: result.KindRun},
 		{name: "a failure with a partial result keeps it", kind: spec.TCPStream, tradeoff: true,
-			measure: func(t spec.Test) (result.Result, error) { return fakeRun(t, 7), errDown },
+			measure:  func(t spec.Test) (result.Result, error) { return fakeRun(t, 7), errDown },
 			want:     []string{"start 0 TCP_STREAM", "measured 0 TCP_STREAM 7"},
 			wantKind: result.KindRun, wantErr: errDown},
 		{name: "nothing measured", kind: spec.UDPStream,
