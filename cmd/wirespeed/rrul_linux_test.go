@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/vishvananda/netlink"
 
@@ -124,5 +125,79 @@ func TestRRULBufferbloat(t *testing.T) {
 	if u5.Loaded.All.P50Ms >= u.Loaded.All.P50Ms/3 {
 		t.Errorf("loaded p50 %.1f ms with 5 ms queues (%.1f ms in all), not under a third of the %.1f ms with 100 ms ones",
 			u5.Loaded.All.P50Ms, queues5, u.Loaded.All.P50Ms)
+	}
+}
+
+// egressSent is the bytes and packets the root qdisc of side s's veth end
+// has sent, as the kernel counts them.
+func egressSent(t *testing.T, l *lab.Lab, s lab.Side) (bytes, packets uint64) {
+	t.Helper()
+	h := l.Host(s)
+	err := l.Do(s, func() error {
+		link, err := netlink.LinkByName(h.Dev)
+		if err != nil {
+			return err
+		}
+		qs, err := netlink.QdiscList(link)
+		if err != nil {
+			return err
+		}
+		for _, q := range qs {
+			if q.Attrs().Parent == netlink.HANDLE_ROOT && q.Attrs().Statistics != nil && q.Attrs().Statistics.Basic != nil {
+				bytes, packets = q.Attrs().Statistics.Basic.Bytes, uint64(q.Attrs().Statistics.Basic.Packets)
+				return nil
+			}
+		}
+		return fmt.Errorf("no root qdisc statistics on %s", h.Dev)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes, packets
+}
+
+// TestRRULProbesDoNotDisturb: in the idle phase only the probes move, and
+// the shaped link's own counters say they take under 1% of its 20 Mbit/s
+// in each direction with the default intervals, and that they go (about
+// 50 UDP probes and 5 TCP probes a second).
+func TestRRULProbesDoNotDisturb(t *testing.T) {
+	l, addr, _ := rrulLab(t, "100ms")
+	cmd := wirespeed("run", addr, "-t", "RRUL", "--idle", "5", "-l", "1", "--cpu=false", "-i", "0")
+	if err := l.Start(lab.B, cmd); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Error("run hung")
+		}
+	}()
+	// The control connection's handshake is over within a second; the
+	// load starts at 5 s.
+	time.Sleep(1500 * time.Millisecond)
+	var b0, p0 [2]uint64
+	for i, s := range []lab.Side{lab.A, lab.B} {
+		b0[i], p0[i] = egressSent(t, l, s)
+	}
+	t0 := time.Now()
+	time.Sleep(3 * time.Second)
+	for i, s := range []lab.Side{lab.A, lab.B} {
+		b, p := egressSent(t, l, s)
+		secs := time.Since(t0).Seconds()
+		bps, pps := float64(b-b0[i])*8/secs, float64(p-p0[i])/secs
+		t.Logf("side %s egress in the idle phase: %.1f kbit/s, %.0f packets/s", s, bps/1e3, pps)
+		if bps >= 0.01*20e6 {
+			t.Errorf("side %s: probes took %.1f kbit/s, not under 1%% of 20 Mbit/s", s, bps/1e3)
+		}
+		if pps < 50 {
+			t.Errorf("side %s: %.0f packets/s; the UDP probes alone make 50", s, pps)
+		}
 	}
 }
