@@ -75,6 +75,13 @@ func rrulRun(t *testing.T, l *lab.Lab, addr string, args ...string) *result.Unde
 	if u == nil {
 		t.Fatal("no summary.under_load in an RRUL result")
 	}
+	if q := u.Queue; q != nil {
+		for _, s := range q.Sides {
+			t.Logf("queue %s: %s on %s, mean backlog %.0f bytes (max %d) in %d samples, %.1f ms at %.1f Mbit/s (%s); %d drops; sockets %.0f bytes unsent, %.1f ms; srtt up to %.1f ms",
+				s.Side, s.Kind, s.Dev, s.BacklogBytes, s.MaxBacklogBytes, s.Samples, s.DelayMs, s.RateBitsPerSecond/1e6, s.RateFrom, s.Drops, s.NotsentBytes, s.SocketDelayMs, s.SRTTMs)
+		}
+		t.Logf("queues %.1f ms against an increase of %.1f ms: %s", q.QdiscMs, u.IncreaseMs, q.Where)
+	}
 	t.Logf("idle p50 %.2f ms (%d samples, %d lost); loaded p50 %.1f p90 %.1f p99 %.1f ms (%d samples, %d lost); up %.1f down %.1f Mbit/s; %.0f RPM",
 		u.Idle.All.P50Ms, u.Idle.All.Samples, u.Idle.All.Lost, u.Loaded.All.P50Ms, u.Loaded.All.P90Ms, u.Loaded.All.P99Ms,
 		u.Loaded.All.Samples, u.Loaded.All.Lost, u.UpBitsPerSecond/1e6, u.DownBitsPerSecond/1e6, u.ResponsivenessRPM)
@@ -119,6 +126,8 @@ func TestRRULBufferbloat(t *testing.T) {
 	if u.IncreaseMs <= 0 || u.IncreaseMs != u.Loaded.All.P50Ms-u.Idle.All.P50Ms {
 		t.Errorf("increase %.1f ms is not loaded p50 %.1f less idle p50 %.2f", u.IncreaseMs, u.Loaded.All.P50Ms, u.Idle.All.P50Ms)
 	}
+
+	checkAttribution(t, u, "both")
 
 	l5, addr5, queues5 := rrulLab(t, "5ms")
 	u5 := rrulRun(t, l5, addr5)
@@ -199,5 +208,44 @@ func TestRRULProbesDoNotDisturb(t *testing.T) {
 		if pps < 50 {
 			t.Errorf("side %s: %.0f packets/s; the UDP probes alone make 50", s, pps)
 		}
+	}
+}
+
+// checkAttribution checks that the sampled backlogs over their rates
+// account for the loaded median's increase within 30% and that the
+// queue is said to be where the test put it.
+func checkAttribution(t *testing.T, u *result.UnderLoad, where string) {
+	t.Helper()
+	q := u.Queue
+	if q == nil {
+		t.Fatal("no summary.under_load.queue")
+	}
+	if d := q.QdiscMs - u.IncreaseMs; d > 0.3*u.IncreaseMs || d < -0.3*u.IncreaseMs {
+		t.Errorf("the qdiscs' sampled backlog over their rates makes %.1f ms, the increase is %.1f ms: not within 30%%", q.QdiscMs, u.IncreaseMs)
+	}
+	if q.Where != where {
+		t.Errorf("the queue is said to be %q, want %q", q.Where, where)
+	}
+}
+
+// TestRRULQueueOneSide: with tbf on one end only and the load toward it,
+// the result names that end's qdisc as where the delay built.
+func TestRRULQueueOneSide(t *testing.T) {
+	testkit.Serial(t)
+	for _, tt := range []struct {
+		shaped lab.Side
+		load   string
+		where  string
+	}{
+		{lab.B, "up", "client"},
+		{lab.A, "down", "server"},
+	} {
+		t.Run(tt.where, func(t *testing.T) {
+			l := nstest.NewLab(t, lab.Config{})
+			shape(t, l, tt.shaped, "100ms")
+			addr := labServer(t, l, 7575)
+			u := rrulRun(t, l, addr, "--load", tt.load)
+			checkAttribution(t, u, tt.where)
+		})
 	}
 }

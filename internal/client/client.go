@@ -508,6 +508,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	res.Remote.Address = c.cfg.Addr
 	if t.Kind == spec.RRUL && local.res.Probes != nil {
 		res.Summary.UnderLoad = result.UnderLoadOf(t, *local.res.Probes, res.Directions)
+		result.AttributeQueue(res.Summary.UnderLoad, local.res.Queue, rem.res.Queue, res.Directions)
 	}
 	// What limited the run, from the joined figures (docs/limits.md).
 	limit.Diagnose(&res)

@@ -121,6 +121,12 @@ func checkResult(t spec.Test, r result.SideResult) error {
 	if len(r.Warnings) > maxWarnings {
 		return fmt.Errorf("%w: the server's result has %d warnings, more than %d", control.ErrProtocol, len(r.Warnings), maxWarnings)
 	}
+	if r.Queue != nil && len(r.Queue.Samples) > result.MaxQueueSamples(t) {
+		return fmt.Errorf("%w: the server's result has %d queue samples, the run %d at most", control.ErrProtocol, len(r.Queue.Samples), result.MaxQueueSamples(t))
+	}
+	if r.Probes != nil {
+		return fmt.Errorf("%w: the server's result has probes; only the client probes", control.ErrProtocol)
+	}
 	if err := checkCPU(r.CPU); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 
 	"wirespeed/internal/control"
@@ -53,5 +54,13 @@ func (c *Client) probes(t spec.Test, acc control.Accepted) side.Probes {
 		TCPNetwork: c.network,
 		TCPAddr:    net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.CRRPort)),
 		TCPOptions: engine.ClientOptions(t, spec.Stream{}),
+		Peer:       addrOfConn(c.cc.NetConn().RemoteAddr()),
 	}
+}
+
+func addrOfConn(a net.Addr) netip.Addr {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
 }

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"wirespeed/internal/result"
+	"wirespeed/internal/units"
 )
 
 // UnderLoad writes an RRUL result's answer first: the idle and loaded
@@ -19,6 +20,9 @@ func UnderLoad(w io.Writer, res result.Result) {
 		return
 	}
 	fmt.Fprintln(w, UnderLoadLine(u))
+	if q := u.Queue; q != nil {
+		fmt.Fprintln(w, QueueLine(u))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "round trip (ms)\tphase\tp50\tp90\tp99\tmean\tsamples\tlost\t")
 	row := func(kind, phase string, l result.Latency) {
@@ -104,3 +108,52 @@ func abs(v float64) float64 {
 
 // rate formats a flow's rate in Mbit/s.
 func rate(bps float64) string { return fmt.Sprintf("%.1f Mbit/s", bps/1e6) }
+
+// QueueLine says where an RRUL run's delay built: `the queue: tbf on
+// wsul-va (client side), 240 KB backlog, about 96 ms at 20 Mbit/s; socket
+// queues under 1 ms`, or that the endpoints' queues do not explain it.
+func QueueLine(u *result.UnderLoad) string {
+	q := u.Queue
+	var named []string
+	for _, s := range q.Sides {
+		if s.DelayMs >= 1 && s.DelayMs >= 0.1*u.IncreaseMs {
+			named = append(named, fmt.Sprintf("%s on %s (%s side), %s backlog, about %s ms at %s",
+				s.Kind, s.Dev, sideName(s.Side), units.FormatBytes(s.BacklogBytes), ms(s.DelayMs), units.FormatBits(s.RateBitsPerSecond)))
+		}
+	}
+	var b strings.Builder
+	switch {
+	case q.Where == "elsewhere":
+		fmt.Fprintf(&b, "the queue is elsewhere on the path: the endpoints' queues hold about %s ms of the %s ms increase", ms(q.QdiscMs), ms(u.IncreaseMs))
+		if len(named) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(named, "; "))
+		}
+	case len(named) == 1:
+		b.WriteString("the queue: " + named[0])
+	case len(named) > 1:
+		b.WriteString("the queues: " + strings.Join(named, "; "))
+	default:
+		fmt.Fprintf(&b, "no queue built: the endpoints' qdiscs hold under %s ms", ms(max(q.QdiscMs, 1)))
+	}
+	var socket []string
+	for _, s := range q.Sides {
+		if s.SocketDelayMs >= 1 {
+			socket = append(socket, fmt.Sprintf("%s ms on the %s side", ms(s.SocketDelayMs), sideName(s.Side)))
+		}
+	}
+	switch {
+	case len(q.Sides) == 0:
+	case len(socket) == 0:
+		b.WriteString("; socket queues under 1 ms")
+	default:
+		fmt.Fprintf(&b, "; socket queues about %s", strings.Join(socket, ", "))
+	}
+	return b.String()
+}
+
+func sideName(s result.Side) string {
+	if s == result.Local {
+		return "client"
+	}
+	return "server"
+}

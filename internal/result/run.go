@@ -44,6 +44,9 @@ type Interval struct {
 	Retransmits   int64   `json:"retransmits"`      // sender's TCP retransmitted segments
 	CwndBytes     int64   `json:"cwnd_bytes"`       // sender's congestion window at the end
 	RTTMicros     float64 `json:"rtt_us,omitempty"` // sender's smoothed RTT at the end
+	// NotsentBytes is what the sender's socket held unsent at the end
+	// (TCP_INFO's notsent_bytes), summed over the streams.
+	NotsentBytes int64 `json:"notsent_bytes,omitempty"`
 	// Packets is datagrams received (UDP_STREAM) or transactions completed
 	// (request/response tests) in the interval.
 	Packets int64 `json:"packets,omitempty"`
@@ -145,6 +148,9 @@ type SideResult struct {
 	// Probes are an RRUL test's probes, on the client's side
 	// (underload.go).
 	Probes *ProbeRecord `json:"probes,omitempty"`
+	// Queue is this side's egress qdisc sampled over an RRUL run
+	// (queue.go).
+	Queue *QueueRecord `json:"queue,omitempty"`
 }
 
 // IntervalReport is one side's sample of one direction, sent as it

@@ -61,6 +61,8 @@ type UnderLoad struct {
 	Intervals []LoadInterval `json:"intervals"`
 	// Probes are every probe.
 	Probes ProbeRecord `json:"probes"`
+	// Queue is where the delay built (queue.go).
+	Queue *Queue `json:"queue,omitempty"`
 }
 
 // Phase is the round-trip latency of one phase per kind of probe.

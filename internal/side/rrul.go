@@ -26,8 +26,11 @@ type Probes struct {
 	// it sends, and the TCP probe listener.
 	Echo             *net.UDPConn
 	EchoMaxPerSecond float64
-	Listener         *net.TCPListener
-	Peer             netip.Addr
+	Listener *net.TCPListener
+
+	// Peer is the other side's address: the server's probes answer it
+	// alone, and each side samples the qdisc of the device toward it.
+	Peer netip.Addr
 }
 
 // answerLinger is how long the server keeps answering probes after its
@@ -64,6 +67,7 @@ func RunRRUL(ctx context.Context, cfg Config, p Probes) (result.SideResult, erro
 		echo := engine.NewUDPEchoer(p.Echo, p.EchoMaxPerSecond)
 		wg.Go(func() { echo.Run(probeCtx) })
 	}
+	queues, queuesDone := startQueueSampler(probeCtx, sp, p.Peer, origin)
 	if p.Listener != nil {
 		srv := engine.NewTCPProbeServer(p.Listener, p.Peer)
 		wg.Go(func() { srv.Run(probeCtx) })
@@ -105,13 +109,16 @@ func RunRRUL(ctx context.Context, cfg Config, p Probes) (result.SideResult, erro
 	}
 	stopProbes()
 	wg.Wait()
+	queuesDone()
+	var ls, le float64
+	if !loadStart.IsZero() {
+		ls, le = loadStart.Sub(origin).Seconds(), loadEnd.Sub(origin).Seconds()
+	}
+	res.Queue = queues.record(ls, le)
 
 	if udp != nil || tcp != nil {
 		rec := &result.ProbeRecord{}
-		if !loadStart.IsZero() {
-			rec.LoadStartS = loadStart.Sub(origin).Seconds()
-			rec.LoadEndS = loadEnd.Sub(origin).Seconds()
-		}
+		rec.LoadStartS, rec.LoadEndS = ls, le
 		if udp != nil {
 			rec.UDP = points(udp.Samples())
 		}
