@@ -26,7 +26,7 @@ type Probes struct {
 	// it sends, and the TCP probe listener.
 	Echo             *net.UDPConn
 	EchoMaxPerSecond float64
-	Listener *net.TCPListener
+	Listener         *net.TCPListener
 
 	// Peer is the other side's address: the server's probes answer it
 	// alone, and each side samples the qdisc of the device toward it.
