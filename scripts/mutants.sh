@@ -100,6 +100,12 @@ run_one() {
   fi
 }
 
+# value is what follows "key:" and the blanks after it.
+value() {
+  local v=${1#*:}
+  printf '%s' "${v#"${v%%[! ]*}"}"
+}
+
 id="" file="" expr="" pkgs="" run=""
 flush() {
   if [ -n "$id" ]; then
@@ -111,12 +117,12 @@ while IFS= read -r line || [ -n "$line" ]; do
   case "$line" in
   '#'*) ;;
   '') flush ;;
-  'id: '*) id=${line#id: } ;;
-  'file: '*) file=${line#file: } ;;
-  'sed: '*) expr=${line#sed: } ;;
-  'pkgs: '*) pkgs=${line#pkgs: } ;;
-  'run: '*) run=${line#run: } ;;
-  'what: '*) ;;
+  id:*) id=$(value "$line") ;;
+  file:*) file=$(value "$line") ;;
+  sed:*) expr=$(value "$line") ;;
+  pkgs:*) pkgs=$(value "$line") ;;
+  run:*) run=$(value "$line") ;;
+  what:*) ;;
   *) echo "mutants.sh: $list: cannot read line: $line" >&2; exit 2 ;;
   esac
 done <"$list"
