@@ -19,7 +19,7 @@ func TestClientServerOptions(t *testing.T) {
 	base := spec.Default()
 	base.BindAddr, base.BindDev, base.ClientPort = "10.77.0.2", "wst-b", 5000
 	base.TOS, base.MSS, base.CongestionControl, base.NoDelay = 0xb8, 1000, "reno", true
-	base.LocalSockBuf, base.RemoteSockBuf = 1 << 20, 2 << 20
+	base.LocalSockBuf, base.RemoteSockBuf = 1<<20, 2<<20
 	addr := netip.MustParseAddr("10.77.0.2")
 	tcp := base
 	tcp.Kind = spec.TCPStream
