@@ -116,6 +116,10 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	if err != nil {
 		return err
 	}
+	arch, err := archiveTarget(e, f.run.archive)
+	if err != nil {
+		return err
+	}
 	rep, err := f.run.measure.repeat()
 	if err != nil {
 		return err
@@ -194,6 +198,11 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	}
 	if err := save(doc); err != nil && runErr == nil {
 		runErr = err
+	}
+	if doc.Kind() == result.KindMatrix && len(doc.Matrix.Rows) > 0 {
+		if err := keepInArchive(ctx, e, arch, *doc); err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	if len(doc.Matrix.RestoreErrors) > 0 {
 		rerr := fmt.Errorf("restore failed: %s", strings.Join(doc.Matrix.RestoreErrors, "; "))

@@ -91,6 +91,10 @@ func runMesh(ctx context.Context, e *env, f *meshFlags, portSet bool) error {
 	if err != nil {
 		return err
 	}
+	arch, err := archiveTarget(e, f.run.archive)
+	if err != nil {
+		return err
+	}
 	switch {
 	case f.run.tradeoff:
 		return usagef("mesh runs one test per pair: drop --tradeoff (run the mesh with -t TCP_STREAM, then -t TCP_MAERTS)")
@@ -142,6 +146,10 @@ func runMesh(ctx context.Context, e *env, f *meshFlags, portSet bool) error {
 		}
 		if doc != nil {
 			if err := m.show(doc, round); err != nil {
+				return err
+			}
+			// Each round is a document of its own in the archive.
+			if err := keepInArchive(ctx, e, arch, *doc); err != nil {
 				return err
 			}
 		}

@@ -45,6 +45,8 @@ type runFlags struct {
 	sec     runSecurityFlags
 	record  recordFlags // --title, --label (run, sweep, matrix)
 	out     outputFlags // -f, --timestamps, --logfile, --json-stream, --fields (run)
+	// archive is --archive (run, sweep, matrix, mesh; archive.go).
+	archive string
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -237,6 +239,10 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if err != nil {
 		return err
 	}
+	arch, err := archiveTarget(e, f.archive)
+	if err != nil {
+		return err
+	}
 	rep, err := f.measure.repeat()
 	if err != nil {
 		return err
@@ -364,6 +370,9 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 		if err := report.WriteFile(f.output, doc, textDoc); err != nil {
 			return err
 		}
+	}
+	if err := keepInArchive(ctx, e, arch, doc); err != nil {
+		return err
 	}
 	if runErr != nil {
 		return runErr

@@ -80,6 +80,10 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 	if err != nil {
 		return err
 	}
+	arch, err := archiveTarget(e, f.run.archive)
+	if err != nil {
+		return err
+	}
 	rep, err := f.run.measure.repeat()
 	if err != nil {
 		return err
@@ -143,6 +147,11 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 	}
 	if f.run.json {
 		if err := report.JSON(e.stdout, *doc); err != nil {
+			return err
+		}
+	}
+	if len(doc.Points) > 0 {
+		if err := keepInArchive(ctx, e, arch, *doc); err != nil {
 			return err
 		}
 	}
