@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"wirespeed/internal/archive"
-	"wirespeed/internal/result"
+	"wirespeed/internal/report"
 )
 
 // Environment variables the archive reads.
@@ -96,6 +96,41 @@ func keepInArchive(ctx context.Context, e *env, t *archive.Target, doc any) erro
 	}
 	return nil
 }
+
+// useArchive resolves --archive (or WIRESPEED_ARCHIVE) into the sink
+// that sinks appends: a usage error, before anything is measured, when
+// the target is malformed.
+func (f *runFlags) useArchive(ctx context.Context, e *env) error {
+	t, err := archiveTarget(e, f.archive)
+	if err != nil || t == nil {
+		return err
+	}
+	f.archiveSink = &archiveSink{ctx: ctx, e: e, target: t}
+	return nil
+}
+
+// archiveSink is the archive as one of the sinks of run, sweep, matrix
+// and mesh (report.Sink): each complete document, each mesh round, is
+// kept in the archive or, when it cannot be, in the spool.
+type archiveSink struct {
+	ctx    context.Context
+	e      *env
+	target *archive.Target
+}
+
+func (s *archiveSink) Emit(d report.Doc) error {
+	switch {
+	case d.Partial:
+		return nil // a sweep or matrix in progress: the complete one comes
+	case d.Results != nil:
+		return keepInArchive(s.ctx, s.e, s.target, *d.Results)
+	case d.Mesh != nil:
+		return keepInArchive(s.ctx, s.e, s.target, *d.Mesh)
+	}
+	return nil
+}
+
+func (s *archiveSink) Close() error { return nil }
 
 type archiveCmdFlags struct {
 	target string
@@ -346,5 +381,3 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("%q is neither an age (30d, 12h) nor a date (2026-12-01, 2026-12-01T14:00:00Z)", s)
 }
-
-var _ = result.Schema
