@@ -43,6 +43,10 @@ type runFlags struct {
 	record  recordFlags // --title, --label (run, sweep, matrix)
 	out     outputFlags // -f, --timestamps, --logfile, --json-stream, --fields (run)
 	rrul    rrulFlags   // --load, --idle, the probe intervals (RRUL, rrulflags.go)
+	// archive is --archive (run, sweep, matrix, mesh; archive.go), and
+	// archiveSink its sink once useArchive resolved it.
+	archive     string
+	archiveSink *archiveSink
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -205,6 +209,9 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 				err = fmt.Errorf("--logfile: %w", cerr)
 			}
 		}()
+	}
+	if err := f.useArchive(ctx, e); err != nil {
+		return err
 	}
 	if f.iperf3 {
 		return runIperf3(ctx, e, f, target, portSet)
