@@ -71,7 +71,7 @@ func wireLines(wr result.Wire) []string {
 }
 
 // FormatCount writes a rate of things per second in three digits with
-// k, M or G: "812k", "1.23M", "950".
+// k, M or G: "812k", "1.23M", "950", "0.4".
 func FormatCount(v float64) string {
 	switch {
 	case v >= 1e9:
@@ -80,6 +80,8 @@ func FormatCount(v float64) string {
 		return sig3(v/1e6) + "M"
 	case v >= 1e3:
 		return sig3(v/1e3) + "k"
+	case v > 0 && v < 10:
+		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.0f", v)
 }

@@ -39,7 +39,7 @@ remote wire: lo (loopback: one device carries both directions, counted once) 1.2
 	if d := cmp.Diff(want, b.String()); d != "" {
 		t.Errorf("wire lines (-want +got):\n%s", d)
 	}
-	for v, want := range map[float64]string{812_000: "812k", 1_234_567: "1.23M", 950: "950", 12_345: "12.3k"} {
+	for v, want := range map[float64]string{812_000: "812k", 1_234_567: "1.23M", 950: "950", 12_345: "12.3k", 0.4: "0.4", 0: "0"} {
 		if got := FormatCount(v); got != want {
 			t.Errorf("FormatCount(%v) = %q, want %q", v, got, want)
 		}
