@@ -227,3 +227,43 @@ func TestWireFragments(t *testing.T) {
 		}
 	}
 }
+
+// TestWireEveryKind: every test kind carries both sides' device figures,
+// of the lab's two veth ends, and they agree with the transactions
+// wirespeed counted: a UDP_RR request is one datagram, so the client's
+// device sends one packet per transaction (within 5%: the device's
+// window and the transactions' are read a moment apart); a TCP_CRR
+// transaction opens and closes a connection, at least three packets from
+// the client (SYN, the request, FIN).
+func TestWireEveryKind(t *testing.T) {
+	l := nstest.NewNamespacePair(t)
+	addr := labServer(t, l, 7575)
+	for _, kind := range []string{"TCP_MAERTS", "TCP_BIDIR", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR"} {
+		args := []string{addr, "-t", kind, "-l", "1", "-i", "0"}
+		if kind == "UDP_STREAM" {
+			args = append(args, "-b", "50M")
+		}
+		doc := labRun(t, l, args...)
+		lw, rw := doc.Local.Wire, doc.Remote.Wire
+		if lw == nil || rw == nil || lw.Device != l.B.Dev || rw.Device != l.A.Dev {
+			t.Errorf("%s: wire local %+v remote %+v, want %s and %s", kind, lw, rw, l.B.Dev, l.A.Dev)
+			continue
+		}
+		if lw.Link.TxPackets == 0 || rw.Link.TxPackets == 0 || doc.Summary.SenderWirePacketsPerSecond <= 0 {
+			t.Errorf("%s: tx packets local %d remote %d, sender's %v pkts/s: want all above 0", kind, lw.Link.TxPackets, rw.Link.TxPackets, doc.Summary.SenderWirePacketsPerSecond)
+		}
+		rr := doc.Summary.RRSummary
+		switch kind {
+		case "UDP_RR":
+			n, p := float64(rr.Transactions), float64(lw.Link.TxPackets)
+			if p < 0.95*n || p > 1.05*n+20 {
+				t.Errorf("UDP_RR: the client's device sent %.0f packets for %.0f transactions, want one each within 5%%", p, n)
+			}
+		case "TCP_CRR":
+			if n, p := rr.Transactions, int64(lw.Link.TxPackets); p < 3*n*95/100 {
+				t.Errorf("TCP_CRR: the client's device sent %d packets for %d transactions, want at least 3 each", p, n)
+			}
+		}
+		t.Logf("%s: local tx %d rx %d packets, remote tx %d rx %d", kind, lw.Link.TxPackets, lw.Link.RxPackets, rw.Link.TxPackets, rw.Link.RxPackets)
+	}
+}
