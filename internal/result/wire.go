@@ -155,7 +155,11 @@ func joinWire(res *Result, local, remote SideResult) {
 		env  *sysinfo.Env
 	}{{Local, res.Local.Wire, local.Env}, {Remote, res.Remote.Wire, remote.Env}} {
 		w := s.w
-		if w == nil {
+		if w == nil || w.Loopback {
+			// lo is the whole host's talk to itself: its drops and its
+			// other traffic are no more this test's than the host's CPU
+			// load is (the CPU figures say that); the wire line shows
+			// the share.
 			continue
 		}
 		l := w.Link
