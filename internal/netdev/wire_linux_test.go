@@ -53,29 +53,44 @@ func TestWireCountsDatagrams(t *testing.T) {
 	if _, err := rcv.Read(make([]byte, 64)); err != nil {
 		t.Fatal(err)
 	}
-	a0, err := ca.Wire(l.A.Dev, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b0, err := cb.Wire(l.B.Dev, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, size)
-	// One at a time, so that none overflows b's socket buffer.
-	for i := range n {
-		if _, err := snd.Write(buf); err != nil {
+	// A fresh namespace sends a few IPv6 packets of its own (duplicate
+	// address detection, MLD reports) in its first seconds; one among
+	// the datagrams adds a packet of its own size. Such a round is
+	// tried again, up to three in all, each logged.
+	frame := uint64(size + 8 + 20 + 14)
+	var wa, wb netdev.Wire
+	for try := 1; ; try++ {
+		a0, err := ca.Wire(l.A.Dev, true)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := rcv.Read(buf); err != nil {
-			t.Fatalf("datagram %d: %v", i, err)
+		b0, err := cb.Wire(l.B.Dev, true)
+		if err != nil {
+			t.Fatal(err)
 		}
+		buf := make([]byte, size)
+		// One at a time, so that none overflows b's socket buffer.
+		for i := range n {
+			if _, err := snd.Write(buf); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rcv.Read(buf); err != nil {
+				t.Fatalf("datagram %d: %v", i, err)
+			}
+		}
+		a1, _ := ca.Wire(l.A.Dev, true)
+		b1, _ := cb.Wire(l.B.Dev, true)
+		wa = netdev.WireOf(l.A.Dev, 1, a0, a1, nil)
+		wb = netdev.WireOf(l.B.Dev, 1, b0, b1, nil)
+		exact := wa.Link.TxPackets == n && wa.Link.TxBytes == n*frame && wb.Link.RxPackets == n && wb.Link.RxBytes == n*frame
+		extra := wa.Link.TxPackets > n && wa.Link.TxPackets <= n+3 || wb.Link.RxPackets > n && wb.Link.RxPackets <= n+3
+		if exact || !extra || try == 3 {
+			break
+		}
+		t.Logf("round %d: a's tx %d packets %d bytes, b's rx %d packets %d bytes: the namespace's own packets among them; again",
+			try, wa.Link.TxPackets, wa.Link.TxBytes, wb.Link.RxPackets, wb.Link.RxBytes)
+		time.Sleep(500 * time.Millisecond)
 	}
-	a1, _ := ca.Wire(l.A.Dev, true)
-	b1, _ := cb.Wire(l.B.Dev, true)
-	wa := netdev.WireOf(l.A.Dev, 1, a0, a1, nil)
-	wb := netdev.WireOf(l.B.Dev, 1, b0, b1, nil)
-	frame := uint64(size + 8 + 20 + 14)
 	if wa.Link.TxPackets != n || wa.Link.TxBytes != n*frame {
 		t.Errorf("a's tx %d packets, %d bytes; want %d, %d", wa.Link.TxPackets, wa.Link.TxBytes, n, n*frame)
 	}
@@ -100,8 +115,8 @@ func TestWireCountsDatagrams(t *testing.T) {
 		t.Errorf("ethtool -S %s: peer_ifindex %d (present %v), want b's ifindex %d; all: %v", l.A.Dev, got, ok, lb.Attrs().Index, all)
 	}
 	// veth counts no segmentation or checksums of its own.
-	if len(a1.Ethtool) != 0 {
-		t.Errorf("offload statistics of a veth: %v, want none", a1.Ethtool)
+	if len(wa.Ethtool) != 0 {
+		t.Errorf("offload statistics of a veth: %v, want none", wa.Ethtool)
 	}
 }
 
