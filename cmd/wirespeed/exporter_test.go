@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"wirespeed/internal/result"
 	"wirespeed/internal/testkit"
 )
@@ -125,6 +127,50 @@ func valueAt(samples []sample, at float64) (string, bool) {
 	return "", false
 }
 
+// scrapeConfig returns a Prometheus configuration of one job, the one
+// named job of the file, scraping target through the exporter at exp with
+// module, every interval (also the timeout). Every relabelling rule of
+// the file's job is kept; the one whose replacement is the exporter's
+// address gets exp.
+func scrapeConfig(t *testing.T, file, job, target, exp, module, interval string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		ScrapeConfigs []map[string]any `json:"scrape_configs"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	for _, j := range doc.ScrapeConfigs {
+		if j["job_name"] != job {
+			continue
+		}
+		j["static_configs"] = []any{map[string]any{"targets": []string{target}}}
+		j["params"] = map[string]any{"module": []string{module}}
+		j["scrape_interval"], j["scrape_timeout"] = interval, interval
+		swapped := false
+		for _, r := range j["relabel_configs"].([]any) {
+			r := r.(map[string]any)
+			if r["target_label"] == "__address__" {
+				r["replacement"], swapped = exp, true
+			}
+		}
+		if !swapped {
+			t.Fatalf("%s: job %s has no relabelling to the exporter's __address__", file, job)
+		}
+		out, err := yaml.Marshal(map[string]any{"scrape_configs": []any{j}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	t.Fatalf("%s: no job %s", file, job)
+	return nil
+}
+
 // TestPrometheusScrapesExporter: Prometheus, scraping the exporter with
 // the multi-target relabelling, stores probe_success 1 and the throughput
 // the probe's own results document gives; with the server stopped it
@@ -139,29 +185,12 @@ func TestPrometheusScrapesExporter(t *testing.T) {
 
 	dir := t.TempDir()
 	promAddr := testkit.FreeAddr(t)
-	// The job as deploy/prometheus/prometheus.yml writes it: the target
-	// becomes the probe's target= and the instance label, the exporter
-	// the address scraped. 4 s leave the 1 s test, the 2 s set-up and the
-	// 0.5 s offset room.
-	cfg := fmt.Sprintf(`global:
-  scrape_interval: 4s
-  scrape_timeout: 4s
-scrape_configs:
-  - job_name: wirespeed
-    metrics_path: /probe
-    params:
-      module: [tcp_1s]
-    static_configs:
-      - targets: ['%s']
-    relabel_configs:
-      - source_labels: [__address__]
-        target_label: __param_target
-      - source_labels: [__param_target]
-        target_label: instance
-      - target_label: __address__
-        replacement: '%s'
-`, server, exp)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+	// The wirespeed job of deploy/prometheus/prometheus.yml, relabelling
+	// and all: only its targets, module, exporter address and timing are
+	// the test's. 4 s leave the 1 s test, the 2 s set-up and the 0.5 s
+	// offset room.
+	cfg := scrapeConfig(t, "../../deploy/prometheus/prometheus.yml", "wirespeed", server, exp, "tcp_1s", "4s")
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	prom := exec.Command(promBin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),

@@ -111,12 +111,16 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 	if f.check {
 		c, err := exporter.Load(f.config, moduleBuilder(e))
 		if err != nil {
-			return err
+			return configError(err)
 		}
 		fmt.Fprintf(e.stdout, "%s: %d modules\n", f.config, len(c.Modules))
 		for _, n := range c.Names() {
-			t := c.Modules[n].Plan.Test
-			fmt.Fprintf(e.stdout, "  %s: %s, %v\n", n, t.Kind, t.Duration)
+			p := c.Modules[n].Plan
+			length := p.Test.Duration.String()
+			if !p.LengthSet {
+				length = "up to " + length + ", fitted to the scrape"
+			}
+			fmt.Fprintf(e.stdout, "  %s: %s, %s\n", n, p.Test.Kind, length)
 		}
 		return nil
 	}
@@ -145,7 +149,7 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 		Tool: tool(), Logger: log,
 	})
 	if err != nil {
-		return err
+		return configError(err)
 	}
 	if len(allow) == 0 {
 		log.Warn("no --allow-targets: anyone who can reach the exporter can make it send test traffic to any address; list the networks of your servers")
@@ -189,6 +193,17 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// configError is a mistake in the modules file: exit status 1 like any
+// bad file, also when the key's flag would have been a usage error on
+// run's command line.
+func configError(err error) error {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return errors.New(err.Error())
+	}
+	return err
 }
 
 // exporterListenAddr accepts HOST:PORT or :PORT.

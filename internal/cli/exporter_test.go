@@ -114,12 +114,18 @@ func TestExporterConfigCheck(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yml")
 	os.WriteFile(bad, []byte("modules:\n  tcp:\n    lenght: 5s\n"), 0o600)
 	code, out, _ := execute(t, context.Background(), "exporter", "--config", good, "--config.check")
-	if code != 0 || out != good+": 2 modules\n  tcp: TCP_STREAM, 10s\n  udp: UDP_STREAM, 5s\n" {
+	if code != 0 || out != good+": 2 modules\n  tcp: TCP_STREAM, up to 10s, fitted to the scrape\n  udp: UDP_STREAM, 5s\n" {
 		t.Errorf("check of a good file: exit %d\n%s", code, out)
 	}
 	code, _, errOut := execute(t, context.Background(), "exporter", "--config", bad, "--config.check")
 	if code != ExitRuntime || !strings.Contains(errOut, bad+`: line 3: module "tcp": key "lenght"`) {
 		t.Errorf("check of a bad file: exit %d\n%s", code, errOut)
+	}
+	// A value run would refuse as a usage error is a bad file here: 1.
+	os.WriteFile(bad, []byte("modules:\n  rr:\n    test: TCP_RR\n    fq-rate: 1G\n"), 0o600)
+	code, _, errOut = execute(t, context.Background(), "exporter", "--config", bad, "--config.check")
+	if code != ExitRuntime || !strings.Contains(errOut, bad+`: line 4: module "rr": key "fq-rate": --fq-rate paces the senders of stream tests`) {
+		t.Errorf("check of a bad value: exit %d\n%s", code, errOut)
 	}
 	for _, c := range []struct {
 		args []string
