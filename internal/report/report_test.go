@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,28 +144,6 @@ func TestJSONRoundTrip(t *testing.T) {
 		if _, ok := m[k]; !ok {
 			t.Errorf("document lacks %s", k)
 		}
-	}
-}
-
-func TestWriteFile(t *testing.T) {
-	doc := load(t, "stream.json")
-	dir := t.TempDir()
-	for _, ext := range []string{".json", ".csv", ".txt"} {
-		path := filepath.Join(dir, "out"+ext)
-		if err := WriteFile(path, doc, func(w io.Writer) { Text(w, doc.Result) }); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := os.ReadFile(path)
-		if len(b) == 0 {
-			t.Errorf("%s is empty", path)
-		}
-	}
-	if err := WriteFile(filepath.Join(dir, "out.xml"), doc, nil); err == nil {
-		t.Errorf(".xml accepted")
-	}
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 3 {
-		t.Errorf("directory holds %d files, want 3 (no temporary files left)", len(ents))
 	}
 }
 
