@@ -196,6 +196,21 @@ func TestPrometheusScrapesExporter(t *testing.T) {
 	prom := exec.Command(promBin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+promAddr, "--log.level=warn")
 	startProcess(t, "prometheus", prom, promAddr)
+	// It accepts connections before its storage is open: queries answer
+	// 503 until /-/ready says 200.
+	if !testkit.WaitFor(30*time.Second, func() bool {
+		resp, err := http.Get("http://" + promAddr + "/-/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		return resp.StatusCode == 200
+	}) {
+		t.Fatal("Prometheus never became ready")
+	}
 
 	// Wait for a stored probe_success 1.
 	var ok sample
