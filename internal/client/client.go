@@ -350,6 +350,11 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 
 // measure starts the run on both sides and collects both results.
 func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted, conns []side.Conn, content []byte) (result.Result, error) {
+	// The environment record names the device whose counters side.Run
+	// reads (the record is kept for the connection: collected here at
+	// its first run, before the start, so that its cost falls outside
+	// both sides' windows).
+	wireDev := wireDevice(c.localEnv(ctx))
 	started := time.Now()
 	if err := c.cc.Send(control.TypeStart, struct{}{}); err != nil {
 		side.CloseAll(conns)
@@ -442,6 +447,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			CRRAddr:    net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.CRRPort)),
 			CRROptions: engine.ClientOptions(t, spec.Stream{}),
 			ProcRoot:   c.cfg.ProcRoot,
+			WireDevice: wireDev,
 		})
 		localCh <- remote{res: r, err: err}
 	}()

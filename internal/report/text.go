@@ -155,6 +155,10 @@ func TextIn(w io.Writer, res result.Result, u units.RateUnit) {
 		sides(w, res, u)
 	}
 	measurement(w, res)
+	if res.Local.Wire != nil || res.Remote.Wire != nil {
+		fmt.Fprintln(w)
+		Wire(w, res)
+	}
 	if res.Summary.Limit != nil {
 		fmt.Fprintln(w)
 		Limits(w, res)
