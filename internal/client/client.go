@@ -74,7 +74,8 @@ type Client struct {
 		path    string
 		content []byte
 	}
-	env envCache // this side's environment record (env.go)
+	probe *net.UDPConn // an RRUL run's UDP probe socket (rrul.go)
+	env   envCache     // this side's environment record (env.go)
 }
 
 // Dial connects to the server and exchanges hellos. The errors say what
@@ -242,6 +243,14 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 		c.broken = true
 		return result.Result{}, err
 	}
+	if t.Kind == spec.RRUL {
+		if err := c.dialProbe(ctx, t, acc); err != nil {
+			side.CloseAll(conns)
+			c.broken = true
+			return result.Result{}, err
+		}
+		defer c.closeProbe()
+	}
 	if err := c.cc.Expect(control.TypeReady, nil, 15*time.Second); err != nil {
 		side.CloseAll(conns)
 		c.broken = true
@@ -379,7 +388,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	go func() {
 		// Generous: the server's run ends within omit+duration plus its
 		// first-byte grace and drain, which are 5 s each.
-		timeout := t.Omit + t.Duration + 20*time.Second
+		timeout := t.Length() + 20*time.Second
 		deadline := time.Now().Add(timeout)
 		for {
 			m, err := c.cc.Recv(time.Until(deadline))
@@ -435,8 +444,14 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	defer stopAbort()
 
 	localCh := make(chan remote, 1)
+	run := side.Run
+	if t.Kind == spec.RRUL {
+		run = func(ctx context.Context, cfg side.Config) (result.SideResult, error) {
+			return side.RunRRUL(ctx, cfg, c.probes(t, acc))
+		}
+	}
 	go func() {
-		r, err := side.Run(runCtx, side.Config{
+		r, err := run(runCtx, side.Config{
 			Spec:       t,
 			Side:       result.Local,
 			Sends:      spec.ClientToServer,
