@@ -46,7 +46,7 @@ type runFlags struct {
 	// archiveSink its sink once useArchive resolved it.
 	archive     string
 	archiveSink *archiveSink
-	rrul    rrulFlags   // --load, --idle, the probe intervals (RRUL, rrulflags.go)
+	rrul        rrulFlags // --load, --idle, the probe intervals (RRUL, rrulflags.go)
 }
 
 func newRunCmd(e *env) *cobra.Command {
