@@ -144,6 +144,7 @@ func TextIn(w io.Writer, res result.Result, u units.RateUnit) {
 	if res.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: the run was stopped early; the figures cover only what was measured before.")
 	}
+	UnderLoad(w, res) // RRUL's answer leads (underload.go)
 	switch {
 	case res.Spec.Kind == spec.UDPStream:
 		udpTable(w, res, u)

@@ -100,6 +100,7 @@ func joinDirection(dir spec.Direction, sndSide, rcvSide Side, sf, rf Flow) Direc
 			iv.Retransmits = sf.Intervals[i].Retransmits
 			iv.CwndBytes = sf.Intervals[i].CwndBytes
 			iv.RTTMicros = sf.Intervals[i].RTTMicros
+			iv.NotsentBytes = sf.Intervals[i].NotsentBytes
 		}
 		d.Intervals = append(d.Intervals, iv)
 	}

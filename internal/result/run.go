@@ -45,6 +45,9 @@ type Interval struct {
 	Retransmits   int64   `json:"retransmits"`      // sender's TCP retransmitted segments
 	CwndBytes     int64   `json:"cwnd_bytes"`       // sender's congestion window at the end
 	RTTMicros     float64 `json:"rtt_us,omitempty"` // sender's smoothed RTT at the end
+	// NotsentBytes is what the sender's socket held unsent at the end
+	// (TCP_INFO's notsent_bytes), summed over the streams.
+	NotsentBytes int64 `json:"notsent_bytes,omitempty"`
 	// Packets is datagrams received (UDP_STREAM) or transactions completed
 	// (request/response tests) in the interval.
 	Packets int64 `json:"packets,omitempty"`
@@ -147,6 +150,12 @@ type SideResult struct {
 	// Env is this side's environment record (see env.go): collected once
 	// per control session and again after a setting changed, not per run.
 	Env *sysinfo.Env `json:"env,omitempty"`
+	// Probes are an RRUL test's probes, on the client's side
+	// (underload.go).
+	Probes *ProbeRecord `json:"probes,omitempty"`
+	// Queue is this side's egress qdisc sampled over an RRUL run
+	// (queue.go).
+	Queue *QueueRecord `json:"queue,omitempty"`
 }
 
 // IntervalReport is one side's sample of one direction, sent as it
@@ -197,6 +206,8 @@ type Summary struct {
 	// Present for UDP_STREAM and for request/response tests only.
 	*UDPSummary
 	*RRSummary
+	// UnderLoad is an RRUL test's answer (underload.go).
+	UnderLoad *UnderLoad `json:"under_load,omitempty"`
 }
 
 // UDPSummary is what a UDP_STREAM's two sides counted. The datagrams

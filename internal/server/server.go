@@ -564,7 +564,13 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	defer stopNotice()
 	payload := req.Payload
 	log.Debug("test started", "test", t.Kind, "streams", len(conns), "duration", t.Duration)
-	res, err := side.Run(runCtx, side.Config{
+	run := side.Run
+	if t.Kind == spec.RRUL {
+		run = func(ctx context.Context, cfg side.Config) (result.SideResult, error) {
+			return side.RunRRUL(ctx, cfg, side.Probes{Echo: dp.udp[0], EchoMaxPerSecond: s.probeEchoRate(t), Listener: dp.crr, Peer: peer})
+		}
+	}
+	res, err := run(runCtx, side.Config{
 		Spec:    t,
 		Side:    result.Remote,
 		Sends:   spec.ServerToClient,

@@ -633,6 +633,7 @@ func (f *flow) delta(i int, a, b sample) result.Interval {
 		iv.Retransmits = b.tcp[i].TotalRetrans - a.tcp[i].TotalRetrans
 		iv.CwndBytes = b.tcp[i].CwndBytes
 		iv.RTTMicros = b.tcp[i].RTTMicros
+		iv.NotsentBytes = b.tcp[i].NotsentBytes
 	}
 	return iv
 }
@@ -655,6 +656,7 @@ func (f *flow) interval(index int, s0, prev, cur sample) {
 		sum.Lost += iv.Lost
 		sum.Retransmits += iv.Retransmits
 		sum.CwndBytes += iv.CwndBytes
+		sum.NotsentBytes += iv.NotsentBytes
 		sum.RTTMicros = max(sum.RTTMicros, iv.RTTMicros)
 		sum.JitterMs = max(sum.JitterMs, iv.JitterMs)
 	}
