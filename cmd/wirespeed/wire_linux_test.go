@@ -254,7 +254,7 @@ func TestWireFragments(t *testing.T) {
 func TestWireEveryKind(t *testing.T) {
 	l := nstest.NewNamespacePair(t)
 	addr := labServer(t, l, 7575)
-	for _, kind := range []string{"TCP_MAERTS", "TCP_BIDIR", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR"} {
+	for _, kind := range []string{"TCP_MAERTS", "TCP_BIDIR", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR", "RRUL"} {
 		args := []string{addr, "-t", kind, "-l", "1", "-i", "0"}
 		if kind == "UDP_STREAM" {
 			args = append(args, "-b", "50M")
