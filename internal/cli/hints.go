@@ -127,19 +127,6 @@ func specHint(t spec.Test, err error) error {
 	return usageError{err}
 }
 
-// rateArg writes bits/s the way a rate flag reads it back: 1G, 500M, 1.5G.
-func rateArg(bps float64) string {
-	for _, p := range []struct {
-		mult   float64
-		suffix string
-	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "K"}} {
-		if bps >= p.mult {
-			return strconv.FormatFloat(bps/p.mult, 'g', -1, 64) + p.suffix
-		}
-	}
-	return strconv.FormatFloat(bps, 'g', -1, 64)
-}
-
 // netperfFields are netperf's output selectors (-o, -O) and the --fields
 // names of the same figures.
 var netperfFields = map[string]string{
