@@ -111,4 +111,3 @@ func (c *Client) RefreshEnv(ctx context.Context) (*sysinfo.Env, error) {
 	}
 	return &reply.Env, nil
 }
-
