@@ -42,6 +42,11 @@ type runFlags struct {
 	sec     runSecurityFlags
 	record  recordFlags // --title, --label (run, sweep, matrix)
 	out     outputFlags // -f, --timestamps, --logfile, --json-stream, --fields (run)
+	// archive is --archive (run, sweep, matrix, mesh; archive.go), and
+	// archiveSink its sink once useArchive resolved it.
+	archive     string
+	archiveSink *archiveSink
+	rrul        rrulFlags // --load, --idle, the probe intervals (RRUL, rrulflags.go)
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -121,6 +126,10 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 			return t, usagef("%s %d must be between 1 (one datagram per system call) and %d", b.flag, b.n, spec.MaxUDPBatch)
 		}
 	}
+	// RRUL's settings and its 4 flows a direction unless -P says (rrulflags.go).
+	if err := f.rrul.apply(&t, f.changed); err != nil {
+		return t, err
+	}
 	g := spec.Given{Reverse: f.reverse, SendSizeSet: f.changed != nil && f.changed("send-size")}
 	switch {
 	case f.ipv4 && f.ipv6:
@@ -199,6 +208,9 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 				err = fmt.Errorf("--logfile: %w", cerr)
 			}
 		}()
+	}
+	if err := f.useArchive(ctx, e); err != nil {
+		return err
 	}
 	if f.iperf3 {
 		return runIperf3(ctx, e, f, target, portSet)

@@ -111,3 +111,12 @@ func (c *Client) RefreshEnv(ctx context.Context) (*sysinfo.Env, error) {
 	}
 	return &reply.Env, nil
 }
+
+// wireDevice is the device whose counters a run reads: the interface of
+// the environment record, "" when it has none.
+func wireDevice(env *sysinfo.Env) string {
+	if env == nil || env.Interface == nil {
+		return ""
+	}
+	return env.Interface.Name
+}
