@@ -170,3 +170,32 @@ func isSerial(call *ast.CallExpr) bool {
 	pkg, ok := sel.X.(*ast.Ident)
 	return ok && pkg.Name == "testkit"
 }
+
+// TestNoTrackerReferences: production code says why in its own words; a
+// comment does not send the reader to an issue tracker outside the
+// repository ("(issue 19)"). Links to another project's issues (a Go
+// bug a workaround waits for) are fine.
+func TestNoTrackerReferences(t *testing.T) {
+	const root = "../.."
+	ref := regexp.MustCompile(`(?i)\bissues? #?[0-9]+`)
+	for _, top := range []string{"cmd", "internal", "bench"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for i, line := range strings.Split(string(b), "\n") {
+				if ref.MatchString(line) && !strings.Contains(line, "/issue") && !strings.Contains(line, "/issues/") {
+					t.Errorf("%s:%d: %s: say the reason, not the issue number", path, i+1, strings.TrimSpace(line))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

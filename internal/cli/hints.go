@@ -33,7 +33,7 @@ var longHints = map[string]struct{ has, hint string }{
 // must have, and the hint.
 var valueHints = map[string]struct{ has, hint string }{
 	"T": {"title", "-T pins CPUs as in netperf; iperf3's -T TITLE is --title here"},
-	// Socket options (issue 19): iperf3's letters that mean sizes here.
+	// Socket options: iperf3's letters that mean sizes here.
 	"S": {"tos", "-S is the server's socket buffer as in netperf; iperf3's -S TOS is --tos here (or --dscp NAME)"},
 	"M": {"mss", "-M is the receive size as in netperf; iperf3's -M MSS is --mss here"},
 }
@@ -81,7 +81,7 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 		if has("fields") {
 			return "netperf's -O selectors are --fields NAMES --fields-style table here (-o writes a file)"
 		}
-	case "L": // socket options (issue 19)
+	case "L": // socket options
 		if has("bind") {
 			return "netperf's -L is -B (--bind) here: the local address to test from"
 		}

@@ -48,7 +48,7 @@ func setSockOpts(fd uintptr, opts Options) error {
 	return nil
 }
 
-// setIPOpts refuses the socket options of issue 19 that are Linux's
+// setIPOpts refuses the socket options (sockopts.go) that are Linux's
 // alone here (sockopts.go); a local address and port need none, Go binds
 // them.
 func setIPOpts(opts Options) error {

@@ -70,7 +70,7 @@ func Heading(w io.Writer, t spec.Test, server string) {
 		fmt.Fprintln(w)
 	}
 	dataPathHeading(w, t)
-	sockOptsHeading(w, t) // -B, --cport, --tos, --mss, ... (issue 19)
+	sockOptsHeading(w, t) // -B, --cport, --tos, --mss, ...
 }
 
 // Record writes the title and labels the user recorded with a run, a
