@@ -256,26 +256,20 @@ func throughputLines(series []Series) (*Figure, error) {
 	p := plot.New()
 	var items []plot.Plotter
 	add := func(ps ...plot.Plotter) { p.Add(ps...); items = append(items, ps...) }
-	what := "throughput by message size"
-	if level > 0 {
-		what += fmt.Sprintf("\nwhiskers: %s%% confidence intervals", levelPct(level))
-	}
-	style(p, title(kinds, what), "throughput ("+unit+")")
+	style(p, "", "throughput ("+unit+")")
 	sizeAxis(p, "message size (bytes per send call)", minX, maxX)
-	logY := valueAxis(&p.Y, lo/scale, hi/scale)
+	valueAxis(&p.Y, lo/scale, hi/scale)
+	clipped := false
 	for i, s := range series {
 		col := seriesColor(i)
 		xys := make(plotter.XYs, len(s.Points))
-		var bars barPoints
+		w := &whiskers{col: col, capWidth: vg.Points(6)}
 		for j, pt := range s.Points {
 			y := pt.Summary.BitsPerSecond / scale
 			xys[j] = plotter.XY{X: float64(pt.MsgSize), Y: y}
 			if c := pt.Summary.Confidence; c != nil && c.Lo != nil && c.Hi != nil {
-				l := *c.Lo / scale
-				if logY {
-					l = max(l, p.Y.Min)
-				}
-				bars = append(bars, barPoint{x: xys[j].X, y: y, lo: y - max(l, 0), hi: *c.Hi/scale - y})
+				w.add(xys[j].X, *c.Lo/scale, *c.Hi/scale)
+				clipped = clipped || w.clippedBy(&p.Y, len(w.xs)-1)
 			}
 		}
 		line, points, err := plotter.NewLinePoints(xys)
@@ -284,17 +278,13 @@ func throughputLines(series []Series) (*Figure, error) {
 		}
 		line.Color, line.Width = col, vg.Points(1.5)
 		points.Color, points.Shape, points.Radius = col, plotutil.Shape(i), vg.Points(2.5)
-		if len(bars) > 0 {
-			eb, err := plotter.NewYErrorBars(bars)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", s.Label, err)
-			}
-			eb.Color, eb.Width, eb.CapWidth = col, vg.Points(1), vg.Points(6)
-			add(eb)
+		if len(w.xs) > 0 {
+			add(w)
 		}
 		add(line, points) // over the whiskers
 		p.Legend.Add(s.Label, line, points)
 	}
+	p.Title.Text = title(kinds, "throughput by message size"+whiskerNote(level, clipped))
 	f := &Figure{Main: p, items: items}
 	if hasServiceDemand(series, false) {
 		cp, err := demandBySize(series, false, minX, maxX)
@@ -416,12 +406,10 @@ func throughputBars(series []Series) (*Figure, error) {
 			what += ", " + sizeLabel(int64(sz)) + "-byte sends"
 		}
 	}
-	if level > 0 {
-		what += fmt.Sprintf("\nwhiskers: %s%% confidence intervals", levelPct(level))
-	}
-	style(p, title(kinds, what), "throughput ("+unit+")")
+	style(p, "", "throughput ("+unit+")")
 	logY := valueAxis(&p.Y, lo/scale, hi/scale)
 	b := &bars{logBase: logY, width: 0.6}
+	clipped := false
 	for i, s := range series {
 		pt := s.Points[0]
 		y := pt.Summary.BitsPerSecond / scale
@@ -430,7 +418,9 @@ func throughputBars(series []Series) (*Figure, error) {
 			bl, bh = *c.Lo/scale, *c.Hi/scale
 		}
 		b.add(float64(i), y, bl, bh, color.RGBA{R: 0x4c, G: 0x72, B: 0xb0, A: 0xff})
+		clipped = clipped || b.w.clippedBy(&p.Y, i)
 	}
+	p.Title.Text = title(kinds, what+whiskerNote(level, clipped))
 	add(b)
 	categoryAxis(p, series)
 	p.Legend = plot.NewLegend() // the categories name the bars
@@ -509,42 +499,39 @@ func categoryAxis(p *plot.Plot, series []Series) {
 // bars draws vertical bars at category positions, with whiskers; on a
 // log axis the bars start at the bottom of the axis, not at 0.
 type bars struct {
-	xs, ys, lo, hi []float64
-	cols           []color.Color
-	width, offset  float64 // in category units
-	logBase        bool
-	key            color.Color // the key's swatch
+	xs, ys        []float64
+	cols          []color.Color
+	w             whiskers // NaN ends: no whisker
+	width, offset float64  // in category units
+	logBase       bool
+	key           color.Color // the key's swatch
 }
 
 func (b *bars) add(x, y, lo, hi float64, c color.Color) {
-	b.xs, b.ys, b.lo, b.hi = append(b.xs, x+b.offset), append(b.ys, y), append(b.lo, lo), append(b.hi, hi)
+	b.xs, b.ys = append(b.xs, x+b.offset), append(b.ys, y)
 	b.cols = append(b.cols, c)
+	b.w.add(x+b.offset, lo, hi)
 }
 
 func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	y0 := trY(0)
-	if b.logBase {
-		y0 = c.Min.Y
+	// A log axis has no 0 (trY(0) panics): the bars stand on its bottom.
+	y0 := c.Min.Y
+	if !b.logBase {
+		y0 = trY(0)
 	}
 	for i := range b.xs {
 		x0, x1 := trX(b.xs[i]-b.width/2), trX(b.xs[i]+b.width/2)
 		y := trY(b.ys[i])
+		if b.logBase && !(b.ys[i] > 0) {
+			y = y0
+		}
 		rect := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y}, {X: x0, Y: y}}
 		c.FillPolygon(b.cols[i], c.ClipPolygonY(rect))
 		c.StrokeLines(draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}, c.ClipLinesY(append(rect, rect[0]))...)
-		if !math.IsNaN(b.lo[i]) && !math.IsNaN(b.hi[i]) {
-			xm := trX(b.xs[i])
-			// A whisker past the axis ends at it: on a linear axis a
-			// noisy interval can reach below 0.
-			ylo, yhi := trY(max(b.lo[i], p.Y.Min)), trY(min(b.hi[i], p.Y.Max))
-			cap := (x1 - x0) / 4
-			ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
-			c.StrokeLine2(ls, xm, ylo, xm, yhi)
-			c.StrokeLine2(ls, xm-cap, ylo, xm+cap, ylo)
-			c.StrokeLine2(ls, xm-cap, yhi, xm+cap, yhi)
-		}
 	}
+	b.w.col, b.w.capWidth = color.Black, (trX(b.width)-trX(0))/2
+	b.w.Plot(c, p)
 }
 
 func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
@@ -552,11 +539,87 @@ func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	for i := range b.xs {
 		xmin, xmax = min(xmin, b.xs[i]-b.width/2), max(xmax, b.xs[i]+b.width/2)
 		ymin, ymax = min(ymin, b.ys[i]), max(ymax, b.ys[i])
-		if !math.IsNaN(b.hi[i]) {
-			ymax = max(ymax, b.hi[i])
+		if !math.IsNaN(b.w.hi[i]) {
+			ymax = max(ymax, b.w.hi[i])
 		}
 	}
 	return
+}
+
+// whiskers are confidence intervals drawn as vertical lines with caps at
+// x, from lo to hi (data values). An end past the axis (below its
+// minimum, or at or below 0 on a log axis, where a noisy interval of two
+// iterations can reach) is clipped at the axis and drawn as an
+// arrowhead instead of a cap, so that a clipped whisker is not read as
+// the interval's end; whiskerNote says so in the title.
+type whiskers struct {
+	xs, lo, hi []float64
+	col        color.Color
+	capWidth   vg.Length
+}
+
+func (w *whiskers) add(x, lo, hi float64) {
+	w.xs, w.lo, w.hi = append(w.xs, x), append(w.lo, lo), append(w.hi, hi)
+}
+
+// clippedBy reports whether whisker i reaches past ax's range as set.
+func (w *whiskers) clippedBy(ax *plot.Axis, i int) bool {
+	if math.IsNaN(w.lo[i]) || math.IsNaN(w.hi[i]) {
+		return false
+	}
+	return w.lo[i] < ax.Min || w.hi[i] > ax.Max
+}
+
+func (w *whiskers) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	ls := draw.LineStyle{Color: w.col, Width: vg.Points(1)}
+	half := w.capWidth / 2
+	for i := range w.xs {
+		lo, hi := w.lo[i], w.hi[i]
+		if math.IsNaN(lo) || math.IsNaN(hi) || hi < p.Y.Min || lo > p.Y.Max {
+			continue
+		}
+		xm := trX(w.xs[i])
+		ylo, yhi := trY(max(lo, p.Y.Min)), trY(min(hi, p.Y.Max))
+		c.StrokeLine2(ls, xm, ylo, xm, yhi)
+		for _, end := range []struct {
+			y       vg.Length
+			clipped bool
+			dir     vg.Length // the way out of the axis: -1 down, 1 up
+		}{{ylo, lo < p.Y.Min, -1}, {yhi, hi > p.Y.Max, 1}} {
+			if !end.clipped {
+				c.StrokeLine2(ls, xm-half, end.y, xm+half, end.y)
+				continue
+			}
+			// An arrowhead pointing out of the axis.
+			a := vg.Points(4)
+			c.FillPolygon(w.col, []vg.Point{{X: xm - a, Y: end.y - end.dir*1.6*a}, {X: xm + a, Y: end.y - end.dir*1.6*a}, {X: xm, Y: end.y}})
+		}
+	}
+}
+
+// DataRange is the whiskers' x extent; their y ends do not stretch the
+// axis (the axis is set from the figures, and an end past it is clipped
+// and marked).
+func (w *whiskers) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	for _, x := range w.xs {
+		xmin, xmax = min(xmin, x), max(xmax, x)
+	}
+	return xmin, xmax, math.Inf(1), math.Inf(-1)
+}
+
+// whiskerNote is the title's line about the whiskers: their level and,
+// when one was clipped at the axis, what its arrowhead means.
+func whiskerNote(level float64, clipped bool) string {
+	if level <= 0 {
+		return ""
+	}
+	s := fmt.Sprintf("\nwhiskers: %s%% confidence intervals", levelPct(level))
+	if clipped {
+		s += "; an arrowhead: the interval goes on past the axis"
+	}
+	return s
 }
 
 // Thumbnail draws the key's swatch.
@@ -717,17 +780,6 @@ func sizeAxis(p *plot.Plot, label string, minX, maxX float64) {
 	if minX == maxX {
 		p.X.Min, p.X.Max = minX/2, maxX*2
 	}
-}
-
-type barPoint struct{ x, y, lo, hi float64 }
-
-// barPoints are the confidence intervals of a series, for YErrorBars.
-type barPoints []barPoint
-
-func (b barPoints) Len() int                    { return len(b) }
-func (b barPoints) XY(i int) (float64, float64) { return b[i].x, b[i].y }
-func (b barPoints) YError(i int) (float64, float64) {
-	return b[i].lo, b[i].hi
 }
 
 // sizeTicks marks a log-2 axis of message sizes: powers of two, labelled

@@ -170,7 +170,7 @@ func TestPlotKinds(t *testing.T) {
 			b = bb
 		}
 	}
-	if b == nil || len(b.xs) != 3 || b.hi[2] != 980*1.02 {
+	if b == nil || len(b.xs) != 3 || b.w.hi[2] != 980*1.02 {
 		t.Fatalf("matrix bars: %+v", b)
 	}
 	ticks := f.Main.X.Tick.Marker.Ticks(f.Main.X.Min, f.Main.X.Max)
