@@ -212,6 +212,14 @@ func TestDiagnoseStream(t *testing.T) {
 			want: result.LimitReceiverCPU,
 		},
 		{
+			// Both bound at the same load (90% thread and 10% softirq
+			// each): the sender, which sets the pace, is named.
+			name: "both bound, a tie",
+			res: withCPU(streamResult(spec.TCPStream, 9e9), cpuFig(100, 0, 99, 30, 10, 90, 0, measure.TaskCPU{ID: 200, Name: "wirespeed", UtilPct: 90}),
+				cpuFig(200, 0, 99, 30, 10, 90, 0, measure.TaskCPU{ID: 100, Name: "wirespeed", UtilPct: 90})),
+			want: result.LimitSenderCPU, wantSide: result.Local,
+		},
+		{
 			// The sender's thread ran 40% and waited 55%: a busy loop
 			// used 95% of a CPU beside it.
 			name: "other processes",

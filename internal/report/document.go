@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -192,27 +191,6 @@ func CheckPath(path string) error {
 		return fmt.Errorf("output file %q: use a .json, .csv or .txt name", path)
 	}
 	return nil
-}
-
-// WriteFile writes the document to path in the format its extension names,
-// atomically: to a temporary file in the same directory, then renamed, so
-// a reader never sees half a document. text renders the .txt form.
-func WriteFile(path string, doc result.Document, text func(io.Writer)) error {
-	if err := CheckPath(path); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".json":
-		return result.WriteFile(path, doc)
-	case ".csv":
-		if err := CSV(&buf, doc); err != nil {
-			return err
-		}
-	case ".txt":
-		text(&buf)
-	}
-	return WriteAtomic(path, buf.Bytes())
 }
 
 // WriteAtomic is result.WriteAtomic, for the files report renders
