@@ -28,7 +28,7 @@ func TestRunEmbeddedText(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"(embedded server)", "10^6bits/sec", "client->server", "retr "} {
+	for _, want := range []string{"(embedded server)", "10^6bits/sec", "client->server", "Retr  Cwnd"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
