@@ -535,12 +535,12 @@ func adjust(family []*stats.Comparison, opts Options, warn func(int, string)) er
 		switch opts.Adjust {
 		case stats.Holm:
 			warn(i, fmt.Sprintf(
-				"with %d and %d iterations the smallest possible p is %.3g, above the %.3g (alpha %g over %d comparisons) Holm's procedure needs first: no difference can be significant; run at least %s of each",
-				c.NA, c.NB, floor, lone, opts.Alpha, m, stats.UTestSamples(lone)))
+				"with %d and %d iterations the smallest possible p is %.3g, above the %.3g (alpha %g over %d comparisons) Holm's procedure needs first: no difference can be significant; %s",
+				c.NA, c.NB, floor, lone, opts.Alpha, m, stats.IterationsRule(c.Test, opts.Alpha, m, opts.Adjust)))
 		default:
 			warn(i, fmt.Sprintf(
-				"with %d and %d iterations the smallest possible p is %.3g, above the %.3g (alpha %g over %d comparisons) a difference at one point alone needs: only differences shown by many points at once can be significant; run at least %s of each for one alone",
-				c.NA, c.NB, floor, lone, opts.Alpha, m, stats.UTestSamples(lone)))
+				"with %d and %d iterations the smallest possible p is %.3g, above the %.3g (alpha %g over %d comparisons) a difference at one point alone needs: only differences shown by many points at once can be significant; for one alone %s",
+				c.NA, c.NB, floor, lone, opts.Alpha, m, stats.IterationsRule(c.Test, opts.Alpha, m, opts.Adjust)))
 		}
 	}
 	return nil

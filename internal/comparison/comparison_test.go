@@ -274,7 +274,7 @@ func TestCompareAdjustments(t *testing.T) {
 		significant bool
 		warning     string
 	}{
-		{stats.BenjaminiHochberg, 2.0 / 70, true, "only differences shown by many points at once can be significant; run at least 5 of each for one alone"},
+		{stats.BenjaminiHochberg, 2.0 / 70, true, "only differences shown by many points at once can be significant; for one alone run at least 5 of each (the fewest whose smallest p is at most alpha 0.05 over 6 comparisons)"},
 		{stats.Holm, 12.0 / 70, false, "Holm's procedure needs first: no difference can be significant; run at least 5 of each"},
 		{stats.NoAdjustment, 2.0 / 70, true, ""},
 	} {
