@@ -293,3 +293,23 @@ func TestVersion(t *testing.T) {
 		t.Errorf("exit %d, output %q", code, out)
 	}
 }
+
+// TestJSONLogDurations: a JSON log line gives a duration in seconds under
+// a key that names the unit, not slog's bare nanoseconds; text keeps
+// Go's "2.034s".
+func TestJSONLogDurations(t *testing.T) {
+	for _, tc := range []struct{ format, want string }{
+		{"json", `"duration_s":2.034`},
+		{"text", `duration=2.034s`},
+	} {
+		var buf strings.Builder
+		log, err := newLogger(&env{stderr: &buf}, tc.format, "info")
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("test done", "duration", 2034*time.Millisecond)
+		if !strings.Contains(buf.String(), tc.want) || strings.Contains(buf.String(), "2034000000") {
+			t.Errorf("%s log %q, want %s", tc.format, buf.String(), tc.want)
+		}
+	}
+}
