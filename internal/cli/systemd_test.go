@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,14 +182,14 @@ func TestSystemdUnit(t *testing.T) {
 	}
 }
 
-// TestSystemdAnalyzeVerify: systemd accepts the unit and its drop-in,
+// TestSystemdAnalyzeVerify: systemd accepts the units and the drop-in,
 // every setting understood (verify only warns of a value it cannot
-// parse, so what it says of wirespeed's unit must be empty too), and the
-// man page its Documentation= names is one `wirespeed man` writes (verify
-// --man=yes looks it up, in the pages the install steps of
+// parse, so what it says of wirespeed's units must be empty too), and the
+// man pages their Documentation= names are ones `wirespeed man` writes
+// (verify --man=yes looks them up, in the pages the install steps of
 // docs/systemd.md put in place). verify also loads the units the host
-// installed that the unit's targets pull in (irtt.service, say): what it
-// says of those is logged, not held against wirespeed's unit.
+// installed that the units' targets pull in (irtt.service, say): what it
+// says of those is logged, not held against wirespeed's units.
 func TestSystemdAnalyzeVerify(t *testing.T) {
 	sa, err := exec.LookPath("systemd-analyze")
 	if err != nil {
@@ -202,15 +203,16 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(systemdDir, "wirespeed.service"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// verify wants ExecStart's program to exist: the test binary stands in.
-	unit := strings.Replace(string(b), "ExecStart=/usr/local/bin/wirespeed", "ExecStart="+exe, 1)
-	unitPath := filepath.Join(dir, "wirespeed.service")
-	if err := os.WriteFile(unitPath, []byte(unit), 0o644); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"wirespeed.service", "wirespeed-exporter.service"} {
+		b, err := os.ReadFile(filepath.Join(systemdDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// verify wants ExecStart's program to exist: the test binary stands in.
+		unit := strings.Replace(string(b), "ExecStart=/usr/local/bin/wirespeed", "ExecStart="+exe, 1)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(unit), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The man pages, as docs/systemd.md installs them (man1 under a man
 	// path).
@@ -218,6 +220,22 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 	if code, _, stderr := execute(t, context.Background(), "man", filepath.Join(manDir, "man1")); code != 0 {
 		t.Fatalf("wirespeed man: exit %d: %s", code, stderr)
 	}
+	verify := func(name, what string) {
+		cmd := exec.Command(sa, "verify", "--man=yes", filepath.Join(dir, name))
+		cmd.Env = append(os.Environ(), "SYSTEMD_UNIT_PATH="+dir+":", "MANPATH="+manDir)
+		out, err := cmd.CombinedOutput()
+		ours, others := verifyLines(string(out), dir)
+		for _, l := range others {
+			t.Logf("systemd-analyze verify %s, of another unit (not wirespeed's): %s", what, l)
+		}
+		// An exit status with nothing said of our unit is another unit's
+		// (verify fails for any unit it loaded) when it said something of
+		// one; with nothing said at all, it is ours.
+		if len(ours) > 0 || (err != nil && len(others) == 0) {
+			t.Errorf("systemd-analyze verify %s: %v\n%s", what, err, strings.Join(ours, "\n"))
+		}
+	}
+	verify("wirespeed-exporter.service", "wirespeed-exporter.service")
 	for _, dropIn := range []bool{false, true} {
 		if dropIn {
 			dd := filepath.Join(dir, "wirespeed.service.d")
@@ -227,19 +245,7 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		cmd := exec.Command(sa, "verify", "--man=yes", unitPath)
-		cmd.Env = append(os.Environ(), "SYSTEMD_UNIT_PATH="+dir+":", "MANPATH="+manDir)
-		out, err := cmd.CombinedOutput()
-		ours, others := verifyLines(string(out), dir)
-		for _, l := range others {
-			t.Logf("systemd-analyze verify, of another unit (not wirespeed's): %s", l)
-		}
-		// An exit status with nothing said of our unit is another unit's
-		// (verify fails for any unit it loaded) when it said something of
-		// one; with nothing said at all, it is ours.
-		if len(ours) > 0 || (err != nil && len(others) == 0) {
-			t.Errorf("systemd-analyze verify (drop-in %v): %v\n%s", dropIn, err, strings.Join(ours, "\n"))
-		}
+		verify("wirespeed.service", fmt.Sprintf("wirespeed.service (drop-in %v)", dropIn))
 	}
 }
 
