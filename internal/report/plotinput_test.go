@@ -101,3 +101,62 @@ func TestPlotInputsNeverPanic(t *testing.T) {
 		}
 	}
 }
+
+// TestLogTicks: log axes are labelled at 1, 2 and 5 times each power of
+// ten within the axis, so a panel from 17 to 335 us/KB reads 20, 50, 100,
+// 200 (gonum's LogTicks gave only "100") and one from 10 to 600 us reads
+// 10, 20, 50 under 100; over more than four decades only the powers.
+func TestLogTicks(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var out []string
+		for _, tk := range (logTicks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{17, 335, "20 50 100 200"},
+		{10, 600, "10 20 50 100 200 500"},
+		{0.015, 0.3, "0.02 0.05 0.1 0.2"},
+		{1, 1e6, "1 10 100 1000 10000 100000 1e+06"},
+	} {
+		if got := strings.Join(labels(tt.lo, tt.hi), " "); got != tt.want {
+			t.Errorf("%g..%g: labels %q, want %q", tt.lo, tt.hi, got, tt.want)
+		}
+	}
+}
+
+// TestCompareBarsMedian: a bar of an iterated result stands at the
+// median of its iterations, as compare's table reads it, with whiskers
+// at their range: 100, 200 and 900 Mbit/s have mean 400 and median 200.
+func TestCompareBarsMedian(t *testing.T) {
+	var rows []Series
+	for _, label := range []string{"cubic", "bbr"} {
+		p := pt(spec.TCPStream, 131072, 400e6, false)
+		for i, v := range []float64{100e6, 900e6, 200e6} {
+			p.Iterations = append(p.Iterations, result.Iteration{Index: i + 1, Summary: result.Summary{BitsPerSecond: v}})
+		}
+		rows = append(rows, Series{Label: label, Points: []result.Point{p}})
+	}
+	f, err := Plot(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b *bars
+	for _, pl := range f.items {
+		if bb, ok := pl.(*bars); ok {
+			b = bb
+		}
+	}
+	if b == nil || b.ys[0] != 200 || b.w.lo[0] != 100 || b.w.hi[0] != 900 {
+		t.Fatalf("bars %+v, want 200 Mbit/s from 100 to 900", b)
+	}
+	if !strings.Contains(f.Main.Title.Text, "median of the iterations") {
+		t.Errorf("title %q does not say the bars are medians", f.Main.Title.Text)
+	}
+}
