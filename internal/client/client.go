@@ -209,7 +209,7 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 	if err := t.Validate(); err != nil {
 		return result.Result{}, fmt.Errorf("%w: %v", control.ErrInvalid, err)
 	}
-	req := control.TestRequest{Spec: t}
+	req := control.TestRequest{Spec: t, StreamedIntervals: true}
 	var content []byte
 	if t.Payload.Kind == spec.PayloadFile {
 		b, err := c.loadPayload(t.Payload.Path)
@@ -380,6 +380,9 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 		reason string
 	}
 	guard := newIntervalGuard(t, started)
+	// The server's interval reports, kept as they pass the guard (which
+	// bounds them): its result leaves them out (StreamedIntervals).
+	reports := map[spec.Direction][]result.IntervalReport{}
 	go func() {
 		// Generous: the server's run ends within omit+duration plus its
 		// first-byte grace and drain, which are 5 s each.
@@ -403,6 +406,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 					return
 				}
 				r.Side = result.Remote
+				reports[r.Direction] = append(reports[r.Direction], r)
 				ticks.add(r)
 			case control.TypeAbort:
 				// The server ends the test early (it is shutting down):
@@ -419,6 +423,8 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 				if err == nil {
 					if err = checkResult(t, r); err != nil {
 						r = result.SideResult{} // nothing of it is kept
+					} else {
+						fillIntervals(&r, reports)
 					}
 				}
 				r.Side = result.Remote

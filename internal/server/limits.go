@@ -133,9 +133,9 @@ const (
 	refusedMemory      = "max_memory"
 )
 
-// testLimit says why t, whose buffers take mem bytes, is over a limit, or
-// returns "" when it is not.
-func (s *Server) testLimit(t spec.Test, mem int64) (reason, msg string) {
+// testLimit says why t, which costs c, is over a limit, or returns ""
+// when it is not.
+func (s *Server) testLimit(t spec.Test, c testCost, streamed bool) (reason, msg string) {
 	l := s.limits()
 	switch {
 	case t.Omit+t.Duration > l.MaxDuration:
@@ -145,8 +145,11 @@ func (s *Server) testLimit(t spec.Test, mem int64) (reason, msg string) {
 		return refusedParallel, fmt.Sprintf("%d parallel streams per direction is over this server's limit of %d (serve --max-parallel); ask for fewer with -P",
 			t.Parallel, l.MaxParallel)
 	}
-	if msg := s.testMemoryLimit(mem); msg != "" {
+	if msg := s.testMemoryLimit(t, c); msg != "" {
 		return refusedTestMemory, msg
+	}
+	if msg := intervalLimit(t, streamed, control.DefaultMaxFrame); msg != "" {
+		return refusedFrame, msg
 	}
 	if rate := udpRate(t); rate > l.MaxUDPRateBitsPerSecond {
 		if math.IsInf(rate, 1) {
@@ -176,14 +179,14 @@ func udpRate(t spec.Test) float64 {
 // refuseTest answers a test request that is over a limit, or that arrives
 // while the server shuts down, and reports whether it did. The session
 // goes on: the client may ask for less.
-func (s *Server) refuseTest(cc *control.Conn, t spec.Test, fileLen int, log *slog.Logger) bool {
+func (s *Server) refuseTest(cc *control.Conn, t spec.Test, fileLen int, streamed bool, log *slog.Logger) bool {
 	if s.safety.draining.Load() {
 		s.countRefused(refusedShutdown)
 		log.Info("test refused", "test", t.Kind, "reason", refusedShutdown)
 		cc.SendError(control.CodeBusy, "the server is shutting down; retry in a moment")
 		return true
 	}
-	reason, msg := s.testLimit(t, testMemory(t, fileLen))
+	reason, msg := s.testLimit(t, costOf(t, fileLen, streamed), streamed)
 	if reason == "" {
 		return false
 	}

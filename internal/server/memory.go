@@ -105,12 +105,31 @@ func iperf3Memory(p iperf3.Params) int64 {
 	return n
 }
 
-// testMemoryLimit says why a test's buffers are over the per-test budget,
+// testCost is what a test makes this server hold: its buffers
+// (testMemory) and its interval records (intervalMemory).
+type testCost struct {
+	buffers, intervals int64
+}
+
+func (c testCost) total() int64 { return c.buffers + c.intervals }
+
+// costOf is what t costs this server; streamed: the client takes its
+// interval reports as they come (control.TestRequest.StreamedIntervals).
+func costOf(t spec.Test, fileLen int, streamed bool) testCost {
+	return testCost{buffers: testMemory(t, fileLen), intervals: intervalMemory(t, streamed)}
+}
+
+// testMemoryLimit says why a test's memory is over the per-test budget,
 // or returns "".
-func (s *Server) testMemoryLimit(mem int64) string {
+func (s *Server) testMemoryLimit(t spec.Test, c testCost) string {
 	l := s.limits()
+	mem := c.total()
 	if mem <= l.MaxTestMemory {
 		return ""
+	}
+	if c.intervals > 0 {
+		return fmt.Sprintf("a test whose buffers (%s) and interval records (%s: -i %v, -P %d, %d direction(s)) take %s on this server is over its limit of %s per test (serve --max-test-memory); ask for a longer interval (-i), fewer streams (-P) or smaller messages (-m, -M, -r, -l)",
+			units.FormatSize(c.buffers), units.FormatSize(c.intervals), t.Interval, t.Parallel, len(t.Directions()), units.FormatSize(mem), units.FormatSize(l.MaxTestMemory))
 	}
 	return fmt.Sprintf("a test whose buffers take %s on this server is over its limit of %s per test (serve --max-test-memory); ask for smaller messages (-m, -M, -r, -l) or fewer streams (-P)",
 		units.FormatSize(mem), units.FormatSize(l.MaxTestMemory))
@@ -135,8 +154,8 @@ func (s *Server) reserveMemory(mem int64) (release func(), msg string) {
 
 // reserve takes the memory of a test or a relay for the session, or
 // tells the client the server is busy and returns false.
-func (ss *session) reserve(t spec.Test, fileLen int) (release func(), ok bool) {
-	release, msg := ss.s.reserveMemory(testMemory(t, fileLen))
+func (ss *session) reserve(t spec.Test, fileLen int, streamed bool) (release func(), ok bool) {
+	release, msg := ss.s.reserveMemory(costOf(t, fileLen, streamed).total())
 	if msg != "" {
 		ss.s.countRefused(refusedMemory)
 		ss.log.Info("test refused", "test", t.Kind, "reason", refusedMemory, "limit", msg)

@@ -58,6 +58,10 @@ type Config struct {
 	// ends. It may be called from several goroutines at once and must not
 	// block for long.
 	OnInterval func(result.IntervalReport)
+	// StreamIntervals keeps intervals out of the result: they reach
+	// OnInterval only, and the side holds none of them (the server, for a
+	// client that keeps its reports: control.TestRequest.StreamedIntervals).
+	StreamIntervals bool
 	// DrainTimeout bounds how long a passive loop keeps going after its
 	// window to reach the peer's end of stream. Default 5s.
 	DrainTimeout time.Duration
@@ -569,6 +573,12 @@ func (w *scheduleWindow) close(f *flow) {
 // wait sleeps until t. It returns false when the run must end early: ctx
 // was cancelled or, for a passive flow, every loop reached its end.
 func (f *flow) wait(ctx context.Context, t time.Time) bool {
+	if ctx.Err() != nil {
+		// A sampler behind its schedule still sees the end of the run
+		// (issue 32: it went on sampling a cancelled test).
+		f.aborted = true
+		return false
+	}
 	d := time.Until(t)
 	if d <= 0 {
 		return true
@@ -650,12 +660,14 @@ func (f *flow) interval(index int, s0, prev, cur sample) {
 	if f.cfg.Spec.Kind.RR() {
 		sum.TransactionsPerSecond = result.PerSecond(sum.Packets, dt)
 	}
-	f.result.Intervals = append(f.result.Intervals, sum)
-	if f.perStream == nil {
-		f.perStream = make([][]result.Interval, len(f.loops))
-	}
-	for i, si := range streams {
-		f.perStream[i] = append(f.perStream[i], si.Interval)
+	if !f.cfg.StreamIntervals {
+		f.result.Intervals = append(f.result.Intervals, sum)
+		if f.perStream == nil {
+			f.perStream = make([][]result.Interval, len(f.loops))
+		}
+		for i, si := range streams {
+			f.perStream[i] = append(f.perStream[i], si.Interval)
+		}
 	}
 	if f.cfg.OnInterval != nil {
 		f.cfg.OnInterval(result.IntervalReport{Direction: f.dir, Side: f.cfg.Side, Role: f.role, Index: index, Interval: sum, Streams: streams})
