@@ -565,15 +565,15 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	payload := req.Payload
 	log.Debug("test started", "test", t.Kind, "streams", len(conns), "duration", t.Duration)
 	res, err := side.Run(runCtx, side.Config{
-		Spec:    t,
-		Side:    result.Remote,
-		Sends:   spec.ServerToClient,
-		Conns:   conns,
-		Payload: payload,
-		CRR:     dp.crrShared,
+		Spec:            t,
+		Side:            result.Remote,
+		Sends:           spec.ServerToClient,
+		Conns:           conns,
+		Payload:         payload,
+		CRR:             dp.crrShared,
 		OnInterval:      reports.add,
 		StreamIntervals: req.StreamedIntervals,
-		ProcRoot: s.cfg.ProcRoot,
+		ProcRoot:        s.cfg.ProcRoot,
 		// What a UDP_RR client makes this server send is paced to the
 		// UDP limit, whatever its sizes, burst and request rate.
 		MaxUDPRRRate: s.limits().MaxUDPRateBitsPerSecond,
