@@ -17,7 +17,6 @@ func (r *TCPReceiver) useDiscard() error {
 	return nil
 }
 
-
 // receiveSplice is the splice hot loop: socket to pipe, then pipe to
 // /dev/null until the pipe is empty again, so that the pipe never holds
 // data when the next socket splice starts (a full pipe would read as

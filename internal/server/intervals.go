@@ -92,7 +92,7 @@ func intervalLimit(t spec.Test, streamed bool, maxFrame int) string {
 		return ""
 	}
 	return fmt.Sprintf("a result of %d interval records (-i %v over %v, %d streams per direction and their sum) would take about %s, over the control message limit of %s; ask for a longer interval (-i) or fewer streams (-P), or use a newer wirespeed client, which takes intervals as they come",
-		intervalRecords(t, false), t.Interval, t.Duration, t.Parallel, units.FormatSize(size), units.FormatSize(int64(maxFrame)))
+		intervalRecords(t, false), t.Interval, t.Duration, t.Parallel, units.FormatBytes(float64(size)), units.FormatBytes(float64(maxFrame)))
 }
 
 // reportWriter sends a test's interval reports on the control connection
