@@ -217,6 +217,10 @@ func Default() Test {
 
 var ccName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
 
+// ValidCCName reports whether s is shaped like a kernel congestion
+// control name (cubic, bbr, dctcp): what a peer may report as one.
+func ValidCCName(s string) bool { return ccName.MatchString(s) }
+
 // Validate reports the first problem with t, in words a user can act on.
 // A server validates every spec it receives again: it is untrusted input.
 func (t Test) Validate() error {
