@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -116,6 +115,9 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	if err != nil {
 		return err
 	}
+	if err := f.run.useArchive(ctx, e); err != nil {
+		return err
+	}
 	rep, err := f.run.measure.repeat()
 	if err != nil {
 		return err
@@ -165,34 +167,20 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 		return err
 	}
 	obs := &matrixObserver{e: e, text: !f.run.json, label: c.label, sizes: plan.Sizes}
-	save := func(doc *result.Document) error {
-		f.run.record.apply(doc)
-		if f.run.output == "" {
-			return nil
-		}
-		return report.WriteFile(f.run.output, *doc, func(w io.Writer) {
-			report.Heading(w, doc.Spec, c.addr)
-			report.MatrixTableOf(w, *doc)
-		})
-	}
+	sinks := f.run.sinks(e.stdout, report.TextOptions{Server: c.addr})
 	doc, runErr := matrix.Run(ctx, plan, matrix.Options{
 		Measure:  c.iterate,
 		Changed:  func(ctx context.Context) error { _, err := c.RefreshEnv(ctx); return err },
 		Observer: obs,
-		Save:     save,
+		Save: func(doc *result.Document) error {
+			f.run.record.apply(doc)
+			return sinks.Emit(report.Doc{Results: doc, Partial: true})
+		},
 	})
 	f.run.record.apply(doc)
 
-	// The notes, the JSON, the file, and the command's error.
-	switch {
-	case f.run.json:
-		if err := report.JSON(e.stdout, *doc); err != nil {
-			return err
-		}
-	case len(doc.Matrix.Rows) > 0 || len(doc.Matrix.RestoreErrors) > 0:
-		report.MatrixNotes(e.stdout, *doc)
-	}
-	if err := save(doc); err != nil && runErr == nil {
+	// The notes or the JSON, the file, and the command's error.
+	if err := emit(sinks, report.Doc{Results: doc}); err != nil && runErr == nil {
 		runErr = err
 	}
 	if len(doc.Matrix.RestoreErrors) > 0 {

@@ -84,11 +84,15 @@ type mesher struct {
 	port     int
 	portSet  bool
 	resolver mesh.Resolver
+	sinks    report.Sinks // every round's document
 }
 
-func runMesh(ctx context.Context, e *env, f *meshFlags, portSet bool) error {
+func runMesh(ctx context.Context, e *env, f *meshFlags, portSet bool) (err error) {
 	t, err := f.run.buildSpec()
 	if err != nil {
+		return err
+	}
+	if err := f.run.useArchive(ctx, e); err != nil {
 		return err
 	}
 	switch {
@@ -130,6 +134,12 @@ func runMesh(ctx context.Context, e *env, f *meshFlags, portSet bool) error {
 		}
 	}
 
+	m.sinks = f.run.sinks(e.stdout, report.TextOptions{})
+	defer func() {
+		if cerr := m.sinks.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	next := time.Now()
 	for round := 1; ; round++ {
 		doc, err := m.round(ctx, round)
@@ -141,7 +151,7 @@ func runMesh(ctx context.Context, e *env, f *meshFlags, portSet bool) error {
 			fmt.Fprintf(e.stderr, "wirespeed: mesh round %d: %v\n", round, err)
 		}
 		if doc != nil {
-			if err := m.show(doc, round); err != nil {
+			if err := m.show(doc); err != nil {
 				return err
 			}
 		}
@@ -183,24 +193,10 @@ func (m *mesher) status(doc *result.MeshDocument) error {
 	return nil
 }
 
-// show writes a round's document: the matrix (or JSON) to stdout, and
+// show emits a round's document: the matrix (or JSON) to stdout, and
 // the -o file.
-func (m *mesher) show(doc *result.MeshDocument, round int) error {
-	f := &m.f.run
-	if f.json {
-		if err := report.MeshJSON(m.e.stdout, *doc); err != nil {
-			return err
-		}
-	} else {
-		if round > 1 {
-			fmt.Fprintln(m.e.stdout)
-		}
-		report.MeshText(m.e.stdout, *doc)
-	}
-	if f.output != "" {
-		return report.WriteMeshFile(f.output, *doc)
-	}
-	return nil
+func (m *mesher) show(doc *result.MeshDocument) error {
+	return m.sinks.Emit(report.Doc{Mesh: doc})
 }
 
 // peers returns this round's peers, with the one that is this host

@@ -35,7 +35,7 @@ func writeSweep(t *testing.T, path string, cc string, sizes []int) {
 		}, p)
 	}
 	save := func(d *result.Document) error {
-		return report.WriteFile(path, *d, func(w io.Writer) { report.SweepTable(w, *d) })
+		return report.WriteFile(path, report.Doc{Results: d}, report.TextOptions{})
 	}
 	if _, err := sweep.Run(context.Background(), sweep.Plan{Base: base, Repeat: rep, Sizes: sizes}, sweep.Options{Measure: measure, Save: save}); err != nil {
 		t.Fatal(err)

@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"wirespeed/internal/comparison"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
@@ -45,6 +42,11 @@ type runFlags struct {
 	sec     runSecurityFlags
 	record  recordFlags // --title, --label (run, sweep, matrix)
 	out     outputFlags // -f, --timestamps, --logfile, --json-stream, --fields (run)
+	// archive is --archive (run, sweep, matrix, mesh; archive.go), and
+	// archiveSink its sink once useArchive resolved it.
+	archive     string
+	archiveSink *archiveSink
+	rrul        rrulFlags // --load, --idle, the probe intervals (RRUL, rrulflags.go)
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -106,7 +108,8 @@ func kindList() string {
 	return strings.Join(names, ", ")
 }
 
-// buildSpec turns the flags into a validated spec.
+// buildSpec turns the flags into a validated spec: the flags' values,
+// then spec.Resolve for the defaults that depend on the test.
 func (f *runFlags) buildSpec() (spec.Test, error) {
 	t := f.spec
 	kind, err := spec.ParseKind(f.test)
@@ -114,28 +117,8 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 		return t, usagef("%w%s", err, testFlagHint(f.test))
 	}
 	t.Kind = kind
-	if f.reverse {
-		switch kind {
-		case spec.TCPStream, spec.TCPMaerts:
-			t.Kind = spec.TCPMaerts
-		case spec.UDPStream:
-			t.Reverse = true
-		default:
-			return t, usagef("-R reverses TCP_STREAM and UDP_STREAM; it does not apply to %s", kind)
-		}
-	}
-	if t.Kind == spec.UDPStream && (f.changed == nil || !f.changed("send-size")) {
-		t.SendSize = spec.DefaultUDPSize
-		switch {
-		case t.GSOSize > 0:
-			t.SendSize = spec.GSOSendSize(t.GSOSize) // --gso: -m is the bytes per send
-		case f.ipv6:
-			t.SendSize = spec.DefaultUDP6Size
-		}
-	}
-	// UDP batches (issue 15): the flags' default, one datagram per call,
-	// is recorded for UDP_STREAM only, the test they apply to. In a spec,
-	// 0 means the default; on the command line it is a mistake.
+	// A command line starts the UDP batches at 1, one datagram per call;
+	// in a spec 0 means that default, on the command line it is a mistake.
 	for _, b := range []struct {
 		flag string
 		n    int
@@ -144,24 +127,18 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 			return t, usagef("%s %d must be between 1 (one datagram per system call) and %d", b.flag, b.n, spec.MaxUDPBatch)
 		}
 	}
-	if t.Kind != spec.UDPStream {
-		if t.SendBatch == 1 {
-			t.SendBatch = 0
-		}
-		if t.RecvBatch == 1 {
-			t.RecvBatch = 0
-		}
+	// RRUL's settings and its 4 flows a direction unless -P says (rrulflags.go).
+	if err := f.rrul.apply(&t, f.changed); err != nil {
+		return t, err
 	}
-	if f.tradeoff && t.Kind != spec.TCPStream {
-		return t, usagef("--tradeoff runs TCP_STREAM and TCP_MAERTS itself; drop -t %s and -R", t.Kind)
-	}
+	g := spec.Given{Reverse: f.reverse, SendSizeSet: f.changed != nil && f.changed("send-size")}
 	switch {
 	case f.ipv4 && f.ipv6:
 		return t, usagef("-4 and -6 exclude each other")
 	case f.ipv4:
-		t.IPVersion = 4
+		g.IPVersion = 4
 	case f.ipv6:
-		t.IPVersion = 6
+		g.IPVersion = 6
 	}
 	switch f.payload {
 	case spec.PayloadRandom, spec.PayloadZeros:
@@ -172,8 +149,11 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 		}
 		t.Payload = spec.Payload{Kind: spec.PayloadFile, Path: f.payload}
 	}
-	if err := t.Validate(); err != nil {
+	if t, err = spec.Resolve(t, g); err != nil {
 		return t, specHint(t, err)
+	}
+	if f.tradeoff && t.Kind != spec.TCPStream {
+		return t, usagef("--tradeoff runs TCP_STREAM and TCP_MAERTS itself; drop -t %s and -R", t.Kind)
 	}
 	if f.output != "" {
 		if err := report.CheckPath(f.output); err != nil {
@@ -230,6 +210,9 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 			}
 		}()
 	}
+	if err := f.useArchive(ctx, e); err != nil {
+		return err
+	}
 	if f.iperf3 {
 		return runIperf3(ctx, e, f, target, portSet)
 	}
@@ -241,139 +224,20 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	if err != nil {
 		return err
 	}
-	stream := f.out.jsonStream
-	text := !f.json && !stream && f.out.fields == nil
-	var mu sync.Mutex
-	headerShown := false
-	onTick := func(tk result.Tick) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !headerShown {
-			report.IntervalHeader(e.stdout)
-			headerShown = true
-		}
-		report.TickIn(f.out.tickWriter(e.stdout), tk, f.out.unit)
-	}
-	switch {
-	case t.Interval == 0:
-		onTick = nil
-	case stream:
-		onTick = streamTick(e.stdout, &mu)
-	case !text:
-		onTick = nil
-	}
-	c, err := connect(ctx, e, f, target, portSet, t.IPVersion, onTick)
+	lv := f.newLive(e.stdout, rep)
+	c, err := connect(ctx, e, f, target, portSet, t.IPVersion, lv.tick(t))
 	if err != nil {
-		if stream {
+		if lv.stream {
 			streamEnd(e.stdout, nil, err)
 		}
 		return err
 	}
 	defer c.Close()
-	addr, label := c.addr, c.label
-	if stream {
-		report.Stream(e.stdout, "start", report.StreamStart{Server: addr, Spec: t})
+	lv.label = c.label
+	measure := func(ctx context.Context, t spec.Test) (result.Result, error) {
+		return c.iterate(ctx, t, rep, lv.progress())
 	}
-
-	kinds := []spec.Kind{t.Kind}
-	if f.tradeoff {
-		kinds = []spec.Kind{spec.TCPStream, spec.TCPMaerts}
-	}
-	doc := result.Document{Schema: result.Schema, Tool: tool(), Command: "run"}
-	f.record.apply(&doc)
-	if rep.Repeats() {
-		doc.Repeat = &rep
-	}
-	var results []result.Result
-	var runErr error
-	for i, k := range kinds {
-		tk := t
-		tk.Kind = k
-		if text {
-			if i > 0 {
-				fmt.Fprintln(e.stdout)
-			}
-			report.Record(e.stdout, doc.Title, doc.Labels)
-			report.Heading(e.stdout, tk, label)
-			mu.Lock()
-			headerShown = false
-			mu.Unlock()
-		}
-		res, err := c.Iterate(ctx, tk, rep, iterationLines(e.stdout, text && rep.Repeats(), &mu, func() { headerShown = false }))
-		if err != nil && len(res.Directions) == 0 {
-			runErr = err
-			break
-		}
-		res.Remote.Address = addr
-		results = append(results, res)
-		if text {
-			fmt.Fprintln(e.stdout)
-			report.TextIn(e.stdout, res, f.out.unit)
-		}
-		if err != nil {
-			runErr = err
-			break
-		}
-		if res.Interrupted {
-			break
-		}
-	}
-	if len(results) == 0 {
-		if stream {
-			streamEnd(e.stdout, nil, runErr)
-		}
-		return runErr
-	}
-	doc.Result = results[0]
-	var trade result.Tradeoff
-	if len(results) > 1 {
-		doc.Runs = results
-	}
-	if len(results) == 2 {
-		trade = comparison.Tradeoff(results[0], results[1])
-		doc.Tradeoff = &trade
-	}
-	textDoc := func(w io.Writer) {
-		for _, r := range results {
-			report.TextIn(w, r, f.out.unit)
-			fmt.Fprintln(w)
-		}
-		if len(results) == 2 {
-			report.TradeoffIn(w, results[0], results[1], trade, f.out.unit)
-		}
-	}
-	if text && len(results) == 2 {
-		fmt.Fprintln(e.stdout)
-		report.TradeoffIn(e.stdout, results[0], results[1], trade, f.out.unit)
-	}
-	switch {
-	case f.out.fields != nil:
-		if err := report.Fields(e.stdout, doc, f.out.fields, f.out.fieldStyle); err != nil {
-			return err
-		}
-	case stream:
-		if err := streamEnd(e.stdout, &doc, nil); err != nil {
-			return err
-		}
-	case f.json:
-		if err := report.JSON(e.stdout, doc); err != nil {
-			return err
-		}
-	}
-	if f.output != "" {
-		if err := report.WriteFile(f.output, doc, textDoc); err != nil {
-			return err
-		}
-	}
-	if runErr != nil {
-		return runErr
-	}
-	for _, r := range results {
-		if r.Interrupted {
-			return errInterrupted
-		}
-	}
-	return nil
+	return f.measureRuns(ctx, lv, "run", c.addr, t, rep, measure)
 }
 
 // embeddedServer starts a server on loopback in this process and returns

@@ -3,18 +3,15 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/iperf3"
 	"wirespeed/internal/iterate"
-	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
@@ -61,75 +58,14 @@ func runIperf3(ctx context.Context, e *env, f *runFlags, target string, portSet 
 		}
 	}
 
-	stream := f.out.jsonStream
-	text := !f.json && !stream && f.out.fields == nil
-	var mu sync.Mutex
-	headerShown := false
-	cfg := iperf3.ClientConfig{Addr: addr, IPVersion: t.IPVersion, Hostname: e.hostname, Logger: e.log, ProcRoot: f.measure.procRoot, Payload: payload}
-	if stream && t.Interval > 0 {
-		cfg.OnInterval = streamTick(e.stdout, &mu)
+	lv := f.newLive(e.stdout, rep)
+	lv.label = addr + " (iperf3 server)"
+	cfg := iperf3.ClientConfig{Addr: addr, IPVersion: t.IPVersion, Hostname: e.hostname, Logger: e.log, ProcRoot: f.measure.procRoot, Payload: payload,
+		OnInterval: lv.tick(t)}
+	measure := func(ctx context.Context, t spec.Test) (result.Result, error) {
+		return iterate.Run(ctx, rep, func(ctx context.Context) (result.Result, error) { return iperf3.Run(ctx, cfg, t) }, lv.progress())
 	}
-	if text && t.Interval > 0 {
-		cfg.OnInterval = func(tk result.Tick) {
-			mu.Lock()
-			defer mu.Unlock()
-			if !headerShown {
-				report.IntervalHeader(e.stdout)
-				headerShown = true
-			}
-			report.TickIn(f.out.tickWriter(e.stdout), tk, f.out.unit)
-		}
-	}
-	label := addr + " (iperf3 server)"
-	if text {
-		report.Heading(e.stdout, t, label)
-	}
-	if stream {
-		report.Stream(e.stdout, "start", report.StreamStart{Server: addr, Spec: t})
-	}
-	res, runErr := iterate.Run(ctx, rep, func(ctx context.Context) (result.Result, error) { return iperf3.Run(ctx, cfg, t) },
-		iterationLines(e.stdout, text && rep.Repeats(), &mu, func() { headerShown = false }))
-	if runErr != nil && len(res.Directions) == 0 {
-		if stream {
-			streamEnd(e.stdout, nil, runErr)
-		}
-		return runErr
-	}
-	doc := result.Document{Schema: result.Schema, Tool: tool(), Command: "run --iperf3", Result: res}
-	f.record.apply(&doc)
-	if rep.Repeats() {
-		doc.Repeat = &rep
-	}
-	if text {
-		fmt.Fprintln(e.stdout)
-		report.TextIn(e.stdout, res, f.out.unit)
-	}
-	switch {
-	case f.out.fields != nil:
-		if err := report.Fields(e.stdout, doc, f.out.fields, f.out.fieldStyle); err != nil {
-			return err
-		}
-	case stream:
-		if err := streamEnd(e.stdout, &doc, nil); err != nil {
-			return err
-		}
-	case f.json:
-		if err := report.JSON(e.stdout, doc); err != nil {
-			return err
-		}
-	}
-	if f.output != "" {
-		if err := report.WriteFile(f.output, doc, func(w io.Writer) { report.TextIn(w, res, f.out.unit) }); err != nil {
-			return err
-		}
-	}
-	if runErr != nil {
-		return runErr
-	}
-	if res.Interrupted {
-		return errInterrupted
-	}
-	return nil
+	return f.measureRuns(ctx, lv, "run --iperf3", addr, t, rep, measure)
 }
 
 // readPayload reads a --payload file, bounded as the wirespeed client

@@ -48,7 +48,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.spec.NoDelay, "nodelay", false, "set TCP_NODELAY (disable Nagle) on data sockets")
 	fl.StringVar(&f.payload, "payload", spec.PayloadRandom, "what to send: random (incompressible), zeros, or a FILE's contents (up to 1 MiB, repeated)")
 	addDataPathFlags(fl, f)
-	addSockOptFlags(fl, f) // -B, --bind-dev, --cport, --tos, --dscp, --mss, --dont-fragment (issue 19)
+	addSockOptFlags(fl, f)    // -B, --bind-dev, --cport, --tos, --dscp, --mss, --dont-fragment (issue 19)
+	addRRULFlags(fl, &f.rrul) // --load, --idle, --probe-interval, --tcp-probe-interval (issue 24)
 	fl.BoolVar(&f.tradeoff, "tradeoff", false, "run TCP_STREAM, then TCP_MAERTS, and show both directions side by side")
 	fl.Var(&f.measure.iterations, "iterations", "MAX,MIN iterations (netperf's -i, max first): stop after MIN once the confidence interval is reached, at MAX in any case; default 1,1, or 10,3 with -I")
 	fl.VarP(&f.measure.confidence, "confidence", "I", "LEVEL,WIDTH confidence interval to reach over iterations (netperf's -I): 99,5 is 99% confidence, 5% wide (+/-2.5%); default 99,5 when iterating")
@@ -62,6 +63,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVarP(&f.ipv6, "ipv6", "6", false, "use IPv6 only")
 	fl.BoolVar(&f.json, "json", false, "print the JSON results document instead of text")
 	fl.StringVarP(&f.output, "output", "o", "", "also write the result to FILE: .json, .csv or .txt")
+	registerArchiveFlag(fl, &f.archive)
 	f.sec.register(fl)
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -80,6 +81,9 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 	if err != nil {
 		return err
 	}
+	if err := f.run.useArchive(ctx, e); err != nil {
+		return err
+	}
 	rep, err := f.run.measure.repeat()
 	if err != nil {
 		return err
@@ -123,12 +127,11 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 	prog := newProgress(e.stderr, isTerminal(e.stderr), base, rep, len(sizes))
 	defer prog.stop()
 	obs := sweepObserver{progress: prog}
-	opts := sweep.Options{Measure: c.iterate, Observer: &obs}
-	if out != "" {
-		opts.Save = func(d *result.Document) error {
-			return report.WriteFile(out, *d, func(w io.Writer) { report.SweepTable(w, *d) })
-		}
-	}
+	f.run.output = out
+	sinks := f.run.sinks(e.stdout, report.TextOptions{})
+	// Every point saves the document (-o), so that --resume finds it.
+	opts := sweep.Options{Measure: c.iterate, Observer: &obs,
+		Save: func(d *result.Document) error { return sinks.Emit(report.Doc{Results: d, Partial: true}) }}
 	if text {
 		report.Record(e.stdout, plan.Doc.Title, plan.Doc.Labels)
 		report.Heading(e.stdout, sweep.AtSize(base, sizes[0]), c.label)
@@ -138,13 +141,8 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 	}
 	doc, runErr := sweep.Run(ctx, plan, opts)
 	prog.stop()
-	if text {
-		report.SweepNotes(e.stdout, *doc)
-	}
-	if f.run.json {
-		if err := report.JSON(e.stdout, *doc); err != nil {
-			return err
-		}
+	if err := emit(sinks, report.Doc{Results: doc}); err != nil {
+		return errors.Join(runErr, err)
 	}
 	if runErr != nil {
 		return runErr

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -47,7 +46,7 @@ func TestSweepResume(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sweep.json")
 	base, rep, sizes := sweepSpec(), spec.DefaultRepeat(), []int{1024, 2048, 4096, 8192}
 	save := func(d *result.Document) error {
-		return report.WriteFile(path, *d, func(w io.Writer) { report.SweepTable(w, *d) })
+		return report.WriteFile(path, report.Doc{Results: d}, report.TextOptions{})
 	}
 	var measured []int
 	measure := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (result.Result, error) {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -31,7 +30,7 @@ var csvHeader = append([]string{
 	"packets_sent", "packets_received", "lost", "loss_pct", "out_of_order", "duplicates", "jitter_ms", "send_errors",
 	"transactions", "transactions_per_s", "timeouts",
 	"latency_min_us", "latency_mean_us", "latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_p999_us", "latency_max_us", "latency_stddev_us",
-}, append(append(cpuCSVHeader("local"), cpuCSVHeader("remote")...), "interrupted", "limit")...)
+}, append(append(append(cpuCSVHeader("local"), cpuCSVHeader("remote")...), "interrupted", "limit"), wireCSVHeader...)...)
 
 // cpuCSVHeader names one side's CPU columns: what the text's cpu line and
 // the table's CPU columns show.
@@ -112,7 +111,8 @@ func csvRow(r result.Result, dir string, s result.Summary, sockets []string, wit
 	for _, c := range []*measure.CPU{r.Summary.LocalCPU, r.Summary.RemoteCPU} {
 		row = append(row, cpuCSV(c, withCPU, r.Summary.RRSummary != nil)...)
 	}
-	return append(row, strconv.FormatBool(r.Interrupted), limitKind(s.Limit))
+	row = append(row, strconv.FormatBool(r.Interrupted), limitKind(s.Limit))
+	return append(row, wireCSV(r, withCPU)...)
 }
 
 // limitKind is a limit's kind for a CSV cell, empty for none.
@@ -192,27 +192,6 @@ func CheckPath(path string) error {
 		return fmt.Errorf("output file %q: use a .json, .csv or .txt name", path)
 	}
 	return nil
-}
-
-// WriteFile writes the document to path in the format its extension names,
-// atomically: to a temporary file in the same directory, then renamed, so
-// a reader never sees half a document. text renders the .txt form.
-func WriteFile(path string, doc result.Document, text func(io.Writer)) error {
-	if err := CheckPath(path); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".json":
-		return result.WriteFile(path, doc)
-	case ".csv":
-		if err := CSV(&buf, doc); err != nil {
-			return err
-		}
-	case ".txt":
-		text(&buf)
-	}
-	return WriteAtomic(path, buf.Bytes())
 }
 
 // WriteAtomic is result.WriteAtomic, for the files report renders

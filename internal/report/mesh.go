@@ -1,14 +1,11 @@
 package report
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
@@ -160,26 +157,4 @@ func MeshCSV(w io.Writer, doc result.MeshDocument) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// WriteMeshFile writes the mesh document to path in the format its
-// extension names (.json, .csv or .txt), atomically, as WriteFile does.
-func WriteMeshFile(path string, doc result.MeshDocument) error {
-	if err := CheckPath(path); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".json":
-		if err := MeshJSON(&buf, doc); err != nil {
-			return err
-		}
-	case ".csv":
-		if err := MeshCSV(&buf, doc); err != nil {
-			return err
-		}
-	case ".txt":
-		MeshText(&buf, doc)
-	}
-	return WriteAtomic(path, buf.Bytes())
 }

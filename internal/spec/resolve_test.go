@@ -1,0 +1,68 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestResolve(t *testing.T) {
+	base := Default()
+	base.SendBatch, base.RecvBatch = 1, 1 // where a command line starts
+	for _, tc := range []struct {
+		name    string
+		kind    Kind
+		mod     func(*Test)
+		given   Given
+		want    func(*Test)
+		wantErr string
+	}{
+		{name: "tcp stream as given", kind: TCPStream,
+			want: func(t *Test) { t.SendBatch, t.RecvBatch = 0, 0 }},
+		{name: "-R on TCP_STREAM is TCP_MAERTS", kind: TCPStream, given: Given{Reverse: true},
+			want: func(t *Test) { t.Kind = TCPMaerts; t.SendBatch, t.RecvBatch = 0, 0 }},
+		{name: "-R on UDP_STREAM reverses it", kind: UDPStream, given: Given{Reverse: true},
+			want: func(t *Test) { t.Reverse = true; t.SendSize = 1472 }},
+		{name: "-R on TCP_RR", kind: TCPRR, given: Given{Reverse: true}, wantErr: "-R reverses TCP_STREAM and UDP_STREAM; it does not apply to TCP_RR"},
+		// 1500-byte MTU less 20 (IPv4) and 8 (UDP); IPv6's header is 40.
+		{name: "UDP default size", kind: UDPStream, want: func(t *Test) { t.SendSize = 1472 }},
+		{name: "UDP default size over IPv6", kind: UDPStream, given: Given{IPVersion: 6},
+			want: func(t *Test) { t.SendSize = 1452; t.IPVersion = 6 }},
+		{name: "UDP size given stays", kind: UDPStream, mod: func(t *Test) { t.SendSize = 1000 }, given: Given{SendSizeSet: true},
+			want: func(t *Test) { t.SendSize = 1000 }},
+		// 65507/1400 = 46 datagrams of 1400 bytes a send.
+		{name: "UDP with GSO", kind: UDPStream, mod: func(t *Test) { t.GSOSize = 1400 },
+			want: func(t *Test) { t.GSOSize = 1400; t.SendSize = 46 * 1400 }},
+		{name: "UDP batches kept", kind: UDPStream, mod: func(t *Test) { t.SendBatch = 8 },
+			want: func(t *Test) { t.SendBatch = 8; t.SendSize = 1472 }},
+		{name: "batch on TCP refused", kind: TCPStream, mod: func(t *Test) { t.SendBatch = 8 }, wantErr: "--send-batch applies to UDP_STREAM"},
+		{name: "IPv4 asked", kind: TCPRR, given: Given{IPVersion: 4},
+			want: func(t *Test) { t.IPVersion = 4; t.SendBatch, t.RecvBatch = 0, 0 }},
+		{name: "invalid after defaults", kind: TCPStream, mod: func(t *Test) { t.Parallel = 0 }, wantErr: "parallel"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base
+			in.Kind = tc.kind
+			if tc.mod != nil {
+				tc.mod(&in)
+			}
+			got, err := Resolve(in, tc.given)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := base
+			want.Kind = tc.kind
+			if tc.want != nil {
+				tc.want(&want)
+			}
+			if got != want {
+				t.Errorf("Resolve:\n got %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
