@@ -51,6 +51,10 @@ type Config struct {
 	// ask for; default measure.DefaultProcRoot.
 	ProcRoot string
 
+	// MaxUDPRRRate, when more than 0, paces this client's UDP_RR requests
+	// to that many bits/s in all: a relaying server's --max-udp-rate.
+	MaxUDPRRRate float64
+
 	// BindAddr and BindDev are where the control connection leaves from
 	// (-B, --bind-dev; the data connections take theirs from the spec):
 	// the zero Addr and "" for wherever the kernel routes it.
@@ -469,6 +473,8 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			CRROptions: engine.ClientOptions(t, spec.Stream{}),
 			ProcRoot:   c.cfg.ProcRoot,
 			WireDevice: wireDev,
+			// A relaying server's limit on what it sends.
+			MaxUDPRRRate: c.cfg.MaxUDPRRRate,
 		})
 		localCh <- remote{res: r, err: err}
 	}()

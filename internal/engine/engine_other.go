@@ -260,6 +260,9 @@ func (r *RRClient) exchange() error {
 			// first 8 would put its high bytes there when the response
 			// is shorter, issue 32).
 			putSeq(reqBuf, seq, elen)
+			if r.pace != nil {
+				r.pace.wait(len(reqBuf), r.stopped)
+			}
 		}
 		fl.push(seq, int64(time.Since(epoch)))
 		seq++

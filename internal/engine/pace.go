@@ -99,5 +99,18 @@ func (r *RRServer) SetMaxRate(bitsPerSecond float64) {
 	}
 }
 
+// SetMaxRate paces the client's requests of a UDP request/response test
+// to at most bitsPerSecond of payload (0 or +Inf: no pacing): a relaying
+// server's --max-udp-rate holds for the requests it sends, whatever the
+// request size and burst (issue 32). Call it before Run; TCP is not paced.
+func (r *RRClient) SetMaxRate(bitsPerSecond float64) {
+	if r.udp {
+		r.pace = newPacer(bitsPerSecond)
+	}
+}
+
+// PacedRequests reports whether the pacing of SetMaxRate delayed a request.
+func (r *RRClient) PacedRequests() bool { return r.pace != nil && r.pace.waited.Load() }
+
 // Paced reports whether the pacing of SetMaxRate delayed a response.
 func (r *RRServer) Paced() bool { return r.pace != nil && r.pace.waited.Load() }

@@ -221,6 +221,9 @@ func (r *RRClient) exchangeOn(fd int) error {
 			// first 8 would put its high bytes there when the response
 			// is shorter, issue 32).
 			putSeq(reqBuf, seq, elen)
+			if r.pace != nil {
+				r.pace.wait(len(reqBuf), r.stopped)
+			}
 			fl.push(seq, int64(time.Since(epoch)))
 			seq++
 			_, err := rawWrite(fd, reqBuf)

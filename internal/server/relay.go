@@ -338,6 +338,9 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 		Logger:           log,
 		HandshakeTimeout: s.cfg.HandshakeTimeout,
 		ProcRoot:         s.cfg.ProcRoot,
+		// The UDP requests this server sends to its peer keep to its
+		// UDP limit, as its own responses do (issue 32).
+		MaxUDPRRRate: s.limits().MaxUDPRateBitsPerSecond,
 	}
 	cfg.PSK = key
 	reached := false

@@ -85,10 +85,11 @@ type Config struct {
 	// header when the peer is iperf3 (engine.Iperf3Header).
 	UDPOptions []engine.UDPOption
 
-	// MaxUDPRRRate, when more than 0 and finite, paces the responses this
-	// side sends in a UDP request/response test to that many bits/s of
-	// payload in all, shared evenly by the streams (a server's
-	// --max-udp-rate). A result that was paced says so in a warning.
+	// MaxUDPRRRate, when more than 0 and finite, paces the responses (or,
+	// as the requester, the requests) this side sends in a UDP
+	// request/response test to that many bits/s of payload in all, shared
+	// evenly by the streams (a server's --max-udp-rate, for its own tests
+	// and those it relays). A result that was paced says so in a warning.
 	MaxUDPRRRate float64
 
 	// WireDevice names the network device that carries the test's
@@ -237,6 +238,10 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 	res.Counters = host.counters
 	res.Wire = host.wire
 	res.Warnings = host.warnings
+	if pacedRequests(order) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s side paced its UDP requests to its limit of %s (serve --max-udp-rate): transaction rates and latencies include that wait",
+			cfg.Side, units.FormatBits(cfg.MaxUDPRRRate)))
+	}
 	if pacedAny(order) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s side paced its UDP responses to its limit of %s (serve --max-udp-rate): transaction rates and latencies include that wait",
 			cfg.Side, units.FormatBits(cfg.MaxUDPRRRate)))
@@ -302,7 +307,11 @@ func (cfg *Config) newLoop(c Conn, role result.Role, p *engine.Payload) (engine.
 	case t.Kind.RR() && c.Conn == nil:
 		return nil, fmt.Errorf("%s needs a connection", t.Kind)
 	case t.Kind.RR() && role == result.Requester:
-		return engine.NewRRClient(c.Conn, t.RequestSize, t.ResponseSize, t.Burst)
+		rc, err := engine.NewRRClient(c.Conn, t.RequestSize, t.ResponseSize, t.Burst)
+		if err == nil && cfg.MaxUDPRRRate > 0 {
+			rc.SetMaxRate(cfg.MaxUDPRRRate / float64(len(cfg.Conns)))
+		}
+		return rc, err
 	case t.Kind.RR():
 		rs, err := engine.NewRRServer(c.Conn, t.RequestSize, t.ResponseSize)
 		if err == nil && cfg.MaxUDPRRRate > 0 {
@@ -814,6 +823,19 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 func ended(l engine.Loop) bool {
 	fl, ok := l.(engine.Follower)
 	return ok && fl.Ended()
+}
+
+// pacedRequests reports whether a request/response client's requests
+// waited for their rate limit (engine.RRClient.SetMaxRate).
+func pacedRequests(flows []*flow) bool {
+	for _, f := range flows {
+		for _, l := range f.loops {
+			if p, ok := l.(interface{ PacedRequests() bool }); ok && p.PacedRequests() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pacedAny reports whether a loop's sending waited for its rate limit
