@@ -63,7 +63,19 @@ type Limits struct {
 	// of all running tests together.
 	MaxTestMemory int64
 	MaxMemory     int64
+	// MaxDSCP is the highest DSCP a client may have the server's packets
+	// carry (--tos, --dscp): 0 means DefaultMaxDSCP, NoDSCP none but 0.
+	MaxDSCP int
 }
+
+// DefaultMaxDSCP keeps the network control classes (CS6 and CS7, DSCP 48
+// and up, which routers reserve for their own protocols) from a client:
+// any other DSCP, EF (46) included, may be asked for.
+const DefaultMaxDSCP = 47
+
+// NoDSCP as Limits.MaxDSCP lets no client set the DSCP of the server's
+// packets (serve --max-dscp 0).
+const NoDSCP = -1
 
 // Defaults of the limits.
 const (
@@ -98,6 +110,12 @@ func (s *Server) limits() Limits {
 	if l.MaxMemory <= 0 {
 		l.MaxMemory = DefaultMaxMemory
 	}
+	switch {
+	case l.MaxDSCP == 0:
+		l.MaxDSCP = DefaultMaxDSCP
+	case l.MaxDSCP < 0:
+		l.MaxDSCP = 0
+	}
 	return l
 }
 
@@ -131,6 +149,7 @@ const (
 	refusedHandshake   = "max_handshake_rate"
 	refusedTestMemory  = "max_test_memory"
 	refusedMemory      = "max_memory"
+	refusedDSCP        = "max_dscp"
 )
 
 // testLimit says why t, which costs c, is over a limit, or returns ""
@@ -150,6 +169,10 @@ func (s *Server) testLimit(t spec.Test, c testCost, streamed bool) (reason, msg 
 	}
 	if msg := s.testMemoryLimit(t, c); msg != "" {
 		return refusedTestMemory, msg
+	}
+	if dscp := t.TOS >> 2; dscp > l.MaxDSCP {
+		return refusedDSCP, fmt.Sprintf("a TOS of %#x (DSCP %d) is over this server's limit of DSCP %d (serve --max-dscp); ask for a lower --dscp or --tos, or none",
+			t.TOS, dscp, l.MaxDSCP)
 	}
 	if msg := intervalLimit(t, streamed, control.DefaultMaxFrame); msg != "" {
 		return refusedFrame, msg
