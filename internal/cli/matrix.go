@@ -115,6 +115,9 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	if err != nil {
 		return err
 	}
+	if err := f.run.useArchive(ctx, e); err != nil {
+		return err
+	}
 	rep, err := f.run.measure.repeat()
 	if err != nil {
 		return err

@@ -35,6 +35,11 @@ func (f *runFlags) sinks(w io.Writer, text report.TextOptions) report.Sinks {
 	if f.output != "" {
 		out = append(out, report.FileSink{Path: f.output, Text: text})
 	}
+	// The archive last: the document is shown and in its file before
+	// the archive (or the spool) is tried.
+	if f.archiveSink != nil {
+		out = append(out, f.archiveSink)
+	}
 	return out
 }
 

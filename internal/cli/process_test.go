@@ -70,6 +70,7 @@ var built struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	testkit.StopPostgres()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}

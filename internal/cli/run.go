@@ -42,6 +42,10 @@ type runFlags struct {
 	sec     runSecurityFlags
 	record  recordFlags // --title, --label (run, sweep, matrix)
 	out     outputFlags // -f, --timestamps, --logfile, --json-stream, --fields (run)
+	// archive is --archive (run, sweep, matrix, mesh; archive.go), and
+	// archiveSink its sink once useArchive resolved it.
+	archive     string
+	archiveSink *archiveSink
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -200,6 +204,9 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 				err = fmt.Errorf("--logfile: %w", cerr)
 			}
 		}()
+	}
+	if err := f.useArchive(ctx, e); err != nil {
+		return err
 	}
 	if f.iperf3 {
 		return runIperf3(ctx, e, f, target, portSet)

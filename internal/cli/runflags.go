@@ -62,6 +62,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVarP(&f.ipv6, "ipv6", "6", false, "use IPv6 only")
 	fl.BoolVar(&f.json, "json", false, "print the JSON results document instead of text")
 	fl.StringVarP(&f.output, "output", "o", "", "also write the result to FILE: .json, .csv or .txt")
+	registerArchiveFlag(fl, &f.archive)
 	f.sec.register(fl)
 }
 

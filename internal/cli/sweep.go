@@ -81,6 +81,9 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 	if err != nil {
 		return err
 	}
+	if err := f.run.useArchive(ctx, e); err != nil {
+		return err
+	}
 	rep, err := f.run.measure.repeat()
 	if err != nil {
 		return err

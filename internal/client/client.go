@@ -19,7 +19,6 @@ import (
 
 	"wirespeed/internal/control"
 	"wirespeed/internal/engine"
-	"wirespeed/internal/limit"
 	"wirespeed/internal/result"
 	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
@@ -244,7 +243,7 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 		return result.Result{}, err
 	}
 	if err := c.cc.Expect(control.TypeReady, nil, 15*time.Second); err != nil {
-		closeConns(conns)
+		side.CloseAll(conns)
 		c.broken = true
 		return result.Result{}, c.explain(err)
 	}
@@ -334,13 +333,13 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 	for _, st := range t.Streams() {
 		tc, err := engine.Dial(ctx, c.network, addr, engine.ClientOptions(t, st))
 		if err != nil {
-			closeConns(conns)
+			side.CloseAll(conns)
 			return nil, fmt.Errorf("data connection %d to %s: %w", st.ID, addr, err)
 		}
 		tc.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		if err := control.WriteDataHeader(tc, acc.Token, st.ID); err != nil {
 			tc.Close()
-			closeConns(conns)
+			side.CloseAll(conns)
 			return nil, fmt.Errorf("data connection %d to %s: %w", st.ID, addr, err)
 		}
 		tc.SetWriteDeadline(time.Time{})
@@ -349,19 +348,11 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 	return conns, nil
 }
 
-func closeConns(cs []side.Conn) {
-	for _, c := range cs {
-		if c.Conn != nil {
-			c.Conn.Close()
-		}
-	}
-}
-
 // measure starts the run on both sides and collects both results.
 func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted, conns []side.Conn, content []byte) (result.Result, error) {
 	started := time.Now()
 	if err := c.cc.Send(control.TypeStart, struct{}{}); err != nil {
-		closeConns(conns)
+		side.CloseAll(conns)
 		c.broken = true
 		return result.Result{}, err
 	}
@@ -487,12 +478,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	}
 
 	local.res.Env = c.localEnv(ctx)
-	res := result.Join(t, local.res, rem.res)
-	res.Started = started
-	res.Local.Hostname = c.cfg.Hostname
-	res.Remote.Address = c.cfg.Addr
-	// What limited the run, from the joined figures (docs/limits.md).
-	limit.Diagnose(&res)
+	res := side.Join(t, local.res, rem.res, started, c.cfg.Hostname, c.cfg.Addr)
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"wirespeed/internal/engine"
-	"wirespeed/internal/limit"
 	"wirespeed/internal/result"
 	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
@@ -174,16 +173,16 @@ func (cl *client) run(ctx context.Context) (result.Result, error) {
 	}
 	if err := cl.cc.expectState(TestStart, ReadTimeout); err != nil {
 		stop()
-		closeAll(conns)
+		side.CloseAll(conns)
 		return result.Result{}, cl.explain(ctx, err)
 	}
 	if err := cl.cc.expectState(TestRunning, ReadTimeout); err != nil {
 		stop()
-		closeAll(conns)
+		side.CloseAll(conns)
 		return result.Result{}, cl.explain(ctx, err)
 	}
 	if !stop() {
-		closeAll(conns)
+		side.CloseAll(conns)
 		return result.Result{}, ctx.Err()
 	}
 	return cl.measure(ctx, conns)
@@ -215,7 +214,7 @@ func (cl *client) openStreams(ctx context.Context) ([]side.Conn, error) {
 	for _, st := range t.Streams() {
 		c, err := cl.openStream(ctx, st, addr)
 		if err != nil {
-			closeAll(conns)
+			side.CloseAll(conns)
 			return nil, fmt.Errorf("data stream %d to %s: %w", st.ID, addr, err)
 		}
 		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
@@ -262,14 +261,6 @@ func (cl *client) openStream(ctx context.Context, st spec.Stream, addr string) (
 		return nil, fmt.Errorf("%w: UDP stream reply %q, want %q", ErrProtocol, buf[:n], udpReply)
 	}
 	return uc, nil
-}
-
-func closeAll(cs []side.Conn) {
-	for _, c := range cs {
-		if c.Conn != nil {
-			c.Conn.Close()
-		}
-	}
 }
 
 // udpDrain bounds how long a UDP receiver reads on after its window: the
@@ -429,12 +420,7 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 	cl.cc.writeState(IperfDone)
 
 	remote, warnings := remoteSide(t, theirs)
-	res := result.Join(t, local, remote)
-	res.Started = started
-	res.Local.Hostname = cl.cfg.Hostname
-	res.Remote.Address = cl.cfg.Addr
-	// What limited the run, from the joined figures (docs/limits.md).
-	limit.Diagnose(&res)
+	res := side.Join(t, local, remote, started, cl.cfg.Hostname, cl.cfg.Addr)
 	res.Warnings = append(res.Warnings, warnings...)
 	if ctx.Err() != nil {
 		res.Interrupted = true
