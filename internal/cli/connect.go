@@ -63,6 +63,11 @@ func connect(ctx context.Context, e *env, f *runFlags, target string, portSet bo
 			conn.stop()
 		}
 		if errors.Is(err, control.ErrIperf3Server) {
+			if k, kerr := spec.ParseKind(f.test); kerr == nil && (k == spec.RRUL || k.RR()) {
+				// iperf3 has no latency probes nor request/response:
+				// these tests need a wirespeed server there.
+				return nil, fmt.Errorf("%w; iperf3 cannot run %s: start `wirespeed serve` on that host and run against it", err, k)
+			}
 			return nil, fmt.Errorf("%w; to measure against it, add --iperf3: wirespeed run --iperf3 %s", err, conn.addr)
 		}
 		return nil, err

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +92,43 @@ func TestIperf3PortHint(t *testing.T) {
 	if code != ExitRuntime || !strings.Contains(errOut, "add --iperf3: wirespeed run --iperf3 "+ln.Addr().String()) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
+}
+
+// TestRRULAgainstIperf3: RRUL pointed at a real iperf3 server (Debian's
+// iperf3) says iperf3 cannot run it and what to start instead, rather
+// than suggesting --iperf3; with --iperf3 it is a usage error naming the
+// tests iperf3 runs.
+func TestRRULAgainstIperf3(t *testing.T) {
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("needs iperf3 (Debian package iperf3)")
+	}
+	addr := startIperf3(t)
+	var code int
+	var errOut string
+	for range 5 {
+		// iperf3 resets or closes a connection that comes while it still
+		// closes the previous one (startIperf3's probe): try again.
+		if code, _, errOut = execute(t, context.Background(), "run", addr, "-t", "RRUL", "-l", "1"); !strings.Contains(errOut, "reset by peer") && !strings.Contains(errOut, "without a reply") {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code != ExitRuntime || !strings.Contains(errOut, "iperf3 cannot run RRUL: start `wirespeed serve`") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = execute(t, context.Background(), "run", "--iperf3", addr, "-t", "RRUL", "-l", "1")
+	if code != ExitUsage || !strings.Contains(errOut, "iperf3 runs TCP_STREAM") {
+		t.Errorf("--iperf3: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestRRULUsageErrors(t *testing.T) {
+	checkUsageErrors(t, []usageCase{
+		{args: []string{"run", "-t", "RRUL", "--probe-interval", "500us"}, want: "UDP probe interval 500µs is under 1ms"},
+		{args: []string{"run", "-t", "RRUL", "--tcp-probe-interval", "1ms"}, want: "TCP probe interval 1ms is under 10ms"},
+		{args: []string{"run", "-t", "RRUL", "--load", "sideways"}, want: `load "sideways": use both, up`},
+		{args: []string{"run", "-t", "RRUL", "--idle", "100ms"}, want: "idle phase 100ms must be between 1s and 1m0s"},
+		{args: []string{"run", "-t", "TCP_STREAM", "--load", "up"}, want: "--load applies to the RRUL test"},
+		{args: []string{"run", "-t", "RRUL", "--omit", "1"}, want: "leave --omit out"},
+	})
 }

@@ -46,6 +46,7 @@ type runFlags struct {
 	// archiveSink its sink once useArchive resolved it.
 	archive     string
 	archiveSink *archiveSink
+	rrul        rrulFlags // --load, --idle, the probe intervals (RRUL, rrulflags.go)
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -125,6 +126,10 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 		if b.n < 1 {
 			return t, usagef("%s %d must be between 1 (one datagram per system call) and %d", b.flag, b.n, spec.MaxUDPBatch)
 		}
+	}
+	// RRUL's settings and its 4 flows a direction unless -P says (rrulflags.go).
+	if err := f.rrul.apply(&t, f.changed); err != nil {
+		return t, err
 	}
 	g := spec.Given{Reverse: f.reverse, SendSizeSet: f.changed != nil && f.changed("send-size")}
 	switch {

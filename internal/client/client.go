@@ -74,7 +74,8 @@ type Client struct {
 		path    string
 		content []byte
 	}
-	env envCache // this side's environment record (env.go)
+	probe *net.UDPConn // an RRUL run's UDP probe socket (rrul.go)
+	env   envCache     // this side's environment record (env.go)
 }
 
 // Dial connects to the server and exchanges hellos. The errors say what
@@ -242,6 +243,14 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 		c.broken = true
 		return result.Result{}, err
 	}
+	if t.Kind == spec.RRUL {
+		if err := c.dialProbe(ctx, t, acc); err != nil {
+			side.CloseAll(conns)
+			c.broken = true
+			return result.Result{}, err
+		}
+		defer c.closeProbe()
+	}
 	if err := c.cc.Expect(control.TypeReady, nil, 15*time.Second); err != nil {
 		side.CloseAll(conns)
 		c.broken = true
@@ -350,6 +359,11 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 
 // measure starts the run on both sides and collects both results.
 func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted, conns []side.Conn, content []byte) (result.Result, error) {
+	// The environment record names the device whose counters side.Run
+	// reads (the record is kept for the connection: collected here at
+	// its first run, before the start, so that its cost falls outside
+	// both sides' windows).
+	wireDev := wireDevice(c.localEnv(ctx))
 	started := time.Now()
 	if err := c.cc.Send(control.TypeStart, struct{}{}); err != nil {
 		side.CloseAll(conns)
@@ -374,7 +388,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	go func() {
 		// Generous: the server's run ends within omit+duration plus its
 		// first-byte grace and drain, which are 5 s each.
-		timeout := t.Omit + t.Duration + 20*time.Second
+		timeout := t.Length() + 20*time.Second
 		deadline := time.Now().Add(timeout)
 		for {
 			m, err := c.cc.Recv(time.Until(deadline))
@@ -430,8 +444,14 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	defer stopAbort()
 
 	localCh := make(chan remote, 1)
+	run := side.Run
+	if t.Kind == spec.RRUL {
+		run = func(ctx context.Context, cfg side.Config) (result.SideResult, error) {
+			return side.RunRRUL(ctx, cfg, c.probes(t, acc))
+		}
+	}
 	go func() {
-		r, err := side.Run(runCtx, side.Config{
+		r, err := run(runCtx, side.Config{
 			Spec:       t,
 			Side:       result.Local,
 			Sends:      spec.ClientToServer,
@@ -442,6 +462,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			CRRAddr:    net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.CRRPort)),
 			CRROptions: engine.ClientOptions(t, spec.Stream{}),
 			ProcRoot:   c.cfg.ProcRoot,
+			WireDevice: wireDev,
 		})
 		localCh <- remote{res: r, err: err}
 	}()

@@ -115,3 +115,12 @@ func (c *Client) RefreshEnv(ctx context.Context) (*sysinfo.Env, error) {
 // LocalEnv returns the client's environment record, collecting it when
 // it has none (at the first run, and after RefreshEnv).
 func (c *Client) LocalEnv(ctx context.Context) sysinfo.Env { return *c.localEnv(ctx) }
+
+// wireDevice is the device whose counters a run reads: the interface of
+// the environment record, "" when it has none.
+func wireDevice(env *sysinfo.Env) string {
+	if env == nil || env.Interface == nil {
+		return ""
+	}
+	return env.Interface.Name
+}

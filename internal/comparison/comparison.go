@@ -154,6 +154,14 @@ var metrics = []Metric{
 	{Name: "remote CPU util", Unit: "%", Key: "remote_util_pct", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.RemoteCPU }, false)},
 	{Name: "local service demand", Unit: "us/KB", Key: "local_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.LocalCPU }, true)},
 	{Name: "remote service demand", Unit: "us/KB", Key: "remote_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.RemoteCPU }, true)},
+	// The sender's device (result.Wire): what TSO, GSO or an MTU made
+	// of the packets; absent where the device was not read.
+	{Name: "sender device packet rate", Unit: "pkts/sec", Key: "sender_wire_pps", Scale: 1, Value: func(s result.Summary) (float64, bool) {
+		return s.SenderWirePacketsPerSecond, s.SenderWirePacketsPerSecond > 0
+	}},
+	{Name: "sender device bytes per packet", Unit: "bytes", Key: "sender_wire_bytes_per_packet", Scale: 1, Value: func(s result.Summary) (float64, bool) {
+		return s.SenderWireBytesPerPacket, s.SenderWirePacketsPerSecond > 0
+	}},
 	splitMetric("local", "user", "user_pct", func(c *measure.CPU) float64 { return c.UserPct }),
 	splitMetric("local", "system", "system_pct", func(c *measure.CPU) float64 { return c.SystemPct }),
 	splitMetric("local", "irq", "irq_pct", func(c *measure.CPU) float64 { return c.IRQPct }),

@@ -454,3 +454,44 @@ func TestCompareAcrossDirections(t *testing.T) {
 		t.Errorf("mixed directions: %v", err)
 	}
 }
+
+// TestCompareWire: the sender's device's packet rate and bytes per
+// packet are compared like the other figures. TSO on (A: 4 iterations of
+// about 20k packets/s of 64 KB) against off (B: about 800k of 1514 B):
+// every B above every A in packets per second, p = 2/70 (U = 0 of 16),
+// and below in bytes per packet, p = 2/70; medians 20.5k and 805k
+// packets/s. Adjusted (Benjamini-Hochberg over 3 comparisons, all at
+// 2/70): 2/70.
+func TestCompareWire(t *testing.T) {
+	mk := func(bps, pps, bpp []float64) result.Document {
+		sp := spec.Default()
+		r := result.Result{Spec: sp, Directions: []result.DirectionResult{{}}}
+		for i := range bps {
+			r.Iterations = append(r.Iterations, result.Iteration{Index: i + 1, Summary: result.Summary{BitsPerSecond: bps[i],
+				SenderWirePacketsPerSecond: pps[i], SenderWireBytesPerPacket: bpp[i]}})
+		}
+		return sweep(result.Point{MsgSize: sp.SendSize, Result: r})
+	}
+	a := mk([]float64{1, 2, 3, 4}, []float64{20e3, 21e3, 19e3, 22e3}, []float64{65000, 64000, 64500, 65100})
+	b := mk([]float64{5, 6, 7, 8}, []float64{800e3, 810e3, 790e3, 820e3}, []float64{1514, 1514, 1513, 1514})
+	srcs, err := Sources([]string{"a", "b"}, []result.Document{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compare(srcs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := Key{Test: spec.TCPStream, Size: srcs[0].Order[0].Size}
+	pps := line(t, res, "sender_wire_pps", k).Cells[1].Comparison
+	if !near(pps.CenterA, 20.5e3) || !near(pps.CenterB, 805e3) || !near(pps.P, 2.0/70) || !near(pps.PAdjusted, 2.0/70) || !pps.Significant {
+		t.Errorf("packets per second: %+v", *pps)
+	}
+	bpp := line(t, res, "sender_wire_bytes_per_packet", k).Cells[1].Comparison
+	if !near(bpp.P, 2.0/70) || !bpp.Significant || bpp.DeltaPct > -97 {
+		t.Errorf("bytes per packet: %+v", *bpp)
+	}
+	if res.Comparisons != 3 {
+		t.Errorf("%d comparisons, want 3 (throughput and the two device figures)", res.Comparisons)
+	}
+}

@@ -56,6 +56,10 @@ const (
 	// sent make congestion the limit; UDP loss at this level that nothing
 	// else explains gets a note.
 	RetransPct = 1
+	// DeviceDropPct: a receiver's device that dropped this share of the
+	// packets it received (rx_dropped, rx_missed, rx_over_errors) could
+	// not hand them to the kernel as fast as they came.
+	DeviceDropPct = 0.1
 	// LatencyPct: a request/response rate at least this percent of what
 	// its latency allows (in flight / mean latency) is latency-bound.
 	LatencyPct = 80
@@ -269,6 +273,7 @@ func diagnoseStream(res *result.Result, d *result.DirectionResult) result.Limit 
 	snd, rcv := view(res, d.Sender), view(res, d.Receiver)
 	sc, rc := cpuOf(snd), cpuOf(rcv)
 	l := decideStream(res, d, snd, rcv, sc, rc)
+	wireNotes(res, d, &l)
 	sc.note(&l)
 	if !sameHost(snd, rcv) {
 		rc.note(&l)
@@ -355,6 +360,13 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 	}
 	if u := d.Summary.UDPSummary; u != nil && u.LossPct >= RetransPct {
 		notes = append(notes, fmt.Sprintf("%.1f%% of the datagrams were lost with no rate reached and no CPU saturated", u.LossPct))
+	}
+	if w := wireOf(res, rcv.side); w != nil && dropPct(w) >= DeviceDropPct && !sameDevice(res) {
+		// The receiver's device dropped what it could not hand on: its
+		// CPU (the softirq that empties the ring) fell behind, whatever
+		// its totals say.
+		return result.Limit{Kind: result.LimitReceiverCPU, Side: rcv.side, Evidence: result.LimitEvidence{TCP: tcp, CPU: rc.ev},
+			Notes: append(notes, fmt.Sprintf("the receiver's device %s dropped %.2f%% of the packets it received (rx_dropped, rx_missed, rx_over_errors): its ring or the kernel's backlog overflowed", w.Device, dropPct(w)))}
 	}
 	if !sc.known || !rc.known {
 		notes = append(notes, "no CPU figures from both sides (run with --cpu to tell a CPU limit)")
@@ -632,4 +644,52 @@ func mostCommon(ls []*result.Limit) *result.Limit {
 		c.Notes = append([]string{fmt.Sprintf("%d of %d iterations", bestN, n)}, c.Notes...)
 	}
 	return &c
+}
+
+// wireOf is a side's device figures, nil when not read.
+func wireOf(res *result.Result, s result.Side) *result.Wire {
+	if s == result.Remote {
+		return res.Remote.Wire
+	}
+	return res.Local.Wire
+}
+
+// sameDevice is true when both sides read one device (loopback): its
+// drops are not the receiver's alone.
+func sameDevice(res *result.Result) bool {
+	return res.Local.Wire != nil && res.Local.Wire.Loopback
+}
+
+// dropPct is the share of received packets a device dropped, percent.
+func dropPct(w *result.Wire) float64 {
+	l := w.Link
+	d := l.RxDropped + l.RxMissed + l.RxOverErrs
+	if d == 0 {
+		return 0
+	}
+	return 100 * float64(d) / float64(l.RxPackets+d)
+}
+
+// wireNotes adds what the devices say to a stream direction's limit: a
+// CPU limit gets the packets per second and bytes per packet its device
+// handled (a CPU's cost is per packet: TSO, GSO, GRO and a larger MTU
+// make fewer, larger ones), and a receiver's device that dropped gets a
+// note whatever the limit.
+func wireNotes(res *result.Result, d *result.DirectionResult, l *result.Limit) {
+	snd, rcv := wireOf(res, d.Sender), wireOf(res, d.Receiver)
+	switch l.Kind {
+	case result.LimitSenderCPU:
+		if snd != nil && snd.TxPacketsPerSecond > 0 {
+			l.Notes = append(l.Notes, fmt.Sprintf("its device %s sent %.0f packets/s of %.0f bytes: the cost is per packet, and TSO/GSO or a larger MTU make fewer, larger ones",
+				snd.Device, snd.TxPacketsPerSecond, snd.TxBytesPerPacket))
+		}
+	case result.LimitReceiverCPU:
+		if rcv != nil && rcv.RxPacketsPerSecond > 0 {
+			l.Notes = append(l.Notes, fmt.Sprintf("its device %s received %.0f packets/s of %.0f bytes: the cost is per packet, and GRO or a larger MTU make fewer, larger ones",
+				rcv.Device, rcv.RxPacketsPerSecond, rcv.RxBytesPerPacket))
+		}
+	}
+	if rcv != nil && l.Kind != result.LimitReceiverCPU && dropPct(rcv) >= DeviceDropPct && !sameDevice(res) {
+		l.Notes = append(l.Notes, fmt.Sprintf("the receiver's device %s dropped %.2f%% of the packets it received", rcv.Device, dropPct(rcv)))
+	}
 }

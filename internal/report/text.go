@@ -144,6 +144,7 @@ func TextIn(w io.Writer, res result.Result, u units.RateUnit) {
 	if res.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: the run was stopped early; the figures cover only what was measured before.")
 	}
+	UnderLoad(w, res) // RRUL's answer leads (underload.go)
 	switch {
 	case res.Spec.Kind == spec.UDPStream:
 		udpTable(w, res, u)
@@ -155,6 +156,10 @@ func TextIn(w io.Writer, res result.Result, u units.RateUnit) {
 		sides(w, res, u)
 	}
 	measurement(w, res)
+	if res.Local.Wire != nil || res.Remote.Wire != nil {
+		fmt.Fprintln(w)
+		Wire(w, res)
+	}
 	if res.Summary.Limit != nil {
 		fmt.Fprintln(w)
 		Limits(w, res)

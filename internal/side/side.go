@@ -87,6 +87,13 @@ type Config struct {
 	// --max-udp-rate). A result that was paced says so in a warning.
 	MaxUDPRRRate float64
 
+	// WireDevice names the network device that carries the test's
+	// traffic on this side (the environment record's interface): its
+	// counters, its root qdisc's and its driver's offload statistics are
+	// read as the window opens and closes, the qdisc again at interval
+	// ticks, into SideResult.Wire. Empty: not read.
+	WireDevice string
+
 	// AmountReceived, when set with a fixed amount (-n, -k), ends a
 	// receiving flow's window when its streams have received the amount,
 	// and is called then: for a peer that sends the amount but gives no
@@ -184,7 +191,8 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 	if n := lockedLoops(cfg); n > 0 {
 		defer engine.AddProcs(n)()
 	}
-	host := newHostWindow(cfg.ProcRoot, len(order))
+	host := newHostWindow(cfg.ProcRoot, len(order), cfg.WireDevice)
+	defer host.release()
 	for _, f := range order {
 		f.host = host
 	}
@@ -223,6 +231,7 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 		res.Interrupted = res.Interrupted || f.aborted
 	}
 	res.Counters = host.counters
+	res.Wire = host.wire
 	res.Warnings = host.warnings
 	if pacedAny(order) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s side paced its UDP responses to its limit of %s (serve --max-udp-rate): transaction rates and latencies include that wait",
@@ -442,6 +451,9 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		cur := f.take()
 		if sp.Interval > 0 {
 			f.interval(k-1, s0, prev, cur)
+			if next.Before(end) {
+				f.host.tick()
+			}
 		}
 		prev = cur
 		if !reached {
@@ -545,7 +557,7 @@ type scheduleWindow struct {
 	start, end time.Time
 	opened     bool
 	closed     bool
-	nc0, nc1   measure.NetCounters
+	nc0, nc1   hostReading
 	cpu0, cpu1 cpuSample
 }
 
@@ -621,6 +633,7 @@ func (f *flow) delta(i int, a, b sample) result.Interval {
 		iv.Retransmits = b.tcp[i].TotalRetrans - a.tcp[i].TotalRetrans
 		iv.CwndBytes = b.tcp[i].CwndBytes
 		iv.RTTMicros = b.tcp[i].RTTMicros
+		iv.NotsentBytes = b.tcp[i].NotsentBytes
 	}
 	return iv
 }
@@ -643,6 +656,7 @@ func (f *flow) interval(index int, s0, prev, cur sample) {
 		sum.Lost += iv.Lost
 		sum.Retransmits += iv.Retransmits
 		sum.CwndBytes += iv.CwndBytes
+		sum.NotsentBytes += iv.NotsentBytes
 		sum.RTTMicros = max(sum.RTTMicros, iv.RTTMicros)
 		sum.JitterMs = max(sum.JitterMs, iv.JitterMs)
 	}

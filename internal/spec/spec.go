@@ -24,10 +24,11 @@ const (
 	TCPRR     Kind = "TCP_RR"     // request/response transactions on one connection
 	UDPRR     Kind = "UDP_RR"     // request/response datagrams
 	TCPCRR    Kind = "TCP_CRR"    // a new connection for every transaction
+	RRUL      Kind = "RRUL"       // latency under load: TCP flows both ways with probes (rrul.go)
 )
 
 // Kinds lists every kind this version runs, in the order help shows them.
-var Kinds = []Kind{TCPStream, TCPMaerts, TCPBidir, UDPStream, TCPRR, UDPRR, TCPCRR}
+var Kinds = []Kind{TCPStream, TCPMaerts, TCPBidir, UDPStream, TCPRR, UDPRR, TCPCRR, RRUL}
 
 // UDP reports whether the kind moves datagrams.
 func (k Kind) UDP() bool { return k == UDPStream || k == UDPRR }
@@ -78,6 +79,8 @@ func (t Test) Directions() []Direction {
 		return []Direction{ClientToServer}
 	case TCPRR, UDPRR, TCPCRR:
 		return []Direction{RequestResponse}
+	case RRUL:
+		return t.rrulDirections()
 	}
 	return nil
 }
@@ -167,6 +170,9 @@ type Test struct {
 	// Duration being an upper bound. At most one of the two is set.
 	AmountBytes  int64 // -n: payload bytes per direction; 0 for none
 	AmountBlocks int64 // -k: send calls of SendSize bytes per direction; 0 for none
+
+	// RRUL (latency under load, rrul.go): the probes and the phases.
+	RRUL RRULSpec
 }
 
 // Defaults for a Test, documented in the flag help.
@@ -283,6 +289,9 @@ func (t Test) Validate() error {
 		return fmt.Errorf("payload %q: use random, zeros or a file name", t.Payload.Kind)
 	}
 	if err := t.validateSockOpts(); err != nil {
+		return err
+	}
+	if err := t.validateRRUL(); err != nil {
 		return err
 	}
 	if err := t.CheckAmount(); err != nil {
@@ -416,6 +425,9 @@ type wire struct {
 	// Fixed amount (-n, -k).
 	AmountBytes  int64 `json:"amount_bytes,omitempty"`
 	AmountBlocks int64 `json:"amount_blocks,omitempty"`
+
+	// RRUL (rrul.go).
+	RRUL *rrulWire `json:"rrul,omitempty"`
 }
 
 // MarshalJSON writes t with durations in seconds.
@@ -461,6 +473,8 @@ func (t Test) MarshalJSON() ([]byte, error) {
 
 		AmountBytes:  t.AmountBytes,
 		AmountBlocks: t.AmountBlocks,
+
+		RRUL: t.RRUL.wire(),
 	})
 }
 
@@ -512,6 +526,8 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 
 		AmountBytes:  w.AmountBytes,
 		AmountBlocks: w.AmountBlocks,
+
+		RRUL: w.RRUL.spec(),
 	}
 	return nil
 }
