@@ -209,8 +209,13 @@ func parseWirespeed(out []byte) (benchutil.Figures, error) {
 		return nil, err
 	}
 	s := d.Summary
-	return benchutil.Figures{"tps": s.TPS, "p50_us": s.Latency.P50, "p99_us": s.Latency.P99,
-		"sd_local": s.LocalCPU.SDPerTr, "sd_remote": s.RemoteCPU.SDPerTr}, nil
+	if s.RRSummary == nil {
+		return nil, fmt.Errorf("wirespeed output has no transactions")
+	}
+	_, local := benchutil.ServiceDemand(s.LocalCPU)
+	_, remote := benchutil.ServiceDemand(s.RemoteCPU)
+	return benchutil.Figures{"tps": s.TransactionsPerSecond, "p50_us": s.Latency.P50, "p99_us": s.Latency.P99,
+		"sd_local": local, "sd_remote": remote}, nil
 }
 
 func parseNetperf(out []byte) (benchutil.Figures, error) {

@@ -163,7 +163,9 @@ func parseWirespeed(out []byte) (benchutil.Figures, error) {
 		return nil, err
 	}
 	s := d.Summary
-	return benchutil.Figures{"bps": s.BPS, "sd_local": s.LocalCPU.SDPerKB, "sd_remote": s.RemoteCPU.SDPerKB}, nil
+	local, _ := benchutil.ServiceDemand(s.LocalCPU)
+	remote, _ := benchutil.ServiceDemand(s.RemoteCPU)
+	return benchutil.Figures{"bps": s.BitsPerSecond, "sd_local": local, "sd_remote": remote}, nil
 }
 
 func parseNetperf(out []byte) (benchutil.Figures, error) {

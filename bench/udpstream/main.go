@@ -194,20 +194,25 @@ func parseWirespeed(size int) func([]byte) (benchutil.Figures, error) {
 			return nil, err
 		}
 		s := d.Summary
-		if s.Elapsed <= 0 || s.SenderElapsed <= 0 {
+		if s.ElapsedS <= 0 || s.SenderElapsedS <= 0 {
 			return nil, fmt.Errorf("wirespeed output has no elapsed time")
 		}
+		if s.UDPSummary == nil {
+			return nil, fmt.Errorf("wirespeed output has no datagram counts")
+		}
+		local, _ := benchutil.ServiceDemand(s.LocalCPU)
+		remote, _ := benchutil.ServiceDemand(s.RemoteCPU)
 		f := benchutil.Figures{
-			"rx_pps":    s.PacketsReceived / s.Elapsed,
-			"tx_pps":    s.PacketsSent / s.SenderElapsed,
-			"sd_local":  s.LocalCPU.SDPerKB,
-			"sd_remote": s.RemoteCPU.SDPerKB,
+			"rx_pps":    float64(s.PacketsReceived) / s.ElapsedS,
+			"tx_pps":    float64(s.PacketsSent) / s.SenderElapsedS,
+			"sd_local":  local,
+			"sd_remote": remote,
 		}
 		if len(d.Streams) > 0 && d.Streams[0].Sender.Calls > 0 {
-			f["ws_tx_per_call"] = d.Streams[0].Sender.Packets / d.Streams[0].Sender.Calls
+			f["ws_tx_per_call"] = float64(d.Streams[0].Sender.Packets) / float64(d.Streams[0].Sender.Calls)
 		}
 		if len(d.Streams) > 0 && d.Streams[0].Receiver.Calls > 0 {
-			f["ws_rx_per_call"] = d.Streams[0].Receiver.Packets / d.Streams[0].Receiver.Calls
+			f["ws_rx_per_call"] = float64(d.Streams[0].Receiver.Packets) / float64(d.Streams[0].Receiver.Calls)
 		}
 		return f, nil
 	}

@@ -22,7 +22,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -35,6 +34,7 @@ import (
 
 	"wirespeed/bench/internal/benchutil"
 	"wirespeed/internal/lab"
+	"wirespeed/internal/result"
 )
 
 // mode is one way of moving the payload.
@@ -115,12 +115,16 @@ func run() error {
 					got[k] = &figs{}
 				}
 				f := got[k]
-				f.bps = append(f.bps, p.Summary.BPS)
-				f.lsd = append(f.lsd, p.Summary.LocalCPU.SD)
-				f.rsd = append(f.rsd, p.Summary.RemoteCPU.SD)
-				f.completed += p.Local.DataPath.Completed
-				f.copied += p.Local.DataPath.Copied
-				fmt.Fprintf(os.Stderr, "round %d %-16s %7s %9.0f Mb/s  sd %.3f/%.3f us/KB\n", r, m.name, size, p.Summary.BPS/1e6, p.Summary.LocalCPU.SD, p.Summary.RemoteCPU.SD)
+				lsd, _ := benchutil.ServiceDemand(p.Summary.LocalCPU)
+				rsd, _ := benchutil.ServiceDemand(p.Summary.RemoteCPU)
+				f.bps = append(f.bps, p.Summary.BitsPerSecond)
+				f.lsd = append(f.lsd, lsd)
+				f.rsd = append(f.rsd, rsd)
+				if dp := p.Local.DataPath; dp != nil {
+					f.completed += dp.ZeroCopyCompleted
+					f.copied += dp.ZeroCopyCopied
+				}
+				fmt.Fprintf(os.Stderr, "round %d %-16s %7s %9.0f Mb/s  sd %.3f/%.3f us/KB\n", r, m.name, size, p.Summary.BitsPerSecond/1e6, lsd, rsd)
 			}
 		}
 	}
@@ -147,33 +151,11 @@ func run() error {
 	return nil
 }
 
-// sweepDoc is the part of a sweep's results document the bench reads.
-type sweepDoc struct {
-	Points []struct {
-		MsgSize int `json:"msg_size"`
-		Local   struct {
-			DataPath struct {
-				Completed int64 `json:"zerocopy_completed"`
-				Copied    int64 `json:"zerocopy_copied"`
-			} `json:"datapath"`
-		}
-		Summary struct {
-			BPS      float64 `json:"throughput_bps"`
-			LocalCPU struct {
-				SD float64 `json:"service_demand_us_per_kb"`
-			} `json:"local_cpu"`
-			RemoteCPU struct {
-				SD float64 `json:"service_demand_us_per_kb"`
-			} `json:"remote_cpu"`
-		}
-	}
-}
-
 // starter starts a command where the client runs.
 type starter func(*exec.Cmd) error
 
-func sweep(start starter, bin string, args []string) (sweepDoc, error) {
-	var doc sweepDoc
+func sweep(start starter, bin string, args []string) (result.Document, error) {
+	var doc result.Document
 	var stdout, stderr strings.Builder
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -183,8 +165,9 @@ func sweep(start starter, bin string, args []string) (sweepDoc, error) {
 	if err := cmd.Wait(); err != nil {
 		return doc, fmt.Errorf("wirespeed %s: %w: %s", strings.Join(args, " "), err, stderr.String())
 	}
-	if err := jsonDecode(stdout.String(), &doc); err != nil {
-		return doc, err
+	doc, err := result.Decode([]byte(stdout.String()))
+	if err != nil {
+		return doc, fmt.Errorf("sweep output: %w", err)
 	}
 	return doc, nil
 }
@@ -224,11 +207,4 @@ func setUp(bin string, useLab bool) (string, string, starter, func(), error) {
 	}
 	where := fmt.Sprintf("across a veth pair between two namespaces (lab %s, MTU %d)", l.Name, l.MTU)
 	return where, addr, func(c *exec.Cmd) error { return l.Start(lab.B, c) }, stop, nil
-}
-
-func jsonDecode(s string, v any) error {
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		return fmt.Errorf("sweep output is not a results document: %w", err)
-	}
-	return nil
 }

@@ -56,13 +56,18 @@ func connect(ctx context.Context, e *env, f *runFlags, target string, portSet bo
 	}
 	cfg := client.Config{Addr: conn.addr, IPVersion: ipVersion, Tool: version(), Hostname: e.hostname, Logger: e.log,
 		ProcRoot: f.measure.procRoot, OnInterval: onTick, ConnectTimeout: f.connectTimeout,
-		BindAddr: f.spec.BindIP(), BindDev: f.spec.BindDev} // -B, --bind-dev (issue 19)
+		BindAddr: f.spec.BindIP(), BindDev: f.spec.BindDev} // -B, --bind-dev
 	cfg.Security = sec
 	if conn.Client, err = client.Dial(ctx, cfg); err != nil {
 		if conn.stop != nil {
 			conn.stop()
 		}
 		if errors.Is(err, control.ErrIperf3Server) {
+			if k, kerr := spec.ParseKind(f.test); kerr == nil && (k == spec.RRUL || k.RR()) {
+				// iperf3 has no latency probes nor request/response:
+				// these tests need a wirespeed server there.
+				return nil, fmt.Errorf("%w; iperf3 cannot run %s: start `wirespeed serve` on that host and run against it", err, k)
+			}
 			return nil, fmt.Errorf("%w; to measure against it, add --iperf3: wirespeed run --iperf3 %s", err, conn.addr)
 		}
 		return nil, err

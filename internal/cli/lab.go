@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -11,14 +10,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/vishvananda/netns"
 
 	"wirespeed/internal/lab"
 	"wirespeed/internal/netconf"
-	"wirespeed/internal/netdev"
 	"wirespeed/internal/report"
 	"wirespeed/internal/server"
-	"wirespeed/internal/units"
 )
 
 func newLabCmd(e *env) *cobra.Command {
@@ -155,14 +151,11 @@ func (f *labUpFlags) config() (lab.Config, error) {
 		return cfg, usagef("--name: %v", err)
 	}
 	if f.rate != "" {
-		r, err := units.ParseRate(f.rate)
+		r, err := lab.ParseRate(f.rate)
 		if err != nil {
 			return cfg, usagef("--rate: %v", err)
 		}
-		if r < 8000 || r > math.MaxUint64/2 {
-			return cfg, usagef("--rate %q: use 8kbit or more", f.rate)
-		}
-		cfg.RateBitsPerSecond = uint64(r)
+		cfg.RateBitsPerSecond = r
 	}
 	if f.features != "" {
 		settings, err := netconf.ParseSettings(f.features)
@@ -324,10 +317,7 @@ func newLabStatusCmd(e *env) *cobra.Command {
 						return labErr(err)
 					}
 					st := report.LabStatus{Name: n, Owner: owner, Error: err.Error()}
-					// Reading a lab enters its namespaces, which needs
-					// root: without it every lab would look broken. A
-					// missing namespace is broken for anyone.
-					if !errors.Is(err, lab.ErrNotFound) && (errors.Is(err, os.ErrPermission) || os.Geteuid() != 0) {
+					if lab.Unreadable(err) {
 						st.Error, st.Unreadable = "", "reading it needs root (CAP_SYS_ADMIN)"
 					}
 					report.Lab(e.stdout, st)
@@ -349,17 +339,8 @@ func newLabStatusCmd(e *env) *cobra.Command {
 func labStatus(l *lab.Lab) report.LabStatus {
 	st := report.LabStatus{Name: l.Name, MTU: l.MTU, RateBitsPerSecond: l.RateBitsPerSecond}
 	for _, h := range []lab.Host{l.A, l.B} {
-		lh := report.LabHost{Side: string(h.Side), Netns: h.Netns, Dev: h.Dev, IPv4: addrString(h.IPv4), IPv6: addrString(h.IPv6)}
-		if ns, err := netns.GetFromName(h.Netns); err == nil {
-			if nd, err := netdev.Open(ns); err == nil {
-				if fs, err := nd.Features(h.Dev); err == nil {
-					lh.Offloads = fs.Offloads()
-				}
-				nd.Close()
-			}
-			ns.Close()
-		}
-		st.Hosts = append(st.Hosts, lh)
+		st.Hosts = append(st.Hosts, report.LabHost{Side: string(h.Side), Netns: h.Netns, Dev: h.Dev,
+			IPv4: addrString(h.IPv4), IPv6: addrString(h.IPv6), Offloads: h.Offloads()})
 	}
 	st.Server = labServerStatus(l.Name)
 	return st

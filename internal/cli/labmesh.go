@@ -4,17 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/netip"
 	"strconv"
 	"strings"
 
-	"github.com/vishvananda/netns"
-
 	"wirespeed/internal/lab"
-	"wirespeed/internal/netdev"
 	"wirespeed/internal/report"
-	"wirespeed/internal/units"
 )
 
 // A mesh lab on the command line: lab up --hosts N makes h1 ... hN on one
@@ -55,14 +50,11 @@ func (f *labUpFlags) meshConfig(ipv4Changed, ipv6Changed bool) (lab.MeshConfig, 
 		if !strings.HasPrefix(host, "h") || err != nil || n < 1 || n > f.hosts {
 			return cfg, usagef("--host-rate %q: name a host h1 to h%d", hr, f.hosts)
 		}
-		r, err := units.ParseRate(rate)
+		r, err := lab.ParseRate(rate)
 		if err != nil {
 			return cfg, usagef("--host-rate %q: %v", hr, err)
 		}
-		if r < 8000 || r > math.MaxUint64/2 {
-			return cfg, usagef("--host-rate %q: use 8kbit or more", hr)
-		}
-		cfg.RateBitsPerSecond[host] = uint64(r)
+		cfg.RateBitsPerSecond[host] = r
 	}
 	return cfg, nil
 }
@@ -101,7 +93,7 @@ func startMeshServers(ctx context.Context, m *lab.Mesh, port int) error {
 		return err
 	}
 	for i, h := range m.Hosts {
-		cmd, err := selfCommand("serve", "--listen", ":"+strconv.Itoa(port), "--log-level", "info", "--psk-file", key, "--allow-netconf")
+		cmd, err := selfCommand(lab.ServeArgs(port, key)...)
 		if err != nil {
 			return err
 		}
@@ -119,16 +111,7 @@ func meshStatus(m *lab.Mesh) report.LabStatus {
 	st := report.LabStatus{Name: m.Name + fmt.Sprintf(" (%d hosts on bridge in %s)", len(m.Hosts), m.Switch), MTU: m.MTU}
 	for _, h := range m.Hosts {
 		lh := report.LabHost{Side: string(h.Side), Netns: h.Netns, Dev: h.Dev, IPv4: addrString(h.IPv4), IPv6: addrString(h.IPv6),
-			RateBitsPerSecond: m.RateBitsPerSecond[string(h.Side)]}
-		if ns, err := netns.GetFromName(h.Netns); err == nil {
-			if nd, err := netdev.Open(ns); err == nil {
-				if fs, err := nd.Features(h.Dev); err == nil {
-					lh.Offloads = fs.Offloads()
-				}
-				nd.Close()
-			}
-			ns.Close()
-		}
+			RateBitsPerSecond: m.RateBitsPerSecond[string(h.Side)], Offloads: h.Offloads()}
 		if s, err := lab.LoadMeshServer(m.Name, string(h.Side)); err == nil && s != nil {
 			lh.Server = &report.LabServer{Side: string(h.Side), PID: s.PID, Addr: s.Addr, Running: s.RunningIn(m.Name, string(h.Side)), Log: s.Log}
 		}

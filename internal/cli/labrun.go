@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,18 +28,15 @@ var selfCommand = func(args ...string) (*exec.Cmd, error) {
 	return exec.Command(exe, args...), nil
 }
 
-// startLabServer starts `wirespeed serve` detached in side a of l,
-// listening on every address there, and waits until side b reaches it.
-// The server requires a fresh pre-shared key, which lab run passes to the
-// clients, and lets them change its devices (--allow-netconf): a lab's
-// matrix changes both veth ends, the server its own. Its devices are the
-// namespace's: its veth end and lo.
+// startLabServer starts `wirespeed serve` detached in side a of l (its
+// command line: lab.ServeArgs) with a fresh pre-shared key, which lab run
+// passes to the clients, and waits until side b reaches it.
 func startLabServer(ctx context.Context, l *lab.Lab, port int) (*lab.Server, error) {
 	key, err := lab.MakeKey(l.Name)
 	if err != nil {
 		return nil, err
 	}
-	cmd, err := selfCommand("serve", "--listen", ":"+strconv.Itoa(port), "--log-level", "info", "--psk-file", key, "--allow-netconf")
+	cmd, err := selfCommand(lab.ServeArgs(port, key)...)
 	if err != nil {
 		return nil, err
 	}

@@ -92,6 +92,9 @@ func runMesh(ctx context.Context, e *env, f *meshFlags, portSet bool) (err error
 	if err != nil {
 		return err
 	}
+	if err := f.run.useArchive(ctx, e); err != nil {
+		return err
+	}
 	switch {
 	case f.run.tradeoff:
 		return usagef("mesh runs one test per pair: drop --tradeoff (run the mesh with -t TCP_STREAM, then -t TCP_MAERTS)")

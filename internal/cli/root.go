@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -51,6 +52,26 @@ type env struct {
 
 	// resolver looks up mesh --peers-dns; nil means net.DefaultResolver.
 	resolver mesh.Resolver
+
+	// environ reads an environment variable (WIRESPEED_ARCHIVE,
+	// WIRESPEED_SPOOL); nil means os.Getenv. clock is the time; nil
+	// means time.Now.
+	environ func(string) string
+	clock   func() time.Time
+}
+
+func (e *env) getenv(key string) string {
+	if e.environ == nil {
+		return os.Getenv(key)
+	}
+	return e.environ(key)
+}
+
+func (e *env) now() time.Time {
+	if e.clock == nil {
+		return time.Now()
+	}
+	return e.clock()
 }
 
 // Main runs the command line args (without the program name) and returns
@@ -104,6 +125,7 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 	root.AddCommand(newMeshCmd(e))
 	root.AddCommand(newMatrixCmd(e), newCompareCmd(e))
 	root.AddCommand(newManCmd(e))
+	root.AddCommand(newArchiveCmd(e), newHistoryCmd(e))
 	root.AddCommand(newExporterCmd(e))
 	hideRunFlags(root)
 	// The completion command now rather than at Execute, so that root.Find

@@ -42,12 +42,16 @@ type runFlags struct {
 	sec     runSecurityFlags
 	record  recordFlags // --title, --label (run, sweep, matrix)
 	out     outputFlags // -f, --timestamps, --logfile, --json-stream, --fields (run)
+	// archive is --archive (run, sweep, matrix, mesh; archive.go), and
+	// archiveSink its sink once useArchive resolved it.
+	archive     string
+	archiveSink *archiveSink
+	rrul        rrulFlags // --load, --idle, the probe intervals (RRUL, rrulflags.go)
 }
 
 func newRunCmd(e *env) *cobra.Command {
 	f := &runFlags{spec: spec.Default()}
-	var cmd *cobra.Command
-	cmd = &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "run [HOST[:PORT]]",
 		Short: "Run a test against a wirespeed server (an embedded one on loopback when no HOST is given)",
 		Long: `Run a test against a wirespeed server and show the result as a netperf-style
@@ -74,6 +78,9 @@ the sender's count is shown beside it.`,
   wirespeed run host -t UDP_STREAM -b 500M
   wirespeed run host -t TCP_RR -r 64,1K   # 64-byte requests, 1 KiB responses`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if err := dashHint(cmd, args); err != nil {
+				return err
+			}
 			if len(args) > 1 {
 				return usagef("run takes at most one HOST[:PORT], got %q", args)
 			}
@@ -121,6 +128,10 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 		if b.n < 1 {
 			return t, usagef("%s %d must be between 1 (one datagram per system call) and %d", b.flag, b.n, spec.MaxUDPBatch)
 		}
+	}
+	// RRUL's settings and its 4 flows a direction unless -P says (rrulflags.go).
+	if err := f.rrul.apply(&t, f.changed); err != nil {
+		return t, err
 	}
 	g := spec.Given{Reverse: f.reverse, SendSizeSet: f.changed != nil && f.changed("send-size")}
 	switch {
@@ -201,12 +212,18 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 			}
 		}()
 	}
+	if err := f.useArchive(ctx, e); err != nil {
+		return err
+	}
 	if f.iperf3 {
 		return runIperf3(ctx, e, f, target, portSet)
 	}
 	t, err := f.buildSpec()
 	if err != nil {
 		return err
+	}
+	if n := intervalNote(t, f.changed != nil && f.changed("interval"), f.measure.iterations); n != "" {
+		fmt.Fprintln(e.stderr, n)
 	}
 	rep, err := f.measure.repeat()
 	if err != nil {

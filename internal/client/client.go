@@ -19,7 +19,6 @@ import (
 
 	"wirespeed/internal/control"
 	"wirespeed/internal/engine"
-	"wirespeed/internal/limit"
 	"wirespeed/internal/result"
 	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
@@ -75,7 +74,8 @@ type Client struct {
 		path    string
 		content []byte
 	}
-	env envCache // this side's environment record (env.go)
+	probe *net.UDPConn // an RRUL run's UDP probe socket (rrul.go)
+	env   envCache     // this side's environment record (env.go)
 }
 
 // Dial connects to the server and exchanges hellos. The errors say what
@@ -243,8 +243,16 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 		c.broken = true
 		return result.Result{}, err
 	}
+	if t.Kind == spec.RRUL {
+		if err := c.dialProbe(ctx, t, acc); err != nil {
+			side.CloseAll(conns)
+			c.broken = true
+			return result.Result{}, err
+		}
+		defer c.closeProbe()
+	}
 	if err := c.cc.Expect(control.TypeReady, nil, 15*time.Second); err != nil {
-		closeConns(conns)
+		side.CloseAll(conns)
 		c.broken = true
 		return result.Result{}, c.explain(err)
 	}
@@ -334,13 +342,13 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 	for _, st := range t.Streams() {
 		tc, err := engine.Dial(ctx, c.network, addr, engine.ClientOptions(t, st))
 		if err != nil {
-			closeConns(conns)
+			side.CloseAll(conns)
 			return nil, fmt.Errorf("data connection %d to %s: %w", st.ID, addr, err)
 		}
 		tc.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		if err := control.WriteDataHeader(tc, acc.Token, st.ID); err != nil {
 			tc.Close()
-			closeConns(conns)
+			side.CloseAll(conns)
 			return nil, fmt.Errorf("data connection %d to %s: %w", st.ID, addr, err)
 		}
 		tc.SetWriteDeadline(time.Time{})
@@ -349,19 +357,16 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 	return conns, nil
 }
 
-func closeConns(cs []side.Conn) {
-	for _, c := range cs {
-		if c.Conn != nil {
-			c.Conn.Close()
-		}
-	}
-}
-
 // measure starts the run on both sides and collects both results.
 func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted, conns []side.Conn, content []byte) (result.Result, error) {
+	// The environment record names the device whose counters side.Run
+	// reads (the record is kept for the connection: collected here at
+	// its first run, before the start, so that its cost falls outside
+	// both sides' windows).
+	wireDev := wireDevice(c.localEnv(ctx))
 	started := time.Now()
 	if err := c.cc.Send(control.TypeStart, struct{}{}); err != nil {
-		closeConns(conns)
+		side.CloseAll(conns)
 		c.broken = true
 		return result.Result{}, err
 	}
@@ -383,7 +388,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	go func() {
 		// Generous: the server's run ends within omit+duration plus its
 		// first-byte grace and drain, which are 5 s each.
-		timeout := t.Omit + t.Duration + 20*time.Second
+		timeout := t.Length() + 20*time.Second
 		deadline := time.Now().Add(timeout)
 		for {
 			m, err := c.cc.Recv(time.Until(deadline))
@@ -439,8 +444,14 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	defer stopAbort()
 
 	localCh := make(chan remote, 1)
+	run := side.Run
+	if t.Kind == spec.RRUL {
+		run = func(ctx context.Context, cfg side.Config) (result.SideResult, error) {
+			return side.RunRRUL(ctx, cfg, c.probes(t, acc))
+		}
+	}
 	go func() {
-		r, err := side.Run(runCtx, side.Config{
+		r, err := run(runCtx, side.Config{
 			Spec:       t,
 			Side:       result.Local,
 			Sends:      spec.ClientToServer,
@@ -451,6 +462,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			CRRAddr:    net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.CRRPort)),
 			CRROptions: engine.ClientOptions(t, spec.Stream{}),
 			ProcRoot:   c.cfg.ProcRoot,
+			WireDevice: wireDev,
 		})
 		localCh <- remote{res: r, err: err}
 	}()
@@ -487,12 +499,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	}
 
 	local.res.Env = c.localEnv(ctx)
-	res := result.Join(t, local.res, rem.res)
-	res.Started = started
-	res.Local.Hostname = c.cfg.Hostname
-	res.Remote.Address = c.cfg.Addr
-	// What limited the run, from the joined figures (docs/limits.md).
-	limit.Diagnose(&res)
+	res := side.Join(t, local.res, rem.res, started, c.cfg.Hostname, c.cfg.Addr)
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}

@@ -121,6 +121,12 @@ func checkResult(t spec.Test, r result.SideResult) error {
 	if len(r.Warnings) > maxWarnings {
 		return fmt.Errorf("%w: the server's result has %d warnings, more than %d", control.ErrProtocol, len(r.Warnings), maxWarnings)
 	}
+	if r.Queue != nil && len(r.Queue.Samples) > result.MaxQueueSamples(t) {
+		return fmt.Errorf("%w: the server's result has %d queue samples, the run %d at most", control.ErrProtocol, len(r.Queue.Samples), result.MaxQueueSamples(t))
+	}
+	if r.Probes != nil {
+		return fmt.Errorf("%w: the server's result has probes; only the client probes", control.ErrProtocol)
+	}
 	if err := checkCPU(r.CPU); err != nil {
 		return err
 	}
@@ -164,6 +170,17 @@ func checkAccepted(t spec.Test, acc control.Accepted) error {
 	case t.Kind == spec.TCPCRR:
 		if acc.CRRPort < 1 || acc.CRRPort > 65535 {
 			return bad("TCP_CRR port", acc.CRRPort)
+		}
+	case t.Kind == spec.RRUL:
+		switch {
+		case acc.DataPort < 1 || acc.DataPort > 65535:
+			return bad("data port", acc.DataPort)
+		case acc.CRRPort < 1 || acc.CRRPort > 65535:
+			return bad("TCP probe port", acc.CRRPort)
+		case len(acc.UDPPorts) != 1:
+			return fmt.Errorf("%w: the server gave %d UDP ports for RRUL's one UDP probe socket", control.ErrProtocol, len(acc.UDPPorts))
+		case acc.UDPPorts[0] < 1 || acc.UDPPorts[0] > 65535:
+			return bad("UDP probe port", acc.UDPPorts[0])
 		}
 	default:
 		if acc.DataPort < 1 || acc.DataPort > 65535 {

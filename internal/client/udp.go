@@ -40,12 +40,12 @@ func (c *Client) dialUDP(ctx context.Context, t spec.Test, acc control.Accepted)
 		addr := net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.UDPPorts[i]))
 		uc, err := engine.DialUDP(ctx, network, addr, engine.ClientOptions(t, st))
 		if err != nil {
-			closeConns(conns)
+			side.CloseAll(conns)
 			return nil, fmt.Errorf("UDP stream %d to %s: %w", st.ID, addr, err)
 		}
 		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: uc})
 		if err := proveUDP(ctx, uc, acc.Token, st.ID); err != nil {
-			closeConns(conns)
+			side.CloseAll(conns)
 			return nil, fmt.Errorf("UDP stream %d to %s: %w", st.ID, addr, err)
 		}
 	}

@@ -24,7 +24,7 @@ func ClientOptions(t spec.Test, st spec.Stream) Options {
 	}
 	o := Options{
 		SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay,
-		LocalAddr: t.BindIP(), BindDev: t.BindDev, TOS: t.TOS, MSS: t.MSS,
+		LocalAddr: t.BindIP(), BindDev: t.BindDev, TOS: t.StreamTOS(st), MSS: t.MSS,
 	}
 	if t.Kind != spec.TCPCRR {
 		o.LocalPort = t.ClientPortOf(st.ID)
@@ -40,7 +40,7 @@ func ClientOptions(t spec.Test, st spec.Stream) Options {
 // on an accepted connection changes nothing the handshake settled, but
 // the client's SYN carried it already, which holds the server's segments
 // to it; a TCP_CRR listener, one for all its streams, has it before any
-// handshake.
+// handshake. An RRUL flow's TOS is its rrul mark (spec.Test.StreamTOS).
 func ServerOptions(t spec.Test, st spec.Stream) Options {
 	if t.Kind.UDP() {
 		o := Options{SockBuf: t.RemoteSockBuf, TOS: t.TOS, DontFragment: t.DontFragment}
@@ -51,6 +51,6 @@ func ServerOptions(t spec.Test, st spec.Stream) Options {
 	}
 	return Options{
 		SockBuf: t.RemoteSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay,
-		TOS: t.TOS, MSS: t.MSS,
+		TOS: t.StreamTOS(st), MSS: t.MSS,
 	}
 }

@@ -7,12 +7,13 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
 
 	"wirespeed/internal/engine"
-	"wirespeed/internal/limit"
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
@@ -174,16 +175,16 @@ func (cl *client) run(ctx context.Context) (result.Result, error) {
 	}
 	if err := cl.cc.expectState(TestStart, ReadTimeout); err != nil {
 		stop()
-		closeAll(conns)
+		side.CloseAll(conns)
 		return result.Result{}, cl.explain(ctx, err)
 	}
 	if err := cl.cc.expectState(TestRunning, ReadTimeout); err != nil {
 		stop()
-		closeAll(conns)
+		side.CloseAll(conns)
 		return result.Result{}, cl.explain(ctx, err)
 	}
 	if !stop() {
-		closeAll(conns)
+		side.CloseAll(conns)
 		return result.Result{}, ctx.Err()
 	}
 	return cl.measure(ctx, conns)
@@ -215,7 +216,7 @@ func (cl *client) openStreams(ctx context.Context) ([]side.Conn, error) {
 	for _, st := range t.Streams() {
 		c, err := cl.openStream(ctx, st, addr)
 		if err != nil {
-			closeAll(conns)
+			side.CloseAll(conns)
 			return nil, fmt.Errorf("data stream %d to %s: %w", st.ID, addr, err)
 		}
 		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
@@ -262,14 +263,6 @@ func (cl *client) openStream(ctx context.Context, st spec.Stream, addr string) (
 		return nil, fmt.Errorf("%w: UDP stream reply %q, want %q", ErrProtocol, buf[:n], udpReply)
 	}
 	return uc, nil
-}
-
-func closeAll(cs []side.Conn) {
-	for _, c := range cs {
-		if c.Conn != nil {
-			c.Conn.Close()
-		}
-	}
 }
 
 // udpDrain bounds how long a UDP receiver reads on after its window: the
@@ -429,12 +422,10 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 	cl.cc.writeState(IperfDone)
 
 	remote, warnings := remoteSide(t, theirs)
-	res := result.Join(t, local, remote)
-	res.Started = started
-	res.Local.Hostname = cl.cfg.Hostname
-	res.Remote.Address = cl.cfg.Addr
-	// What limited the run, from the joined figures (docs/limits.md).
-	limit.Diagnose(&res)
+	if local.CPU != nil && onThisHost(cl.cfg.Addr) {
+		peerNotOther(local.CPU, "iperf3")
+	}
+	res := side.Join(t, local, remote, started, cl.cfg.Hostname, cl.cfg.Addr)
 	res.Warnings = append(res.Warnings, warnings...)
 	if ctx.Err() != nil {
 		res.Interrupted = true
@@ -496,4 +487,33 @@ func mergeSides(a, b sideResult) result.SideResult {
 		r.Counters = b.res.Counters
 	}
 	return r
+}
+
+// onThisHost reports whether addr (HOST:PORT) is a loopback address: the
+// iperf3 server then runs on this host.
+func onThisHost(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback() || host == "localhost"
+}
+
+// peerNotOther takes the test's peer, a server on this host named name,
+// out of the side's other processes: its CPU is the test's (as a
+// wirespeed peer's is, limit's others), not another process's taken from
+// the test. An iperf3 server sends no process id, so it is told by its
+// name.
+func peerNotOther(c *measure.CPU, name string) {
+	kept := c.OtherProcesses[:0]
+	for _, p := range c.OtherProcesses {
+		if p.Name == name {
+			c.OtherProcessesUtilPct -= p.UtilPct
+			continue
+		}
+		kept = append(kept, p)
+	}
+	c.OtherProcesses = kept
+	c.OtherProcessesUtilPct = max(c.OtherProcessesUtilPct, 0)
 }

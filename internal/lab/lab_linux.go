@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wirespeed/internal/netconf"
+	"wirespeed/internal/netdev"
 )
 
 // netnsDir is where named namespaces are bind-mounted, as `ip netns` does.
@@ -106,47 +107,15 @@ func up(ctx context.Context, cfg Config, created map[Side]bool) (*Lab, error) {
 	}
 
 	for _, s := range []Side{A, B} {
-		host := l.Host(s)
-		h := nl[s]
-		lo, err := h.LinkByName("lo")
+		link, _, err := setUpHost(nl[s], handles[s], l.Host(s), hostSetup{
+			addrs:    []netip.Prefix{netip.PrefixFrom(l.Host(s).IPv4, cfg.IPv4.Bits()), netip.PrefixFrom(l.Host(s).IPv6, cfg.IPv6.Bits())},
+			features: cfg.Features,
+			rate:     cfg.RateBitsPerSecond,
+		})
 		if err != nil {
-			return nil, fmt.Errorf("lo in %s: %w", host.Netns, err)
-		}
-		if err := h.LinkSetUp(lo); err != nil {
-			return nil, fmt.Errorf("lo up in %s: %w", host.Netns, err)
-		}
-		link, err := h.LinkByName(host.Dev)
-		if err != nil {
-			return nil, fmt.Errorf("%s in %s: %w", host.Dev, host.Netns, err)
+			return nil, err
 		}
 		l.MTU = link.Attrs().MTU
-		for _, p := range []netip.Prefix{
-			netip.PrefixFrom(host.IPv4, cfg.IPv4.Bits()),
-			netip.PrefixFrom(host.IPv6, cfg.IPv6.Bits()),
-		} {
-			addr := &netlink.Addr{IPNet: ipNet(p)}
-			if p.Addr().Is6() {
-				// No duplicate address detection: nothing else is on the
-				// link, and without it the address is usable at once.
-				addr.Flags = unix.IFA_F_NODAD
-			}
-			if err := h.AddrAdd(link, addr); err != nil {
-				return nil, fmt.Errorf("address %s on %s in %s: %w", p, host.Dev, host.Netns, err)
-			}
-		}
-		if len(cfg.Features) > 0 {
-			if err := setFeatures(handles[s], host, cfg.Features); err != nil {
-				return nil, err
-			}
-		}
-		if cfg.RateBitsPerSecond > 0 {
-			if err := addTBF(h, link, cfg.RateBitsPerSecond, l.MTU); err != nil {
-				return nil, fmt.Errorf("rate limit on %s in %s: %w", host.Dev, host.Netns, err)
-			}
-		}
-		if err := h.LinkSetUp(link); err != nil {
-			return nil, fmt.Errorf("%s up in %s: %w", host.Dev, host.Netns, err)
-		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -188,6 +157,68 @@ func ipNet(p netip.Prefix) *net.IPNet {
 	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), bits)}
 }
 
+// hostSetup is what a lab gives a host's end of its link.
+type hostSetup struct {
+	addrs    []netip.Prefix
+	features map[string]bool // ethtool names; none: left as the kernel made them
+	rate     uint64          // a tbf at this many bits/s; 0: none
+	// burst and limit size the tbf's bucket and queue; 0 takes TBF's.
+	burst, limit uint32
+}
+
+// setUpHost does what every lab (two-host, mesh, routed) does to a
+// host's device, in this order: lo up, the addresses on the device (IPv6
+// without duplicate address detection: nothing else is on the link, and
+// without it the address is usable at once), the offload features, the
+// tbf, the device up. It returns the device's link (up) and the tbf's
+// queue in bytes (0 without one).
+func setUpHost(h *netlink.Handle, ns netns.NsHandle, host Host, s hostSetup) (netlink.Link, uint32, error) {
+	if err := linkUp(h, "lo", host.Netns); err != nil {
+		return nil, 0, err
+	}
+	link, err := h.LinkByName(host.Dev)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s in %s: %w", host.Dev, host.Netns, err)
+	}
+	mtu := link.Attrs().MTU
+	for _, p := range s.addrs {
+		addr := &netlink.Addr{IPNet: ipNet(p)}
+		if p.Addr().Is6() {
+			addr.Flags = unix.IFA_F_NODAD
+		}
+		if err := h.AddrAdd(link, addr); err != nil {
+			return nil, 0, fmt.Errorf("address %s on %s in %s: %w", p, host.Dev, host.Netns, err)
+		}
+	}
+	if len(s.features) > 0 {
+		if err := setFeatures(ns, host, s.features); err != nil {
+			return nil, 0, fmt.Errorf("offloads of %s in %s: %w", host.Dev, host.Netns, err)
+		}
+	}
+	var limit uint32
+	if s.rate > 0 {
+		if limit, err = addTBF(h, link, s.rate, mtu, s.burst, s.limit); err != nil {
+			return nil, 0, fmt.Errorf("rate limit on %s in %s: %w", host.Dev, host.Netns, err)
+		}
+	}
+	if err := h.LinkSetUp(link); err != nil {
+		return nil, 0, fmt.Errorf("%s up in %s: %w", host.Dev, host.Netns, err)
+	}
+	return link, limit, nil
+}
+
+// linkUp sets dev up in the namespace ns (named for errors).
+func linkUp(h *netlink.Handle, dev, ns string) error {
+	l, err := h.LinkByName(dev)
+	if err != nil {
+		return fmt.Errorf("%s in %s: %w", dev, ns, err)
+	}
+	if err := h.LinkSetUp(l); err != nil {
+		return fmt.Errorf("%s up in %s: %w", dev, ns, err)
+	}
+	return nil
+}
+
 func setFeatures(ns netns.NsHandle, host Host, features map[string]bool) error {
 	names := make([]string, 0, len(features))
 	for n := range features {
@@ -208,8 +239,17 @@ func setFeatures(ns netns.NsHandle, host Host, features map[string]bool) error {
 	return s.Set(settings...)
 }
 
-func addTBF(h *netlink.Handle, link netlink.Link, bitsPerSecond uint64, mtu int) error {
+// addTBF puts a tbf at bitsPerSecond on link, its bucket and queue
+// sized by TBF unless burstBytes or limitBytes say, and returns its
+// queue in bytes.
+func addTBF(h *netlink.Handle, link netlink.Link, bitsPerSecond uint64, mtu int, burstBytes, limitBytes uint32) (uint32, error) {
 	rate, burst, limit := TBF(bitsPerSecond, mtu)
+	if burstBytes > 0 {
+		burst = burstBytes
+	}
+	if limitBytes > 0 {
+		limit = limitBytes
+	}
 	q := &netlink.Tbf{
 		QdiscAttrs: netlink.QdiscAttrs{
 			LinkIndex: link.Attrs().Index,
@@ -220,7 +260,7 @@ func addTBF(h *netlink.Handle, link netlink.Link, bitsPerSecond uint64, mtu int)
 		Buffer: netlink.Xmittime(rate, burst),
 		Limit:  limit,
 	}
-	return h.QdiscAdd(q)
+	return limit, h.QdiscAdd(q)
 }
 
 func loadLab(name string) (*Lab, error) {
@@ -434,4 +474,24 @@ func (l *Lab) do(s Side, fn func() error) error {
 
 func (l *Lab) start(s Side, cmd *exec.Cmd) error {
 	return l.Do(s, cmd.Start)
+}
+
+// Offloads reads the offload groups of the host's device in its
+// namespace; nil when they cannot be read (no root, a half-removed lab).
+func (h Host) Offloads() []netdev.FeatureState {
+	ns, err := netns.GetFromName(h.Netns)
+	if err != nil {
+		return nil
+	}
+	defer ns.Close()
+	nd, err := netdev.Open(ns)
+	if err != nil {
+		return nil
+	}
+	defer nd.Close()
+	fs, err := nd.Features(h.Dev)
+	if err != nil {
+		return nil
+	}
+	return fs.Offloads()
 }

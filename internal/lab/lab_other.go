@@ -8,6 +8,8 @@ package lab
 import (
 	"context"
 	"os/exec"
+
+	"wirespeed/internal/netdev"
 )
 
 func upLab(context.Context, Config) (*Lab, error)             { return nil, ErrUnsupported }
@@ -35,3 +37,5 @@ func loadMesh(string) (*Mesh, error) { return nil, ErrUnsupported }
 func startServerAs(context.Context, *Lab, string, *exec.Cmd, string, string) (*Server, error) {
 	return nil, ErrUnsupported
 }
+
+func (Host) Offloads() []netdev.FeatureState { return nil }

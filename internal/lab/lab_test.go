@@ -99,3 +99,34 @@ func TestErrUnsupported(t *testing.T) {
 		t.Errorf("%v: want it to match errors.ErrUnsupported and ErrUnsupported", err)
 	}
 }
+
+func TestParseRate(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    uint64
+		wantErr string
+	}{
+		{in: "100mbit", want: 100_000_000},
+		{in: "1G", want: 1_000_000_000},
+		{in: "8kbit", want: 8000},
+		{in: "7999", wantErr: "use 8kbit or more"},
+		{in: "fast", wantErr: "not a number"},
+	} {
+		got, err := ParseRate(tc.in)
+		switch {
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("ParseRate(%q) = %d, %v; want an error containing %q", tc.in, got, err, tc.wantErr)
+		case tc.wantErr == "" && (err != nil || got != tc.want):
+			t.Errorf("ParseRate(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestServeArgs: the server lab up starts listens on every address on
+// the port, requires the key and allows netconf.
+func TestServeArgs(t *testing.T) {
+	got := strings.Join(ServeArgs(7575, "/run/k"), " ")
+	if want := "serve --listen :7575 --log-level info --psk-file /run/k --allow-netconf"; got != want {
+		t.Errorf("ServeArgs = %q, want %q", got, want)
+	}
+}

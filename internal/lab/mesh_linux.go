@@ -14,7 +14,6 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 func upMeshLab(ctx context.Context, cfg MeshConfig) (*Mesh, error) {
@@ -117,67 +116,25 @@ func upMesh(ctx context.Context, cfg MeshConfig, created *[]string) (*Mesh, erro
 				return nil, fmt.Errorf("%s into bridge %s: %w", port, meshBridge, err)
 			}
 		}
-		if len(cfg.Features) > 0 {
-			if err := setFeatures(swNs, Host{Netns: m.Switch, Dev: port}, cfg.Features); err != nil {
-				return nil, fmt.Errorf("offloads of %s in %s: %w", port, m.Switch, err)
-			}
+		// The switch's end: the same features and rate, no address.
+		if _, _, err := setUpHost(sw, swNs, Host{Netns: m.Switch, Dev: port}, hostSetup{features: cfg.Features, rate: rate}); err != nil {
+			return nil, err
 		}
 		if rate > 0 {
 			m.RateBitsPerSecond[string(host.Side)] = rate
-			if err := addTBF(sw, pl, rate, pl.Attrs().MTU); err != nil {
-				return nil, fmt.Errorf("rate limit on %s in %s: %w", port, m.Switch, err)
-			}
-		}
-		if err := sw.LinkSetUp(pl); err != nil {
-			return nil, fmt.Errorf("%s up in %s: %w", port, m.Switch, err)
 		}
 
-		if err := linkUp(h, "lo", host.Netns); err != nil {
+		link, _, err := setUpHost(h, ns, *host, hostSetup{
+			addrs:    []netip.Prefix{netip.PrefixFrom(host.IPv4, cfg.IPv4.Bits()), netip.PrefixFrom(host.IPv6, cfg.IPv6.Bits())},
+			features: cfg.Features,
+			rate:     rate,
+		})
+		if err != nil {
 			return nil, err
 		}
-		link, err := h.LinkByName(host.Dev)
-		if err != nil {
-			return nil, fmt.Errorf("%s in %s: %w", host.Dev, host.Netns, err)
-		}
 		m.MTU = link.Attrs().MTU
-		for _, p := range []netip.Prefix{
-			netip.PrefixFrom(host.IPv4, cfg.IPv4.Bits()),
-			netip.PrefixFrom(host.IPv6, cfg.IPv6.Bits()),
-		} {
-			addr := &netlink.Addr{IPNet: ipNet(p)}
-			if p.Addr().Is6() {
-				addr.Flags = unix.IFA_F_NODAD // as in Up: usable at once
-			}
-			if err := h.AddrAdd(link, addr); err != nil {
-				return nil, fmt.Errorf("address %s on %s in %s: %w", p, host.Dev, host.Netns, err)
-			}
-		}
-		if len(cfg.Features) > 0 {
-			if err := setFeatures(ns, *host, cfg.Features); err != nil {
-				return nil, fmt.Errorf("offloads of %s in %s: %w", host.Dev, host.Netns, err)
-			}
-		}
-		if rate > 0 {
-			if err := addTBF(h, link, rate, m.MTU); err != nil {
-				return nil, fmt.Errorf("rate limit on %s in %s: %w", host.Dev, host.Netns, err)
-			}
-		}
-		if err := h.LinkSetUp(link); err != nil {
-			return nil, fmt.Errorf("%s up in %s: %w", host.Dev, host.Netns, err)
-		}
 	}
 	return m, nil
-}
-
-func linkUp(h *netlink.Handle, dev, ns string) error {
-	l, err := h.LinkByName(dev)
-	if err != nil {
-		return fmt.Errorf("%s in %s: %w", dev, ns, err)
-	}
-	if err := h.LinkSetUp(l); err != nil {
-		return fmt.Errorf("%s up in %s: %w", dev, ns, err)
-	}
-	return nil
 }
 
 // meshNamespaces returns the namespaces of the mesh lab called name that

@@ -77,19 +77,7 @@ func LoadOwner(name string) (*Owner, error) {
 // saveOwner records o as the owner of the lab called name, readable by
 // every user (status shows it to them).
 func saveOwner(name string, o Owner) error {
-	if err := os.MkdirAll(StateDir, 0o755); err != nil {
-		return fmt.Errorf("lab %s: %w", name, err)
-	}
-	b, err := json.MarshalIndent(o, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := ownerPath(name) + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("lab %s: owner: %w", name, err)
-	}
-	if err := os.Rename(tmp, ownerPath(name)); err != nil {
-		os.Remove(tmp)
+	if err := saveState(ownerPath(name), o); err != nil {
 		return fmt.Errorf("lab %s: owner: %w", name, err)
 	}
 	return nil

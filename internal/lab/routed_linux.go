@@ -68,9 +68,6 @@ func routedUp(ctx context.Context, cfg RoutedConfig, created *[]string) (*Routed
 		if nl[s], err = netlink.NewHandleAt(h); err != nil {
 			return nil, fmt.Errorf("netlink in %s: %w", Namespace(cfg.Name, s), err)
 		}
-		if err := linkUp(nl[s], "lo", Namespace(cfg.Name, s)); err != nil {
-			return nil, err
-		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -99,32 +96,16 @@ func routedUp(ctx context.Context, cfg RoutedConfig, created *[]string) (*Routed
 		{B, l.B.Dev, l.B.IPv4, RoutedIPv4B, r.Router.IPv4},
 	} {
 		name := Namespace(cfg.Name, h.side)
-		link, err := nl[h.side].LinkByName(h.dev)
+		setup := hostSetup{addrs: []netip.Prefix{netip.PrefixFrom(h.a, h.subnet.Bits())}}
+		if h.side == Router && h.dev == r.Router.Dev {
+			setup.rate, setup.burst, setup.limit = cfg.RateBitsPerSecond, cfg.BurstBytes, cfg.LimitBytes
+		}
+		link, limit, err := setUpHost(nl[h.side], ns[h.side], Host{Netns: name, Dev: h.dev}, setup)
 		if err != nil {
-			return nil, fmt.Errorf("%s in %s: %w", h.dev, name, err)
+			return nil, err
 		}
-		if err := nl[h.side].AddrAdd(link, &netlink.Addr{IPNet: ipNet(netip.PrefixFrom(h.a, h.subnet.Bits()))}); err != nil {
-			return nil, fmt.Errorf("address %s on %s in %s: %w", h.a, h.dev, name, err)
-		}
-		if h.side == Router && h.dev == r.Router.Dev && cfg.RateBitsPerSecond > 0 {
-			rate, burst, limit := TBF(cfg.RateBitsPerSecond, link.Attrs().MTU)
-			if cfg.LimitBytes > 0 {
-				limit = cfg.LimitBytes
-			}
-			if cfg.BurstBytes > 0 {
-				burst = cfg.BurstBytes
-			}
-			q := &netlink.Tbf{
-				QdiscAttrs: netlink.QdiscAttrs{LinkIndex: link.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
-				Rate:       rate, Buffer: netlink.Xmittime(rate, burst), Limit: limit,
-			}
-			if err := nl[Router].QdiscAdd(q); err != nil {
-				return nil, fmt.Errorf("tbf on %s in %s: %w", h.dev, name, err)
-			}
+		if limit > 0 {
 			r.Limit = limit
-		}
-		if err := nl[h.side].LinkSetUp(link); err != nil {
-			return nil, fmt.Errorf("%s up in %s: %w", h.dev, name, err)
 		}
 		if h.via.IsValid() {
 			rt := &netlink.Route{LinkIndex: link.Attrs().Index, Dst: &net.IPNet{IP: net.IPv4zero, Mask: net.CIDRMask(0, 32)}, Gw: h.via.AsSlice()}

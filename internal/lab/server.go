@@ -114,22 +114,40 @@ func loadServer(name string) (*Server, error) {
 
 // saveServer records the lab's server.
 func saveServer(name string, s *Server) error {
-	if err := os.MkdirAll(StateDir, 0o755); err != nil {
-		return fmt.Errorf("lab %s: %w", name, err)
-	}
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := statePath(name) + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("lab %s: %w", name, err)
-	}
-	if err := os.Rename(tmp, statePath(name)); err != nil {
-		os.Remove(tmp)
+	if err := saveState(statePath(name), s); err != nil {
 		return fmt.Errorf("lab %s: %w", name, err)
 	}
 	return nil
+}
+
+// saveState writes v as indented JSON to path in StateDir, readable by
+// every user, atomically: through a temporary file in the same directory
+// and a rename, so that a reader never sees half a record and two
+// writers never share a temporary file. (result.WriteAtomic does the
+// same for results documents; lab sits below result in the import
+// order.)
+func saveState(path string, v any) error {
+	if err := os.MkdirAll(StateDir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	tmp.Chmod(0o644)
+	_, werr := tmp.Write(append(b, '\n'))
+	werr = errors.Join(werr, tmp.Close())
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+	}
+	return werr
 }
 
 // forgetServer removes the lab's state file; its log stays until the

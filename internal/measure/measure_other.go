@@ -25,3 +25,5 @@ func statUnavailable(err error) error {
 	}
 	return err
 }
+
+func readQdisc(string) (QdiscStats, error) { return QdiscStats{}, ErrUnsupported }

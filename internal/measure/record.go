@@ -250,4 +250,9 @@ type TCPInfo struct {
 	// counts beside the program's.
 	BytesAcked    int64 `json:"bytes_acked,omitempty"`
 	BytesReceived int64 `json:"bytes_received,omitempty"`
+	// At the moment of the sample: segments sent and not yet
+	// acknowledged, and bytes in the send buffer not yet sent (Linux 4.6
+	// and later): what the connection holds in flight and in its socket.
+	UnackedSegments int64 `json:"unacked,omitempty"`
+	NotsentBytes    int64 `json:"notsent_bytes,omitempty"`
 }

@@ -37,5 +37,7 @@ func tcpInfo(rc syscall.RawConn) (TCPInfo, error) {
 		SndbufLimitedMicros: int64(ti.Sndbuf_limited),
 		BytesAcked:          int64(ti.Bytes_acked),
 		BytesReceived:       int64(ti.Bytes_received),
+		UnackedSegments:     int64(ti.Unacked),
+		NotsentBytes:        int64(ti.Notsent_bytes),
 	}, nil
 }

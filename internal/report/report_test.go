@@ -65,9 +65,9 @@ func TestTradeoff(t *testing.T) {
 
 func TestTicks(t *testing.T) {
 	var buf bytes.Buffer
-	IntervalHeader(&buf)
 	for _, name := range []string{"stream", "bidir", "udp", "rr"} {
 		doc := load(t, name+".json")
+		IntervalHeader(&buf, doc.Spec.Kind)
 		for _, d := range doc.Directions {
 			for i, iv := range d.Intervals {
 				tk := result.Tick{Direction: d.Direction, Index: i, Interval: iv}
@@ -80,6 +80,17 @@ func TestTicks(t *testing.T) {
 			}
 		}
 	}
+	// The recorded UDP run lost nothing, so its lines cannot tell the
+	// loss's denominator: an interval that lost 1567 of the 4247
+	// datagrams sent in it (2680 received) lost 36.9% of them, as
+	// iperf's "lost/total" reads; over the received it would be 58.5%.
+	var lossy bytes.Buffer
+	Tick(&lossy, result.Tick{Direction: spec.ClientToServer, Index: 2, Interval: result.Interval{
+		StartS: 1, EndS: 1.5, Bytes: 2680 * 1472, BitsPerSecond: 2680 * 1472 * 8 / 0.5, Packets: 2680, Lost: 1567, JitterMs: 0.412}})
+	if want := "0.412 ms  1567/4247 (37%)"; !strings.Contains(lossy.String(), want) {
+		t.Errorf("interval line %q, want %q in it", lossy.String(), want)
+	}
+	buf.Write(lossy.Bytes())
 	testkit.Golden(t, "ticks.txt.golden", buf.String())
 }
 

@@ -41,14 +41,26 @@ func ReadFile(path string) (Document, error) {
 	if len(b) > MaxFileBytes {
 		return doc, fmt.Errorf("%s: over %d MiB, not a wirespeed results document", path, MaxFileBytes>>20)
 	}
+	doc, err = Decode(b)
+	if err != nil {
+		return doc, fmt.Errorf("%s: %w", path, err)
+	}
+	return doc, nil
+}
+
+// Decode reads a results document of this schema version from b (a
+// file's content, or what `wirespeed ... --json` printed): the one
+// decoder, which ReadFile and the benches use.
+func Decode(b []byte) (Document, error) {
+	var doc Document
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return doc, fmt.Errorf("%s: not a wirespeed results document: %w", path, err)
+		return doc, fmt.Errorf("not a wirespeed results document: %w", err)
 	}
 	// A results document may come from anyone: what it holds is printed,
 	// so its strings are escaped as a peer's are.
 	peertext.Scrub(&doc)
 	if doc.Schema != Schema {
-		return doc, fmt.Errorf("%s: schema %q, this wirespeed reads %q", path, doc.Schema, Schema)
+		return doc, fmt.Errorf("schema %q, this wirespeed reads %q", doc.Schema, Schema)
 	}
 	return doc, nil
 }

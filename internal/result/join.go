@@ -70,8 +70,9 @@ func Join(t spec.Test, local, remote SideResult) Result {
 	}
 	res.Summary, res.Intervals = sumDirections(res.Directions)
 	joinCPU(&res, local, remote)
+	joinWire(&res, local, remote)
 	joinDataPath(&res, local, remote)
-	warnUDPBatch(&res) // UDP batches (issue 15)
+	warnUDPBatch(&res) // UDP batches
 	return res
 }
 
@@ -99,6 +100,7 @@ func joinDirection(dir spec.Direction, sndSide, rcvSide Side, sf, rf Flow) Direc
 			iv.Retransmits = sf.Intervals[i].Retransmits
 			iv.CwndBytes = sf.Intervals[i].CwndBytes
 			iv.RTTMicros = sf.Intervals[i].RTTMicros
+			iv.NotsentBytes = sf.Intervals[i].NotsentBytes
 		}
 		d.Intervals = append(d.Intervals, iv)
 	}

@@ -24,6 +24,10 @@ func TestUDPWarnings(t *testing.T) {
 		{name: "just reached 95%", rate: 100 * mbit, parallel: 1, snd: 95 * mbit, rcv: 95 * mbit},
 		{name: "below 95% of -b", rate: 100 * mbit, parallel: 1, snd: 94.9 * mbit, rcv: 94.9 * mbit,
 			want: []string{"reached 94.9% of the rate asked for (9.49e+07 of 1e+08 bits/s)"}},
+		// The sender reached -b and the path lost a fifth: the loss
+		// is the receiver's warning, not a shortfall of the sender.
+		{name: "rate reached, loss after the sender", rate: 100 * mbit, parallel: 1, snd: 99 * mbit, rcv: 79.2 * mbit,
+			want: []string{"got 80% of the 9.9e+07 bits/s the sender (local) sent"}},
 		{name: "-b is per stream", rate: 100 * mbit, parallel: 2, snd: 180 * mbit, rcv: 180 * mbit,
 			want: []string{"reached 90.0% of the rate asked for"}},
 		{name: "unpaced: no target", snd: 1 * mbit, rcv: 1 * mbit},

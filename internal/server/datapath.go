@@ -47,9 +47,24 @@ func openDataPath(t spec.Test, local, peer netip.Addr) (*dataPath, error) {
 			}
 			dp.udp = append(dp.udp, c)
 		}
+	case t.Kind == spec.RRUL:
+		// The probes: a UDP socket that echoes, proven as stream 1, and
+		// a listener that answers TCP probes as TCP_CRR's does.
+		c, err := engine.ListenUDP("udp"+suffix, host, engine.Options{SockBuf: t.RemoteSockBuf, TOS: t.TOS})
+		if err != nil {
+			return nil, err
+		}
+		dp.udp = append(dp.udp, c)
+		ln, err := engine.ListenCRR("tcp"+suffix, host, engine.ServerOptions(t, spec.Stream{}))
+		if err != nil {
+			dp.close()
+			return nil, err
+		}
+		dp.crr = ln
 	case t.Kind == spec.TCPCRR:
 		ln, err := engine.ListenCRR("tcp"+suffix, host, engine.ServerOptions(t, spec.Stream{}))
 		if err != nil {
+			dp.close()
 			return nil, err
 		}
 		dp.crr = ln

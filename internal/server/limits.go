@@ -141,12 +141,19 @@ func (s *Server) testLimit(t spec.Test, mem int64) (reason, msg string) {
 	case t.Omit+t.Duration > l.MaxDuration:
 		return refusedDuration, fmt.Sprintf("a test of %v (warm-up included) is over this server's limit of %v (serve --max-duration); ask for less with -l and --omit",
 			t.Omit+t.Duration, l.MaxDuration)
+	case t.Kind == spec.RRUL && rrulConns(t) > l.MaxParallel:
+		return refusedParallel, fmt.Sprintf("RRUL with -P %d opens %d connections (%d flows and %d probes), over this server's limit of %d (serve --max-parallel); ask for fewer flows with -P",
+			t.Parallel, rrulConns(t), t.Parallel*len(t.Directions()), spec.RRULProbeStreams, l.MaxParallel)
 	case t.Parallel > l.MaxParallel:
 		return refusedParallel, fmt.Sprintf("%d parallel streams per direction is over this server's limit of %d (serve --max-parallel); ask for fewer with -P",
 			t.Parallel, l.MaxParallel)
 	}
 	if msg := s.testMemoryLimit(mem); msg != "" {
 		return refusedTestMemory, msg
+	}
+	if rate := t.ProbeRateBitsPerSecond(); rate > l.MaxUDPRateBitsPerSecond {
+		return refusedUDPRate, fmt.Sprintf("RRUL's UDP probes every %v make this server echo %s, over its limit of %s (serve --max-udp-rate); probe less often with --probe-interval",
+			t.RRUL.UDPProbeInterval, units.FormatBits(rate), units.FormatBits(l.MaxUDPRateBitsPerSecond))
 	}
 	if rate := udpRate(t); rate > l.MaxUDPRateBitsPerSecond {
 		if math.IsInf(rate, 1) {
@@ -157,6 +164,23 @@ func (s *Server) testLimit(t spec.Test, mem int64) (reason, msg string) {
 			units.FormatBits(rate), units.FormatBits(l.MaxUDPRateBitsPerSecond))
 	}
 	return "", ""
+}
+
+// rrulConns is how many of the server's connections an RRUL test takes:
+// its flows in every direction and its probes. They count against
+// --max-parallel together.
+func rrulConns(t spec.Test) int { return t.Parallel*len(t.Directions()) + spec.RRULProbeStreams }
+
+// probeEchoRate is the most UDP probes a second the server echoes for t:
+// the rate the client asked for with a quarter of slack for a late
+// timer, within the server's UDP limit. A client probing faster gets the
+// rest of its probes dropped.
+func (s *Server) probeEchoRate(t spec.Test) float64 {
+	perSecond := 1.25 / t.RRUL.UDPProbeInterval.Seconds()
+	if limit := s.limits().MaxUDPRateBitsPerSecond; limit > 0 && !math.IsInf(limit, 1) {
+		perSecond = min(perSecond, limit/(spec.ProbeSize*8))
+	}
+	return perSecond
 }
 
 // udpRate is the rate at which a test would make the server send UDP:

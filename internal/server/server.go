@@ -527,6 +527,9 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 		return err
 	}
 	unregister()
+	// The record names the device whose counters side.Run reads; it is
+	// collected here, at the session's first test, before the start.
+	env := sideEnv(ctx)
 	if err := dp.proveUDP(ctx, tok, s.cfg.StreamsTimeout, log); err != nil {
 		cc.SendError(control.CodeProtocol, err.Error())
 		return err
@@ -561,7 +564,13 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	defer stopNotice()
 	payload := req.Payload
 	log.Debug("test started", "test", t.Kind, "streams", len(conns), "duration", t.Duration)
-	res, err := side.Run(runCtx, side.Config{
+	run := side.Run
+	if t.Kind == spec.RRUL {
+		run = func(ctx context.Context, cfg side.Config) (result.SideResult, error) {
+			return side.RunRRUL(ctx, cfg, side.Probes{Echo: dp.udp[0], EchoMaxPerSecond: s.probeEchoRate(t), Listener: dp.crr, Peer: peer})
+		}
+	}
+	res, err := run(runCtx, side.Config{
 		Spec:    t,
 		Side:    result.Remote,
 		Sends:   spec.ServerToClient,
@@ -571,7 +580,8 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 		OnInterval: func(r result.IntervalReport) {
 			cc.Send(control.TypeInterval, r)
 		},
-		ProcRoot: s.cfg.ProcRoot,
+		ProcRoot:   s.cfg.ProcRoot,
+		WireDevice: wireDevice(env),
 		// What a UDP_RR client makes this server send is paced to the
 		// UDP limit, whatever its sizes, burst and request rate.
 		MaxUDPRRRate: s.limits().MaxUDPRateBitsPerSecond,
@@ -581,7 +591,7 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	// client hears the result and perhaps asks for the next test.
 	ss.releaseMemory()
 	res.Hostname = s.cfg.Hostname
-	res.Env = sideEnv(ctx)
+	res.Env = env
 	var bytes int64
 	for _, f := range res.Flows {
 		bytes += f.Bytes

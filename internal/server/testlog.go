@@ -37,7 +37,7 @@ func (ss *session) observeTest(ctx context.Context, t spec.Test, run func(contex
 	rec := &testRecord{started: time.Now()}
 	s.safety.running.Add(1)
 	s.metrics().testStarted()
-	ss.recvTimeout.Store(int64(t.Omit + t.Duration + testGrace))
+	ss.recvTimeout.Store(int64(t.Length() + testGrace))
 	err := run(context.WithValue(ctx, recordKey{}, rec))
 	ss.recvTimeout.Store(int64(s.cfg.IdleTimeout))
 	// The reader may wait with the test's deadline already: shorten it.

@@ -24,10 +24,11 @@ const (
 	TCPRR     Kind = "TCP_RR"     // request/response transactions on one connection
 	UDPRR     Kind = "UDP_RR"     // request/response datagrams
 	TCPCRR    Kind = "TCP_CRR"    // a new connection for every transaction
+	RRUL      Kind = "RRUL"       // latency under load: TCP flows both ways with probes (rrul.go)
 )
 
 // Kinds lists every kind this version runs, in the order help shows them.
-var Kinds = []Kind{TCPStream, TCPMaerts, TCPBidir, UDPStream, TCPRR, UDPRR, TCPCRR}
+var Kinds = []Kind{TCPStream, TCPMaerts, TCPBidir, UDPStream, TCPRR, UDPRR, TCPCRR, RRUL}
 
 // UDP reports whether the kind moves datagrams.
 func (k Kind) UDP() bool { return k == UDPStream || k == UDPRR }
@@ -78,6 +79,8 @@ func (t Test) Directions() []Direction {
 		return []Direction{ClientToServer}
 	case TCPRR, UDPRR, TCPCRR:
 		return []Direction{RequestResponse}
+	case RRUL:
+		return t.rrulDirections()
 	}
 	return nil
 }
@@ -147,12 +150,12 @@ type Test struct {
 	GSOSize             int  // --gso: UDP_STREAM datagram size the sender's kernel segments each send into (UDP_SEGMENT); 0 for none
 	GRO                 bool // --gro: UDP_GRO on the UDP_STREAM receiver
 
-	// UDP batches (issue 15): how many datagrams one system call moves.
+	// UDP batches: how many datagrams one system call moves.
 	// 0 and 1 both mean one send(2) per datagram, as netperf's -m means,
 	// and one receive call per datagram, as netperf and iperf3 receive.
 	SendBatch int // --send-batch: sends per sendmmsg(2) call of UDP_STREAM senders
 	RecvBatch int // --recv-batch: datagrams per recvmmsg(2) call of UDP_STREAM receivers
-	// Socket options (issue 19, see sockopts.go). BindAddr, BindDev and
+	// Socket options (see sockopts.go). BindAddr, BindDev and
 	// ClientPort are the client's own; the server applies TOS, MSS and
 	// DontFragment to its data sockets too.
 	BindAddr     string // -B: local address of the client's control and data sockets; "" for any
@@ -167,6 +170,9 @@ type Test struct {
 	// Duration being an upper bound. At most one of the two is set.
 	AmountBytes  int64 // -n: payload bytes per direction; 0 for none
 	AmountBlocks int64 // -k: send calls of SendSize bytes per direction; 0 for none
+
+	// RRUL (latency under load, rrul.go): the probes and the phases.
+	RRUL RRULSpec
 }
 
 // Defaults for a Test, documented in the flag help.
@@ -283,6 +289,9 @@ func (t Test) Validate() error {
 		return fmt.Errorf("payload %q: use random, zeros or a file name", t.Payload.Kind)
 	}
 	if err := t.validateSockOpts(); err != nil {
+		return err
+	}
+	if err := t.validateRRUL(); err != nil {
 		return err
 	}
 	if err := t.CheckAmount(); err != nil {
@@ -402,10 +411,10 @@ type wire struct {
 	BusyPollMicros    int     `json:"busy_poll_us,omitempty"`
 	GSOSize           int     `json:"gso_size,omitempty"`
 	GRO               bool    `json:"gro,omitempty"`
-	// UDP batches (issue 15).
+	// UDP batches.
 	SendBatch int `json:"send_batch,omitempty"`
 	RecvBatch int `json:"recv_batch,omitempty"`
-	// Socket options (issue 19).
+	// Socket options.
 	BindAddr     string `json:"bind_addr,omitempty"`
 	BindDev      string `json:"bind_dev,omitempty"`
 	ClientPort   int    `json:"cport,omitempty"`
@@ -416,6 +425,9 @@ type wire struct {
 	// Fixed amount (-n, -k).
 	AmountBytes  int64 `json:"amount_bytes,omitempty"`
 	AmountBlocks int64 `json:"amount_blocks,omitempty"`
+
+	// RRUL (rrul.go).
+	RRUL *rrulWire `json:"rrul,omitempty"`
 }
 
 // MarshalJSON writes t with durations in seconds.
@@ -448,10 +460,10 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		BusyPollMicros:    t.BusyPollMicros,
 		GSOSize:           t.GSOSize,
 		GRO:               t.GRO,
-		// UDP batches (issue 15).
+		// UDP batches.
 		SendBatch: t.SendBatch,
 		RecvBatch: t.RecvBatch,
-		// Socket options (issue 19).
+		// Socket options.
 		BindAddr:     t.BindAddr,
 		BindDev:      t.BindDev,
 		ClientPort:   t.ClientPort,
@@ -461,6 +473,8 @@ func (t Test) MarshalJSON() ([]byte, error) {
 
 		AmountBytes:  t.AmountBytes,
 		AmountBlocks: t.AmountBlocks,
+
+		RRUL: t.RRUL.wire(),
 	})
 }
 
@@ -499,10 +513,10 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		BusyPollMicros:      w.BusyPollMicros,
 		GSOSize:             w.GSOSize,
 		GRO:                 w.GRO,
-		// UDP batches (issue 15).
+		// UDP batches.
 		SendBatch: w.SendBatch,
 		RecvBatch: w.RecvBatch,
-		// Socket options (issue 19).
+		// Socket options.
 		BindAddr:     w.BindAddr,
 		BindDev:      w.BindDev,
 		ClientPort:   w.ClientPort,
@@ -512,6 +526,8 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 
 		AmountBytes:  w.AmountBytes,
 		AmountBlocks: w.AmountBlocks,
+
+		RRUL: w.RRUL.spec(),
 	}
 	return nil
 }

@@ -19,6 +19,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"wirespeed/internal/measure"
+	"wirespeed/internal/result"
 )
 
 // Server is a server process started for a benchmark.
@@ -245,44 +248,20 @@ func List(s string) []string {
 	return out
 }
 
-// Wirespeed is what the benchmarks read from wirespeed's --json output.
-type Wirespeed struct {
-	Summary struct {
-		BPS             float64 `json:"throughput_bps"`
-		Elapsed         float64 `json:"elapsed_s"`
-		SenderElapsed   float64 `json:"sender_elapsed_s"`
-		PacketsSent     float64 `json:"packets_sent"`
-		PacketsReceived float64 `json:"packets_received"`
-		TPS             float64 `json:"transactions_per_s"`
-		Latency         struct {
-			P50 float64 `json:"p50"`
-			P99 float64 `json:"p99"`
-		} `json:"latency_us"`
-		LocalCPU  wirespeedCPU `json:"local_cpu"`
-		RemoteCPU wirespeedCPU `json:"remote_cpu"`
+// ParseWirespeed decodes wirespeed's --json output with the results
+// schema itself (result.Decode), so that a renamed field breaks the
+// bench's build instead of reading zeros.
+func ParseWirespeed(out []byte) (result.Document, error) {
+	return result.Decode(out)
+}
+
+// ServiceDemand is a side's service demand, per KB and per transaction;
+// 0 when the side's CPU was not measured.
+func ServiceDemand(c *measure.CPU) (perKB, perTransaction float64) {
+	if c == nil {
+		return 0, 0
 	}
-	Streams []struct {
-		Sender   wirespeedSide `json:"sender"`
-		Receiver wirespeedSide `json:"receiver"`
-	} `json:"streams"`
-}
-
-// wirespeedSide is one side of a stream: its system calls and datagrams.
-type wirespeedSide struct {
-	Calls   float64 `json:"calls"`
-	Packets float64 `json:"packets"`
-}
-
-type wirespeedCPU struct {
-	SDPerKB float64 `json:"service_demand_us_per_kb"`
-	SDPerTr float64 `json:"service_demand_us_per_tr"`
-}
-
-// ParseWirespeed decodes wirespeed's --json output.
-func ParseWirespeed(out []byte) (Wirespeed, error) {
-	var w Wirespeed
-	err := DecodeJSON(out, &w)
-	return w, err
+	return c.ServiceDemandMicrosPerKB, c.ServiceDemandMicrosPerTransaction
 }
 
 // Servers are the servers a bench runs its clients against, on

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"wirespeed/internal/lab"
+	"wirespeed/internal/nstest"
+	"wirespeed/internal/result"
+	"wirespeed/internal/testkit"
+)
+
+// The RRUL lab tests: a veth pair with tc's tbf on each end's egress, as
+// flent's bufferbloat labs are made, and RRUL across it with cubic. What
+// the result says is checked against the queues the kernel holds (their
+// limit and rate read back over netlink) and the kernel's own counters.
+
+// shape puts `tbf rate 20mbit burst 16kb latency LAT` on the egress of
+// side s's veth end with tc, the tool users shape with, and returns the
+// queue's limit in bytes and its rate in bytes/s as the kernel has them.
+func shape(t *testing.T, l *lab.Lab, s lab.Side, latency string) (limit uint32, rate uint64) {
+	t.Helper()
+	h := l.Host(s)
+	out, err := exec.Command("ip", "netns", "exec", h.Netns, "tc", "qdisc", "replace", "dev", h.Dev, "root",
+		"tbf", "rate", "20mbit", "burst", "16kb", "latency", latency).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tc qdisc replace on %s: %v\n%s", h.Dev, err, out)
+	}
+	err = l.Do(s, func() error {
+		link, err := netlink.LinkByName(h.Dev)
+		if err != nil {
+			return err
+		}
+		qs, err := netlink.QdiscList(link)
+		if err != nil {
+			return err
+		}
+		for _, q := range qs {
+			if tbf, ok := q.(*netlink.Tbf); ok && q.Attrs().Parent == netlink.HANDLE_ROOT {
+				limit, rate = tbf.Limit, tbf.Rate
+				return nil
+			}
+		}
+		return fmt.Errorf("no root tbf on %s", h.Dev)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return limit, rate
+}
+
+// rrulLab is a lab with tbf on both ends (latency lat) and a server in
+// side a; it returns the server's address and the round trip the two
+// full queues add, in milliseconds.
+func rrulLab(t *testing.T, lat string) (*lab.Lab, string, float64) {
+	l := nstest.NewLab(t, lab.Config{})
+	var queuesMs float64
+	for _, s := range []lab.Side{lab.A, lab.B} {
+		limit, rate := shape(t, l, s, lat)
+		queuesMs += float64(limit) / float64(rate) * 1e3
+		t.Logf("side %s: tbf limit %d bytes at %d bytes/s: %.1f ms of queue", s, limit, rate, float64(limit)/float64(rate)*1e3)
+	}
+	return l, labServer(t, l, 7575), queuesMs
+}
+
+// rrulRun runs RRUL with cubic from side b and returns its answer.
+func rrulRun(t *testing.T, l *lab.Lab, addr string, args ...string) *result.UnderLoad {
+	t.Helper()
+	doc := labRun(t, l, append([]string{addr, "-t", "RRUL", "--cc", "cubic", "-l", "8", "--idle", "3", "--cpu=false"}, args...)...)
+	u := doc.Summary.UnderLoad
+	if u == nil {
+		t.Fatal("no summary.under_load in an RRUL result")
+	}
+	if q := u.Queue; q != nil {
+		for _, s := range q.Sides {
+			t.Logf("queue %s: %s on %s, mean backlog %.0f bytes (max %d) in %d samples, %.1f ms at %.1f Mbit/s (%s); %d drops; sockets %.0f bytes unsent, %.1f ms; srtt up to %.1f ms",
+				s.Side, s.Kind, s.Dev, s.BacklogBytes, s.MaxBacklogBytes, s.Samples, s.DelayMs, s.RateBitsPerSecond/1e6, s.RateFrom, s.Drops, s.NotsentBytes, s.SocketDelayMs, s.SRTTMs)
+		}
+		t.Logf("queues %.1f ms against an increase of %.1f ms: %s", q.QdiscMs, u.IncreaseMs, q.Where)
+	}
+	t.Logf("idle p50 %.2f ms (%d samples, %d lost); loaded p50 %.1f p90 %.1f p99 %.1f ms (%d samples, %d lost); up %.1f down %.1f Mbit/s; %.0f RPM",
+		u.Idle.All.P50Ms, u.Idle.All.Samples, u.Idle.All.Lost, u.Loaded.All.P50Ms, u.Loaded.All.P90Ms, u.Loaded.All.P99Ms,
+		u.Loaded.All.Samples, u.Loaded.All.Lost, u.UpBitsPerSecond/1e6, u.DownBitsPerSecond/1e6, u.ResponsivenessRPM)
+	for _, k := range []struct {
+		name string
+		l    result.Latency
+	}{{"UDP", u.Loaded.UDP}, {"TCP", u.Loaded.TCP}, {"TCP connect", u.Loaded.TCPConnect}} {
+		t.Logf("loaded %s probes: p50 %.1f p90 %.1f p99 %.1f ms, %d samples, %d lost", k.name, k.l.P50Ms, k.l.P90Ms, k.l.P99Ms, k.l.Samples, k.l.Lost)
+	}
+	return u
+}
+
+// TestRRULBufferbloat: with tbf's 100 ms queues on both ends, the loaded
+// round trip sits near what the two full queues add and never beyond
+// (the 99th percentile within the bound plus 10%), the load fills both
+// directions of the 20 Mbit/s link, and the same lab with 5 ms queues
+// gives a loaded median under a third of it.
+func TestRRULBufferbloat(t *testing.T) {
+	testkit.Serial(t)
+	l, addr, queuesMs := rrulLab(t, "100ms")
+	u := rrulRun(t, l, addr)
+	bound := (queuesMs + u.Idle.All.P50Ms) * 1.10
+	if u.Loaded.All.P99Ms > bound {
+		t.Errorf("loaded p99 %.1f ms is over the two queues' %.1f ms plus the idle round trip, +10%%: %.1f ms", u.Loaded.All.P99Ms, queuesMs, bound)
+	}
+	// Full queues hold the round trip near the bound: cubic keeps them
+	// mostly full, and the median far above the idle round trip.
+	if u.Loaded.All.P50Ms < 0.3*queuesMs {
+		t.Errorf("loaded p50 %.1f ms: under 30%% of the %.1f ms the full queues add; the load did not fill them", u.Loaded.All.P50Ms, queuesMs)
+	}
+	if u.Idle.All.P50Ms > 5 {
+		t.Errorf("idle p50 %.2f ms on a veth pair", u.Idle.All.P50Ms)
+	}
+	if u.Idle.All.Samples < 100 || u.Loaded.All.Samples < 300 {
+		t.Errorf("idle %d and loaded %d samples: the probes did not go every 20 ms", u.Idle.All.Samples, u.Loaded.All.Samples)
+	}
+	for name, bps := range map[string]float64{"up": u.UpBitsPerSecond, "down": u.DownBitsPerSecond} {
+		if bps < 15e6 || bps > 20e6 {
+			t.Errorf("%s %.1f Mbit/s, want most of the 20 Mbit/s tbf and no more", name, bps/1e6)
+		}
+	}
+	if u.IncreaseMs <= 0 || u.IncreaseMs != u.Loaded.All.P50Ms-u.Idle.All.P50Ms {
+		t.Errorf("increase %.1f ms is not loaded p50 %.1f less idle p50 %.2f", u.IncreaseMs, u.Loaded.All.P50Ms, u.Idle.All.P50Ms)
+	}
+
+	checkAttribution(t, u, "both")
+
+	l5, addr5, queues5 := rrulLab(t, "5ms")
+	u5 := rrulRun(t, l5, addr5)
+	if u5.Loaded.All.P50Ms >= u.Loaded.All.P50Ms/3 {
+		t.Errorf("loaded p50 %.1f ms with 5 ms queues (%.1f ms in all), not under a third of the %.1f ms with 100 ms ones",
+			u5.Loaded.All.P50Ms, queues5, u.Loaded.All.P50Ms)
+	}
+}
+
+// egressSent is the bytes and packets the root qdisc of side s's veth end
+// has sent, as the kernel counts them.
+func egressSent(t *testing.T, l *lab.Lab, s lab.Side) (bytes, packets uint64) {
+	t.Helper()
+	h := l.Host(s)
+	err := l.Do(s, func() error {
+		link, err := netlink.LinkByName(h.Dev)
+		if err != nil {
+			return err
+		}
+		qs, err := netlink.QdiscList(link)
+		if err != nil {
+			return err
+		}
+		for _, q := range qs {
+			if q.Attrs().Parent == netlink.HANDLE_ROOT && q.Attrs().Statistics != nil && q.Attrs().Statistics.Basic != nil {
+				bytes, packets = q.Attrs().Statistics.Basic.Bytes, uint64(q.Attrs().Statistics.Basic.Packets)
+				return nil
+			}
+		}
+		return fmt.Errorf("no root qdisc statistics on %s", h.Dev)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes, packets
+}
+
+// TestRRULProbesDoNotDisturb: in the idle phase only the probes move, and
+// the shaped link's own counters say they take under 1% of its 20 Mbit/s
+// in each direction with the default intervals, and that they go (about
+// 50 UDP probes and 5 TCP probes a second).
+func TestRRULProbesDoNotDisturb(t *testing.T) {
+	l, addr, _ := rrulLab(t, "100ms")
+	cmd := wirespeed("run", addr, "-t", "RRUL", "--idle", "5", "-l", "1", "--cpu=false", "-i", "0")
+	if err := l.Start(lab.B, cmd); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Error("run hung")
+		}
+	}()
+	// The control connection's handshake is over within a second; the
+	// load starts at 5 s.
+	time.Sleep(1500 * time.Millisecond)
+	var b0, p0 [2]uint64
+	for i, s := range []lab.Side{lab.A, lab.B} {
+		b0[i], p0[i] = egressSent(t, l, s)
+	}
+	t0 := time.Now()
+	time.Sleep(3 * time.Second)
+	for i, s := range []lab.Side{lab.A, lab.B} {
+		b, p := egressSent(t, l, s)
+		secs := time.Since(t0).Seconds()
+		bps, pps := float64(b-b0[i])*8/secs, float64(p-p0[i])/secs
+		t.Logf("side %s egress in the idle phase: %.1f kbit/s, %.0f packets/s", s, bps/1e3, pps)
+		if bps >= 0.01*20e6 {
+			t.Errorf("side %s: probes took %.1f kbit/s, not under 1%% of 20 Mbit/s", s, bps/1e3)
+		}
+		if pps < 50 {
+			t.Errorf("side %s: %.0f packets/s; the UDP probes alone make 50", s, pps)
+		}
+	}
+}
+
+// checkAttribution checks that the sampled backlogs over their rates
+// account for the loaded median's increase within 30% and that the
+// queue is said to be where the test put it.
+func checkAttribution(t *testing.T, u *result.UnderLoad, where string) {
+	t.Helper()
+	q := u.Queue
+	if q == nil {
+		t.Fatal("no summary.under_load.queue")
+	}
+	if d := q.QdiscMs - u.IncreaseMs; d > 0.3*u.IncreaseMs || d < -0.3*u.IncreaseMs {
+		t.Errorf("the qdiscs' sampled backlog over their rates makes %.1f ms, the increase is %.1f ms: not within 30%%", q.QdiscMs, u.IncreaseMs)
+	}
+	if q.Where != where {
+		t.Errorf("the queue is said to be %q, want %q", q.Where, where)
+	}
+}
+
+// TestRRULQueueOneSide: with tbf on one end only and the load toward it,
+// the result names that end's qdisc as where the delay built.
+func TestRRULQueueOneSide(t *testing.T) {
+	testkit.Serial(t)
+	for _, tt := range []struct {
+		shaped lab.Side
+		load   string
+		where  string
+	}{
+		{lab.B, "up", "client"},
+		{lab.A, "down", "server"},
+	} {
+		t.Run(tt.where, func(t *testing.T) {
+			l := nstest.NewLab(t, lab.Config{})
+			shape(t, l, tt.shaped, "100ms")
+			addr := labServer(t, l, 7575)
+			u := rrulRun(t, l, addr, "--load", tt.load)
+			checkAttribution(t, u, tt.where)
+		})
+	}
+}

@@ -1,0 +1,390 @@
+package archive
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"wirespeed/internal/result"
+	"wirespeed/internal/testkit"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testkit.StopPostgres()
+	os.Exit(code)
+}
+
+// backends runs fn against a new SQLite archive and a new PostgreSQL
+// database (skipped without the postgresql package).
+func backends(t *testing.T, fn func(t *testing.T, target Target)) {
+	t.Run("sqlite", func(t *testing.T) {
+		fn(t, Target{Backend: SQLite, Path: filepath.Join(t.TempDir(), "a.db")})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		tg, err := ParseTarget(testkit.Postgres(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(t, tg)
+	})
+}
+
+func open(t *testing.T, target Target) *Archive {
+	t.Helper()
+	a, err := Open(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+var t0 = time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
+
+func synth(i int, bps float64) result.Document {
+	return Synthetic{Source: "A", Destination: "B", Started: t0.Add(time.Duration(i) * time.Hour), BitsPerSecond: bps, TSO: true}.Document()
+}
+
+func TestPutAndResults(t *testing.T) {
+	backends(t, func(t *testing.T, target Target) {
+		ctx := context.Background()
+		a := open(t, target)
+		doc := Synthetic{Source: "A", Destination: "B", Started: t0, BitsPerSecond: 941e6, Iterations: []float64{940e6, 941e6, 942e6},
+			TSO: true, Labels: map[string]string{"kernel": "patched"}}.Document()
+		added, err := a.Put(ctx, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !added.New || added.Results != 1 {
+			t.Fatalf("first put: %+v, want new with 1 result", added)
+		}
+		// The same document again, and indented as -o writes it: not
+		// added twice.
+		if added, err := a.Put(ctx, doc); err != nil || added.New {
+			t.Fatalf("second put: %+v, %v; want not new", added, err)
+		}
+		b, _ := json.MarshalIndent(doc, "", "  ")
+		if added, err := a.PutJSON(ctx, b); err != nil || added.New {
+			t.Fatalf("indented put: %+v, %v; want not new", added, err)
+		}
+		rows, err := a.Results(ctx, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 {
+			t.Fatalf("%d rows, want 1", len(rows))
+		}
+		r := rows[0]
+		want := Row{Path: "", Command: "run", Test: "TCP_STREAM", Source: "A", Destination: "B", MsgSize: 131072,
+			Settings: "", ThroughputBPS: 941e6, Iterations: 3, LimitKind: "link", Title: "",
+			ToolVersion: "synthetic"}
+		if r.Command != want.Command || r.Test != want.Test || r.Source != want.Source || r.Destination != want.Destination ||
+			r.MsgSize != want.MsgSize || r.Settings != want.Settings || r.ThroughputBPS != want.ThroughputBPS ||
+			r.Iterations != want.Iterations || r.LimitKind != want.LimitKind || r.ToolVersion != want.ToolVersion {
+			t.Errorf("row %+v,\nwant %+v", r, want)
+		}
+		if !r.Started.Equal(t0) {
+			t.Errorf("started %v, want %v", r.Started, t0)
+		}
+		if fmt.Sprint(r.IterThroughput) != "[9.4e+08 9.41e+08 9.42e+08]" {
+			t.Errorf("iterations %v", r.IterThroughput)
+		}
+		if r.Labels["kernel"] != "patched" {
+			t.Errorf("labels %v", r.Labels)
+		}
+		if r.Series != "A|B|TCP_STREAM|131072|" {
+			t.Errorf("series %q", r.Series)
+		}
+		envs, err := a.Envs(ctx, []int64{r.EnvID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tso string
+		for _, f := range envs[r.EnvID].Remote {
+			if f.Name == "tso" {
+				tso = f.Value
+			}
+		}
+		if tso != "on" {
+			t.Errorf("remote env %v: want tso on", envs[r.EnvID].Remote)
+		}
+		if got, _ := a.Results(ctx, Filter{Labels: map[string]string{"kernel": "stock"}}); len(got) != 0 {
+			t.Errorf("label filter kernel=stock selected %d rows", len(got))
+		}
+		if got, _ := a.Results(ctx, Filter{Since: t0.Add(time.Second)}); len(got) != 0 {
+			t.Errorf("since filter selected %d rows", len(got))
+		}
+	})
+}
+
+// TestConcurrentWriters: processes writing one archive at once (each
+// its own connections, as separate runs are), the first of them creating
+// it, lose nothing.
+func TestConcurrentWriters(t *testing.T) {
+	backends(t, func(t *testing.T, target Target) {
+		const writers, each = 6, 15
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*each)
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a, err := Open(context.Background(), target)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer a.Close()
+				for i := 0; i < each; i++ {
+					if _, err := a.Put(context.Background(), synth(w*each+i, 1e9)); err != nil {
+						errs <- err
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		c, err := open(t, target).Count(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Documents != writers*each || c.Results != writers*each {
+			t.Errorf("archive holds %+v, want %d of each", c, writers*each)
+		}
+	})
+}
+
+// TestMigration: an archive of schema 1 is brought to the latest on
+// open, its results kept.
+func TestMigration(t *testing.T) {
+	backends(t, func(t *testing.T, target Target) {
+		ctx := context.Background()
+		a := open(t, target)
+		// Make a schema-1 archive: drop what is newer.
+		for _, stmt := range []string{"DROP TABLE results", "DROP TABLE documents", "DROP TABLE envs", "DELETE FROM wirespeed_meta"} {
+			if _, err := a.db.ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.migrate(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Put(ctx, synth(0, 1e9)); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := version(ctx, a.db); v != 1 {
+			t.Fatalf("version %d, want 1", v)
+		}
+		b := open(t, target)
+		if v, _ := version(ctx, b.db); v != SchemaVersion {
+			t.Errorf("after open: version %d, want %d", v, SchemaVersion)
+		}
+		var q string
+		if target.Backend == SQLite {
+			q = `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'results_series'`
+		} else {
+			q = `SELECT COUNT(*) FROM pg_indexes WHERE indexname = 'results_series'`
+		}
+		var n int
+		if err := b.db.QueryRowContext(ctx, q).Scan(&n); err != nil || n != 1 {
+			t.Errorf("index results_series: %d, %v; want it made by migration 2", n, err)
+		}
+		if rows, _ := b.Results(ctx, Filter{}); len(rows) != 1 {
+			t.Errorf("%d rows after migration, want 1", len(rows))
+		}
+	})
+}
+
+func TestNewerSchema(t *testing.T) {
+	backends(t, func(t *testing.T, target Target) {
+		ctx := context.Background()
+		a := open(t, target)
+		if _, err := a.db.ExecContext(ctx, `UPDATE wirespeed_meta SET value = '99' WHERE key = 'schema_version'`); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(ctx, target)
+		if !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), "schema 99") || !strings.Contains(err.Error(), "upgrade wirespeed") {
+			t.Errorf("open: %v; want ErrNewerSchema naming schema 99 and what to do", err)
+		}
+	})
+}
+
+func TestCorruptSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	os.WriteFile(path, []byte(strings.Repeat("this is not a database\n", 400)), 0o644)
+	_, err := Open(context.Background(), Target{Backend: SQLite, Path: path})
+	if err == nil || !strings.Contains(err.Error(), "not a SQLite database") || !strings.Contains(err.Error(), "move it aside") {
+		t.Errorf("open: %v; want a corrupt-file error saying what to do", err)
+	}
+	_, err = Open(context.Background(), Target{Backend: SQLite, Path: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("open a directory: %v", err)
+	}
+}
+
+func TestWrongPassword(t *testing.T) {
+	u, err := url.Parse(testkit.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), "not-the-password")
+	target, err := ParseTarget(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(context.Background(), target)
+	if err == nil || !strings.Contains(err.Error(), "refused the login") || strings.Contains(err.Error(), "not-the-password") {
+		t.Errorf("open: %v; want a login error without the password", err)
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		backend Backend
+		wantErr string
+	}{
+		{"results.db", SQLite, ""},
+		{"/var/lib/wirespeed/a.db", SQLite, ""},
+		{"postgres://ws:secret@db.example:5432/wirespeed", Postgres, ""},
+		{"postgresql://ws@db.example/wirespeed?sslmode=require", Postgres, ""},
+		{"postgress://ws:secret@db.example/wirespeed", "", `scheme "postgress"`},
+		{"postgres://ws:secret@[::1/wirespeed", "", "not a valid URL"},
+		{"postgres:///wirespeed", "", "names no host"},
+		{"", "", "no archive given"},
+	} {
+		got, err := ParseTarget(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "secret") {
+				t.Errorf("ParseTarget(%q): %v; want an error with %q and no password", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got.Backend != tc.backend {
+			t.Errorf("ParseTarget(%q) = %v, %v; want %s", tc.in, got, err, tc.backend)
+		}
+		if strings.Contains(got.String(), "secret") {
+			t.Errorf("target %q prints its password", got)
+		}
+	}
+}
+
+func TestNotAResult(t *testing.T) {
+	a := open(t, Target{Backend: SQLite, Path: filepath.Join(t.TempDir(), "a.db")})
+	empty, _ := json.Marshal(result.Document{Schema: result.Schema, Command: "run"})
+	for _, in := range []string{`{"schema":"prometheus/v1"}`, `[1,2,3]`, `{"hello":1}`, `not json`, string(empty)} {
+		_, err := a.PutJSON(context.Background(), []byte(in))
+		if !errors.Is(err, ErrNotResult) {
+			t.Errorf("PutJSON(%.30q): %v; want ErrNotResult", in, err)
+		}
+	}
+	if c, _ := a.Count(context.Background()); c.Documents != 0 {
+		t.Errorf("archive holds %d documents, want 0", c.Documents)
+	}
+}
+
+// TestSpool: a document the archive refuses is kept in the spool, and
+// written by the next Keep once the archive takes it.
+func TestSpool(t *testing.T) {
+	backends(t, func(t *testing.T, target Target) {
+		ctx := context.Background()
+		spool := Spool{Dir: t.TempDir()}
+		bad := target
+		if target.Backend == SQLite {
+			os.WriteFile(target.Path, []byte(strings.Repeat("garbage", 1000)), 0o644)
+		} else {
+			u := *target.URL
+			u.User = url.UserPassword(u.User.Username(), "wrong")
+			bad.URL = &u
+		}
+		k, err := spool.Keep(ctx, bad, synth(0, 1e9))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.ArchiveErr == nil || k.Spooled == "" {
+			t.Fatalf("keep into a broken archive: %+v; want spooled", k)
+		}
+		if _, err := os.Stat(k.Spooled); err != nil {
+			t.Fatalf("spooled file: %v", err)
+		}
+		if w, _ := spool.Waiting(); w[target.String()] != 1 {
+			t.Errorf("waiting %v, want 1 for %s", w, target)
+		}
+		if target.Backend == SQLite {
+			os.Remove(target.Path)
+		}
+		k, err = spool.Keep(ctx, target, synth(1, 1e9))
+		if err != nil || k.ArchiveErr != nil {
+			t.Fatalf("keep: %+v, %v", k, err)
+		}
+		if k.Flushed.Written != 1 || !k.Added.New {
+			t.Errorf("keep: %+v; want the spooled document flushed and the new one added", k)
+		}
+		if c, _ := open(t, target).Count(ctx); c.Documents != 2 {
+			t.Errorf("archive holds %d documents, want 2", c.Documents)
+		}
+		if p, _ := spool.Pending(target); len(p) != 0 {
+			t.Errorf("spool still holds %v", p)
+		}
+	})
+}
+
+func TestPruneExportImport(t *testing.T) {
+	backends(t, func(t *testing.T, target Target) {
+		ctx := context.Background()
+		a := open(t, target)
+		for i := 0; i < 10; i++ {
+			if _, err := a.Put(ctx, synth(i*24, float64(i+1)*1e8)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var exported [][]byte
+		if err := a.Documents(ctx, time.Time{}, time.Time{}, func(d Document) error {
+			exported = append(exported, d.JSON)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(exported) != 10 {
+			t.Fatalf("exported %d documents, want 10", len(exported))
+		}
+		p, err := a.Prune(ctx, t0.Add(5*24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Documents != 5 || p.Results != 5 {
+			t.Errorf("pruned %+v, want 5 of each", p)
+		}
+		rows, _ := a.Results(ctx, Filter{})
+		if len(rows) != 5 || rows[0].ThroughputBPS != 6e8 {
+			t.Errorf("after prune: %d rows, first %v; want 5 from 6e8", len(rows), rows)
+		}
+		// Importing the export brings the pruned ones back, and only
+		// them.
+		var added int
+		for _, b := range exported {
+			ad, err := a.PutJSON(ctx, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ad.New {
+				added++
+			}
+		}
+		if added != 5 {
+			t.Errorf("import of the export added %d, want 5", added)
+		}
+	})
+}

@@ -1,0 +1,241 @@
+package archive
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Filter selects results. Zero fields select everything.
+type Filter struct {
+	// Since and Until bound the results' start times (Until exclusive).
+	Since, Until time.Time
+	// Source and Destination match a result's hosts exactly.
+	Source, Destination string
+	// Test is a test kind (TCP_STREAM).
+	Test string
+	// Series is one series' key (SeriesKey).
+	Series string
+	// Labels must all be on the result's document with these values.
+	Labels map[string]string
+}
+
+func (f Filter) where() (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, fmt.Sprintf(cond, fmt.Sprintf("$%d", len(args))))
+	}
+	if !f.Since.IsZero() {
+		add("started_us >= %s", micros(f.Since))
+	}
+	if !f.Until.IsZero() {
+		add("started_us < %s", micros(f.Until))
+	}
+	if f.Source != "" {
+		add("source = %s", f.Source)
+	}
+	if f.Destination != "" {
+		add("destination = %s", f.Destination)
+	}
+	if f.Test != "" {
+		add("test = %s", f.Test)
+	}
+	if f.Series != "" {
+		add("series = %s", f.Series)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// labelsMatch is the label filter, applied to rows read: labels are a
+// document's free-form annotations, not indexed.
+func (f Filter) labelsMatch(r Row) bool {
+	for k, v := range f.Labels {
+		if r.Labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+const rowColumns = `id, document_id, path, started_us, command, test, source, destination, msg_size, settings, series,
+	throughput_bps, latency_p50_us, latency_p90_us, latency_p99_us, loss_pct, local_cpu_pct, remote_cpu_pct,
+	local_sd, remote_sd, ci_lo, ci_hi, iterations, iter_bps, iter_p50, limit_kind, title, labels, tool_version, env_id`
+
+// Results returns the results the filter selects, oldest first.
+func (a *Archive) Results(ctx context.Context, f Filter) ([]Row, error) {
+	where, args := f.where()
+	rows, err := a.db.QueryContext(ctx, `SELECT `+rowColumns+` FROM results`+where+` ORDER BY started_us, id`, args...)
+	if err != nil {
+		return nil, a.explain(err)
+	}
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, a.explain(err)
+		}
+		if f.labelsMatch(r) {
+			out = append(out, r)
+		}
+	}
+	return out, a.explain(rows.Err())
+}
+
+// SeriesCount is a series and how many results it has.
+type SeriesCount struct {
+	Key     string
+	Results int
+}
+
+// Series lists the series with results the filter selects (its Labels
+// aside), by key.
+func (a *Archive) Series(ctx context.Context, f Filter) ([]SeriesCount, error) {
+	where, args := f.where()
+	rows, err := a.db.QueryContext(ctx, `SELECT series, COUNT(*) FROM results`+where+` GROUP BY series ORDER BY series`, args...)
+	if err != nil {
+		return nil, a.explain(err)
+	}
+	defer rows.Close()
+	var out []SeriesCount
+	for rows.Next() {
+		var s SeriesCount
+		if err := rows.Scan(&s.Key, &s.Results); err != nil {
+			return nil, a.explain(err)
+		}
+		out = append(out, s)
+	}
+	return out, a.explain(rows.Err())
+}
+
+func scanRow(rows *sql.Rows) (Row, error) {
+	var r Row
+	var started int64
+	var p50, p90, p99, loss, lcpu, rcpu, lsd, rsd, lo, hi sql.NullFloat64
+	var iterBPS, iterP50, labels string
+	err := rows.Scan(&r.ID, &r.DocumentID, &r.Path, &started, &r.Command, &r.Test, &r.Source, &r.Destination, &r.MsgSize,
+		&r.Settings, &r.Series, &r.ThroughputBPS, &p50, &p90, &p99, &loss, &lcpu, &rcpu, &lsd, &rsd, &lo, &hi,
+		&r.Iterations, &iterBPS, &iterP50, &r.LimitKind, &r.Title, &labels, &r.ToolVersion, &r.EnvID)
+	if err != nil {
+		return r, err
+	}
+	r.Started = time.UnixMicro(started).UTC()
+	for _, f := range []struct {
+		dst **float64
+		v   sql.NullFloat64
+	}{{&r.LatencyP50Micros, p50}, {&r.LatencyP90Micros, p90}, {&r.LatencyP99Micros, p99}, {&r.LossPct, loss},
+		{&r.LocalCPUPct, lcpu}, {&r.RemoteCPUPct, rcpu}, {&r.LocalServiceDemand, lsd}, {&r.RemoteServiceDemand, rsd},
+		{&r.CILo, lo}, {&r.CIHi, hi}} {
+		if f.v.Valid {
+			*f.dst = ptr(f.v.Float64)
+		}
+	}
+	if iterBPS != "" {
+		json.Unmarshal([]byte(iterBPS), &r.IterThroughput)
+	}
+	if iterP50 != "" {
+		json.Unmarshal([]byte(iterP50), &r.IterLatencyP50)
+	}
+	if labels != "" {
+		json.Unmarshal([]byte(labels), &r.Labels)
+	}
+	return r, nil
+}
+
+// Envs returns the environments of these ids.
+func (a *Archive) Envs(ctx context.Context, ids []int64) (map[int64]Env, error) {
+	out := map[int64]Env{}
+	for _, id := range ids {
+		if _, ok := out[id]; ok {
+			continue
+		}
+		var body string
+		if err := a.db.QueryRowContext(ctx, `SELECT body FROM envs WHERE id = $1`, id).Scan(&body); err != nil {
+			return nil, a.explain(fmt.Errorf("environment %d: %w", id, err))
+		}
+		var e Env
+		if err := json.Unmarshal([]byte(body), &e); err != nil {
+			return nil, fmt.Errorf("archive %s: environment %d: %w", a.target, id, err)
+		}
+		out[id] = e
+	}
+	return out, nil
+}
+
+// Documents calls fn with each document the filter's time bounds select
+// (its other fields aside), oldest first: what `archive export` writes.
+func (a *Archive) Documents(ctx context.Context, since, until time.Time, fn func(Document) error) error {
+	f := Filter{Since: since, Until: until}
+	where, args := f.where()
+	rows, err := a.db.QueryContext(ctx, `SELECT id, kind, started_us, body FROM documents`+where+` ORDER BY started_us, id`, args...)
+	if err != nil {
+		return a.explain(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d Document
+		var started int64
+		var body []byte
+		if err := rows.Scan(&d.ID, &d.Kind, &started, &body); err != nil {
+			return a.explain(err)
+		}
+		d.Started = time.UnixMicro(started).UTC()
+		if d.JSON, err = gunzip(body); err != nil {
+			return fmt.Errorf("archive %s: document %d: %w", a.target, d.ID, err)
+		}
+		if err := fn(d); err != nil {
+			return err
+		}
+	}
+	return a.explain(rows.Err())
+}
+
+// Pruned says what Prune removed.
+type Pruned struct {
+	Documents, Results int64
+}
+
+// Prune removes the documents that started before cutoff, with their
+// results.
+func (a *Archive) Prune(ctx context.Context, cutoff time.Time) (Pruned, error) {
+	tx, err := a.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Pruned{}, a.explain(err)
+	}
+	defer tx.Rollback()
+	var p Pruned
+	res, err := tx.ExecContext(ctx, `DELETE FROM results WHERE document_id IN (SELECT id FROM documents WHERE started_us < $1)`, micros(cutoff))
+	if err != nil {
+		return p, a.explain(err)
+	}
+	p.Results, _ = res.RowsAffected()
+	res, err = tx.ExecContext(ctx, `DELETE FROM documents WHERE started_us < $1`, micros(cutoff))
+	if err != nil {
+		return p, a.explain(err)
+	}
+	p.Documents, _ = res.RowsAffected()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM envs WHERE id NOT IN (SELECT DISTINCT env_id FROM results)`); err != nil {
+		return p, a.explain(err)
+	}
+	return p, a.explain(tx.Commit())
+}
+
+// Counts is how much the archive holds.
+type Counts struct {
+	Documents, Results int64
+}
+
+// Count counts the archive's documents and results.
+func (a *Archive) Count(ctx context.Context) (Counts, error) {
+	var c Counts
+	err := a.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM documents), (SELECT COUNT(*) FROM results)`).Scan(&c.Documents, &c.Results)
+	return c, a.explain(err)
+}

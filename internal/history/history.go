@@ -1,0 +1,311 @@
+// Package history turns archived results into series over time (the
+// same source, destination, test, message size and settings), finds
+// where each series changed (stats.EDivisive) and what changed in the
+// environment there, and checks the newest points of a series for a
+// regression. It computes only: no I/O, no clock; cli reads the archive
+// and report prints.
+package history
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"wirespeed/internal/archive"
+	"wirespeed/internal/stats"
+	"wirespeed/internal/sysinfo"
+)
+
+// Figure is the figure a history follows.
+type Figure struct {
+	Name string
+	// HigherIsBetter says which way is a regression: throughput down,
+	// latency, loss or service demand up.
+	HigherIsBetter bool
+	// Unit is the figure's unit in the document: "bits/s", "us", "%",
+	// "us/KB".
+	Unit  string
+	value func(archive.Row) (float64, bool)
+	// samples are the iterations' values, when kept for the figure.
+	samples func(archive.Row) []float64
+}
+
+func opt(p *float64) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+// Figures are the figures history follows, by name.
+var Figures = []Figure{
+	{Name: "throughput", HigherIsBetter: true, Unit: "bits/s",
+		value:   func(r archive.Row) (float64, bool) { return r.ThroughputBPS, r.ThroughputBPS > 0 },
+		samples: func(r archive.Row) []float64 { return r.IterThroughput }},
+	{Name: "p50", Unit: "us", value: func(r archive.Row) (float64, bool) { return opt(r.LatencyP50Micros) },
+		samples: func(r archive.Row) []float64 { return r.IterLatencyP50 }},
+	{Name: "p90", Unit: "us", value: func(r archive.Row) (float64, bool) { return opt(r.LatencyP90Micros) }},
+	{Name: "p99", Unit: "us", value: func(r archive.Row) (float64, bool) { return opt(r.LatencyP99Micros) }},
+	{Name: "loss", Unit: "%", value: func(r archive.Row) (float64, bool) { return opt(r.LossPct) }},
+	{Name: "local_sd", Unit: "us/KB", value: func(r archive.Row) (float64, bool) { return opt(r.LocalServiceDemand) }},
+	{Name: "remote_sd", Unit: "us/KB", value: func(r archive.Row) (float64, bool) { return opt(r.RemoteServiceDemand) }},
+	{Name: "local_cpu", Unit: "%", value: func(r archive.Row) (float64, bool) { return opt(r.LocalCPUPct) }},
+	{Name: "remote_cpu", Unit: "%", value: func(r archive.Row) (float64, bool) { return opt(r.RemoteCPUPct) }},
+}
+
+// FigureNamed returns the figure of that name.
+func FigureNamed(name string) (Figure, error) {
+	var names []string
+	for _, f := range Figures {
+		if f.Name == name {
+			return f, nil
+		}
+		names = append(names, f.Name)
+	}
+	return Figure{}, fmt.Errorf("figure %q: want one of %s", name, strings.Join(names, ", "))
+}
+
+// DefaultFigure is the figure of a test's history when none is asked:
+// the p50 latency of request/response tests, the throughput of others.
+func DefaultFigure(test string) Figure {
+	switch test {
+	case "TCP_RR", "UDP_RR", "TCP_CRR":
+		f, _ := FigureNamed("p50")
+		return f
+	}
+	return Figures[0]
+}
+
+// Key says what a series is.
+type Key struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	Test        string `json:"test"`
+	MsgSize     int    `json:"msg_size"`
+	// Settings are the spec's settings other than the defaults, and a
+	// matrix row's ("parallel=4 tso=off"); "" for the defaults.
+	Settings string `json:"settings"`
+}
+
+// Point is one result of a series.
+type Point struct {
+	Time  time.Time `json:"time"`
+	Value float64   `json:"value"`
+	// Lo and Hi bound the confidence interval of a throughput that is a
+	// mean over iterations.
+	Lo         *float64 `json:"lo,omitempty"`
+	Hi         *float64 `json:"hi,omitempty"`
+	Iterations int      `json:"iterations"`
+	Limit      string   `json:"limit,omitempty"`
+	Title      string   `json:"title,omitempty"`
+	// ResultID is the result's row in the archive.
+	ResultID int64 `json:"result_id"`
+	envID    int64
+	samples  []float64
+}
+
+// EnvChange is an item of a side's environment that differs between
+// two results.
+type EnvChange struct {
+	// Host is the side's host (the series' source for the client's
+	// side, its destination for the server's); Side is "local" or
+	// "remote".
+	Host   string `json:"host"`
+	Side   string `json:"side"`
+	Name   string `json:"name"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// Change is a change point of a series.
+type Change struct {
+	// Index is the first point after the change; Time its time.
+	Index int       `json:"index"`
+	Time  time.Time `json:"time"`
+	// Before and After are the means of the segments on either side
+	// (up to the neighbouring change points).
+	Before    float64 `json:"before"`
+	After     float64 `json:"after"`
+	ChangePct float64 `json:"change_pct"`
+	// P is how sure: the permutation test's p-value, or the t-test's of
+	// the two segments' iterations when that is larger.
+	P float64 `json:"p"`
+	// Worse says the change is a regression for the figure.
+	Worse bool `json:"worse"`
+	// Env is what changed in the environment between the last result
+	// before and the first after.
+	Env []EnvChange `json:"env,omitempty"`
+}
+
+// Series is the history of one series.
+type Series struct {
+	Key            Key      `json:"key"`
+	Figure         string   `json:"figure"`
+	Unit           string   `json:"unit"`
+	HigherIsBetter bool     `json:"higher_is_better"`
+	Points         []Point  `json:"points"`
+	Changes        []Change `json:"changes"`
+}
+
+// Build groups rows (oldest first) into series for figure fig, in the
+// order each series first appears; rows without the figure are left
+// out, and so is a series left empty.
+func Build(rows []archive.Row, fig Figure) []Series {
+	var out []*Series
+	idx := map[string]int{}
+	for _, r := range rows {
+		v, ok := fig.value(r)
+		if !ok {
+			continue
+		}
+		i, seen := idx[r.Series]
+		if !seen {
+			i = len(out)
+			idx[r.Series] = i
+			out = append(out, &Series{
+				Key:    Key{Source: r.Source, Destination: r.Destination, Test: r.Test, MsgSize: r.MsgSize, Settings: r.Settings},
+				Figure: fig.Name, Unit: fig.Unit, HigherIsBetter: fig.HigherIsBetter, Changes: []Change{},
+			})
+		}
+		p := Point{Time: r.Started, Value: v, Iterations: r.Iterations, Limit: r.LimitKind, Title: r.Title, ResultID: r.ID, envID: r.EnvID}
+		if fig.Name == "throughput" {
+			p.Lo, p.Hi = r.CILo, r.CIHi
+		}
+		if fig.samples != nil {
+			p.samples = fig.samples(r)
+		}
+		out[i].Points = append(out[i].Points, p)
+	}
+	res := make([]Series, len(out))
+	for i, s := range out {
+		res[i] = *s
+	}
+	return res
+}
+
+// EnvIDs lists the environments the series' points refer to.
+func EnvIDs(series []Series) []int64 {
+	var ids []int64
+	for _, s := range series {
+		for _, p := range s.Points {
+			if !slices.Contains(ids, p.envID) {
+				ids = append(ids, p.envID)
+			}
+		}
+	}
+	return ids
+}
+
+// Options are the parameters of FindChanges.
+type Options struct {
+	// Alpha is each change's significance level, the false-alarm rate
+	// (stats.EDivisiveOptions).
+	Alpha float64
+	// Permutations per test; 0 for stats' default.
+	Permutations int
+}
+
+// FindChanges finds the series' change points with e-divisive means
+// over the points' values. Where every point on both sides of a change
+// has iterations, their spread is used too: the change is kept only if
+// Welch's t-test of the two segments' iterations agrees at Alpha, and
+// its P is the larger of the two p-values. envs are the environments
+// of the points (archive.Archive.Envs of EnvIDs).
+func (s *Series) FindChanges(o Options, envs map[int64]archive.Env) error {
+	values := make([]float64, len(s.Points))
+	for i, p := range s.Points {
+		values[i] = p.Value
+	}
+	cps, err := stats.EDivisive(values, stats.EDivisiveOptions{Alpha: o.Alpha, Permutations: o.Permutations})
+	if err != nil {
+		return err
+	}
+	s.Changes = []Change{}
+	for k, cp := range cps {
+		lo, hi := 0, len(values)
+		if k > 0 {
+			lo = cps[k-1].Index
+		}
+		if k+1 < len(cps) {
+			hi = cps[k+1].Index
+		}
+		before, after := mean(values[lo:cp.Index]), mean(values[cp.Index:hi])
+		c := Change{Index: cp.Index, Time: s.Points[cp.Index].Time, Before: before, After: after, P: cp.P}
+		if before != 0 {
+			c.ChangePct = 100 * (after - before) / before
+		}
+		c.Worse = (after < before) == s.HigherIsBetter
+		if a, b := samplesOf(s.Points[lo:cp.Index]), samplesOf(s.Points[cp.Index:hi]); a != nil && b != nil {
+			cmp, err := stats.Compare(a, b, stats.WelchT, alphaOr(o.Alpha))
+			if err == nil {
+				if cmp.P > alphaOr(o.Alpha) {
+					continue
+				}
+				c.P = max(c.P, cmp.P)
+			}
+		}
+		c.Env = EnvDiff(s.Key, envs[s.Points[cp.Index-1].envID], envs[s.Points[cp.Index].envID])
+		s.Changes = append(s.Changes, c)
+	}
+	return nil
+}
+
+func alphaOr(a float64) float64 {
+	if a == 0 {
+		return 0.05
+	}
+	return a
+}
+
+// samplesOf pools the points' iterations; nil unless every point has
+// at least two.
+func samplesOf(ps []Point) []float64 {
+	var out []float64
+	for _, p := range ps {
+		if len(p.samples) < 2 {
+			return nil
+		}
+		out = append(out, p.samples...)
+	}
+	return out
+}
+
+func mean(v []float64) float64 {
+	var m float64
+	for _, x := range v {
+		m += x / float64(len(v))
+	}
+	return m
+}
+
+// EnvDiff lists the items of each side's environment that differ
+// between a and b, the client's side first.
+func EnvDiff(k Key, a, b archive.Env) []EnvChange {
+	var out []EnvChange
+	diff := func(side, host string, fa, fb []sysinfo.EnvField) {
+		mb := map[string]string{}
+		for _, f := range fb {
+			mb[f.Name] = f.Value
+		}
+		seen := map[string]bool{}
+		for _, f := range fa {
+			seen[f.Name] = true
+			if v := mb[f.Name]; v != f.Value {
+				out = append(out, EnvChange{Host: host, Side: side, Name: f.Name, Before: f.Value, After: v})
+			}
+		}
+		for _, f := range fb {
+			if !seen[f.Name] {
+				out = append(out, EnvChange{Host: host, Side: side, Name: f.Name, After: f.Value})
+			}
+		}
+	}
+	if len(a.Local) > 0 && len(b.Local) > 0 {
+		diff("local", k.Source, a.Local, b.Local)
+	}
+	if len(a.Remote) > 0 && len(b.Remote) > 0 {
+		diff("remote", k.Destination, a.Remote, b.Remote)
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package history
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"wirespeed/internal/archive"
+)
+
+var t0 = time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
+
+// archived writes synthetic results to a new SQLite archive and reads
+// them back: history is built from what the archive returns.
+func archived(t *testing.T, docs []archive.Synthetic) ([]archive.Row, map[int64]archive.Env) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := archive.Open(ctx, archive.Target{Backend: archive.SQLite, Path: filepath.Join(t.TempDir(), "a.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for _, d := range docs {
+		if _, err := a.Put(ctx, d.Document()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := a.Results(ctx, archive.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, r := range rows {
+		ids = append(ids, r.EnvID)
+	}
+	envs, err := a.Envs(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, envs
+}
+
+// tsoSeries: 12 results near 941 Mbit/s with TSO on at B, then 8 near
+// 612 with it off.
+func tsoSeries(after int) []archive.Synthetic {
+	rng := rand.New(rand.NewPCG(1, 1))
+	var docs []archive.Synthetic
+	for i := 0; i < 12+after; i++ {
+		d := archive.Synthetic{Source: "A", Destination: "B", Started: t0.Add(time.Duration(i) * time.Hour), BitsPerSecond: 941e6 + 3e6*rng.NormFloat64(), TSO: true}
+		if i >= 12 {
+			d.BitsPerSecond, d.TSO = 612e6+3e6*rng.NormFloat64(), false
+		}
+		docs = append(docs, d)
+	}
+	// Another series (another size) that does not change.
+	for i := 0; i < 10; i++ {
+		docs = append(docs, archive.Synthetic{Source: "A", Destination: "B", SendSize: 1460, Started: t0.Add(time.Duration(i) * time.Hour), BitsPerSecond: 300e6 + 3e6*rng.NormFloat64(), TSO: true})
+	}
+	return docs
+}
+
+func TestChangeWithEnvironment(t *testing.T) {
+	rows, envs := archived(t, tsoSeries(8))
+	series := Build(rows, Figures[0])
+	if len(series) != 2 {
+		t.Fatalf("%d series, want 2", len(series))
+	}
+	s := series[0]
+	if s.Key.MsgSize != 131072 || len(s.Points) != 20 {
+		t.Fatalf("first series %+v with %d points", s.Key, len(s.Points))
+	}
+	if err := s.FindChanges(Options{Alpha: 0.01}, envs); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Changes) != 1 {
+		t.Fatalf("changes %+v, want one", s.Changes)
+	}
+	c := s.Changes[0]
+	if c.Index != 12 || !c.Time.Equal(t0.Add(12*time.Hour)) || !c.Worse || c.ChangePct > -33 || c.ChangePct < -37 || c.P > 0.01 {
+		t.Errorf("change %+v; want at 12, about -35%%, worse", c)
+	}
+	if len(c.Env) != 1 || c.Env[0] != (EnvChange{Host: "B", Side: "remote", Name: "tso", Before: "on", After: "off"}) {
+		t.Errorf("environment change %+v; want B tso on -> off", c.Env)
+	}
+	other := series[1]
+	if err := other.FindChanges(Options{Alpha: 0.01}, envs); err != nil || len(other.Changes) != 0 {
+		t.Errorf("steady series: changes %+v, %v; want none", other.Changes, err)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		after     int
+		tolerance float64
+		want      bool
+	}{
+		{"steady", 0, 0, false},
+		{"one slow point", 1, 0.02, true},
+		{"slow but tolerated", 1, 0.40, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, envs := archived(t, tsoSeries(tc.after))
+			s := Build(rows, Figures[0])[0]
+			s.FindChanges(Options{Alpha: 0.01}, envs)
+			v, err := Check(s, CheckOptions{Tolerance: tc.tolerance}, envs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Regression != tc.want {
+				t.Errorf("regression %v, want %v: %+v", v.Regression, tc.want, v)
+			}
+			if tc.after == 1 && (len(v.Env) != 1 || v.Env[0].Name != "tso") {
+				t.Errorf("environment change %+v; want tso", v.Env)
+			}
+		})
+	}
+	// Lower is better: a latency that fell is no regression.
+	rows, envs := archived(t, tsoSeries(1))
+	s := Build(rows, Figures[0])[0]
+	s.HigherIsBetter = false
+	if v, err := Check(s, CheckOptions{}, envs); err != nil || v.Regression {
+		t.Errorf("a figure that fell, lower being better: %+v, %v; want no regression", v, err)
+	}
+	if _, err := Check(Series{Points: s.Points[:3]}, CheckOptions{}, envs); err == nil {
+		t.Error("three points: want an error (too few before the newest)")
+	}
+}

@@ -1,0 +1,159 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"wirespeed/internal/result"
+	"wirespeed/internal/units"
+)
+
+// UnderLoad writes an RRUL result's answer first: the idle and loaded
+// round trips, what the load added, the load's throughput and the
+// responsiveness on one line, then the figures per kind of probe and the
+// flows' rates.
+func UnderLoad(w io.Writer, res result.Result) {
+	u := res.Summary.UnderLoad
+	if u == nil {
+		return
+	}
+	fmt.Fprintln(w, UnderLoadLine(u))
+	if q := u.Queue; q != nil {
+		fmt.Fprintln(w, QueueLine(u))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "round trip (ms)\tphase\tp50\tp90\tp99\tmean\tsamples\tlost\t")
+	row := func(kind, phase string, l result.Latency) {
+		if l.Samples == 0 && l.Lost == 0 {
+			return
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", kind, phase, ms(l.P50Ms), ms(l.P90Ms), ms(l.P99Ms), ms(l.MeanMs), l.Samples, l.Lost)
+	}
+	for _, k := range []struct {
+		name string
+		of   func(result.Phase) result.Latency
+	}{
+		{"UDP probes", func(p result.Phase) result.Latency { return p.UDP }},
+		{"TCP probes", func(p result.Phase) result.Latency { return p.TCP }},
+		{"TCP connect", func(p result.Phase) result.Latency { return p.TCPConnect }},
+		{"all", func(p result.Phase) result.Latency { return p.All }},
+	} {
+		row(k.name, fmt.Sprintf("idle %.0fs", u.IdleS), k.of(u.Idle))
+		row(k.name, fmt.Sprintf("loaded %.0fs", u.LoadedS), k.of(u.Loaded))
+	}
+	tw.Flush()
+	if len(u.Flows) > 0 {
+		var parts []string
+		for _, f := range u.Flows {
+			dir := "up"
+			if f.Direction != "client_to_server" {
+				dir = "down"
+			}
+			parts = append(parts, fmt.Sprintf("%d %s %s %s", f.ID, dir, f.Mark, rate(f.BitsPerSecond)))
+		}
+		fmt.Fprintf(w, "flows: %s\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+}
+
+// UnderLoadLine is the answer of an RRUL result in one line, as
+// `idle 0.1 ms, loaded 61 ms (+61 ms, p99 82 ms); 18.6 down, 19.1 up
+// Mbit/s; responsiveness 980 RPM`.
+func UnderLoadLine(u *result.UnderLoad) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "idle %s ms", ms(u.Idle.All.P50Ms))
+	if u.Loaded.All.Samples > 0 {
+		sign := "+"
+		if u.IncreaseMs < 0 && ms(-u.IncreaseMs) != "0.0" {
+			sign = "-"
+		}
+		fmt.Fprintf(&b, ", loaded %s ms (%s%s ms, p99 %s ms)", ms(u.Loaded.All.P50Ms), sign, ms(abs(u.IncreaseMs)), ms(u.Loaded.All.P99Ms))
+	} else {
+		b.WriteString(", no loaded phase")
+	}
+	scale, unit := 1e6, "Mbit/s"
+	if max(u.UpBitsPerSecond, u.DownBitsPerSecond) >= 10e9 {
+		scale, unit = 1e9, "Gbit/s"
+	}
+	var rates []string
+	if u.Load != "up" {
+		rates = append(rates, fmt.Sprintf("%.1f down", u.DownBitsPerSecond/scale))
+	}
+	if u.Load != "down" {
+		rates = append(rates, fmt.Sprintf("%.1f up", u.UpBitsPerSecond/scale))
+	}
+	fmt.Fprintf(&b, "; %s %s", strings.Join(rates, ", "), unit)
+	if u.ResponsivenessRPM > 0 {
+		fmt.Fprintf(&b, "; responsiveness %.0f RPM", u.ResponsivenessRPM)
+	}
+	return b.String()
+}
+
+// ms formats milliseconds: one decimal under 10, none above.
+func ms(v float64) string {
+	if v < 10 {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// rate formats a flow's rate in Mbit/s.
+func rate(bps float64) string { return fmt.Sprintf("%.1f Mbit/s", bps/1e6) }
+
+// QueueLine says where an RRUL run's delay built: `the queue: tbf on
+// wsul-va (client side), 240 KB backlog, about 96 ms at 20 Mbit/s; socket
+// queues under 1 ms`, or that the endpoints' queues do not explain it.
+func QueueLine(u *result.UnderLoad) string {
+	q := u.Queue
+	var named []string
+	for _, s := range q.Sides {
+		if s.DelayMs >= 1 && s.DelayMs >= 0.1*u.IncreaseMs {
+			named = append(named, fmt.Sprintf("%s on %s (%s side), %s backlog, about %s ms at %s",
+				s.Kind, s.Dev, sideName(s.Side), units.FormatBytes(s.BacklogBytes), ms(s.DelayMs), units.FormatBits(s.RateBitsPerSecond)))
+		}
+	}
+	var b strings.Builder
+	switch {
+	case q.Where == "elsewhere":
+		fmt.Fprintf(&b, "the queue is elsewhere on the path: the endpoints' queues hold about %s ms of the %s ms increase", ms(q.QdiscMs), ms(u.IncreaseMs))
+		if len(named) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(named, "; "))
+		}
+	case len(named) == 1:
+		b.WriteString("the queue: " + named[0])
+	case len(named) > 1:
+		b.WriteString("the queues: " + strings.Join(named, "; "))
+	default:
+		fmt.Fprintf(&b, "no queue built: the endpoints' qdiscs hold under %s ms", ms(max(q.QdiscMs, 1)))
+	}
+	var socket []string
+	for _, s := range q.Sides {
+		if s.SocketDelayMs >= 1 {
+			socket = append(socket, fmt.Sprintf("%s ms on the %s side", ms(s.SocketDelayMs), sideName(s.Side)))
+		}
+	}
+	switch {
+	case len(q.Sides) == 0:
+	case len(socket) == 0:
+		b.WriteString("; socket queues under 1 ms")
+	default:
+		fmt.Fprintf(&b, "; socket queues about %s", strings.Join(socket, ", "))
+	}
+	return b.String()
+}
+
+func sideName(s result.Side) string {
+	if s == result.Local {
+		return "client"
+	}
+	return "server"
+}

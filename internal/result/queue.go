@@ -1,0 +1,180 @@
+package result
+
+import (
+	"wirespeed/internal/measure"
+	"wirespeed/internal/spec"
+)
+
+// QueueRecord is one side's egress queue over an RRUL run: the root qdisc
+// of the device its traffic toward the peer leaves by, sampled every
+// QueueSampleEvery from the side's start, and when its load ran by its
+// own clock.
+type QueueRecord struct {
+	Dev  string `json:"dev"`
+	Kind string `json:"kind"`
+	// RateBitsPerSecond and LimitBytes are a tbf's settings; 0 for
+	// other qdiscs, whose rate is what they sent.
+	RateBitsPerSecond float64       `json:"rate_bps,omitempty"`
+	LimitBytes        uint32        `json:"limit_bytes,omitempty"`
+	LoadStartS        float64       `json:"load_start_s"`
+	LoadEndS          float64       `json:"load_end_s"`
+	Samples           []QueueSample `json:"samples"`
+	Error             string        `json:"error,omitempty"`
+}
+
+// QueueSample is the qdisc's counters at T seconds from the side's start.
+type QueueSample struct {
+	T float64 `json:"t_s"`
+	measure.QdiscStats
+}
+
+// Queue is where the delay under load built: each side's egress queue
+// (its qdisc, and its loaded flows' sockets) over the loaded phase, and
+// how much of the increase they explain (summary.under_load.queue).
+type Queue struct {
+	Sides []SideQueue `json:"sides"`
+	// QdiscMs is the endpoints' qdisc delays together: what a probe
+	// crossing both waits in them. Where names the sides whose queue
+	// holds a tenth of the increase or more ("client", "server",
+	// "both"), or "elsewhere" when theirs explain under half of it.
+	QdiscMs float64 `json:"qdisc_ms"`
+	Where   string  `json:"where"`
+}
+
+// SideQueue is one side's queues under load.
+type SideQueue struct {
+	Side Side   `json:"side"`
+	Dev  string `json:"dev"`
+	Kind string `json:"kind"`
+	// RateBitsPerSecond is what the delay is computed at: the tbf's rate,
+	// or else what the qdisc sent over the loaded phase (RateFrom says
+	// which: "tbf" or "sent").
+	RateBitsPerSecond float64 `json:"rate_bps"`
+	RateFrom          string  `json:"rate_from"`
+	// BacklogBytes is the qdisc's mean backlog over the loaded phase's
+	// samples, MaxBacklogBytes the largest; DelayMs the mean backlog at
+	// the rate.
+	BacklogBytes    float64 `json:"backlog_bytes"`
+	MaxBacklogBytes uint64  `json:"max_backlog_bytes"`
+	DelayMs         float64 `json:"delay_ms"`
+	Drops           uint64  `json:"drops"`
+	Requeues        uint64  `json:"requeues"`
+	Samples         int     `json:"samples"`
+	// The side's loading flows' sockets (TCP_INFO at each interval): the
+	// mean bytes their send buffers held unsent, that at the side's
+	// sending rate, and the largest smoothed RTT their senders saw.
+	NotsentBytes  float64 `json:"notsent_bytes"`
+	SocketDelayMs float64 `json:"socket_delay_ms"`
+	SRTTMs        float64 `json:"srtt_ms"`
+	Error         string  `json:"error,omitempty"`
+}
+
+// QueueSampleEvery is how often each side samples its qdisc in an RRUL
+// run, in seconds.
+const QueueSampleEvery = 0.2
+
+// MaxQueueSamples bounds the samples a side keeps for t: one every
+// QueueSampleEvery over the run, with room for its ends.
+func MaxQueueSamples(t spec.Test) int {
+	return int((t.Length()+30e9).Seconds()/QueueSampleEvery) + 1
+}
+
+// AttributeQueue fills u.Queue from the sides' queue records (nil when a
+// side has none) and the joined directions.
+func AttributeQueue(u *UnderLoad, local, remote *QueueRecord, dirs []DirectionResult) {
+	if u == nil || (local == nil && remote == nil) {
+		return
+	}
+	q := &Queue{}
+	sends := map[Side]spec.Direction{Local: spec.ClientToServer, Remote: spec.ServerToClient}
+	for _, side := range []struct {
+		side Side
+		rec  *QueueRecord
+	}{{Local, local}, {Remote, remote}} {
+		if side.rec == nil {
+			continue
+		}
+		sq := sideQueue(side.side, side.rec)
+		for _, d := range dirs {
+			if d.Direction == sends[side.side] {
+				socketQueue(&sq, d)
+			}
+		}
+		q.QdiscMs += sq.DelayMs
+		q.Sides = append(q.Sides, sq)
+	}
+	var named []Side
+	for _, s := range q.Sides {
+		if s.DelayMs >= 1 && s.DelayMs >= 0.1*u.IncreaseMs {
+			named = append(named, s.Side)
+		}
+	}
+	switch {
+	case u.IncreaseMs >= 2 && q.QdiscMs < 0.5*u.IncreaseMs:
+		q.Where = "elsewhere"
+	case len(named) == 2:
+		q.Where = "both"
+	case len(named) == 1 && named[0] == Local:
+		q.Where = "client"
+	case len(named) == 1:
+		q.Where = "server"
+	case u.IncreaseMs >= 2:
+		q.Where = "elsewhere"
+	default:
+		q.Where = "none"
+	}
+	u.Queue = q
+}
+
+func sideQueue(side Side, rec *QueueRecord) SideQueue {
+	sq := SideQueue{Side: side, Dev: rec.Dev, Kind: rec.Kind, Error: rec.Error}
+	var in []QueueSample
+	for _, s := range rec.Samples {
+		if s.T >= rec.LoadStartS && s.T <= rec.LoadEndS {
+			in = append(in, s)
+		}
+	}
+	sq.Samples = len(in)
+	if len(in) == 0 {
+		return sq
+	}
+	var sum float64
+	for _, s := range in {
+		sum += float64(s.BacklogBytes)
+		sq.MaxBacklogBytes = max(sq.MaxBacklogBytes, s.BacklogBytes)
+	}
+	sq.BacklogBytes = sum / float64(len(in))
+	first, last := in[0], in[len(in)-1]
+	if last.Drops >= first.Drops {
+		sq.Drops = last.Drops - first.Drops
+	}
+	if last.Requeues >= first.Requeues {
+		sq.Requeues = last.Requeues - first.Requeues
+	}
+	switch {
+	case rec.RateBitsPerSecond > 0:
+		sq.RateBitsPerSecond, sq.RateFrom = rec.RateBitsPerSecond, "tbf"
+	case last.T > first.T && last.SentBytes > first.SentBytes:
+		sq.RateBitsPerSecond, sq.RateFrom = float64(last.SentBytes-first.SentBytes)*8/(last.T-first.T), "sent"
+	}
+	if sq.RateBitsPerSecond > 0 {
+		sq.DelayMs = sq.BacklogBytes * 8 / sq.RateBitsPerSecond * 1e3
+	}
+	return sq
+}
+
+// socketQueue fills the socket figures of the side that sends d.
+func socketQueue(sq *SideQueue, d DirectionResult) {
+	if len(d.Intervals) == 0 {
+		return
+	}
+	var notsent float64
+	for _, iv := range d.Intervals {
+		notsent += float64(iv.NotsentBytes)
+		sq.SRTTMs = max(sq.SRTTMs, iv.RTTMicros/1e3)
+	}
+	sq.NotsentBytes = notsent / float64(len(d.Intervals))
+	if bps := d.Summary.SenderBitsPerSecond; bps > 0 {
+		sq.SocketDelayMs = sq.NotsentBytes * 8 / bps * 1e3
+	}
+}

@@ -1,0 +1,56 @@
+package result
+
+import (
+	"math"
+	"testing"
+
+	"wirespeed/internal/measure"
+	"wirespeed/internal/spec"
+)
+
+func queueRec(rate float64, backlog ...uint64) *QueueRecord {
+	r := &QueueRecord{Dev: "wst-b", Kind: "tbf", RateBitsPerSecond: rate, LoadStartS: 1, LoadEndS: 1 + 0.2*float64(len(backlog)-1)}
+	var sent uint64
+	for i, b := range backlog {
+		r.Samples = append(r.Samples, QueueSample{T: 1 + 0.2*float64(i), QdiscStats: measure.QdiscStats{Kind: "tbf", BacklogBytes: b, SentBytes: sent, Drops: uint64(i)}})
+		sent += 500000 // 2.5 MB/s: 20 Mbit/s
+	}
+	// A sample before the load, which does not count.
+	r.Samples = append([]QueueSample{{T: 0.5, QdiscStats: measure.QdiscStats{BacklogBytes: 1 << 30}}}, r.Samples...)
+	return r
+}
+
+// TestAttributeQueue: hand-worked backlogs and rates. A 20 Mbit/s tbf
+// with 200,000 and 300,000 bytes queued holds 250,000 on average: 100 ms.
+func TestAttributeQueue(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		local, remote *QueueRecord
+		increase      float64
+		wantMs        float64
+		where         string
+	}{
+		{"client side", queueRec(20e6, 200000, 300000), queueRec(20e6, 0, 0), 100, 100, "client"},
+		{"server side", queueRec(20e6, 0, 0), queueRec(20e6, 200000, 300000), 100, 100, "server"},
+		{"both", queueRec(20e6, 200000, 300000), queueRec(20e6, 100000, 100000), 140, 140, "both"},
+		{"elsewhere", queueRec(20e6, 10000, 10000), queueRec(20e6, 0, 0), 100, 4, "elsewhere"},
+		// No tbf: the rate is what the qdisc sent, 2.5 MB per second.
+		{"sent rate", queueRec(0, 200000, 300000), nil, 100, 100, "client"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u := &UnderLoad{IncreaseMs: tt.increase}
+			AttributeQueue(u, tt.local, tt.remote, []DirectionResult{{Direction: spec.ClientToServer,
+				Summary:   Summary{SenderBitsPerSecond: 8e6},
+				Intervals: []Interval{{NotsentBytes: 10000, RTTMicros: 5000}, {NotsentBytes: 30000, RTTMicros: 7000}}}})
+			q := u.Queue
+			if q == nil || math.Abs(q.QdiscMs-tt.wantMs) > 1e-6 || q.Where != tt.where {
+				t.Fatalf("queue %+v, want %.0f ms %s", q, tt.wantMs, tt.where)
+			}
+			// The client's sockets held 20,000 bytes unsent on average:
+			// 20 ms at its 8 Mbit/s.
+			if s := q.Sides[0]; s.Side != Local || math.Abs(s.SocketDelayMs-20) > 1e-9 || s.SRTTMs != 7 || s.Samples != 2 || s.Drops != 1 {
+				t.Errorf("client side %+v", s)
+			}
+		})
+	}
+}

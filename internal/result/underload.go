@@ -1,0 +1,300 @@
+package result
+
+import (
+	"math"
+	"strconv"
+
+	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
+)
+
+// ProbeRecord is what the client's probes of an RRUL test measured: the
+// phases' times and every probe, times in seconds from the probes' origin
+// (when the client started the test).
+type ProbeRecord struct {
+	// LoadStartS is when the load started (the idle phase's end),
+	// LoadEndS when it ended; both 0 when it never started.
+	LoadStartS float64      `json:"load_start_s"`
+	LoadEndS   float64      `json:"load_end_s"`
+	UDP        []ProbePoint `json:"udp"`
+	TCP        []ProbePoint `json:"tcp"`
+	// TCPSkipped is TCP probes not sent because too many were out.
+	TCPSkipped int64 `json:"tcp_skipped,omitempty"`
+}
+
+// ProbePoint is one probe: when it was sent and its round trip in
+// milliseconds (Lost when it got no answer). A TCP probe's RTTMs is its
+// request and response on the new connection, ConnectMs its handshake.
+type ProbePoint struct {
+	T         float64 `json:"t_s"`
+	RTTMs     float64 `json:"rtt_ms"`
+	ConnectMs float64 `json:"connect_ms,omitempty"`
+	Lost      bool    `json:"lost,omitempty"`
+}
+
+// UnderLoad is an RRUL test's answer (summary.under_load): round-trip
+// latency with the probes alone and under load, what the load added, the
+// responsiveness, the load's throughput, and each interval of it all.
+type UnderLoad struct {
+	Load    string  `json:"load"`
+	IdleS   float64 `json:"idle_s"`   // the idle phase's length
+	LoadedS float64 `json:"loaded_s"` // the loaded phase's
+	Idle    Phase   `json:"idle"`
+	Loaded  Phase   `json:"loaded"`
+	// IncreaseMs is the loaded median round trip less the idle one, over
+	// both kinds of probe; IncreaseP99Ms the same of the 99th percentiles.
+	IncreaseMs    float64 `json:"increase_ms"`
+	IncreaseP99Ms float64 `json:"increase_p99_ms"`
+	// ResponsivenessRPM is round trips per minute under load as
+	// draft-ietf-ippm-responsiveness computes it from its foreign probes
+	// (a TCP handshake and a request/response on a new connection, each
+	// the mean of its fastest 95%); this test has no TLS handshake and
+	// no probes on the loading connections, so only those two count.
+	ResponsivenessRPM float64 `json:"responsiveness_rpm"`
+	// Throughput is the load's payload rate per direction, as the
+	// receivers counted it, and per flow.
+	UpBitsPerSecond   float64    `json:"up_bps"`
+	DownBitsPerSecond float64    `json:"down_bps"`
+	Flows             []FlowRate `json:"flows"`
+	// Intervals are the run cut into the spec's intervals from the
+	// probes' origin.
+	Intervals []LoadInterval `json:"intervals"`
+	// Probes are every probe.
+	Probes ProbeRecord `json:"probes"`
+	// Queue is where the delay built (queue.go).
+	Queue *Queue `json:"queue,omitempty"`
+}
+
+// Phase is the round-trip latency of one phase per kind of probe.
+type Phase struct {
+	UDP        Latency `json:"udp"`
+	TCP        Latency `json:"tcp"`
+	TCPConnect Latency `json:"tcp_connect"`
+	All        Latency `json:"all"` // UDP and TCP request/response together
+}
+
+// Latency is a phase's round trips of one kind, in milliseconds.
+type Latency struct {
+	P50Ms   float64 `json:"p50_ms"`
+	P90Ms   float64 `json:"p90_ms"`
+	P99Ms   float64 `json:"p99_ms"`
+	MeanMs  float64 `json:"mean_ms"`
+	Samples int     `json:"samples"` // probes answered
+	Lost    int     `json:"lost"`    // probes sent and never answered
+}
+
+// FlowRate is one loading flow's throughput, its receiver's count.
+type FlowRate struct {
+	ID            int            `json:"id"`
+	Direction     spec.Direction `json:"direction"`
+	Mark          string         `json:"mark"` // BE, BK, CS5, EF or the --dscp/--tos given
+	BitsPerSecond float64        `json:"throughput_bps"`
+}
+
+// LoadInterval is one interval of an RRUL run.
+type LoadInterval struct {
+	StartS            float64 `json:"start_s"` // from the probes' origin
+	EndS              float64 `json:"end_s"`
+	Loaded            bool    `json:"loaded"`
+	UDPP50Ms          float64 `json:"udp_p50_ms"`
+	TCPP50Ms          float64 `json:"tcp_p50_ms"`
+	Samples           int     `json:"samples"`
+	Lost              int     `json:"lost"`
+	UpBitsPerSecond   float64 `json:"up_bps"`
+	DownBitsPerSecond float64 `json:"down_bps"`
+}
+
+// UnderLoadOf computes the RRUL answer from the client's probes and the
+// joined directions of the load. A probe belongs to the phase it was sent
+// in: idle before the load started, loaded from the load's start to its
+// end; those after the end count in neither.
+func UnderLoadOf(t spec.Test, rec ProbeRecord, dirs []DirectionResult) *UnderLoad {
+	u := &UnderLoad{Load: t.RRUL.Load, Probes: rec}
+	idleEnd := rec.LoadStartS
+	if rec.LoadStartS == 0 {
+		// The load never started: everything is idle.
+		idleEnd = math.Inf(1)
+	}
+	u.IdleS = t.RRUL.Idle.Seconds()
+	if rec.LoadStartS > 0 {
+		u.IdleS = rec.LoadStartS
+		u.LoadedS = rec.LoadEndS - rec.LoadStartS
+	}
+	in := func(p ProbePoint, loaded bool) bool {
+		if loaded {
+			return rec.LoadStartS > 0 && p.T >= rec.LoadStartS && p.T < rec.LoadEndS
+		}
+		return p.T < idleEnd
+	}
+	phase := func(loaded bool) Phase {
+		var ph Phase
+		var udp, tcp, conn []float64
+		for _, p := range rec.UDP {
+			if !in(p, loaded) {
+				continue
+			}
+			if p.Lost {
+				ph.UDP.Lost++
+				continue
+			}
+			udp = append(udp, p.RTTMs)
+		}
+		for _, p := range rec.TCP {
+			if !in(p, loaded) {
+				continue
+			}
+			if p.ConnectMs > 0 {
+				conn = append(conn, p.ConnectMs)
+			} else {
+				ph.TCPConnect.Lost++
+			}
+			if p.Lost {
+				ph.TCP.Lost++
+				continue
+			}
+			tcp = append(tcp, p.RTTMs)
+		}
+		ph.UDP = latencyOf(udp, ph.UDP.Lost)
+		ph.TCP = latencyOf(tcp, ph.TCP.Lost)
+		ph.TCPConnect = latencyOf(conn, ph.TCPConnect.Lost)
+		ph.All = latencyOf(append(append([]float64(nil), udp...), tcp...), ph.UDP.Lost+ph.TCP.Lost)
+		return ph
+	}
+	u.Idle = phase(false)
+	u.Loaded = phase(true)
+	if u.Loaded.All.Samples > 0 && u.Idle.All.Samples > 0 {
+		u.IncreaseMs = u.Loaded.All.P50Ms - u.Idle.All.P50Ms
+		u.IncreaseP99Ms = u.Loaded.All.P99Ms - u.Idle.All.P99Ms
+	}
+	u.ResponsivenessRPM = responsiveness(rec)
+
+	for _, d := range dirs {
+		switch d.Direction {
+		case spec.ClientToServer:
+			u.UpBitsPerSecond = d.Summary.BitsPerSecond
+		case spec.ServerToClient:
+			u.DownBitsPerSecond = d.Summary.BitsPerSecond
+		}
+		for _, st := range d.Streams {
+			u.Flows = append(u.Flows, FlowRate{ID: st.ID, Direction: d.Direction, Mark: markOf(t, st.ID), BitsPerSecond: st.Summary.BitsPerSecond})
+		}
+	}
+	u.Intervals = loadIntervals(t, rec, dirs)
+	return u
+}
+
+// responsiveness is 60000 over the mean of the loaded phase's foreign
+// probes' trimmed means, 0 without them.
+func responsiveness(rec ProbeRecord) float64 {
+	if rec.LoadStartS == 0 {
+		return 0
+	}
+	var conn, rr []float64
+	for _, p := range rec.TCP {
+		if p.T < rec.LoadStartS || p.T >= rec.LoadEndS {
+			continue
+		}
+		if p.ConnectMs > 0 {
+			conn = append(conn, p.ConnectMs)
+		}
+		if !p.Lost {
+			rr = append(rr, p.RTTMs)
+		}
+	}
+	if len(conn) == 0 || len(rr) == 0 {
+		return 0
+	}
+	ms := (stats.TrimmedMean(conn, 0.05) + stats.TrimmedMean(rr, 0.05)) / 2
+	if ms <= 0 {
+		return 0
+	}
+	return 60000 / ms
+}
+
+func latencyOf(ms []float64, lost int) Latency {
+	l := Latency{Samples: len(ms), Lost: lost}
+	if len(ms) == 0 {
+		return l
+	}
+	q := stats.Quantiles(ms, 0.5, 0.9, 0.99)
+	l.P50Ms, l.P90Ms, l.P99Ms = q[0], q[1], q[2]
+	var sum float64
+	for _, v := range ms {
+		sum += v
+	}
+	l.MeanMs = sum / float64(len(ms))
+	return l
+}
+
+// markOf names the DiffServ mark of stream id.
+func markOf(t spec.Test, id int) string {
+	if t.TOS != 0 {
+		return "tos " + strconv.Itoa(t.TOS)
+	}
+	return spec.RRULMarkNames[t.FlowIndex(spec.Stream{ID: id})%len(spec.RRULMarkNames)]
+}
+
+// loadIntervals cuts the run into the spec's intervals from the probes'
+// origin: each with its probes' medians and the load's throughput of the
+// direction intervals that end in it.
+func loadIntervals(t spec.Test, rec ProbeRecord, dirs []DirectionResult) []LoadInterval {
+	step := t.Interval.Seconds()
+	if step <= 0 {
+		step = 1
+	}
+	end := rec.LoadEndS
+	for _, p := range rec.UDP {
+		end = max(end, p.T)
+	}
+	n := int(math.Ceil(end / step))
+	if n <= 0 || n > 1<<16 {
+		return []LoadInterval{}
+	}
+	out := make([]LoadInterval, n)
+	udp := make([][]float64, n)
+	tcp := make([][]float64, n)
+	for i := range out {
+		out[i].StartS, out[i].EndS = float64(i)*step, float64(i+1)*step
+		out[i].Loaded = rec.LoadStartS > 0 && out[i].EndS > rec.LoadStartS && out[i].StartS < rec.LoadEndS
+	}
+	add := func(ps []ProbePoint, into [][]float64) {
+		for _, p := range ps {
+			i := int(p.T / step)
+			if i < 0 || i >= n {
+				continue
+			}
+			if p.Lost {
+				out[i].Lost++
+				continue
+			}
+			out[i].Samples++
+			into[i] = append(into[i], p.RTTMs)
+		}
+	}
+	add(rec.UDP, udp)
+	add(rec.TCP, tcp)
+	for i := range out {
+		if len(udp[i]) > 0 {
+			out[i].UDPP50Ms = stats.Quantile(udp[i], 0.5)
+		}
+		if len(tcp[i]) > 0 {
+			out[i].TCPP50Ms = stats.Quantile(tcp[i], 0.5)
+		}
+	}
+	if rec.LoadStartS > 0 {
+		for _, d := range dirs {
+			for _, iv := range d.Intervals {
+				i := int((rec.LoadStartS + iv.EndS - 1e-9) / step)
+				if i < 0 || i >= n {
+					continue
+				}
+				if d.Direction == spec.ClientToServer {
+					out[i].UpBitsPerSecond = iv.BitsPerSecond
+				} else {
+					out[i].DownBitsPerSecond = iv.BitsPerSecond
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,152 @@
+package side
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"wirespeed/internal/engine"
+	"wirespeed/internal/result"
+)
+
+// Probes are the probe sockets of one side of an RRUL test: the client's
+// UDP probe socket and where its TCP probes connect, or the server's UDP
+// socket that echoes and the listener that answers TCP probes, for the peer's probes alone.
+type Probes struct {
+	// The client's: the proven UDP probe socket, and the TCP probe
+	// listener's address with the options of each probe's socket.
+	UDP        *net.UDPConn
+	TCPNetwork string
+	TCPAddr    string
+	TCPOptions engine.Options
+
+	// The server's: the proven UDP probe socket, the most echoes a second
+	// it sends, and the TCP probe listener.
+	Echo             *net.UDPConn
+	EchoMaxPerSecond float64
+	Listener         *net.TCPListener
+
+	// Peer is the other side's address: the server's probes answer it
+	// alone, and each side samples the qdisc of the device toward it.
+	Peer netip.Addr
+}
+
+// answerLinger is how long the server keeps answering probes after its
+// load ended: the client's last probes are still on their way.
+const answerLinger = time.Second
+
+// RunRRUL runs one side of an RRUL test: the probes (client) or their
+// answers (server) from its call, the idle phase of cfg.Spec.RRUL.Idle
+// with the probes alone, then the load (Run with cfg), then the probes'
+// end. An interrupt in either phase keeps what was measured: the client's
+// result holds its probes and the phases' times whatever way it ends. It
+// returns within Run's bound plus the idle phase and about two seconds.
+func RunRRUL(ctx context.Context, cfg Config, p Probes) (result.SideResult, error) {
+	sp := cfg.Spec
+	origin := time.Now()
+	// The probes' own context: they outlive an interrupted load long
+	// enough to collect the answers of those already sent.
+	probeCtx, stopProbes := context.WithCancel(context.Background())
+	defer stopProbes()
+	var wg sync.WaitGroup
+	samplesFor := func(iv time.Duration) int { return int((sp.Length()+10*time.Second)/iv) + 1 }
+	var udp *engine.UDPProber
+	var tcp *engine.TCPProber
+	if p.UDP != nil {
+		udp = engine.NewUDPProber(p.UDP, sp.RRUL.UDPProbeInterval, origin, samplesFor(sp.RRUL.UDPProbeInterval))
+		wg.Go(func() { udp.Run(probeCtx) })
+	}
+	var tcpErr error
+	if p.TCPAddr != "" {
+		tcp = engine.NewTCPProber(p.TCPNetwork, p.TCPAddr, p.TCPOptions, sp.RRUL.TCPProbeInterval, origin, samplesFor(sp.RRUL.TCPProbeInterval))
+		wg.Go(func() { tcpErr = tcp.Run(probeCtx) })
+	}
+	if p.Echo != nil {
+		echo := engine.NewUDPEchoer(p.Echo, p.EchoMaxPerSecond)
+		wg.Go(func() { echo.Run(probeCtx) })
+	}
+	queues, queuesDone := startQueueSampler(probeCtx, sp, p.Peer, origin)
+	if p.Listener != nil {
+		srv := engine.NewTCPProbeServer(p.Listener, p.Peer)
+		wg.Go(func() { srv.Run(probeCtx) })
+	}
+
+	var (
+		res                result.SideResult
+		err                error
+		loadStart, loadEnd time.Time
+	)
+	idle := time.NewTimer(time.Until(origin.Add(sp.RRUL.Idle)))
+	select {
+	case <-idle.C:
+		loadStart = time.Now()
+		res, err = Run(ctx, cfg)
+		loadEnd = loadStart
+		for _, f := range res.Flows {
+			if e := loadStart.Add(seconds(f.StartOffsetS + f.ElapsedS)); e.After(loadEnd) {
+				loadEnd = e
+			}
+		}
+	case <-ctx.Done():
+		idle.Stop()
+		res = result.SideResult{Side: cfg.Side, Interrupted: true}
+		for _, c := range cfg.Conns {
+			if c.Conn != nil {
+				c.Conn.Close()
+			}
+		}
+	}
+	if cfg.Side == result.Remote {
+		// Answer the client's last probes before stopping.
+		tm := time.NewTimer(answerLinger)
+		select {
+		case <-tm.C:
+		case <-ctx.Done():
+			tm.Stop()
+		}
+	}
+	stopProbes()
+	wg.Wait()
+	queuesDone()
+	var ls, le float64
+	if !loadStart.IsZero() {
+		ls, le = loadStart.Sub(origin).Seconds(), loadEnd.Sub(origin).Seconds()
+	}
+	res.Queue = queues.record(ls, le)
+
+	if udp != nil || tcp != nil {
+		rec := &result.ProbeRecord{}
+		rec.LoadStartS, rec.LoadEndS = ls, le
+		if udp != nil {
+			rec.UDP = points(udp.Samples())
+		}
+		if tcp != nil {
+			rec.TCP = points(tcp.Samples())
+			rec.TCPSkipped = tcp.Skipped.Load()
+		}
+		res.Probes = rec
+	}
+	if err == nil && tcpErr != nil && ctx.Err() == nil {
+		res.Warnings = append(res.Warnings, "TCP probes: "+tcpErr.Error())
+	}
+	return res, err
+}
+
+func points(ss []engine.ProbeSample) []result.ProbePoint {
+	out := make([]result.ProbePoint, len(ss))
+	for i, s := range ss {
+		p := result.ProbePoint{T: float64(s.SentNanos) / 1e9, RTTMs: float64(s.RTTNanos) / 1e6, Lost: s.RTTNanos < 0}
+		if p.Lost {
+			p.RTTMs = 0
+		}
+		if s.ConnectNanos > 0 {
+			p.ConnectMs = float64(s.ConnectNanos) / 1e6
+		}
+		out[i] = p
+	}
+	return out
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
