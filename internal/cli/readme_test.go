@@ -252,6 +252,8 @@ func readmeSkip(args []string) string {
 		return "mesh: several servers with --allow-relay"
 	case "matrix":
 		return "matrix: changes a NIC's settings"
+	case "exporter":
+		return "exporter: a daemon with a modules file (cmd/wirespeed tests it with Prometheus)"
 	}
 	for _, a := range args {
 		if strings.Contains(a, "...") {

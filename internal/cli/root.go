@@ -126,6 +126,7 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 	root.AddCommand(newMatrixCmd(e), newCompareCmd(e))
 	root.AddCommand(newManCmd(e))
 	root.AddCommand(newArchiveCmd(e), newHistoryCmd(e))
+	root.AddCommand(newExporterCmd(e))
 	hideRunFlags(root)
 	// The completion command now rather than at Execute, so that root.Find
 	// and the man pages see it; it keeps the writer it is made with.

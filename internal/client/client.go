@@ -51,6 +51,10 @@ type Config struct {
 	// ask for; default measure.DefaultProcRoot.
 	ProcRoot string
 
+	// MaxUDPRRRate, when more than 0, paces this client's UDP_RR requests
+	// to that many bits/s in all: a relaying server's --max-udp-rate.
+	MaxUDPRRRate float64
+
 	// BindAddr and BindDev are where the control connection leaves from
 	// (-B, --bind-dev; the data connections take theirs from the spec):
 	// the zero Addr and "" for wherever the kernel routes it.
@@ -209,7 +213,7 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 	if err := t.Validate(); err != nil {
 		return result.Result{}, fmt.Errorf("%w: %v", control.ErrInvalid, err)
 	}
-	req := control.TestRequest{Spec: t}
+	req := control.TestRequest{Spec: t, StreamedIntervals: true}
 	var content []byte
 	if t.Payload.Kind == spec.PayloadFile {
 		b, err := c.loadPayload(t.Payload.Path)
@@ -359,6 +363,11 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 
 // measure starts the run on both sides and collects both results.
 func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted, conns []side.Conn, content []byte) (result.Result, error) {
+	// The environment record names the device whose counters side.Run
+	// reads (the record is kept for the connection: collected here at
+	// its first run, before the start, so that its cost falls outside
+	// both sides' windows).
+	wireDev := wireDevice(c.localEnv(ctx))
 	started := time.Now()
 	if err := c.cc.Send(control.TypeStart, struct{}{}); err != nil {
 		side.CloseAll(conns)
@@ -380,6 +389,9 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 		reason string
 	}
 	guard := newIntervalGuard(t, started)
+	// The server's interval reports, kept as they pass the guard (which
+	// bounds them): its result leaves them out (StreamedIntervals).
+	reports := map[spec.Direction][]result.IntervalReport{}
 	go func() {
 		// Generous: the server's run ends within omit+duration plus its
 		// first-byte grace and drain, which are 5 s each.
@@ -403,6 +415,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 					return
 				}
 				r.Side = result.Remote
+				reports[r.Direction] = append(reports[r.Direction], r)
 				ticks.add(r)
 			case control.TypeAbort:
 				// The server ends the test early (it is shutting down):
@@ -419,6 +432,8 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 				if err == nil {
 					if err = checkResult(t, r); err != nil {
 						r = result.SideResult{} // nothing of it is kept
+					} else {
+						fillIntervals(&r, reports)
 					}
 				}
 				r.Side = result.Remote
@@ -457,6 +472,9 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			CRRAddr:    net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.CRRPort)),
 			CRROptions: engine.ClientOptions(t, spec.Stream{}),
 			ProcRoot:   c.cfg.ProcRoot,
+			WireDevice: wireDev,
+			// A relaying server's limit on what it sends.
+			MaxUDPRRRate: c.cfg.MaxUDPRRRate,
 		})
 		localCh <- remote{res: r, err: err}
 	}()

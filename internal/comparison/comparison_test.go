@@ -274,7 +274,7 @@ func TestCompareAdjustments(t *testing.T) {
 		significant bool
 		warning     string
 	}{
-		{stats.BenjaminiHochberg, 2.0 / 70, true, "only differences shown by many points at once can be significant; run at least 5 of each for one alone"},
+		{stats.BenjaminiHochberg, 2.0 / 70, true, "only differences shown by many points at once can be significant; for one alone run at least 5 of each (the fewest whose smallest p is at most alpha 0.05 over 6 comparisons)"},
 		{stats.Holm, 12.0 / 70, false, "Holm's procedure needs first: no difference can be significant; run at least 5 of each"},
 		{stats.NoAdjustment, 2.0 / 70, true, ""},
 	} {
@@ -452,5 +452,93 @@ func TestCompareAcrossDirections(t *testing.T) {
 	srcs, _ = Sources([]string{"ab.json", "mixed.json"}, []result.Document{a, mixed})
 	if _, err := Compare(srcs, Options{}); err == nil || !strings.Contains(err.Error(), "no point in common") {
 		t.Errorf("mixed directions: %v", err)
+	}
+}
+
+// TestComparePairs: every pair of three matrix rows, A, B and B again,
+// adjusted as one family. Each pair makes three comparisons (throughput,
+// local utilization, service demand), nine in all; A against either B
+// has throughput p 2/70 and the others 48/70 (TestCompareUTest), B
+// against B p 1. Benjamini-Hochberg over the nine sorted p (2/70, 2/70,
+// 48/70 x4, 1 x3): the two 2/70 get min over j >= 2 of 9/j * p(j) =
+// 9/2 * 2/70 = 9/70, which is not significant at 0.05 (it was 6/70 over
+// one pair's three comparisons, TestCompareMatrixRows).
+func TestComparePairs(t *testing.T) {
+	_, docs := fixtures()
+	p1, p2 := docs[0].Points[0], docs[1].Points[0]
+	m := result.Document{Schema: result.Schema, Command: "matrix", Matrix: &result.Matrix{Rows: []result.MatrixRow{
+		{Index: 1, Label: "tx=on", Points: []result.Point{p1}},
+		{Index: 2, Label: "tx=off", Points: []result.Point{p2}},
+		{Index: 3, Label: "tx=off again", Points: []result.Point{p2}},
+	}}}
+	srcs, err := Sources([]string{"m.json"}, []result.Document{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, err := ComparePairs(srcs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names [][]string
+	for _, r := range pairs {
+		names = append(names, r.Sources)
+		if r.Comparisons != 9 {
+			t.Errorf("%v: family of %d, want the 9 of all pairs", r.Sources, r.Comparisons)
+		}
+	}
+	want := [][]string{{"tx=on", "tx=off"}, {"tx=on", "tx=off again"}, {"tx=off", "tx=off again"}}
+	if d := cmp.Diff(want, names); d != "" {
+		t.Fatalf("pairs (-want +got):\n%s", d)
+	}
+	k := Key{Test: spec.TCPStream, Size: "131072"}
+	for i, wantP := range []float64{9.0 / 70, 9.0 / 70} {
+		c := line(t, pairs[i], "throughput_bps", k).Cells[1].Comparison
+		if !near(c.P, 2.0/70) || !near(c.PAdjusted, wantP) || c.Significant {
+			t.Errorf("%v throughput: p %g adjusted %g significant %v, want 2/70 adjusted to %g, not significant", pairs[i].Sources, c.P, c.PAdjusted, c.Significant, wantP)
+		}
+	}
+	if c := line(t, pairs[2], "throughput_bps", k).Cells[1].Comparison; c.DeltaPct != 0 || c.Significant {
+		t.Errorf("tx=off against itself: %+v", *c)
+	}
+}
+
+// TestCompareWire: the sender's device's packet rate and bytes per
+// packet are compared like the other figures. TSO on (A: 4 iterations of
+// about 20k packets/s of 64 KB) against off (B: about 800k of 1514 B):
+// every B above every A in packets per second, p = 2/70 (U = 0 of 16),
+// and below in bytes per packet, p = 2/70; medians 20.5k and 805k
+// packets/s. Adjusted (Benjamini-Hochberg over 3 comparisons, all at
+// 2/70): 2/70.
+func TestCompareWire(t *testing.T) {
+	mk := func(bps, pps, bpp []float64) result.Document {
+		sp := spec.Default()
+		r := result.Result{Spec: sp, Directions: []result.DirectionResult{{}}}
+		for i := range bps {
+			r.Iterations = append(r.Iterations, result.Iteration{Index: i + 1, Summary: result.Summary{BitsPerSecond: bps[i],
+				SenderWirePacketsPerSecond: pps[i], SenderWireBytesPerPacket: bpp[i]}})
+		}
+		return sweep(result.Point{MsgSize: sp.SendSize, Result: r})
+	}
+	a := mk([]float64{1, 2, 3, 4}, []float64{20e3, 21e3, 19e3, 22e3}, []float64{65000, 64000, 64500, 65100})
+	b := mk([]float64{5, 6, 7, 8}, []float64{800e3, 810e3, 790e3, 820e3}, []float64{1514, 1514, 1513, 1514})
+	srcs, err := Sources([]string{"a", "b"}, []result.Document{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compare(srcs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := Key{Test: spec.TCPStream, Size: srcs[0].Order[0].Size}
+	pps := line(t, res, "sender_wire_pps", k).Cells[1].Comparison
+	if !near(pps.CenterA, 20.5e3) || !near(pps.CenterB, 805e3) || !near(pps.P, 2.0/70) || !near(pps.PAdjusted, 2.0/70) || !pps.Significant {
+		t.Errorf("packets per second: %+v", *pps)
+	}
+	bpp := line(t, res, "sender_wire_bytes_per_packet", k).Cells[1].Comparison
+	if !near(bpp.P, 2.0/70) || !bpp.Significant || bpp.DeltaPct > -97 {
+		t.Errorf("bytes per packet: %+v", *bpp)
+	}
+	if res.Comparisons != 3 {
+		t.Errorf("%d comparisons, want 3 (throughput and the two device figures)", res.Comparisons)
 	}
 }

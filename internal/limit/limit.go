@@ -56,6 +56,10 @@ const (
 	// sent make congestion the limit; UDP loss at this level that nothing
 	// else explains gets a note.
 	RetransPct = 1
+	// DeviceDropPct: a receiver's device that dropped this share of the
+	// packets it received (rx_dropped, rx_missed, rx_over_errors) could
+	// not hand them to the kernel as fast as they came.
+	DeviceDropPct = 0.1
 	// LatencyPct: a request/response rate at least this percent of what
 	// its latency allows (in flight / mean latency) is latency-bound.
 	LatencyPct = 80
@@ -141,6 +145,33 @@ type cpuState struct {
 	softirq bool    // the busiest CPU was saturated by softirq and irq
 	ev      *result.LimitCPU
 	others  *result.LimitOthers
+}
+
+// missing lists the sides of a and b whose threads were not measured.
+func missing(a sideView, ac cpuState, b sideView, bc cpuState) []result.Side {
+	var out []result.Side
+	if !ac.known {
+		out = append(out, a.side)
+	}
+	if !bc.known && b.side != a.side {
+		out = append(out, b.side)
+	}
+	return out
+}
+
+// cpuMissing says what to do about CPU figures missing from sides: run
+// with --cpu when the test did not ask for them; when it did, which side
+// sent none (an iperf3 server never does: run --iperf3 has only the
+// local side's).
+func cpuMissing(t spec.Test, sides ...result.Side) string {
+	if !t.CPU {
+		return "run with --cpu"
+	}
+	var names []string
+	for _, s := range sides {
+		names = append(names, string(s))
+	}
+	return "--cpu was on; none from the " + strings.Join(names, " and ") + " side: an iperf3 server or an older peer sends none, or the side could not read its CPU"
 }
 
 func cpuOf(v sideView) cpuState {
@@ -269,6 +300,7 @@ func diagnoseStream(res *result.Result, d *result.DirectionResult) result.Limit 
 	snd, rcv := view(res, d.Sender), view(res, d.Receiver)
 	sc, rc := cpuOf(snd), cpuOf(rcv)
 	l := decideStream(res, d, snd, rcv, sc, rc)
+	wireNotes(res, d, &l)
 	sc.note(&l)
 	if !sameHost(snd, rcv) {
 		rc.note(&l)
@@ -347,7 +379,7 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 			if rc.known || fixedRcvBuf(t, rcv.side) {
 				return result.Limit{Kind: result.LimitReceiveWindow, Side: rcv.side, Evidence: result.LimitEvidence{TCP: tcp, CPU: rc.ev}, Notes: notes}
 			}
-			notes = append(notes, fmt.Sprintf("rwnd_limited %.0f%% of the window, but without the receiver's CPU figures a small window and a slow receiver look alike (run with --cpu)", tcp.RwndLimitedPct))
+			notes = append(notes, fmt.Sprintf("rwnd_limited %.0f%% of the window, but without the receiver's CPU figures a small window and a slow receiver look alike (%s)", tcp.RwndLimitedPct, cpuMissing(t, rcv.side)))
 		}
 		if tcp.RetransPct >= RetransPct {
 			return result.Limit{Kind: result.LimitCongestion, Evidence: result.LimitEvidence{TCP: tcp, CPU: sc.ev}, Notes: notes}
@@ -356,8 +388,15 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 	if u := d.Summary.UDPSummary; u != nil && u.LossPct >= RetransPct {
 		notes = append(notes, fmt.Sprintf("%.1f%% of the datagrams were lost with no rate reached and no CPU saturated", u.LossPct))
 	}
+	if w := wireOf(res, rcv.side); w != nil && dropPct(w) >= DeviceDropPct && !sameDevice(res) {
+		// The receiver's device dropped what it could not hand on: its
+		// CPU (the softirq that empties the ring) fell behind, whatever
+		// its totals say.
+		return result.Limit{Kind: result.LimitReceiverCPU, Side: rcv.side, Evidence: result.LimitEvidence{TCP: tcp, CPU: rc.ev},
+			Notes: append(notes, fmt.Sprintf("the receiver's device %s dropped %.2f%% of the packets it received (rx_dropped, rx_missed, rx_over_errors): its ring or the kernel's backlog overflowed", w.Device, dropPct(w)))}
+	}
 	if !sc.known || !rc.known {
-		notes = append(notes, "no CPU figures from both sides (run with --cpu to tell a CPU limit)")
+		notes = append(notes, "no CPU figures from both sides to tell a CPU limit ("+cpuMissing(t, missing(snd, sc, rcv, rc)...)+")")
 	} else {
 		notes = append(notes, fmt.Sprintf("no CPU saturated: the sender's busiest thread used %.0f%%, the receiver's %.0f%%", sc.load, rc.load))
 	}
@@ -576,7 +615,7 @@ func decideRR(res *result.Result, d *result.DirectionResult, req, resp sideView,
 		return result.Limit{Kind: result.LimitLatency, Evidence: result.LimitEvidence{RTT: ev}, Notes: notes}
 	}
 	if !qc.known || !pc.known {
-		notes = append(notes, "no CPU figures from both sides (run with --cpu to tell a CPU limit from the latency)")
+		notes = append(notes, "no CPU figures from both sides to tell a CPU limit from the latency ("+cpuMissing(t, missing(req, qc, resp, pc)...)+")")
 	}
 	return result.Limit{Kind: result.LimitUnknown, Evidence: result.LimitEvidence{RTT: ev}, Notes: notes}
 }
@@ -632,4 +671,52 @@ func mostCommon(ls []*result.Limit) *result.Limit {
 		c.Notes = append([]string{fmt.Sprintf("%d of %d iterations", bestN, n)}, c.Notes...)
 	}
 	return &c
+}
+
+// wireOf is a side's device figures, nil when not read.
+func wireOf(res *result.Result, s result.Side) *result.Wire {
+	if s == result.Remote {
+		return res.Remote.Wire
+	}
+	return res.Local.Wire
+}
+
+// sameDevice is true when both sides read one device (loopback): its
+// drops are not the receiver's alone.
+func sameDevice(res *result.Result) bool {
+	return res.Local.Wire != nil && res.Local.Wire.Loopback
+}
+
+// dropPct is the share of received packets a device dropped, percent.
+func dropPct(w *result.Wire) float64 {
+	l := w.Link
+	d := l.RxDropped + l.RxMissed + l.RxOverErrs
+	if d == 0 {
+		return 0
+	}
+	return 100 * float64(d) / float64(l.RxPackets+d)
+}
+
+// wireNotes adds what the devices say to a stream direction's limit: a
+// CPU limit gets the packets per second and bytes per packet its device
+// handled (a CPU's cost is per packet: TSO, GSO, GRO and a larger MTU
+// make fewer, larger ones), and a receiver's device that dropped gets a
+// note whatever the limit.
+func wireNotes(res *result.Result, d *result.DirectionResult, l *result.Limit) {
+	snd, rcv := wireOf(res, d.Sender), wireOf(res, d.Receiver)
+	switch l.Kind {
+	case result.LimitSenderCPU:
+		if snd != nil && snd.TxPacketsPerSecond > 0 {
+			l.Notes = append(l.Notes, fmt.Sprintf("its device %s sent %.0f packets/s of %.0f bytes: the cost is per packet, and TSO/GSO or a larger MTU make fewer, larger ones",
+				snd.Device, snd.TxPacketsPerSecond, snd.TxBytesPerPacket))
+		}
+	case result.LimitReceiverCPU:
+		if rcv != nil && rcv.RxPacketsPerSecond > 0 {
+			l.Notes = append(l.Notes, fmt.Sprintf("its device %s received %.0f packets/s of %.0f bytes: the cost is per packet, and GRO or a larger MTU make fewer, larger ones",
+				rcv.Device, rcv.RxPacketsPerSecond, rcv.RxBytesPerPacket))
+		}
+	}
+	if rcv != nil && l.Kind != result.LimitReceiverCPU && dropPct(rcv) >= DeviceDropPct && !sameDevice(res) {
+		l.Notes = append(l.Notes, fmt.Sprintf("the receiver's device %s dropped %.2f%% of the packets it received", rcv.Device, dropPct(rcv)))
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"wirespeed/internal/measure"
+	"wirespeed/internal/netdev"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
@@ -176,6 +177,39 @@ func TestDiagnoseStream(t *testing.T) {
 			check: func(t *testing.T, l *result.Limit) {
 				if c := l.Evidence.CPU; c == nil || c.CPU != 1 || c.UtilPct != 99.6 || c.SystemPct != 38 || c.SoftIRQPct != 61 || c.ThreadPct != 97 {
 					t.Errorf("cpu evidence %+v, want cpu1 99.6%%: 38 sys, 61 softirq, thread 97", c)
+				}
+			},
+		},
+		{
+			// The sender's CPU bound, its device sending 812k packets/s
+			// of 1514 bytes: the note names them.
+			name: "sender cpu with its device's packets",
+			res: func() *result.Result {
+				r := withCPU(streamResult(spec.TCPStream, 9e9), cpuFig(100, 1, 99.6, 38, 61, 97, 1), idle(200))
+				r.Local.Wire = &result.Wire{Wire: netdev.Wire{Device: "wst-b"}, TxPacketsPerSecond: 812_000, TxBytesPerPacket: 1514}
+				return r
+			}(),
+			want: result.LimitSenderCPU, wantSide: result.Local,
+			check: func(t *testing.T, l *result.Limit) {
+				if !strings.Contains(strings.Join(l.Notes, "; "), "wst-b sent 812000 packets/s of 1514 bytes") {
+					t.Errorf("notes %q, want the device's packets", l.Notes)
+				}
+			},
+		},
+		{
+			// No CPU saturated, but the receiver's device dropped 300 of
+			// 100,300 packets (0.30%): its ring overflowed, the
+			// receiver's CPU did not keep up.
+			name: "receiver device drops",
+			res: func() *result.Result {
+				r := withCPU(streamResult(spec.TCPStream, 5e9), idle(100), idle(200))
+				r.Remote.Wire = &result.Wire{Wire: netdev.Wire{Device: "eth1", Link: netdev.LinkCounters{RxPackets: 100_000, RxDropped: 100, RxMissed: 200}}}
+				return r
+			}(),
+			want: result.LimitReceiverCPU, wantSide: result.Remote,
+			check: func(t *testing.T, l *result.Limit) {
+				if !strings.Contains(strings.Join(l.Notes, "; "), "eth1 dropped 0.30% of the packets it received") {
+					t.Errorf("notes %q, want the device's drops", l.Notes)
 				}
 			},
 		},
@@ -488,5 +522,22 @@ func TestOfMean(t *testing.T) {
 	}
 	if l := out.Directions[0].Summary.Limit; l == nil || l.Kind != result.LimitLink {
 		t.Errorf("mean direction limit %+v, want link", l)
+	}
+}
+
+// TestCPUMissingNote: without both sides' CPU figures the note asks for
+// --cpu only when the run did not ask for it; when it did (run --iperf3,
+// whose iperf3 server sends none), it names the side that sent none.
+func TestCPUMissingNote(t *testing.T) {
+	for _, cpu := range []bool{false, true} {
+		r := withCPU(streamResult(spec.TCPStream, 500e6), idle(10), nil)
+		r.Spec.CPU = cpu
+		Diagnose(r)
+		notes := strings.Join(r.Summary.Limit.Notes, "; ")
+		asks := strings.Contains(notes, "run with --cpu")
+		names := strings.Contains(notes, "--cpu was on; none from the remote side")
+		if asks == cpu || names != cpu {
+			t.Errorf("--cpu %v: notes %q", cpu, notes)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/mdlayher/ethtool"
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -35,6 +36,8 @@ type client struct {
 	eth *ethtool.Client // ethtool netlink, in the namespace; nil if unavailable
 	// ethErr is why eth is nil.
 	ethErr error
+	nl     *netlink.Handle // rtnetlink, in the namespace; nil if unavailable
+	nlErr  error           // why nl is nil
 }
 
 // open creates the sockets on a thread inside ns: a socket belongs to the
@@ -53,6 +56,7 @@ func open(ns netns.NsHandle) (client, error) {
 		}
 		c.fd = fd
 		c.eth, c.ethErr = ethtool.New()
+		c.nl, c.nlErr = netlink.NewHandle(unix.NETLINK_ROUTE)
 		return nil
 	})
 	return c, err
@@ -80,6 +84,9 @@ func inNamespace(ns netns.NsHandle, fn func() error) error {
 func (c client) close() error {
 	if c.eth != nil {
 		c.eth.Close()
+	}
+	if c.nl != nil {
+		c.nl.Close()
 	}
 	return unix.Close(c.fd)
 }

@@ -30,7 +30,7 @@ var csvHeader = append([]string{
 	"packets_sent", "packets_received", "lost", "loss_pct", "out_of_order", "duplicates", "jitter_ms", "send_errors",
 	"transactions", "transactions_per_s", "timeouts",
 	"latency_min_us", "latency_mean_us", "latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_p999_us", "latency_max_us", "latency_stddev_us",
-}, append(append(cpuCSVHeader("local"), cpuCSVHeader("remote")...), "interrupted", "limit")...)
+}, append(append(append(cpuCSVHeader("local"), cpuCSVHeader("remote")...), "interrupted", "limit"), wireCSVHeader...)...)
 
 // cpuCSVHeader names one side's CPU columns: what the text's cpu line and
 // the table's CPU columns show.
@@ -58,7 +58,7 @@ func CSV(w io.Writer, doc result.Document) error {
 	}
 	cw := csv.NewWriter(w)
 	cw.Write(csvHeader)
-	cw.WriteAll(runRows(doc))
+	cw.WriteAll(csvSafeAll(runRows(doc)))
 	return cw.Error()
 }
 
@@ -111,7 +111,8 @@ func csvRow(r result.Result, dir string, s result.Summary, sockets []string, wit
 	for _, c := range []*measure.CPU{r.Summary.LocalCPU, r.Summary.RemoteCPU} {
 		row = append(row, cpuCSV(c, withCPU, r.Summary.RRSummary != nil)...)
 	}
-	return append(row, strconv.FormatBool(r.Interrupted), limitKind(s.Limit))
+	row = append(row, strconv.FormatBool(r.Interrupted), limitKind(s.Limit))
+	return append(row, wireCSV(r, withCPU)...)
 }
 
 // limitKind is a limit's kind for a CSV cell, empty for none.

@@ -53,7 +53,7 @@ func NewMatrixTable(m *result.Matrix, sweep, rr bool, level float64) *MatrixTabl
 	}
 	// Socket sizes, message size, elapsed, rate, conf., iter, four CPU,
 	// and what limited the point.
-	nums := []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 9, 9, 10}
+	nums := []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 9, 9, 9, 8, 10}
 	if !sweep {
 		nums = append(nums[:2:2], nums[3:]...)
 	}
@@ -71,10 +71,10 @@ func (t *MatrixTable) Header(w io.Writer) {
 	}
 	size := []string{"Message", "Size", "bytes", ""}
 	lines := [][]string{
-		{"Recv", "Send", size[0], "", rate[0], "Conf.", "", "Local", "Remote", "Local", "Remote", ""},
-		{"Socket", "Socket", size[1], "Elapsed", rate[1], "+/-%", "Iter", "CPU", "CPU", "Service", "Service", ""},
-		{"Size", "Size", size[2], "Time", rate[2], "@ " + levelPct(t.level) + "%", "", "Util", "Util", "Demand", "Demand", "Limited"},
-		{"bytes", "bytes", size[3], "secs.", rate[3], "", "", "%", "%", demand, demand, "by"},
+		{"Recv", "Send", size[0], "", rate[0], "Conf.", "", "Local", "Remote", "Local", "Remote", wireHeader[0][0], wireHeader[0][1], ""},
+		{"Socket", "Socket", size[1], "Elapsed", rate[1], "+/-%", "Iter", "CPU", "CPU", "Service", "Service", wireHeader[1][0], wireHeader[1][1], ""},
+		{"Size", "Size", size[2], "Time", rate[2], "@ " + levelPct(t.level) + "%", "", "Util", "Util", "Demand", "Demand", wireHeader[2][0], wireHeader[2][1], "Limited"},
+		{"bytes", "bytes", size[3], "secs.", rate[3], "", "", "%", "%", demand, demand, wireHeader[3][0], wireHeader[3][1], "by"},
 	}
 	var out [][]string
 	for i, l := range lines {
@@ -136,6 +136,7 @@ func (t *MatrixTable) lines(row result.MatrixRow) []matrixLine {
 		conf, iter, note := pointCells(p)
 		cells := []string{fmt.Sprint(rcvBuf), fmt.Sprint(sndBuf), fmt.Sprint(p.MsgSize), fmt.Sprintf("%.2f", s.ElapsedS), rate, conf, iter}
 		cells = append(cells, strings.Split(cpuCells(s), "\t")...)
+		cells = append(cells, wireCells(s)...)
 		cells = append(cells, LimitShort(s.Limit))
 		if t.underLoad {
 			cells = append(cells, underLoadCells(s)...)

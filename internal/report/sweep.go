@@ -14,7 +14,7 @@ import (
 // sweepCols are the sweep table's starting column widths, so that its
 // rows can be printed one at a time as the points finish; a wider value
 // widens its column (fixedColumns).
-var sweepCols = []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 10, 10, 10}
+var sweepCols = []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 10, 10, 9, 8, 10}
 
 // sweepColumns are the columns of a sweep of kind: RRUL's three latency
 // columns after the others.
@@ -28,10 +28,10 @@ func sweepColumns(kind spec.Kind) *fixedColumns {
 // sweepHeaderLines are the head of the sweep table.
 func sweepHeaderLines(level float64, kind spec.Kind) [][]string {
 	lines := [][]string{
-		{"Recv", "Send", "Send", "", "", "", "", "Local", "Remote", "Local", "Remote", ""},
-		{"Socket", "Socket", "Message", "Elapsed", "", "Conf.", "", "CPU", "CPU", "Service", "Service", ""},
-		{"Size", "Size", "Size", "Time", "Throughput", "+/-%", "Iter", "Util", "Util", "Demand", "Demand", "Limited"},
-		{"bytes", "bytes", "bytes", "secs.", "10^6bits/sec", "@ " + levelPct(level) + "%", "", "%", "%", "us/KB", "us/KB", "by"},
+		{"Recv", "Send", "Send", "", "", "", "", "Local", "Remote", "Local", "Remote", wireHeader[0][0], wireHeader[0][1], ""},
+		{"Socket", "Socket", "Message", "Elapsed", "", "Conf.", "", "CPU", "CPU", "Service", "Service", wireHeader[1][0], wireHeader[1][1], ""},
+		{"Size", "Size", "Size", "Time", "Throughput", "+/-%", "Iter", "Util", "Util", "Demand", "Demand", wireHeader[2][0], wireHeader[2][1], "Limited"},
+		{"bytes", "bytes", "bytes", "secs.", "10^6bits/sec", "@ " + levelPct(level) + "%", "", "%", "%", "us/KB", "us/KB", wireHeader[3][0], wireHeader[3][1], "by"},
 	}
 	if kind.RR() {
 		lines[0][2], lines[1][2], lines[2][2] = "Request", "Resp.", "Size"
@@ -141,6 +141,7 @@ func sweepCells(p result.Point) (cells []string, note string) {
 		fmt.Sprintf("%.2f", s.ElapsedS), rate, conf, iter,
 	}
 	cells = append(cells, strings.Split(cpuCells(s), "\t")...)
+	cells = append(cells, wireCells(s)...)
 	cells = append(cells, LimitShort(s.Limit))
 	cells = append(cells, underLoadCells(s)...)
 	if len(p.Directions) > 1 {

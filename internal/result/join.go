@@ -70,8 +70,9 @@ func Join(t spec.Test, local, remote SideResult) Result {
 	}
 	res.Summary, res.Intervals = sumDirections(res.Directions)
 	joinCPU(&res, local, remote)
+	joinWire(&res, local, remote)
 	joinDataPath(&res, local, remote)
-	warnUDPBatch(&res) // UDP batches (issue 15)
+	warnUDPBatch(&res) // UDP batches
 	return res
 }
 

@@ -123,6 +123,7 @@ func MeanSummary(ss []Summary) Summary {
 	n := float64(len(ss))
 	var m Summary
 	var bytes, sbytes, retr float64
+	var wires float64 // summaries with the sender's device figures
 	var local, remote []measure.CPU
 	for _, s := range ss {
 		m.BitsPerSecond += s.BitsPerSecond / n
@@ -132,12 +133,21 @@ func MeanSummary(ss []Summary) Summary {
 		bytes += float64(s.Bytes) / n
 		sbytes += float64(s.SenderBytes) / n
 		retr += float64(s.Retransmits) / n
+		if s.SenderWirePacketsPerSecond > 0 {
+			wires++
+			m.SenderWirePacketsPerSecond += s.SenderWirePacketsPerSecond
+			m.SenderWireBytesPerPacket += s.SenderWireBytesPerPacket
+		}
 		if s.LocalCPU != nil {
 			local = append(local, *s.LocalCPU)
 		}
 		if s.RemoteCPU != nil {
 			remote = append(remote, *s.RemoteCPU)
 		}
+	}
+	if wires > 0 {
+		m.SenderWirePacketsPerSecond /= wires
+		m.SenderWireBytesPerPacket /= wires
 	}
 	m.Bytes = int64(math.Round(bytes))
 	m.SenderBytes = int64(math.Round(sbytes))

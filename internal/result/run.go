@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wirespeed/internal/measure"
+	"wirespeed/internal/netdev"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
 	"wirespeed/internal/sysinfo"
@@ -133,7 +134,11 @@ type SideResult struct {
 	// Counters is how the host's protocol counters changed from the first
 	// window's opening to the last one's closing.
 	Counters *measure.Counters `json:"counters,omitempty"`
-	Warnings []string          `json:"warnings,omitempty"`
+	// Wire is how the counters of the device that carried the test
+	// changed over the same span (side.Config.WireDevice); Join derives
+	// the figures of SideInfo.Wire from it.
+	Wire     *netdev.Wire `json:"wire,omitempty"`
+	Warnings []string     `json:"warnings,omitempty"`
 	// DataPath is what this side did about the spec's data path options
 	// (datapath.go), present when the spec asks for any.
 	DataPath *DataPath `json:"datapath,omitempty"`
@@ -191,6 +196,13 @@ type Summary struct {
 	Confidence *Confidence `json:"confidence,omitempty"`
 	// Limit is what limited the result (package limit, docs/limits.md).
 	Limit *Limit `json:"limit,omitempty"`
+	// SenderWirePacketsPerSecond and SenderWireBytesPerPacket are the
+	// sending side's device's tx packets per second and mean bytes per
+	// packet (Wire), in the summary of a run; 0 where not read. The
+	// client's device for a test with two directions or a
+	// request/response test.
+	SenderWirePacketsPerSecond float64 `json:"sender_wire_pps,omitempty"`
+	SenderWireBytesPerPacket   float64 `json:"sender_wire_bytes_per_packet,omitempty"`
 	// Present for UDP_STREAM and for request/response tests only.
 	*UDPSummary
 	*RRSummary
@@ -280,6 +292,9 @@ type SideInfo struct {
 	// /proc/net/netstat) changed over its window; they count all traffic
 	// of its network namespace, not only the test's.
 	Counters *measure.Counters `json:"counters,omitempty"`
+	// Wire is what the side's device carried over its window, with the
+	// figures derived from it (wire.go); absent where it was not read.
+	Wire *Wire `json:"wire,omitempty"`
 	// Env is the side's environment: kernel, CPU, the interface that
 	// carried the test with its MTU, driver, offloads and qdisc, TCP
 	// congestion control and sysctls.

@@ -143,3 +143,12 @@ func (s *Server) hostRequest(ctx context.Context, cc *control.Conn, m control.Me
 	}
 	return cc.SendError(control.CodeProtocol, "unexpected "+m.Type)
 }
+
+// wireDevice is the device whose counters a test reads: the interface of
+// the environment record, "" when there is none.
+func wireDevice(env *sysinfo.Env) string {
+	if env == nil || env.Interface == nil {
+		return ""
+	}
+	return env.Interface.Name
+}

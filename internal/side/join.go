@@ -27,7 +27,8 @@ func Join(t spec.Test, local, remote result.SideResult, started time.Time, hostn
 	res.Local.Hostname = hostname
 	res.Remote.Address = serverAddr
 	if t.Kind == spec.RRUL && local.Probes != nil {
-		// RRUL's answer: the client's probes, both sides' queues.
+		// RRUL: the latency under load from the client's probes, and
+		// where the queue built from both sides' samples.
 		res.Summary.UnderLoad = result.UnderLoadOf(t, *local.Probes, res.Directions)
 		result.AttributeQueue(res.Summary.UnderLoad, local.Queue, remote.Queue, res.Directions)
 	}

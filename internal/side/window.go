@@ -2,13 +2,18 @@ package side
 
 import (
 	"sync"
+	"time"
 
 	"wirespeed/internal/measure"
+	"wirespeed/internal/netdev"
 )
 
 // hostWindow samples what is host-wide rather than per stream (the
-// kernel's protocol counters) over the span from the first flow's window
-// opening to the last flow's window closing.
+// kernel's protocol counters, and the counters of the device that carries
+// the test) over the span from the first flow's window opening to the
+// last flow's window closing. The device's qdisc is read again at the
+// flows' interval ticks, for its largest backlog; nothing here is read
+// in the loops.
 type hostWindow struct {
 	procRoot string
 	mu       sync.Mutex
@@ -17,13 +22,61 @@ type hostWindow struct {
 	before   measure.NetCounters
 	counters *measure.Counters
 	warnings []string
+
+	// The device (Config.WireDevice), when named: its counters at the
+	// window's opening and the qdisc's at each tick, then the change.
+	dev      string
+	nd       *netdev.Client
+	wire0    *wireSample
+	ticks    []netdev.QdiscCounters
+	wire     *netdev.Wire
+	wireWarn bool // a reading failed and was said once
 }
 
-func newHostWindow(procRoot string, flows int) *hostWindow {
+// wireSample is a device's counters and when they were read.
+type wireSample struct {
+	at time.Time
+	c  netdev.WireCounters
+}
+
+func newHostWindow(procRoot string, flows int, dev string) *hostWindow {
 	if procRoot == "" {
 		procRoot = measure.DefaultProcRoot
 	}
-	return &hostWindow{procRoot: procRoot, pending: flows}
+	w := &hostWindow{procRoot: procRoot, pending: flows, dev: dev}
+	if dev != "" {
+		nd, err := netdev.Open(0)
+		if err != nil {
+			w.warnings = append(w.warnings, "device counters: "+err.Error())
+		} else {
+			w.nd = nd
+		}
+	}
+	return w
+}
+
+// release closes the device client; call it when the run is over.
+func (w *hostWindow) release() {
+	if w.nd != nil {
+		w.nd.Close()
+	}
+}
+
+// readWire reads the device's counters, nil when there is no device or
+// they cannot be read (said once in the warnings). Call with w.mu held.
+func (w *hostWindow) readWire() *wireSample {
+	if w.nd == nil {
+		return nil
+	}
+	c, err := w.nd.Wire(w.dev, true)
+	if err != nil {
+		if !w.wireWarn {
+			w.wireWarn = true
+			w.warnings = append(w.warnings, "device counters: "+err.Error())
+		}
+		return nil
+	}
+	return &wireSample{at: time.Now(), c: c}
 }
 
 // open is called by each flow as its window opens; the first takes the
@@ -35,6 +88,7 @@ func (w *hostWindow) open() {
 		return
 	}
 	w.opened = true
+	w.wire0 = w.readWire()
 	c, err := measure.ReadNetCounters(w.procRoot)
 	if err != nil {
 		w.warnings = append(w.warnings, "kernel counters: "+err.Error())
@@ -43,12 +97,34 @@ func (w *hostWindow) open() {
 	w.before = c
 }
 
+// tick is called by a flow at each of its interval ticks: the qdisc's
+// backlog then, for the largest one of the window.
+func (w *hostWindow) tick() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.nd == nil || w.wire0 == nil {
+		return
+	}
+	if q, err := w.nd.QdiscCounters(w.dev); err == nil {
+		w.ticks = append(w.ticks, *q)
+	}
+}
+
 // close is called once by each flow when its window closed, or when it
 // never opened; the last takes the ending sample.
 func (w *hostWindow) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.pending--; w.pending > 0 || !w.opened || w.before == nil {
+	if w.pending--; w.pending > 0 || !w.opened {
+		return
+	}
+	if w.wire0 != nil {
+		if s := w.readWire(); s != nil {
+			wr := netdev.WireOf(w.dev, s.at.Sub(w.wire0.at).Seconds(), w.wire0.c, s.c, w.ticks)
+			w.wire = &wr
+		}
+	}
+	if w.before == nil {
 		return
 	}
 	after, err := measure.ReadNetCounters(w.procRoot)
@@ -60,25 +136,41 @@ func (w *hostWindow) close() {
 	w.counters = &d
 }
 
+// hostReading is what a flow reads for a window its schedule gave it.
+type hostReading struct {
+	nc   measure.NetCounters
+	wire *wireSample
+}
+
 // read takes a reading of the counters for a flow's own use (a window the
-// schedule gave it), nil when they cannot be read.
-func (w *hostWindow) read() measure.NetCounters {
+// schedule gave it); its parts are nil when they cannot be read.
+func (w *hostWindow) read() hostReading {
+	w.mu.Lock()
+	wire := w.readWire()
+	w.mu.Unlock()
 	c, err := measure.ReadNetCounters(w.procRoot)
 	if err != nil {
-		return nil
+		return hostReading{wire: wire}
 	}
-	return c
+	return hostReading{nc: c, wire: wire}
 }
 
 // fill gives the host window the readings of a flow whose data never came,
 // taken over the window its schedule gave it, unless another flow opened
 // the host window: then that window's figures cover it.
-func (w *hostWindow) fill(before, after measure.NetCounters) {
+func (w *hostWindow) fill(before, after hostReading) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.opened || before == nil || after == nil {
+	if w.opened {
 		return
 	}
-	d := after.Delta(before)
+	if a, b := before.wire, after.wire; a != nil && b != nil {
+		wr := netdev.WireOf(w.dev, b.at.Sub(a.at).Seconds(), a.c, b.c, nil)
+		w.wire = &wr
+	}
+	if before.nc == nil || after.nc == nil {
+		return
+	}
+	d := after.nc.Delta(before.nc)
 	w.counters = &d
 }

@@ -1,0 +1,223 @@
+package result
+
+import (
+	"fmt"
+	"net/netip"
+
+	"wirespeed/internal/netdev"
+	"wirespeed/internal/spec"
+	"wirespeed/internal/sysinfo"
+)
+
+// Wire is what the device that carried a side's traffic counted over the
+// side's window (netdev.Wire: the device's, its root qdisc's and its
+// driver's offload counters), with the figures derived from them and
+// from the test's own counts. Join fills it (joinWire).
+type Wire struct {
+	netdev.Wire
+	// Packets per second each way, as the device counted them: a TSO or
+	// GSO packet handed to the device is one packet, however many
+	// segments it becomes on a physical wire.
+	TxPacketsPerSecond float64 `json:"tx_pps"`
+	RxPacketsPerSecond float64 `json:"rx_pps"`
+	// Mean bytes per packet each way, headers included: what TSO or GSO
+	// built on a sender, what GRO rebuilt on a receiver (several MSS per
+	// packet), or one segment (MSS plus headers) without them.
+	TxBytesPerPacket float64 `json:"tx_bytes_per_packet,omitempty"`
+	RxBytesPerPacket float64 `json:"rx_bytes_per_packet,omitempty"`
+	// The device's rate each way, headers included, against the payload
+	// the test moved that way (its goodput) over the same window.
+	TxBitsPerSecond        float64 `json:"tx_wire_bps"`
+	RxBitsPerSecond        float64 `json:"rx_wire_bps"`
+	TxGoodputBitsPerSecond float64 `json:"tx_goodput_bps"`
+	RxGoodputBitsPerSecond float64 `json:"rx_goodput_bps"`
+	// OtherPct is the share of the device's bytes that were not this
+	// test's: the device's bytes less the test's payload and the headers
+	// of the device's packets (HeaderBytes each), in percent, never below
+	// 0. Other traffic on the device in the window shows here.
+	OtherPct float64 `json:"other_pct"`
+	// HeaderBytes is the headers counted for each packet the device saw:
+	// Ethernet, IP and TCP (with timestamps) or UDP.
+	HeaderBytes int `json:"header_bytes"`
+}
+
+// Thresholds of the wire warnings.
+const (
+	// WireOtherPct: a device carrying more than this share of other
+	// traffic makes its figures (and perhaps the result) not the test's.
+	WireOtherPct = 50
+	// FragmentsPerDatagram: a UDP sender's device sending this many
+	// packets per datagram or more was sending fragments.
+	FragmentsPerDatagram = 1.5
+)
+
+// headerBytes is the headers of one packet of t's traffic: Ethernet (the
+// loopback device has one too), IPv4 or IPv6, and TCP with the
+// timestamps option (20 + 12) or UDP.
+func headerBytes(t spec.Test, ipv6 bool) int {
+	h := 14 + 20
+	if ipv6 {
+		h = 14 + 40
+	}
+	if t.Kind.UDP() {
+		return h + 8
+	}
+	return h + 32
+}
+
+// ipv6Of reports whether env's route to the peer is IPv6.
+func ipv6Of(env *sysinfo.Env) bool {
+	if env == nil {
+		return false
+	}
+	a, err := netip.ParseAddr(env.Peer)
+	return err == nil && a.Unmap().Is6()
+}
+
+// payloadOf is the payload bytes a side sent and received in its windows.
+func payloadOf(t spec.Test, s SideResult) (tx, rx int64) {
+	for _, f := range s.Flows {
+		switch f.Role {
+		case Sender:
+			tx += f.Bytes
+		case Receiver:
+			rx += f.Bytes
+		case Requester, Responder:
+			var n int64
+			for _, st := range f.Streams {
+				n += st.Packets
+			}
+			req, resp := n*int64(t.RequestSize), n*int64(t.ResponseSize)
+			if f.Role == Responder {
+				req, resp = resp, req
+			}
+			tx += req
+			rx += resp
+		}
+	}
+	return tx, rx
+}
+
+// wireOf derives a side's wire figures from its device counters.
+func wireOf(t spec.Test, s SideResult) *Wire {
+	if s.Wire == nil {
+		return nil
+	}
+	w := &Wire{Wire: *s.Wire, HeaderBytes: headerBytes(t, ipv6Of(s.Env))}
+	l, dt := w.Link, w.ElapsedS
+	per := func(n uint64) float64 {
+		if dt <= 0 {
+			return 0
+		}
+		return float64(n) / dt
+	}
+	w.TxPacketsPerSecond, w.RxPacketsPerSecond = per(l.TxPackets), per(l.RxPackets)
+	w.TxBitsPerSecond, w.RxBitsPerSecond = 8*per(l.TxBytes), 8*per(l.RxBytes)
+	if l.TxPackets > 0 {
+		w.TxBytesPerPacket = float64(l.TxBytes) / float64(l.TxPackets)
+	}
+	if l.RxPackets > 0 {
+		w.RxBytesPerPacket = float64(l.RxBytes) / float64(l.RxPackets)
+	}
+	tx, rx := payloadOf(t, s)
+	w.TxGoodputBitsPerSecond, w.RxGoodputBitsPerSecond = 8*per(uint64(tx)), 8*per(uint64(rx))
+	// On loopback every packet the test sent either way went out (and
+	// in) once: count its bytes once, against both ways' payload.
+	devBytes, devPkts, payload := l.TxBytes+l.RxBytes, l.TxPackets+l.RxPackets, tx+rx
+	if w.Loopback {
+		devBytes, devPkts = l.TxBytes, l.TxPackets
+	}
+	if devBytes > 0 {
+		test := float64(payload) + float64(devPkts)*float64(w.HeaderBytes)
+		w.OtherPct = max(0, 100*(float64(devBytes)-test)/float64(devBytes))
+	}
+	return w
+}
+
+// joinWire fills each side's wire figures, the summary's figures of the
+// sender's device, and the warnings the device counters make possible.
+func joinWire(res *Result, local, remote SideResult) {
+	t := res.Spec
+	res.Local.Wire = wireOf(t, local)
+	res.Remote.Wire = wireOf(t, remote)
+	// The sender's device: the client's, unless the server sends alone.
+	snd := res.Local.Wire
+	if t.Kind == spec.TCPMaerts || t.Reverse && t.Kind == spec.UDPStream {
+		snd = res.Remote.Wire
+	}
+	if snd != nil && snd.ElapsedS > 0 {
+		res.Summary.SenderWirePacketsPerSecond = snd.TxPacketsPerSecond
+		res.Summary.SenderWireBytesPerPacket = snd.TxBytesPerPacket
+	}
+	for _, s := range []struct {
+		side Side
+		w    *Wire
+		env  *sysinfo.Env
+	}{{Local, res.Local.Wire, local.Env}, {Remote, res.Remote.Wire, remote.Env}} {
+		w := s.w
+		if w == nil || w.Loopback {
+			// lo is the whole host's talk to itself: its drops and its
+			// other traffic are no more this test's than the host's CPU
+			// load is (the CPU figures say that); the wire line shows
+			// the share.
+			continue
+		}
+		l := w.Link
+		if drops := l.RxDropped + l.RxMissed + l.RxOverErrs; drops > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: its device %s dropped %d received packets during the run (rx_dropped %d, rx_missed %d, rx_over_errors %d): its receive ring or the kernel's backlog was full; see docs/limits.md",
+				s.side, w.Device, drops, l.RxDropped, l.RxMissed, l.RxOverErrs))
+		}
+		if w.OtherPct > WireOtherPct {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: %.0f%% of what its device %s carried during the run was not this test's traffic: the device figures are mostly other traffic's, and the result may be held back by it",
+				s.side, w.OtherPct, w.Device))
+		}
+	}
+	if t.Kind == spec.UDPStream {
+		for _, d := range res.Directions {
+			w, sr := res.Local.Wire, local
+			if d.Sender == Remote {
+				w, sr = res.Remote.Wire, remote
+			}
+			if msg := fragmentWarning(t, d, w, sr.Env); msg != "" {
+				res.Warnings = append(res.Warnings, msg)
+			}
+		}
+	}
+}
+
+// fragmentWarning says when a UDP_STREAM direction's datagrams were
+// larger than the path MTU: its sender's device sent more packets than
+// the sender sent datagrams (fragments), or, without device counters,
+// the datagram and its headers exceed the device's MTU.
+func fragmentWarning(t spec.Test, d DirectionResult, w *Wire, env *sysinfo.Env) string {
+	var dgrams int64
+	for _, st := range d.Streams {
+		dgrams += st.Sender.Packets
+	}
+	mtu := 0
+	if env != nil && env.Interface != nil {
+		mtu = env.Interface.MTU
+	}
+	ip := 20
+	if ipv6Of(env) {
+		ip = 40
+	}
+	size := t.SendSize + 8 + ip
+	suggest := ""
+	if mtu > 0 {
+		suggest = fmt.Sprintf("; use -m %d or less", mtu-8-ip)
+	}
+	if w != nil && dgrams > 0 && !w.Loopback {
+		per := float64(w.Link.TxPackets) / float64(dgrams)
+		if per < FragmentsPerDatagram {
+			return ""
+		}
+		return fmt.Sprintf("%s: UDP datagrams of %d bytes are larger than the path MTU: the sender's device %s (MTU %d) sent %.2f packets per datagram (%d packets for %d datagrams), so each went as fragments and one lost fragment loses the whole datagram%s",
+			d.Direction, t.SendSize, w.Device, mtu, per, w.Link.TxPackets, dgrams, suggest)
+	}
+	if w == nil && mtu > 0 && size > mtu {
+		return fmt.Sprintf("%s: UDP datagrams of %d bytes (%d with their IP and UDP headers) are larger than the sender's device MTU %d: they leave as fragments, and one lost fragment loses the whole datagram%s",
+			d.Direction, t.SendSize, size, mtu, suggest)
+	}
+	return ""
+}

@@ -1,0 +1,159 @@
+package result
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"wirespeed/internal/netdev"
+	"wirespeed/internal/spec"
+	"wirespeed/internal/sysinfo"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// TestJoinWire checks the derived figures against values worked out by
+// hand. The client sends 10,000,000 bytes of TCP_STREAM over 2 s; its
+// device sent 1000 packets of 10,000 payload bytes and 66 bytes of
+// headers (Ethernet 14, IPv4 20, TCP 20 + 12 for timestamps) and 1 MB of
+// other traffic, and received 500 ACKs of 66 bytes.
+func TestJoinWire(t *testing.T) {
+	sp := spec.Default()
+	sp.Kind = spec.TCPStream
+	env := &sysinfo.Env{Peer: "10.0.0.2", Interface: &sysinfo.Interface{Name: "eth0", MTU: 1500}}
+	local := SideResult{Side: Local, Env: env, Flows: []Flow{flow(spec.ClientToServer, Local, Sender, 2, map[int]int64{1: 10_000_000})},
+		Wire: &netdev.Wire{Device: "eth0", ElapsedS: 2, Link: netdev.LinkCounters{
+			TxPackets: 1000, TxBytes: 10_066_000 + 1_000_000, RxPackets: 500, RxBytes: 500 * 66}}}
+	remote := SideResult{Side: Remote, Flows: []Flow{flow(spec.ClientToServer, Remote, Receiver, 2, map[int]int64{1: 10_000_000})},
+		Wire: &netdev.Wire{Device: "eth1", ElapsedS: 2, Link: netdev.LinkCounters{
+			TxPackets: 500, TxBytes: 500 * 66, RxPackets: 1000, RxBytes: 10_066_000, RxDropped: 3}}}
+	res := Join(sp, local, remote)
+	w := res.Local.Wire
+	if w == nil || res.Remote.Wire == nil {
+		t.Fatal("no wire figures")
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"tx pps", w.TxPacketsPerSecond, 500},
+		{"rx pps", w.RxPacketsPerSecond, 250},
+		{"tx B/pkt", w.TxBytesPerPacket, 11_066},
+		{"rx B/pkt", w.RxBytesPerPacket, 66},
+		{"tx wire bps", w.TxBitsPerSecond, 8 * 11_066_000 / 2.0},
+		{"tx goodput", w.TxGoodputBitsPerSecond, 8 * 10_000_000 / 2.0},
+		{"rx goodput", w.RxGoodputBitsPerSecond, 0},
+		{"other", w.OtherPct, 100 * 1_000_000 / float64(11_066_000+33_000)},
+		{"receiver other", res.Remote.Wire.OtherPct, 0},
+		{"receiver rx B/pkt", res.Remote.Wire.RxBytesPerPacket, 10_066},
+		{"summary pps", res.Summary.SenderWirePacketsPerSecond, 500},
+		{"summary B/pkt", res.Summary.SenderWireBytesPerPacket, 11_066},
+	} {
+		if !near(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if w.HeaderBytes != 66 {
+		t.Errorf("headers %d bytes, want 66", w.HeaderBytes)
+	}
+	if !hasWarning(res.Warnings, "remote side: its device eth1 dropped 3 received packets") {
+		t.Errorf("no receive-drop warning in %q", res.Warnings)
+	}
+	if hasWarning(res.Warnings, "not this test's") {
+		t.Errorf("an other-traffic warning at 9%%: %q", res.Warnings)
+	}
+
+	// MAERTS: the sender's device is the server's.
+	sp.Kind = spec.TCPMaerts
+	local.Flows = []Flow{flow(spec.ServerToClient, Local, Receiver, 2, map[int]int64{1: 1})}
+	remote.Flows = []Flow{flow(spec.ServerToClient, Remote, Sender, 2, map[int]int64{1: 1})}
+	if got := Join(sp, local, remote).Summary.SenderWirePacketsPerSecond; got != 250 {
+		t.Errorf("TCP_MAERTS sender's device %v pkts/s, want the server's 250", got)
+	}
+}
+
+// TestJoinWireLoopback: on lo every packet leaves and enters once; the
+// test's bytes are both ways' payload and one set of headers per packet.
+// 4 MB of payload in 100 packets of 40,066 bytes and 100 ACKs, and
+// 8,000,000 bytes of other traffic: 8e6 / (100*40066 + 100*66 + 8e6),
+// 66.6%; each side counts the same device, and neither warns.
+func TestJoinWireLoopback(t *testing.T) {
+	sp := spec.Default()
+	sp.Kind = spec.TCPStream
+	tx := uint64(100*40_066 + 100*66 + 8_000_000)
+	lo := &netdev.Wire{Device: "lo", Loopback: true, ElapsedS: 1, Link: netdev.LinkCounters{TxPackets: 200, TxBytes: tx, RxPackets: 200, RxBytes: tx}}
+	local := SideResult{Side: Local, Flows: []Flow{flow(spec.ClientToServer, Local, Sender, 1, map[int]int64{1: 4_000_000})}, Wire: lo}
+	remote := SideResult{Side: Remote, Flows: []Flow{flow(spec.ClientToServer, Remote, Receiver, 1, map[int]int64{1: 4_000_000})}, Wire: lo}
+	res := Join(sp, local, remote)
+	want := 100 * 8_000_000 / float64(tx)
+	for _, w := range []*Wire{res.Local.Wire, res.Remote.Wire} {
+		if !near(w.OtherPct, want) {
+			t.Errorf("%s other %v%%, want %v%%", w.Device, w.OtherPct, want)
+		}
+	}
+	// lo carries the host's talk to itself: no warning, the share is
+	// in the figures.
+	if len(res.Warnings) != 0 {
+		t.Errorf("warnings on loopback: %q", res.Warnings)
+	}
+	// The same device, not a loopback one: other traffic above 50%.
+	lo.Loopback = false
+	lo.Link.RxBytes, lo.Link.RxPackets = 0, 0
+	if res := Join(sp, local, remote); !hasWarning(res.Warnings, "not this test's traffic") {
+		t.Errorf("no other-traffic warning at %.0f%%: %q", res.Local.Wire.OtherPct, res.Warnings)
+	}
+}
+
+// TestFragmentWarning: 4000-byte datagrams over a 1500-byte MTU leave as
+// three packets each; 1472-byte ones as one.
+func TestFragmentWarning(t *testing.T) {
+	for _, c := range []struct {
+		size    int
+		packets uint64
+		want    bool
+	}{{4000, 3000, true}, {1472, 1000, false}} {
+		sp := spec.Default()
+		sp.Kind = spec.UDPStream
+		sp.SendSize = c.size
+		env := &sysinfo.Env{Peer: "10.0.0.2", Interface: &sysinfo.Interface{Name: "eth0", MTU: 1500}}
+		snd := flow(spec.ClientToServer, Local, Sender, 1, map[int]int64{1: int64(1000 * c.size)})
+		snd.Streams[0].Packets = 1000
+		local := SideResult{Side: Local, Env: env, Flows: []Flow{snd},
+			Wire: &netdev.Wire{Device: "eth0", ElapsedS: 1, Link: netdev.LinkCounters{TxPackets: c.packets, TxBytes: c.packets * 1500}}}
+		remote := SideResult{Side: Remote, Flows: []Flow{flow(spec.ClientToServer, Remote, Receiver, 1, map[int]int64{1: int64(1000 * c.size)})}}
+		res := Join(sp, local, remote)
+		if got := hasWarning(res.Warnings, "larger than the path MTU"); got != c.want {
+			t.Errorf("%d bytes: fragmentation warning %v, want %v: %q", c.size, got, c.want, res.Warnings)
+		}
+		if c.want && !hasWarning(res.Warnings, "3.00 packets per datagram") {
+			t.Errorf("%d bytes: warning does not say 3 packets per datagram: %q", c.size, res.Warnings)
+		}
+	}
+}
+
+func hasWarning(ws []string, s string) bool {
+	for _, w := range ws {
+		if strings.Contains(w, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPayloadOfRR: a request/response side's payload from its
+// transactions, worked by hand: 10 transactions of 100-byte requests and
+// 1000-byte responses are 1000 bytes sent and 10000 received by the
+// client, and the other way round by the server.
+func TestPayloadOfRR(t *testing.T) {
+	sp := spec.Default()
+	sp.Kind, sp.RequestSize, sp.ResponseSize = spec.TCPRR, 100, 1000
+	side := func(r Role) SideResult {
+		return SideResult{Flows: []Flow{{Role: r, Streams: []StreamSide{{ID: 1, Role: r, Packets: 10}}}}}
+	}
+	if tx, rx := payloadOf(sp, side(Requester)); tx != 1000 || rx != 10000 {
+		t.Errorf("client: %d sent, %d received; want 1000, 10000", tx, rx)
+	}
+	if tx, rx := payloadOf(sp, side(Responder)); tx != 10000 || rx != 1000 {
+		t.Errorf("server: %d sent, %d received; want 10000, 1000", tx, rx)
+	}
+}
