@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux || wirespeed_portable
 
 package engine
 
@@ -48,7 +48,7 @@ func setSockOpts(fd uintptr, opts Options) error {
 	return nil
 }
 
-// setIPOpts refuses the socket options of issue 19 that are Linux's
+// setIPOpts refuses the socket options (sockopts.go) that are Linux's
 // alone here (sockopts.go); a local address and port need none, Go binds
 // them.
 func setIPOpts(opts Options) error {
@@ -539,3 +539,12 @@ func checkCPU(int) error                           { return errNoPlatform }
 
 // probeSupport finds none: elsewhere than Linux the options do not exist.
 func probeSupport() (Support, error) { return Support{}, nil }
+
+// getsockoptInt reads an int option whatever the descriptor type (see
+// sysFD).
+func getsockoptInt[F sysFD](get func(F, int, int) (int, error), fd uintptr, level, opt int) (int, error) {
+	return get(F(fd), level, opt)
+}
+
+// linuxEngine: see sock_linux.go.
+const linuxEngine = false

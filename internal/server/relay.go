@@ -269,7 +269,7 @@ func (ss *session) relay(ctx context.Context, m control.Message) error {
 		s.countRefused(refusedInvalid)
 		return cc.SendError(control.CodeInvalid, "a relayed test cannot send a --payload file (this server has no copy): use random or zeros")
 	case t.BindAddr != "" || t.BindDev != "" || t.ClientPort != 0:
-		// Socket options (issue 19): the client's own sockets; this
+		// Socket options: the client's own sockets; this
 		// server binds where it likes.
 		s.countRefused(refusedInvalid)
 		return cc.SendError(control.CodeInvalid, "a relayed test cannot choose this server's local address, device or ports (-B, --bind-dev, --cport): they apply to the client's own sockets")

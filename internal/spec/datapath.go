@@ -208,8 +208,8 @@ func (t Test) validateDataPath() error {
 	return nil
 }
 
-// validateUDPBatch checks --send-batch and --recv-batch (UDP batches,
-// issue 15).
+// validateUDPBatch checks --send-batch and --recv-batch: how many
+// datagrams one sendmmsg or recvmmsg call moves.
 func (t Test) validateUDPBatch() error {
 	for _, b := range []struct {
 		flag string
@@ -346,7 +346,7 @@ func (t Test) DataPathOptions() []string {
 	if t.GRO {
 		o = append(o, "--gro")
 	}
-	// UDP batches (issue 15).
+	// UDP batches.
 	if t.SendBatch > 1 {
 		o = append(o, "--send-batch "+strconv.Itoa(t.SendBatch))
 	}
