@@ -78,6 +78,9 @@ waits after each change before measuring.`,
   wirespeed matrix host --dev eth0 --set gro=on,off --sizes 64,1460,64K -l 5
   wirespeed matrix host --tradeoff --iterations 5,5 -o dirs.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if err := dashHint(cmd, args); err != nil {
+				return err
+			}
 			if len(args) > 1 {
 				return usagef("matrix takes at most one HOST[:PORT], got %q", args)
 			}
@@ -235,6 +238,9 @@ type matrixObserver struct {
 
 func (o *matrixObserver) Begin(doc *result.Document) {
 	o.table = report.NewMatrixTable(doc.Matrix, len(o.sizes) > 0, doc.Spec.Kind.RR(), doc.Repeat.ConfidenceLevel)
+	if doc.Spec.Kind == spec.RRUL {
+		o.table.WithUnderLoad() // idle and loaded latency columns (issue 24)
+	}
 	if !o.text {
 		return
 	}
