@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wirespeed/internal/lab"
+	"wirespeed/internal/measure"
 	"wirespeed/internal/nstest"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
@@ -111,7 +113,34 @@ func try(t *testing.T, name string, once func() (result.Document, string), ok fu
 			return doc, true
 		}
 	}
+	if why := docStarved(doc); why != "" {
+		testkit.SkipStarved(t, fmt.Sprintf("%s: limit %s in every attempt, and the last run shows %s", name, doc.Summary.Limit.Kind, why))
+	}
 	return doc, false
+}
+
+// docStarved is what a run's own figures say of a machine too busy for
+// it: its limit diagnosis (other processes' CPU), either side's CPU
+// figures (testkit.CPUStarved), or a window its sampler could not keep
+// on time (side's warning); "" when they say nothing of the kind.
+func docStarved(doc result.Document) string {
+	if l := doc.Summary.Limit; l != nil && l.Kind == result.LimitOtherProcesses {
+		return "the diagnosis " + string(l.Kind)
+	}
+	for _, c := range []*measure.CPU{doc.Summary.LocalCPU, doc.Summary.RemoteCPU} {
+		if c == nil {
+			continue
+		}
+		if s := testkit.CPUStarved(c.UtilPct, c.BusiestCPUPct, c.StealPct, c.OtherProcessesUtilPct); s != "" {
+			return s
+		}
+	}
+	for _, w := range doc.Warnings {
+		if strings.Contains(w, "too busy to run it on time") {
+			return w
+		}
+	}
+	return ""
 }
 
 func TestLimitLab(t *testing.T) {

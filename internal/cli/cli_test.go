@@ -28,7 +28,7 @@ func TestRunEmbeddedText(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"(embedded server)", "10^6bits/sec", "client->server", "retr "} {
+	for _, want := range []string{"(embedded server)", "10^6bits/sec", "client->server", "Retr  Cwnd"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -291,5 +291,25 @@ func TestVersion(t *testing.T) {
 	code, out, _ := execute(t, context.Background(), "version")
 	if code != ExitOK || !strings.HasPrefix(out, "wirespeed ") {
 		t.Errorf("exit %d, output %q", code, out)
+	}
+}
+
+// TestJSONLogDurations: a JSON log line gives a duration in seconds under
+// a key that names the unit, not slog's bare nanoseconds; text keeps
+// Go's "2.034s".
+func TestJSONLogDurations(t *testing.T) {
+	for _, tc := range []struct{ format, want string }{
+		{"json", `"duration_s":2.034`},
+		{"text", `duration=2.034s`},
+	} {
+		var buf strings.Builder
+		log, err := newLogger(&env{stderr: &buf}, tc.format, "info")
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("test done", "duration", 2034*time.Millisecond)
+		if !strings.Contains(buf.String(), tc.want) || strings.Contains(buf.String(), "2034000000") {
+			t.Errorf("%s log %q, want %s", tc.format, buf.String(), tc.want)
+		}
 	}
 }

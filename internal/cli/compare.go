@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -18,6 +20,7 @@ type compareFlags struct {
 	test   string
 	adjust string
 	json   bool
+	pairs  bool
 }
 
 func newCompareCmd(e *env) *cobra.Command {
@@ -65,12 +68,16 @@ one and TCP_MAERTS in the other, are compared direction against direction:
 their points are matched by settings and message size ("is A->B the same
 as B->A?").
 
-With a single matrix document, its rows are compared with its first row.`,
+With a single matrix document, its rows are compared with its first row.
+--pairs compares every pair instead (each row or document with each later
+one: a matrix's tx=off TCP_STREAM row with its tx=off TCP_MAERTS row), the
+p-values adjusted over the comparisons of all the pairs together.`,
 		Example: `  wirespeed compare before.json after.json
   wirespeed compare cubic.json bbr.json --test welch --alpha 0.01
   wirespeed compare matrix.json
   wirespeed compare before.json after.json --adjust holm
-  wirespeed compare stream.json maerts.json`,
+  wirespeed compare stream.json maerts.json
+  wirespeed compare dirs.json --pairs`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("compare needs results documents: two or more, or one matrix")
@@ -85,7 +92,8 @@ With a single matrix document, its rows are compared with its first row.`,
 	fl.Float64Var(&f.alpha, "alpha", 0.05, "significance level: a difference counts as real when p <= alpha")
 	fl.StringVar(&f.test, "test", "u", "the two-sample test: u (Mann-Whitney U, compares medians) or welch (Welch's t, compares means)")
 	fl.StringVar(&f.adjust, "adjust", "bh", "how p-values are adjusted for the many comparisons made at once: bh (Benjamini-Hochberg, false discovery rate), holm (Holm-Bonferroni, family-wise error) or none")
-	fl.BoolVar(&f.json, "json", false, "print the comparison as JSON")
+	fl.BoolVar(&f.json, "json", false, "print the comparison as JSON (with --pairs, an array of one per pair)")
+	fl.BoolVar(&f.pairs, "pairs", false, "compare every pair of documents or matrix rows, not each with the first; p adjusted over all the pairs' comparisons")
 	return cmd
 }
 
@@ -126,6 +134,9 @@ func runCompare(e *env, f *compareFlags, files []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if f.pairs {
+		return comparePairs(e, f, sources, opts)
+	}
 	res, err := comparison.Compare(sources, opts)
 	if err != nil {
 		return err
@@ -134,6 +145,38 @@ func runCompare(e *env, f *compareFlags, files []string) error {
 		return report.CompareJSON(e.stdout, res)
 	}
 	report.Compare(e.stdout, res)
+	return nil
+}
+
+// comparePairs is compare --pairs: every pair, one family.
+func comparePairs(e *env, f *compareFlags, sources []comparison.Source, opts comparison.Options) error {
+	pairs, err := comparison.ComparePairs(sources, opts)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		var docs []json.RawMessage
+		for _, r := range pairs {
+			var b bytes.Buffer
+			if err := report.CompareJSON(&b, r); err != nil {
+				return err
+			}
+			docs = append(docs, b.Bytes())
+		}
+		out, err := json.MarshalIndent(docs, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(e.stdout, string(out))
+		return err
+	}
+	for i, r := range pairs {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		fmt.Fprintf(e.stdout, "pair %d of %d: %s against %s\n", i+1, len(pairs), r.Sources[0], r.Sources[1])
+		report.Compare(e.stdout, r)
+	}
 	return nil
 }
 

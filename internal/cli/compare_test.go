@@ -30,6 +30,10 @@ func TestCompareGolden(t *testing.T) {
 		// maerts.json is jumbo.json measured the other way (its tests
 		// TCP_MAERTS): matched across directions, with the same figures.
 		{"compare-directions", []string{"compare", "testdata/compare/base.json", "testdata/compare/maerts.json"}},
+		// Every pair: base with jumbo, base with maerts (across
+		// directions), jumbo with maerts (the same figures: nothing
+		// differs), p adjusted over all three pairs' 42 comparisons.
+		{"compare-pairs", []string{"compare", "--pairs", "testdata/compare/base.json", "testdata/compare/jumbo.json", "testdata/compare/maerts.json"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, stderr := runMain(t, tc.args...)
@@ -137,5 +141,44 @@ func TestCompareEscapesDocumentText(t *testing.T) {
 	}
 	if strings.ContainsAny(out, "\x1b\x07\r") {
 		t.Errorf("control characters reached the output:\n%q", out)
+	}
+}
+
+// TestComparePairsJSON: --pairs --json is an array of one comparison per
+// pair, each adjusted over the whole family: three pairs of 14
+// comparisons, 42. The 16 at 2/70 (base against jumbo and against
+// maerts, 8 each) are adjusted by Benjamini-Hochberg to 42/16 * 2/70 =
+// 0.075: no longer significant at 0.05, as over one pair's 14 (0.05).
+func TestComparePairsJSON(t *testing.T) {
+	code, out, stderr := runMain(t, "compare", "--pairs", "--json", "testdata/compare/base.json", "testdata/compare/jumbo.json", "testdata/compare/maerts.json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var docs []struct {
+		Comparisons int
+		Figures     []struct {
+			Points []struct {
+				Compared []struct {
+					P           float64
+					PAdjusted   float64 `json:"p_adjusted"`
+					Significant bool
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &docs); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(docs) != 3 {
+		t.Fatalf("%d comparisons, want 3 pairs", len(docs))
+	}
+	for i, d := range docs {
+		if d.Comparisons != 42 {
+			t.Errorf("pair %d adjusted over %d comparisons, want 42", i+1, d.Comparisons)
+		}
+	}
+	p := docs[0].Figures[0].Points[1].Compared[0]
+	if p.Significant || math.Abs(p.PAdjusted-0.075) > 1e-9 {
+		t.Errorf("base against jumbo, throughput at 131072: %+v, want p 2/70 adjusted to 0.075", p)
 	}
 }

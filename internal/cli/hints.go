@@ -25,7 +25,10 @@ var (
 // longHints are iperf3's and netperf's long flags spelled otherwise here:
 // the flag, the wirespeed flag the command must have, and the hint.
 var longHints = map[string]struct{ has, hint string }{
-	"extra-data": {"label", "iperf3's --extra-data is --label KEY=VALUE here (repeatable), with --title for a title"},
+	"extra-data":        {"label", "iperf3's --extra-data is --label KEY=VALUE here (repeatable), with --title for a title"},
+	"bidir":             {"test", "iperf3's --bidir is -t TCP_BIDIR here (both directions at once)"},
+	"udp":               {"test", "iperf3's --udp is -t UDP_STREAM here (-b sets its rate)"},
+	"get-server-output": {"test", "iperf3's --get-server-output needs no flag here: every result holds the server's figures beside the client's (remote in the text, the remote side in --json)"},
 }
 
 // valueHints explain a value a short flag refused that fits the other
@@ -60,6 +63,18 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 		return ""
 	}
 	takesHost := strings.Contains(cmd.Use, "HOST")
+	if cmd == cmd.Root() {
+		// iperf3's own first flags, given to wirespeed itself.
+		switch m[1] {
+		case "s":
+			return "iperf3's -s is a command here: wirespeed serve"
+		case "c":
+			return "iperf3's -c HOST is a command here: wirespeed run HOST"
+		case "H":
+			return "netperf's -H HOST is a command here: wirespeed run HOST"
+		}
+		return ""
+	}
 	switch m[1] {
 	case "c":
 		if takesHost {
@@ -78,6 +93,10 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 			return "iperf3's -D (daemon) has no equal: run wirespeed serve under a service manager (deploy/systemd/wirespeed.service) or in the background"
 		}
 	case "O":
+		// iperf3 users mean the omit, netperf users the output selectors.
+		if has("omit") && has("fields") {
+			return "-O means two things: iperf3's -O N (leave out the first N s) is --omit N here; netperf's -O selectors are --fields NAMES --fields-style table (-o writes a file)"
+		}
 		if has("fields") {
 			return "netperf's -O selectors are --fields NAMES --fields-style table here (-o writes a file)"
 		}
@@ -94,8 +113,32 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 			return "iperf3's -J is --json here"
 		}
 	case "w":
+		// iperf3 users mean the socket buffer, netperf users the bursts.
+		if has("bandwidth") && has("local-sockbuf") {
+			return "-w means two things: iperf3's -w SIZE (socket buffer) is -s SIZE for the client's sockets and -S SIZE for the server's here; netperf's -w/-b bursts are a steady rate here: -b RATE in bits/s per stream (-b 200M)"
+		}
 		if has("bandwidth") {
 			return "netperf's -w/-b bursts (-b sends every -w ms) are a steady rate here: -b RATE in bits/s per stream (-b 200M), TCP and UDP"
+		}
+	case "C":
+		if has("cc") {
+			return "iperf3's -C ALGO is --cc ALGO here (both sides' data sockets)"
+		}
+	case "Z":
+		if has("zerocopy") {
+			return "iperf3's -Z is --zerocopy sendfile here (or --zerocopy msg for MSG_ZEROCOPY)"
+		}
+	case "N":
+		if has("nodelay") {
+			return "iperf3's -N is --nodelay here"
+		}
+	case "A":
+		if has("pin") {
+			return "iperf3's -A CPU[,REMOTE] is -T CPU[,REMOTE] here (--pin, netperf's -T)"
+		}
+	case "V":
+		if has("json") {
+			return "-V means two things: iperf3's -V (more detail) is --json here, every figure of the run; netperf's -V is wirespeed version"
 		}
 	case "u":
 		if has("test") {
@@ -108,6 +151,12 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 // testFlagHint explains an -t value that is not a test: iperf3's -t is the
 // length of the run, which is -l here (netperf's spelling).
 func testFlagHint(value string) string {
+	switch strings.ToUpper(value) {
+	case "UDP_MAERTS":
+		return "; the server sends UDP with -t UDP_STREAM -R"
+	case "TCP_SENDFILE":
+		return "; netperf's TCP_SENDFILE is -t TCP_STREAM --zerocopy sendfile here"
+	}
 	if _, err := strconv.ParseFloat(value, 64); err == nil {
 		return fmt.Sprintf("; -t names the test as in netperf: for a run of %s s (iperf3's -t %s) write -l %s", value, value, value)
 	}
@@ -115,6 +164,30 @@ func testFlagHint(value string) string {
 		return fmt.Sprintf("; -t names the test as in netperf: for a run of %s write -l %s", value, value)
 	}
 	return ""
+}
+
+// intervalNote explains a run whose -i was one number at least as long
+// as the run (-i 10 with the default -l 10): iperf3's meaning, one
+// report interval, runs; a netperf user meant 10 iterations. "" when -i
+// was not given so, or asks for less than the run.
+func intervalNote(t spec.Test, intervalSet bool, iterations iterationsValue) string {
+	if !intervalSet || iterations.set || t.Interval <= 0 || t.Interval < t.Duration {
+		return ""
+	}
+	n := t.Interval.Seconds()
+	return fmt.Sprintf("note: -i %g is a report every %g s (iperf3's -i), one for this %g s run; for netperf's -i %g, %g iterations, write --iterations %g (or -i %g,3)",
+		n, n, t.Duration.Seconds(), n, n, n, n)
+}
+
+// dashHint refuses netperf's `HOST -- -m 1024`: its test options come
+// after --; here every flag goes before or after HOST, and the -- would
+// make them arguments.
+func dashHint(cmd *cobra.Command, args []string) error {
+	if at := cmd.ArgsLenAtDash(); at >= 0 && len(args) > at {
+		return usagef("netperf's -- before the test options is not needed here: drop the -- and give %q as flags (%s %s)",
+			strings.Join(args[at:], " "), cmd.CommandPath(), strings.Join(args, " "))
+	}
+	return nil
 }
 
 // specHint adds the wirespeed spelling to a spec validation error the

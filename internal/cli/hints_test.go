@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
+
+	"wirespeed/internal/spec"
 )
 
 // TestForeignHabitHints: an iperf3 or netperf habit is refused as a usage
@@ -28,7 +32,7 @@ func TestForeignHabitHints(t *testing.T) {
 		{[]string{"run", "-n", "1M", "-k", "10"}, "not both"},
 		{[]string{"run", "-l", "0"}, "must be longer than 0"},
 		{[]string{"run", "-T", "before the patch"}, "iperf3's -T TITLE is --title here"},
-		{[]string{"run", "-O", "THROUGHPUT"}, "netperf's -O selectors are --fields NAMES --fields-style table here"},
+		{[]string{"run", "-O", "THROUGHPUT"}, "netperf's -O selectors are --fields NAMES --fields-style table"},
 		{[]string{"run", "-o", "THROUGHPUT,P99_LATENCY"}, "--fields throughput_bps,latency_p99_us"},
 		{[]string{"run", "--fields", "THROUGHPUT,foo"}, "--fields throughput_bps,foo"},
 		{[]string{"serve", "-s", "-1"}, "iperf3's -s is this command, wirespeed serve"},
@@ -39,6 +43,24 @@ func TestForeignHabitHints(t *testing.T) {
 		{[]string{"run", "-M", "1000x"}, "iperf3's -M MSS is --mss here"},
 		{[]string{"run", "-L", "10.0.0.1"}, "netperf's -L is -B (--bind) here"},
 		{[]string{"run", "-Y", "EF"}, "netperf's -Y is --dscp NAME|N or --tos N here"},
+		// A letter iperf3 and netperf users mean differently: both named.
+		{[]string{"run", "-O", "2"}, "iperf3's -O N (leave out the first N s) is --omit N here; netperf's -O selectors are --fields"},
+		{[]string{"run", "-w", "4M"}, "iperf3's -w SIZE (socket buffer) is -s SIZE for the client's sockets and -S SIZE for the server's here; netperf's -w/-b bursts"},
+		{[]string{"run", "-V"}, "iperf3's -V (more detail) is --json here, every figure of the run; netperf's -V is wirespeed version"},
+		// Habits (issue 30).
+		{[]string{"run", "--bidir"}, "iperf3's --bidir is -t TCP_BIDIR here"},
+		{[]string{"run", "--udp"}, "iperf3's --udp is -t UDP_STREAM here"},
+		{[]string{"run", "--get-server-output"}, "every result holds the server's figures"},
+		{[]string{"run", "-C", "cubic"}, "iperf3's -C ALGO is --cc ALGO here"},
+		{[]string{"run", "-Z"}, "iperf3's -Z is --zerocopy sendfile here"},
+		{[]string{"run", "-N"}, "iperf3's -N is --nodelay here"},
+		{[]string{"run", "-A", "1"}, "iperf3's -A CPU[,REMOTE] is -T CPU[,REMOTE] here"},
+		{[]string{"-s"}, "iperf3's -s is a command here: wirespeed serve"},
+		{[]string{"-c", "127.0.0.1"}, "iperf3's -c HOST is a command here: wirespeed run HOST"},
+		{[]string{"run", "-t", "UDP_MAERTS"}, "-t UDP_STREAM -R"},
+		{[]string{"run", "-t", "tcp_sendfile"}, "-t TCP_STREAM --zerocopy sendfile"},
+		{[]string{"run", "127.0.0.1", "--", "-m", "1024"}, `drop the -- and give "-m 1024" as flags (wirespeed run 127.0.0.1 -m 1024)`},
+		{[]string{"sweep", "127.0.0.1", "--", "-m", "1024"}, "drop the --"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -91,6 +113,40 @@ func TestIperf3PortHint(t *testing.T) {
 	}
 	if code != ExitRuntime || !strings.Contains(errOut, "add --iperf3: wirespeed run --iperf3 "+ln.Addr().String()) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestIntervalNote: netperf's -i 10 (iterations) read as iperf3's -i 10
+// (a report every 10 s) runs, with a note of what it did and how to ask
+// for iterations; an interval shorter than the run, or iterations given,
+// say nothing.
+func TestIntervalNote(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-i", "10"}, "note: -i 10 is a report every 10 s (iperf3's -i), one for this 10 s run; for netperf's -i 10, 10 iterations, write --iterations 10 (or -i 10,3)"},
+		{[]string{"-i", "2", "-l", "1"}, "note: -i 2 is a report every 2 s (iperf3's -i), one for this 1 s run"},
+		{[]string{"-i", "1", "-l", "2"}, ""},
+		{[]string{"-i", "10", "--iterations", "2"}, ""},
+		{nil, ""},
+	}
+	for _, tt := range tests {
+		f := &runFlags{spec: spec.Default()}
+		cmd := &cobra.Command{}
+		addRunFlags(cmd, f)
+		if err := cmd.ParseFlags(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		f.changed = cmd.Flags().Changed
+		sp, err := f.buildSpec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := intervalNote(sp, f.changed("interval"), f.measure.iterations)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%v: note %q, want %q", tt.args, got, tt.want)
+		}
 	}
 }
 

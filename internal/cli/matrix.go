@@ -78,6 +78,9 @@ waits after each change before measuring.`,
   wirespeed matrix host --dev eth0 --set gro=on,off --sizes 64,1460,64K -l 5
   wirespeed matrix host --tradeoff --iterations 5,5 -o dirs.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if err := dashHint(cmd, args); err != nil {
+				return err
+			}
 			if len(args) > 1 {
 				return usagef("matrix takes at most one HOST[:PORT], got %q", args)
 			}

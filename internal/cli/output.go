@@ -96,6 +96,7 @@ type live struct {
 
 	mu          sync.Mutex // interval lines come from the client's goroutines
 	headerShown bool
+	order       *report.TickOrder // the test's interval lines in its directions' order
 }
 
 // newLive returns what run shows as it goes on w; its label (the server,
@@ -115,13 +116,30 @@ func (l *live) tick(t spec.Test) func(result.Tick) {
 	case !l.text:
 		return nil
 	}
+	l.mu.Lock()
+	l.order = report.NewTickOrder(t)
+	l.mu.Unlock()
 	return func(tk result.Tick) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if !l.headerShown {
-			report.IntervalHeader(l.w)
+			report.IntervalHeader(l.w, t.Kind)
 			l.headerShown = true
 		}
+		for _, tk := range l.order.Add(tk) {
+			report.TickIn(l.out.tickWriter(l.w), tk, l.out.unit)
+		}
+	}
+}
+
+// flushTicks prints the interval lines a test's TickOrder still holds.
+func (l *live) flushTicks() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.order == nil {
+		return
+	}
+	for _, tk := range l.order.Flush() {
 		report.TickIn(l.out.tickWriter(l.w), tk, l.out.unit)
 	}
 }
@@ -146,6 +164,7 @@ func (l *live) Starting(i int, t spec.Test) {
 }
 
 func (l *live) Measured(_ int, r result.Result) {
+	l.flushTicks()
 	if l.text {
 		fmt.Fprintln(l.w)
 		report.TextIn(l.w, r, l.out.unit)

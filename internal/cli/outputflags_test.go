@@ -51,7 +51,7 @@ func TestFormatUnits(t *testing.T) {
 			if math.Abs(got-want) > 0.006 {
 				t.Errorf("table shows %v %s, the document's %v bits/s is %v", got, tc.column, doc.Summary.BitsPerSecond, want)
 			}
-			lines := regexp.MustCompile(`(?m)^\[  1\] client->server .* sec .*  ([\d.]+) `+regexp.QuoteMeta(tc.line)+`  retr`).FindAllStringSubmatch(out, -1)
+			lines := regexp.MustCompile(`(?m)^\[  1\] client->server .* sec .*  ([\d.]+) `+regexp.QuoteMeta(tc.line)+`  +\d+  `).FindAllStringSubmatch(out, -1)
 			if len(lines) == 0 || len(lines) != len(doc.Intervals) {
 				t.Fatalf("%d interval lines in %s for %d intervals:\n%s", len(lines), tc.line, len(doc.Intervals), out)
 			}

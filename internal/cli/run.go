@@ -78,6 +78,9 @@ the sender's count is shown beside it.`,
   wirespeed run host -t UDP_STREAM -b 500M
   wirespeed run host -t TCP_RR -r 64,1K   # 64-byte requests, 1 KiB responses`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if err := dashHint(cmd, args); err != nil {
+				return err
+			}
 			if len(args) > 1 {
 				return usagef("run takes at most one HOST[:PORT], got %q", args)
 			}
@@ -218,6 +221,9 @@ func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet boo
 	t, err := f.buildSpec()
 	if err != nil {
 		return err
+	}
+	if n := intervalNote(t, f.changed != nil && f.changed("interval"), f.measure.iterations); n != "" {
+		fmt.Fprintln(e.stderr, n)
 	}
 	rep, err := f.measure.repeat()
 	if err != nil {

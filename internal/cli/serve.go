@@ -148,9 +148,22 @@ func newLogger(e *env, format, level string) (*slog.Logger, error) {
 	case "text":
 		return slog.New(slog.NewTextHandler(e.stderr, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(e.stderr, opts)), nil
+		jopts := *opts
+		jopts.ReplaceAttr = jsonDuration
+		return slog.New(slog.NewJSONHandler(e.stderr, &jopts)), nil
 	}
 	return nil, usagef("--log-format %q: use text or json", format)
+}
+
+// jsonDuration writes a duration in a JSON log as seconds under a key that
+// says so ("duration_s":2.034): slog's JSON handler writes a bare count of
+// nanoseconds ("duration":2034000000), a number without its unit. The
+// text format's "duration=2.034s" carries its unit already.
+func jsonDuration(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.Float64(a.Key+"_s", a.Value.Duration().Seconds())
+	}
+	return a
 }
 
 // listenTCP listens for wirespeed's control and data connections with

@@ -47,6 +47,9 @@ same test settings, iterations and sizes as the command line.`,
   wirespeed sweep host --sizes 64..65536x2 -l 5 -t TCP_MAERTS
   wirespeed sweep host --sizes 64..65536x2 -l 5 -t TCP_MAERTS --resume sweep.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if err := dashHint(cmd, args); err != nil {
+				return err
+			}
 			if len(args) > 1 {
 				return usagef("sweep takes at most one HOST[:PORT], got %q", args)
 			}

@@ -50,38 +50,79 @@ func shortSpec(kind spec.Kind, parallel int) spec.Test {
 // tcpKinds are the TCP stream tests.
 var tcpKinds = []spec.Kind{spec.TCPStream, spec.TCPMaerts, spec.TCPBidir}
 
+// TestStreamKinds runs each TCP stream test at 1 and 4 streams and checks
+// every figure that must hold. Both sides run in this process: on a
+// machine whose CPUs are busy the samplers can run hundreds of
+// milliseconds late, and the result then says its window was off
+// (side.shortWindow; once a TCP_BIDIR receiver's window opened 0.94 s
+// late and held 0 bytes). Such a run is tried again, up to 3 in all, and
+// when every one was starved the test says so and skips
+// (testkit.SkipStarved; WIRESPEED_SERIAL=strict fails it instead).
 func TestStreamKinds(t *testing.T) {
 	addr, _ := startServer(t, server.Config{})
 	for _, kind := range tcpKinds {
 		for _, parallel := range []int{1, 4} {
 			t.Run(string(kind)+"/P"+string(rune('0'+parallel)), func(t *testing.T) {
-				var mu sync.Mutex
-				var ticks []result.Tick
-				c := dial(t, client.Config{Addr: addr, OnInterval: func(tk result.Tick) {
-					mu.Lock()
-					ticks = append(ticks, tk)
-					mu.Unlock()
-				}})
-				sp := shortSpec(kind, parallel)
-				res, err := c.Run(context.Background(), sp)
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkResult(t, sp, res)
-				mu.Lock()
-				defer mu.Unlock()
-				// 600ms in 200ms intervals: 3 ticks per direction.
-				if want := 3 * len(sp.Directions()); len(ticks) != want {
-					t.Errorf("got %d live ticks, want %d", len(ticks), want)
-				}
-				for _, tk := range ticks {
-					if len(tk.Streams) != parallel {
-						t.Errorf("tick has %d streams, want %d", len(tk.Streams), parallel)
+				var starved string
+				for attempt := 1; attempt <= 3; attempt++ {
+					if starved = streamKindsRun(t, addr, kind, parallel); starved == "" {
+						return
 					}
+					t.Logf("attempt %d: %s", attempt, starved)
 				}
+				testkit.SkipStarved(t, starved)
 			})
 		}
 	}
+}
+
+// streamKindsRun is one run of TestStreamKinds. When the result says a
+// window was off because the CPUs were too busy to sample it, it returns
+// that warning and checks nothing else.
+func streamKindsRun(t *testing.T, addr string, kind spec.Kind, parallel int) (starved string) {
+	var mu sync.Mutex
+	var ticks []result.Tick
+	c := dial(t, client.Config{Addr: addr, OnInterval: func(tk result.Tick) {
+		mu.Lock()
+		ticks = append(ticks, tk)
+		mu.Unlock()
+	}})
+	sp := shortSpec(kind, parallel)
+	// The session ends with the attempt: the server admits one at a time.
+	defer c.Close()
+	res, err := c.Run(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := starvedWindow(res.Warnings); w != "" {
+		return w
+	}
+	checkResult(t, sp, res)
+	mu.Lock()
+	defer mu.Unlock()
+	// 600ms in 200ms intervals: 3 ticks per direction.
+	if want := 3 * len(sp.Directions()); len(ticks) != want {
+		t.Errorf("got %d live ticks, want %d", len(ticks), want)
+	}
+	for _, tk := range ticks {
+		if len(tk.Streams) != parallel {
+			t.Errorf("tick has %d streams, want %d", len(tk.Streams), parallel)
+		}
+	}
+	return ""
+}
+
+// starvedWindow returns the result's warnings that a window was off
+// because its sampler ran late or its first byte came late, joined, or ""
+// when there is none.
+func starvedWindow(warnings []string) string {
+	var out []string
+	for _, w := range warnings {
+		if strings.Contains(w, "too busy to run it on time") {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // checkResult asserts what must hold for every complete stream run.

@@ -319,6 +319,13 @@ func TestHostileServerResult(t *testing.T) {
 			"has 257 warnings, more than 256"},
 		{"two flows of one direction", result.SideResult{Flows: []result.Flow{{Direction: spec.ClientToServer}, {Direction: spec.ClientToServer}}},
 			"has 2 flows, the TCP_STREAM test 1"},
+		// Issue 32: the name went unchecked into -o x.csv and --fields.
+		{"a formula for a congestion control", result.SideResult{Flows: []result.Flow{{Direction: spec.ClientToServer, Role: result.Receiver,
+			Streams: []result.StreamSide{{ID: 1, CongestionControl: `=HYPERLINK("http://x","y")`}}}}},
+			`congestion control "=HYPERLINK`},
+		{"a command for a congestion control", result.SideResult{Flows: []result.Flow{{Direction: spec.ClientToServer, Role: result.Receiver,
+			Streams: []result.StreamSide{{ID: 1, CongestionControl: `+cmd|' /C calc'!A0`}}}}},
+			`not a kernel algorithm name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

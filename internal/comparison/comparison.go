@@ -319,9 +319,91 @@ type Warning struct {
 // Compare compares every source with the first over the points they have
 // in common (in the baseline's order), for every metric measured.
 func Compare(sources []Source, opts Options) (Result, error) {
-	if len(sources) < 2 {
-		return Result{}, errors.New("compare needs two sources or more")
+	opts = opts.withDefaults()
+	res, fam, err := compare(sources, opts)
+	if err != nil {
+		return res, err
 	}
+	out := []Result{res}
+	if err := fam.adjust(out, opts); err != nil {
+		return res, err
+	}
+	return out[0], nil
+}
+
+// ComparePairs compares every pair of sources, each with each later one
+// (a matrix's tx=off TCP_STREAM row with its tx=off TCP_MAERTS row, not
+// only every row with the first), and adjusts the p-values of all the
+// pairs' comparisons together: the family is every figure of every
+// matched point of every pair. It returns a Result per pair, in order
+// (0 with 1, 0 with 2, ..., 1 with 2, ...); each one's Comparisons is the
+// whole family's size. A pair with no point in common is an error that
+// names it.
+func ComparePairs(sources []Source, opts Options) ([]Result, error) {
+	if len(sources) < 2 {
+		return nil, errors.New("compare needs two sources or more")
+	}
+	opts = opts.withDefaults()
+	var out []Result
+	var all family
+	for i := range sources {
+		for j := i + 1; j < len(sources); j++ {
+			res, fam, err := compare([]Source{sources[i], sources[j]}, opts)
+			if err != nil {
+				return nil, fmt.Errorf("%s against %s: %w", sources[i].Name, sources[j].Name, err)
+			}
+			for range fam.comparisons {
+				all.of = append(all.of, len(out))
+			}
+			all.comparisons = append(all.comparisons, fam.comparisons...)
+			all.at = append(all.at, fam.at...)
+			out = append(out, res)
+		}
+	}
+	if err := all.adjust(out, opts); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// family is the comparisons made at once, adjusted together: each with
+// where it is (for warnings) and the index of the result it belongs to.
+type family struct {
+	comparisons []*stats.Comparison
+	at          []string
+	of          []int
+}
+
+// adjust adjusts the family's p-values for one another, adds its warnings
+// to the results they concern, and sets every result's Comparisons to the
+// family's size.
+func (f family) adjust(results []Result, opts Options) error {
+	err := adjust(f.comparisons, opts, func(i int, text string) {
+		k := 0
+		if i < len(f.of) {
+			k = f.of[i]
+		}
+		addWarning(&results[k], text, f.at[i])
+	})
+	for k := range results {
+		results[k].Comparisons = len(f.comparisons)
+	}
+	return err
+}
+
+// addWarning adds a caveat about the point at to r, each text once with
+// every point it applies to.
+func addWarning(r *Result, text, at string) {
+	for j := range r.Warnings {
+		if r.Warnings[j].Text == text {
+			r.Warnings[j].Points = append(r.Warnings[j].Points, at)
+			return
+		}
+	}
+	r.Warnings = append(r.Warnings, Warning{Text: text, Points: []string{at}})
+}
+
+func (opts Options) withDefaults() Options {
 	if opts.Test == "" {
 		opts.Test = stats.UTest
 	}
@@ -330,6 +412,15 @@ func Compare(sources []Source, opts Options) (Result, error) {
 	}
 	if opts.Adjust == "" {
 		opts.Adjust = stats.BenjaminiHochberg
+	}
+	return opts
+}
+
+// compare is Compare without the adjustment: the result and its family.
+func compare(sources []Source, opts Options) (Result, family, error) {
+	var fam family
+	if len(sources) < 2 {
+		return Result{}, fam, errors.New("compare needs two sources or more")
 	}
 	res := Result{Options: opts, Unmatched: map[string][]Key{}}
 	for _, s := range sources {
@@ -363,23 +454,12 @@ func Compare(sources []Source, opts Options) (Result, error) {
 			}
 			have = append(have, fmt.Sprintf("%s has %s", s.Name, strings.Join(ks, ", ")))
 		}
-		return res, fmt.Errorf("the documents have no point in common (the same test and message size, and for matrices the same settings): %s", strings.Join(have, "; "))
+		return res, fam, fmt.Errorf("the documents have no point in common (the same test and message size, and for matrices the same settings): %s", strings.Join(have, "; "))
 	}
 
-	warnAt := map[string]int{}
-	warn := func(text, at string) {
-		j, ok := warnAt[text]
-		if !ok {
-			j = len(res.Warnings)
-			warnAt[text] = j
-			res.Warnings = append(res.Warnings, Warning{Text: text})
-		}
-		res.Warnings[j].Points = append(res.Warnings[j].Points, at)
-	}
+	warn := func(text, at string) { addWarning(&res, text, at) }
 	// The family: every comparison made, with where it is, adjusted
 	// together once all are made.
-	var family []*stats.Comparison
-	var familyAt []string
 	for _, m := range metrics {
 		tb := Table{Metric: m}
 		for _, k := range common {
@@ -396,7 +476,7 @@ func Compare(sources []Source, opts Options) (Result, error) {
 				}
 				c, err := stats.Compare(a, b, opts.Test, opts.Alpha)
 				if err != nil {
-					return res, fmt.Errorf("%s of %s: %w", m.Name, k, err)
+					return res, fam, fmt.Errorf("%s of %s: %w", m.Name, k, err)
 				}
 				line.Cells[i+1] = Cell{Present: true, N: len(b), Center: c.CenterB, Comparison: &c}
 				at := fmt.Sprintf("%s of %s", m.Name, k)
@@ -406,8 +486,8 @@ func Compare(sources []Source, opts Options) (Result, error) {
 				for _, w := range c.Warnings {
 					warn(w, at)
 				}
-				family = append(family, line.Cells[i+1].Comparison)
-				familyAt = append(familyAt, at)
+				fam.comparisons = append(fam.comparisons, line.Cells[i+1].Comparison)
+				fam.at = append(fam.at, at)
 			}
 			tb.Lines = append(tb.Lines, line)
 		}
@@ -415,10 +495,6 @@ func Compare(sources []Source, opts Options) (Result, error) {
 			res.Tables = append(res.Tables, tb)
 		}
 	}
-	if err := adjust(family, opts, func(i int, text string) { warn(text, familyAt[i]) }); err != nil {
-		return res, err
-	}
-	res.Comparisons = len(family)
 
 	for i, s := range sources[1:] {
 		res.EnvDiffs = append(res.EnvDiffs, diffs(i+1, common, func(k Key) []result.EnvDiff {
@@ -432,7 +508,7 @@ func Compare(sources []Source, opts Options) (Result, error) {
 			res.LabelDiffs = append(res.LabelDiffs, Diff{Source: i + 1, EnvDiff: d, Points: len(common), Of: len(common)})
 		}
 	}
-	return res, nil
+	return res, fam, nil
 }
 
 // commonKeys are the points every source has, in the baseline's order.
@@ -543,12 +619,12 @@ func adjust(family []*stats.Comparison, opts Options, warn func(int, string)) er
 		switch opts.Adjust {
 		case stats.Holm:
 			warn(i, fmt.Sprintf(
-				"with %d and %d iterations the smallest possible p is %.3g, above the %.3g (alpha %g over %d comparisons) Holm's procedure needs first: no difference can be significant; run at least %s of each",
-				c.NA, c.NB, floor, lone, opts.Alpha, m, stats.UTestSamples(lone)))
+				"with %d and %d iterations the smallest possible p is %.3g, above the %.3g (alpha %g over %d comparisons) Holm's procedure needs first: no difference can be significant; %s",
+				c.NA, c.NB, floor, lone, opts.Alpha, m, stats.IterationsRule(c.Test, opts.Alpha, m, opts.Adjust)))
 		default:
 			warn(i, fmt.Sprintf(
-				"with %d and %d iterations the smallest possible p is %.3g, above the %.3g (alpha %g over %d comparisons) a difference at one point alone needs: only differences shown by many points at once can be significant; run at least %s of each for one alone",
-				c.NA, c.NB, floor, lone, opts.Alpha, m, stats.UTestSamples(lone)))
+				"with %d and %d iterations the smallest possible p is %.3g, above the %.3g (alpha %g over %d comparisons) a difference at one point alone needs: only differences shown by many points at once can be significant; for one alone %s",
+				c.NA, c.NB, floor, lone, opts.Alpha, m, stats.IterationsRule(c.Test, opts.Alpha, m, opts.Adjust)))
 		}
 	}
 	return nil

@@ -274,7 +274,7 @@ func TestCompareAdjustments(t *testing.T) {
 		significant bool
 		warning     string
 	}{
-		{stats.BenjaminiHochberg, 2.0 / 70, true, "only differences shown by many points at once can be significant; run at least 5 of each for one alone"},
+		{stats.BenjaminiHochberg, 2.0 / 70, true, "only differences shown by many points at once can be significant; for one alone run at least 5 of each (the fewest whose smallest p is at most alpha 0.05 over 6 comparisons)"},
 		{stats.Holm, 12.0 / 70, false, "Holm's procedure needs first: no difference can be significant; run at least 5 of each"},
 		{stats.NoAdjustment, 2.0 / 70, true, ""},
 	} {
@@ -452,6 +452,53 @@ func TestCompareAcrossDirections(t *testing.T) {
 	srcs, _ = Sources([]string{"ab.json", "mixed.json"}, []result.Document{a, mixed})
 	if _, err := Compare(srcs, Options{}); err == nil || !strings.Contains(err.Error(), "no point in common") {
 		t.Errorf("mixed directions: %v", err)
+	}
+}
+
+// TestComparePairs: every pair of three matrix rows, A, B and B again,
+// adjusted as one family. Each pair makes three comparisons (throughput,
+// local utilization, service demand), nine in all; A against either B
+// has throughput p 2/70 and the others 48/70 (TestCompareUTest), B
+// against B p 1. Benjamini-Hochberg over the nine sorted p (2/70, 2/70,
+// 48/70 x4, 1 x3): the two 2/70 get min over j >= 2 of 9/j * p(j) =
+// 9/2 * 2/70 = 9/70, which is not significant at 0.05 (it was 6/70 over
+// one pair's three comparisons, TestCompareMatrixRows).
+func TestComparePairs(t *testing.T) {
+	_, docs := fixtures()
+	p1, p2 := docs[0].Points[0], docs[1].Points[0]
+	m := result.Document{Schema: result.Schema, Command: "matrix", Matrix: &result.Matrix{Rows: []result.MatrixRow{
+		{Index: 1, Label: "tx=on", Points: []result.Point{p1}},
+		{Index: 2, Label: "tx=off", Points: []result.Point{p2}},
+		{Index: 3, Label: "tx=off again", Points: []result.Point{p2}},
+	}}}
+	srcs, err := Sources([]string{"m.json"}, []result.Document{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, err := ComparePairs(srcs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names [][]string
+	for _, r := range pairs {
+		names = append(names, r.Sources)
+		if r.Comparisons != 9 {
+			t.Errorf("%v: family of %d, want the 9 of all pairs", r.Sources, r.Comparisons)
+		}
+	}
+	want := [][]string{{"tx=on", "tx=off"}, {"tx=on", "tx=off again"}, {"tx=off", "tx=off again"}}
+	if d := cmp.Diff(want, names); d != "" {
+		t.Fatalf("pairs (-want +got):\n%s", d)
+	}
+	k := Key{Test: spec.TCPStream, Size: "131072"}
+	for i, wantP := range []float64{9.0 / 70, 9.0 / 70} {
+		c := line(t, pairs[i], "throughput_bps", k).Cells[1].Comparison
+		if !near(c.P, 2.0/70) || !near(c.PAdjusted, wantP) || c.Significant {
+			t.Errorf("%v throughput: p %g adjusted %g significant %v, want 2/70 adjusted to %g, not significant", pairs[i].Sources, c.P, c.PAdjusted, c.Significant, wantP)
+		}
+	}
+	if c := line(t, pairs[2], "throughput_bps", k).Cells[1].Comparison; c.DeltaPct != 0 || c.Significant {
+		t.Errorf("tx=off against itself: %+v", *c)
 	}
 }
 

@@ -112,12 +112,15 @@ func TestUDPSenderLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	snd.SetLimit(limit)
+	// The reader reads until the sender is done and then drains the
+	// socket, its deadline set only then: a deadline from the reader's
+	// own start gave up on a sender that a busy machine started more
+	// than its 500 ms late, and counted 0 datagrams of a correct run.
 	got := make(chan int, 1)
 	go func() {
 		buf := make([]byte, 2*size)
 		n := 0
 		for {
-			rc.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
 			k, err := rc.Read(buf)
 			if err != nil {
 				got <- n
@@ -139,6 +142,9 @@ func TestUDPSenderLimit(t *testing.T) {
 		snd.Stop()
 		t.Fatalf("the sender did not stop by itself at its limit; sent %d", snd.Counters().Packets)
 	}
+	// Loopback delivered every datagram before the send returned; the
+	// reader has them in its socket buffer (4 MB) to drain.
+	rc.SetReadDeadline(time.Now().Add(2 * time.Second))
 	if c := snd.Counters(); c.Packets != limit || c.Bytes != limit*size {
 		t.Errorf("sender counted %d datagrams, %d bytes; want %d, %d", c.Packets, c.Bytes, limit, limit*size)
 	}

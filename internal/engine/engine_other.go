@@ -255,7 +255,14 @@ func (r *RRClient) exchange() error {
 	var seq uint64
 	send := func() error {
 		if r.udp {
-			putSeq(reqBuf, seq, min(r.req, 8))
+			// The sequence number's low bytes go where the server
+			// echoes them from: the first elen bytes (the request's
+			// first 8 would put its high bytes there when the response
+			// is shorter, issue 32).
+			putSeq(reqBuf, seq, elen)
+			if r.pace != nil {
+				r.pace.wait(len(reqBuf), r.stopped)
+			}
 		}
 		fl.push(seq, int64(time.Since(epoch)))
 		seq++

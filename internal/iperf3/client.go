@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
 
 	"wirespeed/internal/engine"
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
@@ -420,6 +422,9 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 	cl.cc.writeState(IperfDone)
 
 	remote, warnings := remoteSide(t, theirs)
+	if local.CPU != nil && onThisHost(cl.cfg.Addr) {
+		peerNotOther(local.CPU, "iperf3")
+	}
 	res := side.Join(t, local, remote, started, cl.cfg.Hostname, cl.cfg.Addr)
 	res.Warnings = append(res.Warnings, warnings...)
 	if ctx.Err() != nil {
@@ -482,4 +487,33 @@ func mergeSides(a, b sideResult) result.SideResult {
 		r.Counters = b.res.Counters
 	}
 	return r
+}
+
+// onThisHost reports whether addr (HOST:PORT) is a loopback address: the
+// iperf3 server then runs on this host.
+func onThisHost(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback() || host == "localhost"
+}
+
+// peerNotOther takes the test's peer, a server on this host named name,
+// out of the side's other processes: its CPU is the test's (as a
+// wirespeed peer's is, limit's others), not another process's taken from
+// the test. An iperf3 server sends no process id, so it is told by its
+// name.
+func peerNotOther(c *measure.CPU, name string) {
+	kept := c.OtherProcesses[:0]
+	for _, p := range c.OtherProcesses {
+		if p.Name == name {
+			c.OtherProcessesUtilPct -= p.UtilPct
+			continue
+		}
+		kept = append(kept, p)
+	}
+	c.OtherProcesses = kept
+	c.OtherProcessesUtilPct = max(c.OtherProcessesUtilPct, 0)
 }

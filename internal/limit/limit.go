@@ -147,6 +147,33 @@ type cpuState struct {
 	others  *result.LimitOthers
 }
 
+// missing lists the sides of a and b whose threads were not measured.
+func missing(a sideView, ac cpuState, b sideView, bc cpuState) []result.Side {
+	var out []result.Side
+	if !ac.known {
+		out = append(out, a.side)
+	}
+	if !bc.known && b.side != a.side {
+		out = append(out, b.side)
+	}
+	return out
+}
+
+// cpuMissing says what to do about CPU figures missing from sides: run
+// with --cpu when the test did not ask for them; when it did, which side
+// sent none (an iperf3 server never does: run --iperf3 has only the
+// local side's).
+func cpuMissing(t spec.Test, sides ...result.Side) string {
+	if !t.CPU {
+		return "run with --cpu"
+	}
+	var names []string
+	for _, s := range sides {
+		names = append(names, string(s))
+	}
+	return "--cpu was on; none from the " + strings.Join(names, " and ") + " side: an iperf3 server or an older peer sends none, or the side could not read its CPU"
+}
+
 func cpuOf(v sideView) cpuState {
 	c := v.cpu
 	if c == nil || c.CPUs == 0 {
@@ -352,7 +379,7 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 			if rc.known || fixedRcvBuf(t, rcv.side) {
 				return result.Limit{Kind: result.LimitReceiveWindow, Side: rcv.side, Evidence: result.LimitEvidence{TCP: tcp, CPU: rc.ev}, Notes: notes}
 			}
-			notes = append(notes, fmt.Sprintf("rwnd_limited %.0f%% of the window, but without the receiver's CPU figures a small window and a slow receiver look alike (run with --cpu)", tcp.RwndLimitedPct))
+			notes = append(notes, fmt.Sprintf("rwnd_limited %.0f%% of the window, but without the receiver's CPU figures a small window and a slow receiver look alike (%s)", tcp.RwndLimitedPct, cpuMissing(t, rcv.side)))
 		}
 		if tcp.RetransPct >= RetransPct {
 			return result.Limit{Kind: result.LimitCongestion, Evidence: result.LimitEvidence{TCP: tcp, CPU: sc.ev}, Notes: notes}
@@ -369,7 +396,7 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 			Notes: append(notes, fmt.Sprintf("the receiver's device %s dropped %.2f%% of the packets it received (rx_dropped, rx_missed, rx_over_errors): its ring or the kernel's backlog overflowed", w.Device, dropPct(w)))}
 	}
 	if !sc.known || !rc.known {
-		notes = append(notes, "no CPU figures from both sides (run with --cpu to tell a CPU limit)")
+		notes = append(notes, "no CPU figures from both sides to tell a CPU limit ("+cpuMissing(t, missing(snd, sc, rcv, rc)...)+")")
 	} else {
 		notes = append(notes, fmt.Sprintf("no CPU saturated: the sender's busiest thread used %.0f%%, the receiver's %.0f%%", sc.load, rc.load))
 	}
@@ -588,7 +615,7 @@ func decideRR(res *result.Result, d *result.DirectionResult, req, resp sideView,
 		return result.Limit{Kind: result.LimitLatency, Evidence: result.LimitEvidence{RTT: ev}, Notes: notes}
 	}
 	if !qc.known || !pc.known {
-		notes = append(notes, "no CPU figures from both sides (run with --cpu to tell a CPU limit from the latency)")
+		notes = append(notes, "no CPU figures from both sides to tell a CPU limit from the latency ("+cpuMissing(t, missing(req, qc, resp, pc)...)+")")
 	}
 	return result.Limit{Kind: result.LimitUnknown, Evidence: result.LimitEvidence{RTT: ev}, Notes: notes}
 }

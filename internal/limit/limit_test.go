@@ -524,3 +524,20 @@ func TestOfMean(t *testing.T) {
 		t.Errorf("mean direction limit %+v, want link", l)
 	}
 }
+
+// TestCPUMissingNote: without both sides' CPU figures the note asks for
+// --cpu only when the run did not ask for it; when it did (run --iperf3,
+// whose iperf3 server sends none), it names the side that sent none.
+func TestCPUMissingNote(t *testing.T) {
+	for _, cpu := range []bool{false, true} {
+		r := withCPU(streamResult(spec.TCPStream, 500e6), idle(10), nil)
+		r.Spec.CPU = cpu
+		Diagnose(r)
+		notes := strings.Join(r.Summary.Limit.Notes, "; ")
+		asks := strings.Contains(notes, "run with --cpu")
+		names := strings.Contains(notes, "--cpu was on; none from the remote side")
+		if asks == cpu || names != cpu {
+			t.Errorf("--cpu %v: notes %q", cpu, notes)
+		}
+	}
+}

@@ -136,7 +136,9 @@ func cpuLine(c measure.CPU) string {
 		fmt.Fprintf(&b, ", busiest cpu%d %.1f%%", c.BusiestCPU, c.BusiestCPUPct)
 	}
 	if c.Baseline != nil {
-		fmt.Fprintf(&b, ", idle baseline %.1f%%", c.Baseline.UtilPct)
+		// The host's load with no test running (the idle baseline): "idle
+		// baseline 100%" read as 100% idle.
+		fmt.Fprintf(&b, ", busy before the test %.1f%%", c.Baseline.UtilPct)
 	}
 	fmt.Fprintf(&b, "; wirespeed %.2fs user %.2fs sys over %.2fs)", c.ProcessUserS, c.ProcessSystemS, c.ElapsedS)
 	return b.String()

@@ -71,11 +71,11 @@ func Fields(w io.Writer, doc result.Document, names []string, style string) erro
 		return tw.Flush()
 	case "values":
 		cw := csv.NewWriter(w)
-		cw.WriteAll(rows)
+		cw.WriteAll(csvSafeAll(rows))
 		return cw.Error()
 	}
 	cw := csv.NewWriter(w)
 	cw.Write(names)
-	cw.WriteAll(rows)
+	cw.WriteAll(csvSafeAll(rows))
 	return cw.Error()
 }

@@ -229,6 +229,9 @@ func CheckText(w io.Writer, v history.Verdict) {
 	fmt.Fprintf(w, "%s: %s %s %s -> %s %s (%+.1f%%) at %s, %s (%s of the newest %d against %d before)",
 		status, name, verb, base, newest, unit, v.Shift.ChangePct, v.At.Time.UTC().Format(historyTime), pSentence(v.Shift.P),
 		v.Shift.Test, v.Newest, v.Baseline)
+	if v.At.Limit != "" {
+		fmt.Fprintf(w, "; limited by %s", v.At.Limit)
+	}
 	if e := envSentence(v.Env); e != "" {
 		fmt.Fprintf(w, "; at that time %s", e)
 	}
@@ -273,29 +276,27 @@ func HistoryPlot(series []history.Series) (*Figure, error) {
 			continue
 		}
 		xy := make(plotter.XYs, len(s.Points))
-		var bars barPoints
+		c := seriesColor(i)
+		// The interval's ends (whiskers takes the ends; YErrorBars took
+		// offsets from the value).
+		w := &whiskers{col: c, capWidth: vg.Points(6)}
 		for j, pt := range s.Points {
 			x := float64(pt.Time.Unix())
 			xy[j] = plotter.XY{X: x, Y: pt.Value / scale}
 			if pt.Lo != nil && pt.Hi != nil {
-				bars = append(bars, barPoint{x: x, y: pt.Value / scale, lo: *pt.Lo / scale, hi: *pt.Hi / scale})
+				w.add(x, *pt.Lo/scale, *pt.Hi/scale)
 			}
 		}
 		line, points, err := plotter.NewLinePoints(xy)
 		if err != nil {
 			return nil, err
 		}
-		c := seriesColor(i)
 		line.Color, points.Color = c, c
 		points.Radius = vg.Points(2)
 		p.Add(line, points)
 		p.Legend.Add(seriesName(s.Key), line, points)
-		if len(bars) > 0 {
-			eb, err := plotter.NewYErrorBars(bars)
-			if err == nil {
-				eb.Color = c
-				p.Add(eb)
-			}
+		if len(w.xs) > 0 {
+			p.Add(w)
 		}
 		for _, ch := range s.Changes {
 			x := float64(ch.Time.Unix())

@@ -31,7 +31,7 @@ func TestCPUShowsBaseline(t *testing.T) {
 		RemoteCPU: &measure.CPU{CPUs: 2, UtilPct: 50, UserPct: 25, SystemPct: 25, IdlePct: 50, BusiestCPU: -1, Baseline: &measure.CPUBaseline{UtilPct: 0.5, WindowS: 0.2}},
 	})
 	out := b.String()
-	for _, want := range []string{"(2 cpus, idle baseline 4.0%;", "(2 cpus, idle baseline 0.5%;", "warning: local side: with no test running the host was 4.0% busy"} {
+	for _, want := range []string{"(2 cpus, busy before the test 4.0%;", "(2 cpus, busy before the test 0.5%;", "warning: local side: with no test running the host was 4.0% busy"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %q in:\n%s", want, out)
 		}

@@ -34,6 +34,11 @@ func TestLabels(t *testing.T) {
 		{"one file", []result.Document{doc(same)}, []string{"a"}},
 		{"nothing differs", []result.Document{doc(same), doc(same)}, []string{"a", "b"}},
 		{"message size is the sweep's", []result.Document{doc(same), doc(func(d *result.Document) { d.Spec.SendSize = 64 })}, []string{"a", "b"}},
+		{"the interval is not the measurement", []result.Document{doc(same), doc(func(d *result.Document) { d.Spec.Interval = 0 })}, []string{"a", "b"}},
+		{"the interval beside what differs", []result.Document{
+			doc(func(d *result.Document) { d.Spec.CongestionControl = "bbr" }),
+			doc(func(d *result.Document) { d.Spec.Interval = 0 }),
+		}, []string{"congestion_control=bbr", "congestion_control=default"}},
 		{"embedded servers' ports", []result.Document{doc(same), doc(func(d *result.Document) { d.Remote.Address = "10.0.0.2:40000" })}, []string{"a", "b"}},
 		{"two fields", []result.Document{
 			doc(func(d *result.Document) { d.Spec.CongestionControl = "bbr" }),
@@ -170,7 +175,7 @@ func TestPlotKinds(t *testing.T) {
 			b = bb
 		}
 	}
-	if b == nil || len(b.xs) != 3 || b.hi[2] != 980*1.02 {
+	if b == nil || len(b.xs) != 3 || b.w.hi[2] != 980*1.02 {
 		t.Fatalf("matrix bars: %+v", b)
 	}
 	ticks := f.Main.X.Tick.Marker.Ticks(f.Main.X.Min, f.Main.X.Max)

@@ -65,9 +65,9 @@ func TestTradeoff(t *testing.T) {
 
 func TestTicks(t *testing.T) {
 	var buf bytes.Buffer
-	IntervalHeader(&buf)
 	for _, name := range []string{"stream", "bidir", "udp", "rr"} {
 		doc := load(t, name+".json")
+		IntervalHeader(&buf, doc.Spec.Kind)
 		for _, d := range doc.Directions {
 			for i, iv := range d.Intervals {
 				tk := result.Tick{Direction: d.Direction, Index: i, Interval: iv}

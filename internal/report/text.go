@@ -88,9 +88,20 @@ func Record(w io.Writer, title string, labels map[string]string) {
 	}
 }
 
-// IntervalHeader is the line above interval lines.
-func IntervalHeader(w io.Writer) {
-	fmt.Fprintf(w, "[ ID] %-15s %-17s %14s  %15s\n", "Direction", "Interval", "Transfer", "Bitrate")
+// IntervalHeader is the line above the interval lines of a test of kind
+// k, naming each column of intervalLine's: iperf3's Jitter and
+// Lost/Total Datagrams for UDP_STREAM, the transactions and their rate
+// (trans/s) for request/response tests, the retransmissions and
+// congestion window of TCP.
+func IntervalHeader(w io.Writer, k spec.Kind) {
+	switch {
+	case k.RR():
+		fmt.Fprintf(w, "[ ID] %-15s %-17s  %12s        %12s\n", "Direction", "Interval", "Transactions", "trans/s")
+	case k == spec.UDPStream:
+		fmt.Fprintf(w, "[ ID] %-15s %-17s %14s  %15s  %8s  %s\n", "Direction", "Interval", "Transfer", "Bitrate", "Jitter", "Lost/Total Datagrams")
+	default:
+		fmt.Fprintf(w, "[ ID] %-15s %-17s %14s  %15s  %s\n", "Direction", "Interval", "Transfer", "Bitrate", "Retr  Cwnd")
+	}
 }
 
 // Tick writes the interval lines of one tick: one per stream, and a [SUM]
@@ -125,12 +136,12 @@ func intervalLine(w io.Writer, id string, d spec.Direction, iv result.Interval, 
 	fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %12s  %15s",
 		id, dirLabel(d), iv.StartS, iv.EndS, units.FormatBytes(float64(iv.Bytes)), u.Format(iv.BitsPerSecond))
 	if iv.Packets > 0 || iv.JitterMs > 0 {
-		fmt.Fprintf(w, "  %.3f ms  %d/%d (%.2g%%)\n", iv.JitterMs, iv.Lost, iv.Packets+iv.Lost, 100*result.Ratio(float64(iv.Lost), float64(iv.Packets+iv.Lost)))
+		fmt.Fprintf(w, "  %5.3f ms  %d/%d (%.2g%%)\n", iv.JitterMs, iv.Lost, iv.Packets+iv.Lost, 100*result.Ratio(float64(iv.Lost), float64(iv.Packets+iv.Lost)))
 		return
 	}
-	fmt.Fprintf(w, "  retr %d", iv.Retransmits)
+	fmt.Fprintf(w, "  %4d", iv.Retransmits)
 	if cwnd && iv.CwndBytes > 0 {
-		fmt.Fprintf(w, "  cwnd %s", units.FormatBytes(float64(iv.CwndBytes)))
+		fmt.Fprintf(w, "  %s", units.FormatBytes(float64(iv.CwndBytes)))
 	}
 	fmt.Fprintln(w)
 }

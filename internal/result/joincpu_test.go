@@ -70,10 +70,10 @@ func TestOthersWarning(t *testing.T) {
 		// 60% of a CPU on 2 CPUs is 30% of the machine, 40% of a measured 75%.
 		{"a busy neighbour and its baseline", measure.CPU{CPUs: 2, UtilPct: 75, OtherProcessesUtilPct: 60,
 			Baseline: &measure.CPUBaseline{UtilPct: 31.5, WindowS: 0.2}},
-			"local side: other processes used 60% of a CPU during the window (30.0% of the 2 CPUs, 40% of the 75.0% measured): the CPU utilization and service demand include them; idle baseline before the first run: 31.5% over 0.20s"},
+			"local side: other processes used 60% of a CPU during the window (30.0% of the 2 CPUs, 40% of the 75.0% measured): the CPU utilization and service demand include them; with no test running the host was 31.5% busy (over 0.20s before the first run)"},
 		// A baseline of 4% against 50% measured is 8%: over 5%, and 4% is over 1% of the CPUs.
 		{"a busy baseline alone", measure.CPU{CPUs: 2, UtilPct: 50, Baseline: &measure.CPUBaseline{UtilPct: 4, WindowS: 0.2}},
-			"local side: with no test running the host was 4.0% busy (idle baseline over 0.20s before the first run, 8% of the 50.0% measured): the CPU utilization and service demand may include that load"},
+			"local side: with no test running the host was 4.0% busy (measured over 0.20s before the first run, 8% of the 50.0% measured): the CPU utilization and service demand may include that load"},
 		// 2% of 50% is 4%: under 5%.
 		{"a quiet baseline", measure.CPU{CPUs: 2, UtilPct: 50, Baseline: &measure.CPUBaseline{UtilPct: 2, WindowS: 0.2}}, ""},
 		// 0.5% of 5% is 10%, but 0.5% of the CPUs is under 1%.

@@ -65,7 +65,7 @@ func OthersWarning(side Side, c, peer *measure.CPU) string {
 		s += fmt.Sprintf(" (busiest: %s, pid %d, %.0f%% of a CPU)", p.Name, p.ID, p.UtilPct)
 	}
 	if b := c.Baseline; b != nil {
-		s += fmt.Sprintf("; idle baseline before the first run: %.1f%% over %.2fs", b.UtilPct, b.WindowS)
+		s += fmt.Sprintf("; with no test running the host was %.1f%% busy (over %.2fs before the first run)", b.UtilPct, b.WindowS)
 	}
 	return s
 }
@@ -82,6 +82,6 @@ func baselineWarning(side Side, c *measure.CPU) string {
 	if b.UtilPct < OthersWarnMinPct || frac < OthersWarnPct {
 		return ""
 	}
-	return fmt.Sprintf("%s side: with no test running the host was %.1f%% busy (idle baseline over %.2fs before the first run, %.0f%% of the %.1f%% measured): the CPU utilization and service demand may include that load",
+	return fmt.Sprintf("%s side: with no test running the host was %.1f%% busy (measured over %.2fs before the first run, %.0f%% of the %.1f%% measured): the CPU utilization and service demand may include that load",
 		side, b.UtilPct, b.WindowS, frac, c.UtilPct)
 }

@@ -87,13 +87,26 @@ func (s *Server) ip3Server() *iperf3.Server {
 				return release, msg
 			},
 			// serve -1 counts an iperf3 client's test as its one.
-			OnDone: func(iperf3.Summary) { s.served() },
+			// /metrics counts an iperf3 client's test and its bytes
+			// with wirespeed's: they are the server's load alike.
+			OnDone: func(sum iperf3.Summary) {
+				m := s.metrics()
+				m.moved("received", sum.Received)
+				m.moved("sent", sum.Sent)
+				if sum.Err != nil {
+					m.testFailed("stream")
+				} else {
+					m.testServed("ok")
+				}
+				s.served()
+			},
 			Admit: func() (func(), bool) {
 				if n := s.active.Add(1); int(n) > s.cfg.MaxTests {
 					s.active.Add(-1)
 					return nil, false
 				}
-				return func() { s.active.Add(-1) }, true
+				s.metrics().testStarted()
+				return func() { s.metrics().testEnded(); s.active.Add(-1) }, true
 			},
 		})
 	})
@@ -142,7 +155,9 @@ func (s *Server) iperf3Limit(p iperf3.Params) string {
 	t.Parallel = max(p.Parallel, 1)
 	t.Duration = time.Duration(p.Time) * time.Second
 	t.Omit = time.Duration(p.Omit) * time.Second
-	if _, msg := s.testLimit(t, iperf3Memory(p)); msg != "" {
+	t.TOS = p.TOS
+	// The iperf3 server keeps no wirespeed interval records.
+	if _, msg := s.testLimit(t, testCost{buffers: iperf3Memory(p)}, true); msg != "" {
 		return msg
 	}
 	return ""

@@ -3,9 +3,11 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -147,4 +149,43 @@ func rawAuthed(t *testing.T, addr string) *control.Conn {
 		t.Fatal(err)
 	}
 	return cc
+}
+
+// TestMetricsIperf3Client: a test served to a real iperf3 client counts
+// on /metrics as wirespeed's do: one test served, and the bytes received
+// equal to what the iperf3 client says it sent (its own JSON, end.sum_sent).
+func TestMetricsIperf3Client(t *testing.T) {
+	ip3, err := exec.LookPath("iperf3")
+	if err != nil {
+		t.Skip("no iperf3 on this machine (Debian package iperf3)")
+	}
+	m := server.NewMetrics()
+	metricsAddr, stopMetrics := testkit.Serve(t, m.Serve)
+	defer stopMetrics()
+	srv := startServer(t, server.Config{Metrics: m})
+	host, port, _ := net.SplitHostPort(srv.addr)
+	out, err := exec.Command(ip3, "-c", host, "-p", port, "-t", "1", "-J").Output()
+	if err != nil {
+		t.Fatalf("iperf3 -c: %v\n%s", err, out)
+	}
+	var rep struct {
+		End struct {
+			SumSent struct {
+				Bytes int64 `json:"bytes"`
+			} `json:"sum_sent"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil || rep.End.SumSent.Bytes == 0 {
+		t.Fatalf("iperf3's JSON: %v\n%s", err, out)
+	}
+	got := scrape(t, "http://"+metricsAddr+"/metrics")
+	if v := got[`wirespeed_tests_served_total{result="ok"}`]; v != 1 {
+		t.Errorf("tests_served_total{ok} = %v after one iperf3 test, want 1", v)
+	}
+	if v := got[`wirespeed_bytes_total{direction="received"}`]; int64(v) != rep.End.SumSent.Bytes {
+		t.Errorf("bytes_total{received} = %.0f, the iperf3 client sent %d", v, rep.End.SumSent.Bytes)
+	}
+	if v := got[`wirespeed_tests_active`]; v != 0 {
+		t.Errorf("tests_active = %v after the test", v)
+	}
 }

@@ -119,3 +119,30 @@ func TestCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestShortWindow: a window under nine tenths of the plan is reported,
+// with why: opened late (its sampler starved), or closed early at the
+// sender's end; a full one, or one a hair short, is not.
+func TestShortWindow(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		name           string
+		measured, late time.Duration
+		truncated      bool
+		want           string
+	}{
+		{"full", 600 * ms, 2 * ms, false, ""},
+		{"a hair short", 545 * ms, 5 * ms, true, ""},
+		{"opened after the sender stopped", 0, 937 * ms, true, "client_to_server receiver: window 0.00 s of 0.60 s (opened 937 ms late, closed 337 ms late): the CPUs were too busy to run it on time"},
+		{"opened late", 320 * ms, 280 * ms, false, "client_to_server receiver: window 0.32 s of 0.60 s (opened 280 ms late): the CPUs were too busy to run it on time"},
+		{"closed late", 887 * ms, 0, false, "client_to_server receiver: window 0.89 s of 0.60 s (closed 287 ms late): the CPUs were too busy to run it on time"},
+		{"cut at the sender's end", 300 * ms, 1 * ms, true, "client_to_server receiver: window 0.30 s of 0.60 s (closed 299 ms early, at the sender's end of stream, its first byte having come late): the CPUs were too busy to run it on time"},
+		{"both a little", 530 * ms, 50 * ms, false, "client_to_server receiver: window 0.53 s of 0.60 s (opened 50 ms late, closed 20 ms early): the CPUs were too busy to run it on time"},
+	}
+	for _, tt := range tests {
+		got := shortWindow(spec.ClientToServer, result.Receiver, 600*ms, tt.measured, tt.late, tt.truncated)
+		if got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

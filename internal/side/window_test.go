@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,12 +80,18 @@ func TestWindowsOmitAfterData(t *testing.T) {
 		if sf.Role != result.Sender || rf.Role != result.Receiver {
 			t.Fatalf("roles %s/%s", sf.Role, rf.Role)
 		}
+		var starved string
+		if c := snd.CPU; c != nil {
+			starved = testkit.CPUStarved(c.UtilPct, c.BusiestCPUPct, c.StealPct, c.OtherProcessesUtilPct)
+		}
+		var problems []string
+		problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 		omit := sp.Omit.Seconds()
 		if sf.StartOffsetS < omit || sf.StartOffsetS > omit+0.05 {
-			t.Errorf("sender's window opened %.4f s after its start, want %v (within 50 ms)", sf.StartOffsetS, sp.Omit)
+			problem("sender's window opened %.4f s after its start, want %v (within 50 ms)", sf.StartOffsetS, sp.Omit)
 		}
 		if min := (delay + sp.Omit).Seconds(); rf.StartOffsetS < min {
-			t.Errorf("receiver's window opened %.4f s after its start, before its first datagram (%v) plus the omit (%v)", rf.StartOffsetS, delay, sp.Omit)
+			problem("receiver's window opened %.4f s after its start, before its first datagram (%v) plus the omit (%v)", rf.StartOffsetS, delay, sp.Omit)
 		}
 		// The pacer keeps to a schedule from the sender's start: a sender
 		// starved before its window opened catches up inside it. Its debt
@@ -95,23 +102,33 @@ func TestWindowsOmitAfterData(t *testing.T) {
 		var detail string
 		for _, f := range []result.Flow{sf, rf} {
 			if math.Abs(f.ElapsedS-sp.Duration.Seconds()) > 0.05 {
-				t.Errorf("%s window %.4f s, asked %v (more than 50 ms off)", f.Role, f.ElapsedS, sp.Duration)
+				problem("%s window %.4f s, asked %v (more than 50 ms off)", f.Role, f.ElapsedS, sp.Duration)
 			}
 			want := rate / 8 * f.ElapsedS
 			if float64(f.Bytes) > 1.01*want+debt {
-				t.Errorf("%s counted %d bytes in its %.4f s window, more than 1%% above the rate's %.0f (plus the sender's %.0f bytes behind schedule): bytes from outside the window", f.Role, f.Bytes, f.ElapsedS, want, debt)
+				problem("%s counted %d bytes in its %.4f s window, more than 1%% above the rate's %.0f (plus the sender's %.0f bytes behind schedule): bytes from outside the window", f.Role, f.Bytes, f.ElapsedS, want, debt)
 			}
 			// The warm-up's datagrams are in the totals, not the window.
 			if total := f.Streams[0].TotalBytes; float64(total-f.Bytes) < 0.9*rate/8*omit {
-				t.Errorf("%s: %d bytes in all, %d in the window: the warm-up's %.0f are missing from outside it", f.Role, total, f.Bytes, rate/8*omit)
+				problem("%s: %d bytes in all, %d in the window: the warm-up's %.0f are missing from outside it", f.Role, total, f.Bytes, rate/8*omit)
 			}
 			got = min(got, 8*float64(f.Bytes)/f.ElapsedS)
 			detail += fmt.Sprintf("%s %d bytes in %.4f s from %.4f s; ", f.Role, f.Bytes, f.ElapsedS, f.StartOffsetS)
 		}
 		detail += fmt.Sprintf("sender behind schedule by %.0f bytes at its window's start", debt)
-		var starved string
-		if c := snd.CPU; c != nil {
-			starved = testkit.CPUStarved(c.UtilPct, c.BusiestCPUPct, c.StealPct, c.OtherProcessesUtilPct)
+		// A window off its place or length is a failure, unless the
+		// sender's CPU figures show it was starved: then the attempt
+		// counts as a starved shortfall, tried again (and in the end
+		// skipped, saying so, or failed under WIRESPEED_SERIAL=strict).
+		if len(problems) > 0 {
+			if starved == "" {
+				for _, p := range problems {
+					t.Error(p)
+				}
+			} else {
+				detail += "; " + strings.Join(problems, "; ")
+				got = 0
+			}
 		}
 		return testkit.RateAttempt{Got: got, Want: rate, Tol: 0.01, Starved: starved, Detail: detail}
 	})

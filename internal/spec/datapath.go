@@ -45,6 +45,10 @@ const (
 	MaxGSOSegments = 64
 	// MinFQRate is the smallest pacing rate, 8 bits (one byte) per second.
 	MinFQRate = 8
+	// MinRate is the smallest -b: a byte a second, as --fq-rate's. A tiny
+	// positive rate is no rate at all and once overflowed the pacers'
+	// arithmetic (issue 32).
+	MinRate = 8
 	// MaxUDPBatch is the most datagrams one UDP_STREAM system call moves
 	// with --send-batch or --recv-batch.
 	MaxUDPBatch = 64

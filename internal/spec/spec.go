@@ -223,6 +223,10 @@ func Default() Test {
 
 var ccName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
 
+// ValidCCName reports whether s is shaped like a kernel congestion
+// control name (cubic, bbr, dctcp): what a peer may report as one.
+func ValidCCName(s string) bool { return ccName.MatchString(s) }
+
 // Validate reports the first problem with t, in words a user can act on.
 // A server validates every spec it receives again: it is untrusted input.
 func (t Test) Validate() error {
@@ -254,6 +258,8 @@ func (t Test) Validate() error {
 		return fmt.Errorf("IP version %d must be 4 or 6", t.IPVersion)
 	case t.RateBitsPerSecond < 0 || t.RateBitsPerSecond != t.RateBitsPerSecond || t.RateBitsPerSecond > 1e13:
 		return fmt.Errorf("rate %g bits/s must be between 0 (as fast as possible) and 10T", t.RateBitsPerSecond)
+	case t.RateBitsPerSecond > 0 && t.RateBitsPerSecond < MinRate:
+		return fmt.Errorf("rate %g bits/s (-b) is below the smallest, %d bits/s (a byte a second); use 0 for as fast as possible", t.RateBitsPerSecond, MinRate)
 	case t.RateBitsPerSecond > 0 && t.Kind.RR():
 		return fmt.Errorf("a rate (-b) paces the stream tests; %s is not paced", t.Kind)
 	case t.RateBitsPerSecond > 0 && !t.Kind.UDP() && t.ZeroCopy != "" && t.ZeroCopy != ZeroCopyOff:

@@ -114,3 +114,24 @@ func MinP(test Test, na, nb int) float64 {
 // UTestSamples is the smallest n for which n and n values can give the
 // exact U test a p of at most alpha, as text ("4", or "more than 100").
 func UTestSamples(alpha float64) string { return uTestSamples(alpha) }
+
+// IterationsRule is compare's one rule for how many iterations each side
+// needs, stated with its inputs: the fewest n for which n against n can
+// give the test a p small enough for a difference at one point alone to
+// count, that is at most alpha, or alpha/m when the p-values of m
+// comparisons are adjusted (the first step of both Holm's and
+// Benjamini-Hochberg's procedures). For the exact U test the smallest p of
+// n against n is 2/C(2n, n): 4 each at 0.05 for one comparison, 5 for 2
+// to 6, 6 for 7 to 23, 7 for 24 to 85. Welch's t can give any p with 2
+// each. Every message that advises iterations uses it.
+func IterationsRule(test Test, alpha float64, m int, adj Adjustment) string {
+	level, over := alpha, ""
+	if adj != NoAdjustment && m > 1 {
+		level, over = alpha/float64(m), fmt.Sprintf(" over %d comparisons", m)
+	}
+	n := "2"
+	if test == UTest {
+		n = uTestSamples(level)
+	}
+	return fmt.Sprintf("run at least %s of each (the fewest whose smallest p is at most alpha %g%s)", n, alpha, over)
+}

@@ -130,8 +130,8 @@ func Compare(a, b []float64, test Test, alpha float64) (Comparison, error) {
 		c.Warnings = append(c.Warnings, r.warnings...)
 		if minP := uTestMinP(len(a), len(b)); minP > alpha {
 			c.Warnings = append(c.Warnings, fmt.Sprintf(
-				"with %d and %d iterations the U test cannot reach significance at alpha %g (the smallest possible p is %.3g): run at least %s of each",
-				len(a), len(b), alpha, minP, uTestSamples(alpha)))
+				"with %d and %d iterations the U test cannot reach significance at alpha %g (the smallest possible p is %.3g): %s",
+				len(a), len(b), alpha, minP, IterationsRule(test, alpha, 1, NoAdjustment)))
 		}
 	case WelchT:
 		c.CenterA, c.CenterB = Center(a, test), Center(b, test)

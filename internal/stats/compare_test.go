@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -141,7 +142,7 @@ func TestCompare(t *testing.T) {
 				Test: UTest, NA: 3, NB: 4, CenterA: 12, CenterB: 15.5,
 				DeltaPct: 29.1667, Statistic: 1, Exact: true, P: 4.0 / 35,
 				Alpha: 0.05, Verdict: Same,
-				Warnings: []string{"with 3 and 4 iterations the U test cannot reach significance at alpha 0.05 (the smallest possible p is 0.0571): run at least 4 of each"},
+				Warnings: []string{"with 3 and 4 iterations the U test cannot reach significance at alpha 0.05 (the smallest possible p is 0.0571): run at least 4 of each (the fewest whose smallest p is at most alpha 0.05)"},
 			},
 		},
 		{
@@ -201,7 +202,7 @@ func TestCompare(t *testing.T) {
 				Test: UTest, NA: 3, NB: 3, CenterA: 1, CenterB: 2,
 				DeltaPct: 100, Statistic: 0, Exact: true, P: 0.1,
 				Alpha: 0.05, Verdict: Same,
-				Warnings: []string{"with 3 and 3 iterations the U test cannot reach significance at alpha 0.05 (the smallest possible p is 0.1): run at least 4 of each"},
+				Warnings: []string{"with 3 and 3 iterations the U test cannot reach significance at alpha 0.05 (the smallest possible p is 0.1): run at least 4 of each (the fewest whose smallest p is at most alpha 0.05)"},
 			},
 		},
 		{
@@ -345,5 +346,33 @@ func TestCenter(t *testing.T) {
 	}
 	if got := Center([]float64{5, 1, 2}, UTest); got != 2 {
 		t.Errorf("Center of an odd sample = %v, want the middle value 2", got)
+	}
+}
+
+// TestIterationsRule: the one rule's numbers, worked by hand from
+// 2/C(2n, n) (n=4: 2/70 = 0.029; 5: 2/252 = 0.0079; 6: 2/924 = 0.0022;
+// 7: 2/3432 = 0.00058): at most alpha, or alpha/m with an adjustment.
+func TestIterationsRule(t *testing.T) {
+	tests := []struct {
+		test  Test
+		alpha float64
+		m     int
+		adj   Adjustment
+		want  string
+	}{
+		{UTest, 0.05, 1, BenjaminiHochberg, "run at least 4 of each (the fewest whose smallest p is at most alpha 0.05)"},
+		{UTest, 0.05, 6, BenjaminiHochberg, "run at least 5 of each (the fewest whose smallest p is at most alpha 0.05 over 6 comparisons)"},
+		{UTest, 0.05, 7, BenjaminiHochberg, "run at least 6 of each"},
+		{UTest, 0.05, 23, Holm, "run at least 6 of each"},
+		{UTest, 0.05, 24, Holm, "run at least 7 of each"},
+		{UTest, 0.05, 33, BenjaminiHochberg, "run at least 7 of each"},
+		{UTest, 0.05, 33, NoAdjustment, "run at least 4 of each (the fewest whose smallest p is at most alpha 0.05)"},
+		{UTest, 0.01, 1, NoAdjustment, "run at least 5 of each"},
+		{WelchT, 0.05, 33, Holm, "run at least 2 of each"},
+	}
+	for _, tt := range tests {
+		if got := IterationsRule(tt.test, tt.alpha, tt.m, tt.adj); !strings.Contains(got, tt.want) {
+			t.Errorf("IterationsRule(%s, %g, %d, %s) = %q, want %q", tt.test, tt.alpha, tt.m, tt.adj, got, tt.want)
+		}
 	}
 }

@@ -16,30 +16,48 @@ func TestRetryRate(t *testing.T) {
 		attempts []RateAttempt
 		wantRuns int
 		wantFail string
+		wantSkip bool // unless strict
 	}{
-		{"first within", []RateAttempt{{Got: 99, Want: 100, Tol: 0.02}}, 1, ""},
-		{"starved then within", []RateAttempt{{Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 101, Want: 100, Tol: 0.02}}, 2, ""},
-		{"overshoot is not retried", []RateAttempt{{Got: 103, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 100, Want: 100, Tol: 0.02}}, 1, "overshot"},
-		{"short without evidence is retried", []RateAttempt{{Got: 90, Want: 100, Tol: 0.02}, {Got: 100, Want: 100, Tol: 0.02}}, 2, ""},
-		{"short every time without evidence", []RateAttempt{{Got: 90, Want: 100, Tol: 0.02}, {Got: 90, Want: 100, Tol: 0.02}, {Got: 90, Want: 100, Tol: 0.02}}, 3, "3 attempts fell short"},
-		{"starved every time", []RateAttempt{{Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}}, 3, "3 attempts fell short"},
+		{"first within", []RateAttempt{{Got: 99, Want: 100, Tol: 0.02}}, 1, "", false},
+		{"starved then within", []RateAttempt{{Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 101, Want: 100, Tol: 0.02}}, 2, "", false},
+		{"overshoot is not retried", []RateAttempt{{Got: 103, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 100, Want: 100, Tol: 0.02}}, 1, "overshot", false},
+		{"short without evidence is retried", []RateAttempt{{Got: 90, Want: 100, Tol: 0.02}, {Got: 100, Want: 100, Tol: 0.02}}, 2, "", false},
+		{"short every time without evidence", []RateAttempt{{Got: 90, Want: 100, Tol: 0.02}, {Got: 90, Want: 100, Tol: 0.02}, {Got: 90, Want: 100, Tol: 0.02}}, 3, "3 attempts fell short", false},
+		{"starved every time", []RateAttempt{{Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}}, 3, "3 attempts fell short", true},
+		{"starved at first, short without evidence at last", []RateAttempt{{Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 80, Want: 100, Tol: 0.02, Starved: "busy"}, {Got: 80, Want: 100, Tol: 0.02}}, 3, "3 attempts fell short", false},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			runs := 0
-			r := (&recorder{TB: t}).run(func(tb testing.TB) {
-				RetryRate(tb, 3, func(i int) RateAttempt {
-					runs++
-					return tt.attempts[i-1]
+	for _, strict := range []bool{false, true} {
+		mode := ""
+		if strict {
+			mode = "strict"
+		}
+		t.Setenv(SerialEnv, mode)
+		for _, tt := range tests {
+			t.Run(tt.name+"/"+mode, func(t *testing.T) {
+				runs := 0
+				r := (&recorder{TB: t}).run(func(tb testing.TB) {
+					RetryRate(tb, 3, func(i int) RateAttempt {
+						runs++
+						return tt.attempts[i-1]
+					})
 				})
+				if runs != tt.wantRuns {
+					t.Errorf("%d attempts run, want %d", runs, tt.wantRuns)
+				}
+				wantFail, skip := tt.wantFail, tt.wantSkip && !strict
+				if skip {
+					wantFail = ""
+					if !strings.Contains(r.skipped, "starved") || !strings.Contains(r.skipped, "busy") {
+						t.Errorf("skipped with %q, want the reason and its evidence", r.skipped)
+					}
+				} else if r.skipped != "" {
+					t.Errorf("skipped (%q), want a failure", r.skipped)
+				}
+				if got := r.failures(); (wantFail == "") != (got == "") || !strings.Contains(got, wantFail) {
+					t.Errorf("failures %q, want one saying %q", got, wantFail)
+				}
 			})
-			if runs != tt.wantRuns {
-				t.Errorf("%d attempts run, want %d", runs, tt.wantRuns)
-			}
-			if got := r.failures(); (tt.wantFail == "") != (got == "") || !strings.Contains(got, tt.wantFail) {
-				t.Errorf("failures %q, want one saying %q", got, tt.wantFail)
-			}
-		})
+		}
 	}
 }
 

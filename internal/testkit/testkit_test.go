@@ -20,8 +20,9 @@ import (
 // failing the test; Fatal ends the calling goroutine as testing's does.
 type recorder struct {
 	testing.TB
-	mu    sync.Mutex
-	fails []string
+	mu      sync.Mutex
+	fails   []string
+	skipped string
 }
 
 func (r *recorder) fail(s string) {
@@ -33,6 +34,12 @@ func (r *recorder) Error(a ...any)            { r.fail(fmt.Sprint(a...)) }
 func (r *recorder) Errorf(f string, a ...any) { r.fail(fmt.Sprintf(f, a...)) }
 func (r *recorder) Fatal(a ...any)            { r.fail(fmt.Sprint(a...)); runtime.Goexit() }
 func (r *recorder) Fatalf(f string, a ...any) { r.fail(fmt.Sprintf(f, a...)); runtime.Goexit() }
+func (r *recorder) Skipf(f string, a ...any) {
+	r.mu.Lock()
+	r.skipped = fmt.Sprintf(f, a...)
+	r.mu.Unlock()
+	runtime.Goexit()
+}
 func (r *recorder) failures() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
