@@ -144,7 +144,7 @@ func unreachable(peer string) string {
 // answerUnreachable tells the requester its peer could not be reached,
 // unreachableAfter from when it asked whatever way the attempt failed:
 // the time of the answer told a closed port (0.2 s) from a silent one
-// (5.2 s) and from another service (0.2 s) (issue 32). The session's end
+// (5.2 s) and from another service (0.2 s). The session's end
 // cuts the wait short.
 func (s *Server) answerUnreachable(ctx context.Context, cc *control.Conn, asked time.Time, code, peer string) error {
 	tm := time.NewTimer(time.Until(asked.Add(s.unreachableAfter())))
