@@ -27,7 +27,7 @@ type hostSession struct {
 	log  *slog.Logger
 
 	// authenticated is set when the client proved it holds the server's
-	// pre-shared key (--psk-file; limits.go's sessionGate.authenticate).
+	// pre-shared key (--psk-file; admission.go's sessionGate.authenticate).
 	// Remote device changes need it as well as --allow-netconf. TLS alone
 	// does not authenticate a client.
 	authenticated bool

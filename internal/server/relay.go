@@ -316,7 +316,7 @@ func (s *Server) relayLimit(t spec.Test) (reason, msg string) {
 	if t.Kind != spec.UDPStream || t.Reverse {
 		return "", ""
 	}
-	l := s.limits()
+	l := s.admission()
 	rate := math.Inf(1)
 	if t.RateBitsPerSecond > 0 {
 		rate = t.RateBitsPerSecond * float64(t.Parallel)
@@ -363,7 +363,7 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 		ProcRoot:         s.cfg.ProcRoot,
 		// The UDP requests this server sends to its peer keep to its
 		// UDP limit, as its own responses do.
-		MaxUDPRRRate: s.limits().MaxUDPRateBitsPerSecond,
+		MaxUDPRRRate: s.admission().MaxUDPRateBitsPerSecond,
 	}
 	cfg.PSK = key
 	reached := false
