@@ -20,6 +20,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -34,6 +35,7 @@ func main() {
 	batch := flag.Int("batch", 1000, "results per transaction while filling")
 	inserts := flag.Int("inserts", 2000, "results to insert one at a time for the insert rate")
 	queries := flag.Int("queries", 21, "series histories to time")
+	writers := flag.Int("writers", 8, "concurrent writers for the concurrent insert rate (each its own connections, as several runs or mesh runners)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -43,7 +45,7 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	if err := run(*target, *n, *nseries, *batch, *inserts, *queries); err != nil {
+	if err := run(*target, *n, *nseries, *batch, *inserts, *queries, *writers); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/archive:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
@@ -72,7 +74,7 @@ func synth(rng *rand.Rand, i, n, nseries int) []byte {
 	return b
 }
 
-func run(target string, n, nseries, batch, inserts, queries int) error {
+func run(target string, n, nseries, batch, inserts, queries, writers int) error {
 	if target == "" {
 		return fmt.Errorf("give -archive FILE or -archive postgres://URL")
 	}
@@ -121,6 +123,7 @@ func run(target string, n, nseries, batch, inserts, queries int) error {
 		docs[i] = synth(rng, n+i, n, nseries)
 	}
 	start, cpu0 := time.Now(), cpuTime()
+	_ = cpu0
 	for _, d := range docs {
 		if _, err := a.PutJSON(ctx, d); err != nil {
 			return err
@@ -130,6 +133,47 @@ func run(target string, n, nseries, batch, inserts, queries int) error {
 	fmt.Printf("insert: %d results one at a time in %.2f s: %.0f results/s; %.2f s of this process's CPU: %.0f results per CPU second\n",
 		inserts, el.Seconds(), float64(inserts)/el.Seconds(), cpu.Seconds(), float64(inserts)/cpu.Seconds())
 
+	// The same from several writers at once, each with its archive
+	// opened on its own, as runs and mesh runners on several hosts are.
+	if writers > 1 {
+		per := inserts / writers
+		docs := make([][][]byte, writers)
+		for w := range docs {
+			for i := 0; i < per; i++ {
+				docs[w] = append(docs[w], synth(rng, n+inserts+w*per+i, n, nseries))
+			}
+		}
+		archives := make([]*archive.Archive, writers)
+		for w := range archives {
+			if archives[w], err = archive.Open(ctx, t); err != nil {
+				return err
+			}
+			defer archives[w].Close()
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		start := time.Now()
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, d := range docs[w] {
+					if _, err := archives[w].PutJSON(ctx, d); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			return err
+		}
+		el := time.Since(start)
+		fmt.Printf("insert: %d results from %d writers at once in %.2f s: %.0f results/s\n", per*writers, writers, el.Seconds(), float64(per*writers)/el.Seconds())
+	}
+
 	// One series' history, for several series: the query alone, and the
 	// query with the series and its change points.
 	series, err := a.Series(ctx, archive.Filter{Source: "h007", Destination: "h040"})
@@ -138,6 +182,7 @@ func run(target string, n, nseries, batch, inserts, queries int) error {
 	}
 	var qd, hd []time.Duration
 	points := 0
+	cpu0 = cpuTime()
 	for q := 0; q < queries; q++ {
 		key := series[q%len(series)].Key
 		start := time.Now()
@@ -159,11 +204,12 @@ func run(target string, n, nseries, batch, inserts, queries int) error {
 		hd = append(hd, time.Since(start))
 		points = len(rows)
 	}
+	hcpu := (cpuTime() - cpu0) / time.Duration(queries)
 	slices.Sort(qd)
 	slices.Sort(hd)
-	fmt.Printf("history of one series (%d points), %d series: query median %v (max %v); with change points median %v (max %v)\n",
+	fmt.Printf("history of one series (%d points), %d series: query median %v (max %v); with change points median %v (max %v); this process's CPU %v per history\n",
 		points, queries, qd[len(qd)/2].Round(time.Microsecond), qd[len(qd)-1].Round(time.Microsecond),
-		hd[len(hd)/2].Round(time.Microsecond), hd[len(hd)-1].Round(time.Microsecond))
+		hd[len(hd)/2].Round(time.Microsecond), hd[len(hd)-1].Round(time.Microsecond), hcpu.Round(time.Microsecond))
 	return nil
 }
 

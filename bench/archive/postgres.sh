@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts a throwaway PostgreSQL cluster (Debian's postgresql package) for
 # the archive benchmark and prints its URL; `postgres.sh stop DIR` stops
-# it and removes it. As root the cluster runs as the postgres user.
+# it and removes it. As root the cluster runs as the postgres user. PORT
+# (55433) and DB (bench) choose the port and the database made. .ci/run
+# starts the tests' cluster with it too.
 #
 #   url=$(bench/archive/postgres.sh /tmp/wirespeed-bench-pg)
 #   go run ./bench/archive -archive "$url"
@@ -26,5 +28,6 @@ echo "$pw" > "$dir/pw"
 "${as[@]}" "$bin/initdb" -D "$dir/data" -U postgres --pwfile "$dir/pw" --auth-local=trust --auth-host=scram-sha-256 -E UTF8 >/dev/null
 "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w \
   -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir" start >/dev/null
-"${as[@]}" "$bin/psql" -h "$dir" -p "$port" -U postgres -qc "CREATE DATABASE bench" >/dev/null
-echo "postgres://postgres:$pw@127.0.0.1:$port/bench?sslmode=disable"
+db=${DB:-bench}
+"${as[@]}" "$bin/psql" -h "$dir" -p "$port" -U postgres -qc "CREATE DATABASE $db" >/dev/null
+echo "postgres://postgres:$pw@127.0.0.1:$port/$db?sslmode=disable"

@@ -42,14 +42,16 @@ func wireRun(t *testing.T, l *lab.Lab, addr string, args ...string) (result.Docu
 // super-packets of several MSS (more than 3 on average); with both off,
 // one segment each (at most MSS plus 66 bytes of headers: Ethernet 14,
 // IPv4 20, TCP 20 and timestamps 12); with MTU 9000 and both off, a
-// mean packet more than 5 times the MTU 1500 one. With both off the
-// device's tx bytes are the payload plus 66 bytes per segment, worked
-// out here from the segment count the peer's device gave (its rx
-// packets), within 1%, and its tx packets are that count (within 0.5%:
-// the two sides' windows open at different moments, the sender's at its
-// start and the receiver's at its first byte, so they are not the same
-// span to the packet; netdev's TestWireCountsDatagrams checks the
-// counting exactly).
+// mean packet more than 5 times the MTU 1500 one. With both off (a 4 s
+// run) the device's tx bytes are the payload the sender wrote in its
+// window plus 66 bytes for each of the device's packets, within 1% (what
+// the socket still held at the window's end was written, not yet sent:
+// a few MB of some 900), and its tx packets are the peer's device's rx
+// packets within 3%. Not to the packet: the two sides' windows are not
+// the same span (the sender's opens at its start, the receiver's at its
+// first byte, and each closes when its sampler wakes, tens of ms late on
+// a loaded machine); netdev's TestWireCountsDatagrams checks the
+// counting to the packet and the byte over one span.
 func TestWireSegmentation(t *testing.T) {
 	var off1500 float64
 	for _, c := range []struct {
@@ -64,7 +66,11 @@ func TestWireSegmentation(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			l := nstest.NewLab(t, lab.Config{MTU: c.mtu, Features: c.features})
 			addr := labServer(t, l, 7575)
-			doc, w, mss := wireRun(t, l, addr)
+			var extra []string
+			if c.features != nil && c.mtu == 1500 {
+				extra = []string{"-l", "4"}
+			}
+			doc, w, mss := wireRun(t, l, addr, extra...)
 			bpp := w.TxBytesPerPacket
 			t.Logf("%s: mss %.0f, tx %.0f pkts/s of %.0f B, rx %.0f pkts/s of %.0f B, other %.2f%%; %.0f Mbit/s",
 				c.name, mss, w.TxPacketsPerSecond, bpp, w.RxPacketsPerSecond, w.RxBytesPerPacket, w.OtherPct, doc.Summary.BitsPerSecond/1e6)
@@ -101,19 +107,19 @@ func checkSegments(t *testing.T, doc result.Document, w *result.Wire) {
 	if peer == nil {
 		t.Fatal("no remote wire")
 	}
-	segs := float64(peer.Link.RxPackets)
-	// The payload the sender's device carried over its window: the
-	// sender's count over its own window (the same span: both taken at
-	// the window's ends on the same side).
+	segs := float64(w.Link.TxPackets)
+	// The payload the sender wrote over its window, the span the
+	// device's counters were read over (both at the window's ends on
+	// the sender's side).
 	payload := float64(doc.Summary.SenderBytes)
 	want := payload + 66*segs
 	if got := float64(w.Link.TxBytes); math.Abs(got-want) > 0.01*want {
 		t.Errorf("tx bytes %.0f, want payload %.0f + 66 x %.0f segments = %.0f within 1%%", got, payload, segs, want)
 	}
-	if got := float64(w.Link.TxPackets); math.Abs(got-segs) > 0.005*segs {
-		t.Errorf("tx packets %.0f, the peer's device received %.0f: more than 0.5%% apart", got, segs)
+	if rx := float64(peer.Link.RxPackets); math.Abs(segs-rx) > 0.03*rx {
+		t.Errorf("tx packets %.0f, the peer's device received %.0f: more than 3%% apart", segs, rx)
 	}
-	t.Logf("tx %d bytes in %d packets; payload %.0f + 66 x %.0f = %.0f", w.Link.TxBytes, w.Link.TxPackets, payload, segs, want)
+	t.Logf("tx %d bytes in %d packets; payload %.0f + 66 x %.0f = %.0f; the peer received %d packets", w.Link.TxBytes, w.Link.TxPackets, payload, segs, want, peer.Link.RxPackets)
 }
 
 // tcSent reads the root qdisc's sent bytes and packets of dev in ns the
@@ -200,8 +206,9 @@ func TestWireQdisc(t *testing.T) {
 }
 
 // TestWireFragments: UDP datagrams of 4000 bytes over MTU 1500 leave the
-// sender's device as three fragments each, and the run says so; 1472
-// bytes (1500 with IPv4 and UDP headers) go whole, and it does not.
+// sender's device as three fragments each (within 0.05), and the run says
+// so; 1472 bytes (1500 with IPv4 and UDP headers) go whole, and it does
+// not.
 func TestWireFragments(t *testing.T) {
 	l := nstest.NewNamespacePair(t)
 	addr := labServer(t, l, 7575)
@@ -219,8 +226,17 @@ func TestWireFragments(t *testing.T) {
 		if (len(got) > 0) != c.want {
 			t.Errorf("-m %d: fragmentation warnings %q, want one: %v", c.size, got, c.want)
 		}
-		if c.want && len(got) > 0 && !strings.Contains(got[0], "3.00 packets per datagram") {
-			t.Errorf("-m %d: %q, want 3.00 packets per datagram", c.size, got[0])
+		// Three fragments each (1480 + 1480 + 1048 bytes of IP payload),
+		// give or take the namespace's few packets of its own and the
+		// moments the device and the datagrams were counted.
+		if c.want && len(got) > 0 {
+			per := 0.0
+			if m := regexp.MustCompile(`sent ([0-9.]+) packets per datagram`).FindStringSubmatch(got[0]); m != nil {
+				per, _ = strconv.ParseFloat(m[1], 64)
+			}
+			if math.Abs(per-3) > 0.05 {
+				t.Errorf("-m %d: %q, want 3 packets per datagram", c.size, got[0])
+			}
 		}
 		if w := doc.Local.Wire; w != nil {
 			t.Logf("-m %d: tx %.0f pkts/s of %.0f B", c.size, w.TxPacketsPerSecond, w.TxBytesPerPacket)
@@ -238,7 +254,7 @@ func TestWireFragments(t *testing.T) {
 func TestWireEveryKind(t *testing.T) {
 	l := nstest.NewNamespacePair(t)
 	addr := labServer(t, l, 7575)
-	for _, kind := range []string{"TCP_MAERTS", "TCP_BIDIR", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR"} {
+	for _, kind := range []string{"TCP_MAERTS", "TCP_BIDIR", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR", "RRUL"} {
 		args := []string{addr, "-t", kind, "-l", "1", "-i", "0"}
 		if kind == "UDP_STREAM" {
 			args = append(args, "-b", "50M")

@@ -356,10 +356,16 @@ func putTx(ctx context.Context, tx *sql.Tx, now time.Time, kind, sum string, bod
 		key := hex.EncodeToString(es[:])
 		id, ok := envIDs[key]
 		if !ok {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO envs (sha256, body) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING`, key, string(eb)); err != nil {
-				return Added{}, err
+			// Environments repeat: look first, insert only a new one (an
+			// upsert would write, and lock, the row every time).
+			err := tx.QueryRowContext(ctx, `SELECT id FROM envs WHERE sha256 = $1`, key).Scan(&id)
+			if errors.Is(err, sql.ErrNoRows) {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO envs (sha256, body) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING`, key, string(eb)); err != nil {
+					return Added{}, err
+				}
+				err = tx.QueryRowContext(ctx, `SELECT id FROM envs WHERE sha256 = $1`, key).Scan(&id)
 			}
-			if err := tx.QueryRowContext(ctx, `SELECT id FROM envs WHERE sha256 = $1`, key).Scan(&id); err != nil {
+			if err != nil {
 				return Added{}, err
 			}
 			envIDs[key] = id

@@ -67,7 +67,7 @@ func explainPostgres(t Target, err error) error {
 	if errors.As(err, &pe) {
 		switch pe.Code {
 		case "28P01", "28000":
-			return fmt.Errorf("archive %s: the server refused the login (%s): check the user and password in the URL (or PGPASSWORD); the result is kept in the spool meanwhile", t, pe.Message)
+			return fmt.Errorf("archive %s: the server refused the login (%s): check the user and password in the URL (or PGPASSWORD, ~/.pgpass)", t, pe.Message)
 		case "3D000":
 			return fmt.Errorf("archive %s: %s: create it (createdb) or name another database in the URL", t, pe.Message)
 		case "42501":
@@ -77,7 +77,7 @@ func explainPostgres(t Target, err error) error {
 	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
-		return fmt.Errorf("archive %s: cannot connect (%v): is PostgreSQL running there and reachable? The result is kept in the spool; `wirespeed archive flush` writes it later", t, scrubPGError(ce.Unwrap()))
+		return fmt.Errorf("archive %s: cannot connect (%v): is PostgreSQL running there and reachable?", t, scrubPGError(ce.Unwrap()))
 	}
 	return fmt.Errorf("archive %s: %w", t, scrubPGError(err))
 }

@@ -139,7 +139,7 @@ func (a *Archive) migrate(ctx context.Context, want int) error {
 		return err
 	}
 	if have > len(migrations) {
-		return fmt.Errorf("%w (schema %d; this wirespeed knows up to %d): upgrade wirespeed to write to it, or give another archive; the result is kept in the spool meanwhile", ErrNewerSchema, have, len(migrations))
+		return fmt.Errorf("%w (schema %d; this wirespeed knows up to %d): upgrade wirespeed to use it, or give another archive", ErrNewerSchema, have, len(migrations))
 	}
 	if have >= want {
 		return tx.Commit()

@@ -52,9 +52,9 @@ func explainSQLite(t Target, err error) error {
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
-			return fmt.Errorf("archive %s is not a SQLite database, or it is damaged (%v): move it aside and give --archive a new file; the result is kept in the spool meanwhile", t, err)
+			return fmt.Errorf("archive %s is not a SQLite database, or it is damaged (%v): move it aside and give --archive a new file", t, err)
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return fmt.Errorf("archive %s is locked by another process past %s (%v): the result is kept in the spool; `wirespeed archive flush` writes it later", t, busyTimeout, err)
+			return fmt.Errorf("archive %s is locked by another process past %s (%v): try again later", t, busyTimeout, err)
 		case sqlite3.SQLITE_FULL:
 			return fmt.Errorf("archive %s: the disk is full (%v): free space, then `wirespeed archive flush`", t, err)
 		case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:

@@ -28,7 +28,7 @@ func addDataPathFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.Var(bytesValue{&f.spec.GSOSize}, "gso",
 		"UDP_STREAM: datagram size the sender's kernel cuts each send into (UDP_SEGMENT); -m is then the bytes per send, by default as many datagrams as one send takes")
 	fl.BoolVar(&f.spec.GRO, "gro", false, "UDP_STREAM: UDP_GRO on the receiver (datagrams joined by the kernel, counted one by one)")
-	// UDP batches (issue 15).
+	// UDP batches.
 	fl.IntVar(&f.spec.SendBatch, "send-batch", 1,
 		fmt.Sprintf("UDP_STREAM: sends per system call on the sending side (sendmmsg); 1 makes one send call per datagram, as netperf's -m means; up to %d", spec.MaxUDPBatch))
 	fl.IntVar(&f.spec.RecvBatch, "recv-batch", 1,

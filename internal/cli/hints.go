@@ -36,7 +36,7 @@ var longHints = map[string]struct{ has, hint string }{
 // must have, and the hint.
 var valueHints = map[string]struct{ has, hint string }{
 	"T": {"title", "-T pins CPUs as in netperf; iperf3's -T TITLE is --title here"},
-	// Socket options (issue 19): iperf3's letters that mean sizes here.
+	// Socket options: iperf3's letters that mean sizes here.
 	"S": {"tos", "-S is the server's socket buffer as in netperf; iperf3's -S TOS is --tos here (or --dscp NAME)"},
 	"M": {"mss", "-M is the receive size as in netperf; iperf3's -M MSS is --mss here"},
 }
@@ -100,7 +100,7 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 		if has("fields") {
 			return "netperf's -O selectors are --fields NAMES --fields-style table here (-o writes a file)"
 		}
-	case "L": // socket options (issue 19)
+	case "L": // socket options
 		if has("bind") {
 			return "netperf's -L is -B (--bind) here: the local address to test from"
 		}
@@ -198,19 +198,6 @@ func specHint(t spec.Test, err error) error {
 		return usagef("-l %v: the measurement window must be longer than 0; give seconds (-l 10) or a duration (-l 500ms), up to %gh (iperf3's -t 0, run until stopped, has no equal)", t.Duration, spec.MaxDuration.Hours())
 	}
 	return usageError{err}
-}
-
-// rateArg writes bits/s the way a rate flag reads it back: 1G, 500M, 1.5G.
-func rateArg(bps float64) string {
-	for _, p := range []struct {
-		mult   float64
-		suffix string
-	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "K"}} {
-		if bps >= p.mult {
-			return strconv.FormatFloat(bps/p.mult, 'g', -1, 64) + p.suffix
-		}
-	}
-	return strconv.FormatFloat(bps, 'g', -1, 64)
 }
 
 // netperfFields are netperf's output selectors (-o, -O) and the --fields

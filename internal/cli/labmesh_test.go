@@ -22,8 +22,8 @@ import (
 // h1's and h3's links; lab down stops the servers and removes every
 // namespace.
 func TestLabMeshFromCLI(t *testing.T) {
-	nstest.RequireRoot(t)
 	testkit.Serial(t)
+	nstest.RequireRoot(t)
 	name := fmt.Sprintf("m%d", os.Getpid())
 	t.Cleanup(func() { lab.RemoveMesh(name) })
 	const rate = 50e6

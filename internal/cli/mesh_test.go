@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"wirespeed/internal/archive"
 	"wirespeed/internal/mesh"
 	"wirespeed/internal/result"
 	"wirespeed/internal/testkit"
@@ -202,11 +203,13 @@ func TestMeshPeersDNS(t *testing.T) {
 }
 
 // TestMeshEvery: --every repeats rounds until interrupted, then exits 0;
-// each round's document is printed and the file holds the latest.
+// each round's document is printed, the file holds the latest, and the
+// archive (--archive) each round with a measured pair.
 func TestMeshEvery(t *testing.T) {
 	key := meshKey(t)
 	port := meshServers(t, key)
 	out := filepath.Join(t.TempDir(), "mesh.json")
+	db := filepath.Join(t.TempDir(), "mesh.db")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
@@ -215,7 +218,7 @@ func TestMeshEvery(t *testing.T) {
 	go func() {
 		defer close(done)
 		code, stdout, errOut = execute(t, ctx, "mesh", "--peers", "127.0.0.1:"+port+",127.0.0.2:"+port, "--psk-file", key,
-			"-l", "0.2", "-i", "0", "--cpu=false", "--every", "300ms", "--json", "-o", out)
+			"-l", "0.2", "-i", "0", "--cpu=false", "--every", "300ms", "--json", "-o", out, "--archive", db)
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -238,7 +241,7 @@ func TestMeshEvery(t *testing.T) {
 		t.Errorf("exit %d after an interrupt of --every: %s", code, errOut)
 	}
 	dec := json.NewDecoder(strings.NewReader(stdout))
-	rounds := 0
+	rounds, measured, pairs := 0, 0, 0
 	for dec.More() {
 		var doc result.MeshDocument
 		if err := dec.Decode(&doc); err != nil {
@@ -248,9 +251,32 @@ func TestMeshEvery(t *testing.T) {
 		if doc.Round != rounds {
 			t.Errorf("document %d says round %d", rounds, doc.Round)
 		}
+		n := 0
+		for _, p := range doc.Pairs {
+			if p.Result != nil && len(p.Result.Directions) > 0 {
+				n++
+			}
+		}
+		if n > 0 {
+			measured++
+			pairs += n
+		}
 	}
 	if rounds < 2 {
 		t.Errorf("%d rounds printed", rounds)
+	}
+	a, err := archive.Open(context.Background(), archive.Target{Backend: archive.SQLite, Path: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	c, err := a.Count(context.Background())
+	if err != nil || c.Documents != int64(measured) || c.Results != int64(pairs) {
+		t.Errorf("archive holds %+v (%v); the rounds printed had %d documents with %d measured pairs", c, err, measured, pairs)
+	}
+	rows, _ := a.Results(context.Background(), archive.Filter{Source: "127.0.0.1:" + port, Destination: "127.0.0.2:" + port})
+	if len(rows) == 0 || rows[0].Command != "mesh" {
+		t.Errorf("no mesh pair 127.0.0.1 -> 127.0.0.2 in the archive: %+v", rows)
 	}
 }
 

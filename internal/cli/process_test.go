@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -40,9 +39,11 @@ func buildBinary(t *testing.T) string {
 		t.Skip("builds the binary; skipped with -short")
 	}
 	built.once.Do(func() {
+		// go test puts its own go first on the PATH of the tests.
 		goTool, err := exec.LookPath("go")
 		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+			built.err = fmt.Errorf("find the go command to build wirespeed: %w", err)
+			return
 		}
 		dir, err := os.MkdirTemp("", "wirespeed-cli-test")
 		if err != nil {

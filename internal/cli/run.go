@@ -51,8 +51,7 @@ type runFlags struct {
 
 func newRunCmd(e *env) *cobra.Command {
 	f := &runFlags{spec: spec.Default()}
-	var cmd *cobra.Command
-	cmd = &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "run [HOST[:PORT]]",
 		Short: "Run a test against a wirespeed server (an embedded one on loopback when no HOST is given)",
 		Long: `Run a test against a wirespeed server and show the result as a netperf-style

@@ -36,7 +36,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.VarP(bytesValue{&f.spec.RemoteSockBuf}, "remote-sockbuf", "S", "SO_SNDBUF/SO_RCVBUF to ask for on the server's data sockets (0: system default)")
 	fl.IntVarP(&f.spec.Parallel, "parallel", "P", 1, "streams per direction (connections for request/response tests)")
 	fl.VarP(rateValue{&f.spec.RateBitsPerSecond}, "bandwidth", "b", "payload bits/s per stream (500M, 2G), UDP_STREAM and the TCP stream tests (iperf3's -b); TCP paces what it hands to the kernel, whose writes also wait for a full socket buffer; 0 sends as fast as possible")
-	// Fixed amount (issue 19): -n, -k.
+	// Fixed amount: -n, -k.
 	fl.VarP(amountValue{&f.spec.AmountBytes}, "bytes", "n", "send this many bytes per direction, over all its streams, instead of for -l (iperf3's -n: 100M is 100 MiB); the run ends when the receiver has them, -l stays the upper bound")
 	fl.VarP(amountValue{&f.spec.AmountBlocks}, "blocks", "k", "send this many blocks of -m bytes per direction instead of for -l (iperf3's -k); as -n otherwise")
 	fl.VarP(rrSizesValue{&f.spec.RequestSize, &f.spec.ResponseSize}, "rr-sizes", "r", "request/response tests: REQ,RESP bytes (1,1), or one size for both")
@@ -48,8 +48,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.spec.NoDelay, "nodelay", false, "set TCP_NODELAY (disable Nagle) on data sockets")
 	fl.StringVar(&f.payload, "payload", spec.PayloadRandom, "what to send: random (incompressible), zeros, or a FILE's contents (up to 1 MiB, repeated)")
 	addDataPathFlags(fl, f)
-	addSockOptFlags(fl, f)    // -B, --bind-dev, --cport, --tos, --dscp, --mss, --dont-fragment (issue 19)
-	addRRULFlags(fl, &f.rrul) // --load, --idle, --probe-interval, --tcp-probe-interval (issue 24)
+	addSockOptFlags(fl, f)    // -B, --bind-dev, --cport, --tos, --dscp, --mss, --dont-fragment
+	addRRULFlags(fl, &f.rrul) // --load, --idle, --probe-interval, --tcp-probe-interval
 	fl.BoolVar(&f.tradeoff, "tradeoff", false, "run TCP_STREAM, then TCP_MAERTS, and show both directions side by side")
 	fl.Var(&f.measure.iterations, "iterations", "MAX,MIN iterations (netperf's -i, max first): stop after MIN once the confidence interval is reached, at MAX in any case; default 1,1, or 10,3 with -I")
 	fl.VarP(&f.measure.confidence, "confidence", "I", "LEVEL,WIDTH confidence interval to reach over iterations (netperf's -I): 99,5 is 99% confidence, 5% wide (+/-2.5%); default 99,5 when iterating")

@@ -24,6 +24,7 @@ type serveSecurityFlags struct {
 	tlsCert, tlsKey  string
 	maxDuration      time.Duration
 	maxParallel      int
+	maxDSCP          int
 	maxUDPRate       string
 	maxConnsPerAddr  int
 	maxHandshakeRate float64
@@ -53,6 +54,7 @@ func (f *serveSecurityFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.maxUDPRate, "max-udp-rate", "1G", "highest `rate` in bits/s a UDP test may make the server send (500M, 10G)")
 	fl.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "authenticated control connections one IP address (an IPv6 /64) may hold at once")
 	fl.Float64Var(&f.maxHandshakeRate, "max-handshake-rate", server.DefaultMaxHandshakeRate, "control connections per second one IP address (an IPv6 /64) may start before authenticating, in bursts of twice as many")
+	fl.IntVar(&f.maxDSCP, "max-dscp", server.DefaultMaxDSCP, "highest DSCP a client may have the server's packets carry (--tos, --dscp); 0 allows none, the default keeps CS6 and CS7 (48-63) for the network's own control traffic")
 	fl.Var(bytesValue{&f.maxTestMemory}, "max-test-memory", "most buffer memory one test may make the server allocate (streams times message sizes)")
 	fl.Var(bytesValue{&f.maxMemory}, "max-memory", "most buffer memory the running tests may hold together; a test that would go over is told the server is busy")
 	fl.Var(durationValue{&f.handshakeTimeout}, "handshake-timeout", "time a new connection has to identify itself and authenticate")
@@ -74,6 +76,8 @@ func (f *serveSecurityFlags) configure(cfg *server.Config) error {
 		return usagef("--max-conns-per-addr %d must be at least 1", f.maxConnsPerAddr)
 	case !(f.maxHandshakeRate > 0):
 		return usagef("--max-handshake-rate %v must be more than 0", f.maxHandshakeRate)
+	case f.maxDSCP < 0 || f.maxDSCP > 63:
+		return usagef("--max-dscp %d must be between 0 (none) and 63", f.maxDSCP)
 	case f.maxTestMemory < 1:
 		return usagef("--max-test-memory %d must be more than 0", f.maxTestMemory)
 	case f.maxMemory < f.maxTestMemory:
@@ -99,6 +103,10 @@ func (f *serveSecurityFlags) configure(cfg *server.Config) error {
 		MaxHandshakeRate:        f.maxHandshakeRate,
 		MaxTestMemory:           int64(f.maxTestMemory),
 		MaxMemory:               int64(f.maxMemory),
+		MaxDSCP:                 f.maxDSCP,
+	}
+	if f.maxDSCP == 0 {
+		cfg.Limits.MaxDSCP = server.NoDSCP
 	}
 	cfg.HandshakeTimeout = f.handshakeTimeout
 	cfg.MaxFrame = f.maxFrame

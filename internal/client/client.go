@@ -51,6 +51,10 @@ type Config struct {
 	// ask for; default measure.DefaultProcRoot.
 	ProcRoot string
 
+	// MaxUDPRRRate, when more than 0, paces this client's UDP_RR requests
+	// to that many bits/s in all: a relaying server's --max-udp-rate.
+	MaxUDPRRRate float64
+
 	// BindAddr and BindDev are where the control connection leaves from
 	// (-B, --bind-dev; the data connections take theirs from the spec):
 	// the zero Addr and "" for wherever the kernel routes it.
@@ -209,7 +213,7 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 	if err := t.Validate(); err != nil {
 		return result.Result{}, fmt.Errorf("%w: %v", control.ErrInvalid, err)
 	}
-	req := control.TestRequest{Spec: t}
+	req := control.TestRequest{Spec: t, StreamedIntervals: true}
 	var content []byte
 	if t.Payload.Kind == spec.PayloadFile {
 		b, err := c.loadPayload(t.Payload.Path)
@@ -385,6 +389,9 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 		reason string
 	}
 	guard := newIntervalGuard(t, started)
+	// The server's interval reports, kept as they pass the guard (which
+	// bounds them): its result leaves them out (StreamedIntervals).
+	reports := map[spec.Direction][]result.IntervalReport{}
 	go func() {
 		// Generous: the server's run ends within omit+duration plus its
 		// first-byte grace and drain, which are 5 s each.
@@ -408,6 +415,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 					return
 				}
 				r.Side = result.Remote
+				reports[r.Direction] = append(reports[r.Direction], r)
 				ticks.add(r)
 			case control.TypeAbort:
 				// The server ends the test early (it is shutting down):
@@ -424,6 +432,8 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 				if err == nil {
 					if err = checkResult(t, r); err != nil {
 						r = result.SideResult{} // nothing of it is kept
+					} else {
+						fillIntervals(&r, reports)
 					}
 				}
 				r.Side = result.Remote
@@ -463,6 +473,8 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			CRROptions: engine.ClientOptions(t, spec.Stream{}),
 			ProcRoot:   c.cfg.ProcRoot,
 			WireDevice: wireDev,
+			// A relaying server's limit on what it sends.
+			MaxUDPRRRate: c.cfg.MaxUDPRRRate,
 		})
 		localCh <- remote{res: r, err: err}
 	}()

@@ -112,10 +112,6 @@ func (c *Client) RefreshEnv(ctx context.Context) (*sysinfo.Env, error) {
 	return &reply.Env, nil
 }
 
-// LocalEnv returns the client's environment record, collecting it when
-// it has none (at the first run, and after RefreshEnv).
-func (c *Client) LocalEnv(ctx context.Context) sysinfo.Env { return *c.localEnv(ctx) }
-
 // wireDevice is the device whose counters a run reads: the interface of
 // the environment record, "" when it has none.
 func wireDevice(env *sysinfo.Env) string {

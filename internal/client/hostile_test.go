@@ -149,19 +149,19 @@ func hostileSpec() spec.Test {
 
 // runAgainst runs sp against addr and returns the run's error and how
 // long the run took.
-func runAgainst(t *testing.T, addr string, sp spec.Test) (error, time.Duration) {
+func runAgainst(t *testing.T, addr string, sp spec.Test) (time.Duration, error) {
 	t.Helper()
 	// Interval lines asked for, as the CLI does: the client then keeps
 	// reports until both sides' halves of an interval are in.
 	c, err := client.Dial(context.Background(), client.Config{Addr: addr, Tool: "test", Logger: slog.New(slog.DiscardHandler),
 		OnInterval: func(result.Tick) {}})
 	if err != nil {
-		return err, 0
+		return 0, err
 	}
 	defer c.Close()
 	start := time.Now()
 	_, err = c.Run(context.Background(), sp)
-	return err, time.Since(start)
+	return time.Since(start), err
 }
 
 func TestHostileServerIntervals(t *testing.T) {
@@ -218,7 +218,7 @@ func TestHostileServerIntervals(t *testing.T) {
 				// Then silence until the client hangs up.
 				cc.Expect(control.TypeBye, nil, 30*time.Second)
 			})
-			err, took := runAgainst(t, addr, hostileSpec())
+			took, err := runAgainst(t, addr, hostileSpec())
 			if err == nil || !errors.Is(err, control.ErrProtocol) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("run: %v; want a protocol error saying %q", err, tt.wantErr)
 			}
@@ -278,7 +278,7 @@ func TestHostileServerIntervalFloodMemory(t *testing.T) {
 			}
 		}
 	}()
-	err, took := runAgainst(t, addr, sp)
+	took, err := runAgainst(t, addr, sp)
 	runtime.ReadMemStats(&end)
 	close(quit)
 	top := max(<-sampled, end.HeapAlloc)
@@ -319,6 +319,13 @@ func TestHostileServerResult(t *testing.T) {
 			"has 257 warnings, more than 256"},
 		{"two flows of one direction", result.SideResult{Flows: []result.Flow{{Direction: spec.ClientToServer}, {Direction: spec.ClientToServer}}},
 			"has 2 flows, the TCP_STREAM test 1"},
+		// Issue 32: the name went unchecked into -o x.csv and --fields.
+		{"a formula for a congestion control", result.SideResult{Flows: []result.Flow{{Direction: spec.ClientToServer, Role: result.Receiver,
+			Streams: []result.StreamSide{{ID: 1, CongestionControl: `=HYPERLINK("http://x","y")`}}}}},
+			`congestion control "=HYPERLINK`},
+		{"a command for a congestion control", result.SideResult{Flows: []result.Flow{{Direction: spec.ClientToServer, Role: result.Receiver,
+			Streams: []result.StreamSide{{ID: 1, CongestionControl: `+cmd|' /C calc'!A0`}}}}},
+			`not a kernel algorithm name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -331,7 +338,7 @@ func TestHostileServerResult(t *testing.T) {
 				cc.Send(control.TypeResult, tt.res)
 				cc.Expect(control.TypeBye, nil, 30*time.Second)
 			})
-			err, took := runAgainst(t, addr, sp)
+			took, err := runAgainst(t, addr, sp)
 			if err == nil || !errors.Is(err, control.ErrProtocol) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("run: %v; want a protocol error saying %q", err, tt.wantErr)
 			}
@@ -349,7 +356,7 @@ func TestHostileServerPorts(t *testing.T) {
 			cc.Send(control.TypeAccepted, control.Accepted{Token: control.NewToken(), DataPort: port})
 			cc.Expect(control.TypeBye, nil, 5*time.Second)
 		})
-		err, _ := runAgainst(t, addr, hostileSpec())
+		_, err := runAgainst(t, addr, hostileSpec())
 		if !errors.Is(err, control.ErrProtocol) || !strings.Contains(err.Error(), fmt.Sprintf("data port %d, not a port", port)) {
 			t.Errorf("data port %d: %v; want a protocol error naming it", port, err)
 		}
@@ -387,7 +394,7 @@ func TestHostileServerFrames(t *testing.T) {
 			defer done()
 			huge(cc)
 		})
-		err, took := runAgainst(t, addr, hostileSpec())
+		took, err := runAgainst(t, addr, hostileSpec())
 		if !errors.Is(err, control.ErrFrameTooBig) {
 			t.Fatalf("run: %v; want %v", err, control.ErrFrameTooBig)
 		}
@@ -446,7 +453,7 @@ func TestHostileServerText(t *testing.T) {
 			cc.SendError(control.CodeInvalid, hostileText)
 			cc.Expect(control.TypeBye, nil, 5*time.Second)
 		})
-		err, _ := runAgainst(t, addr, hostileSpec())
+		_, err := runAgainst(t, addr, hostileSpec())
 		if !errors.Is(err, control.ErrInvalid) {
 			t.Fatalf("run: %v; want %v", err, control.ErrInvalid)
 		}

@@ -149,6 +149,9 @@ func checkResult(t spec.Test, r result.SideResult) error {
 			if len(s.Intervals) > maxIv {
 				return fmt.Errorf("%w: the server's result has %d intervals for stream %d, the window %d", control.ErrProtocol, len(s.Intervals), s.ID, maxIv)
 			}
+			if s.CongestionControl != "" && !spec.ValidCCName(s.CongestionControl) {
+				return fmt.Errorf("%w: the server's result names congestion control %q for stream %d, not a kernel algorithm name", control.ErrProtocol, s.CongestionControl, s.ID)
+			}
 		}
 	}
 	return nil

@@ -156,6 +156,16 @@ func TestRequestResponse(t *testing.T) {
 		{kind: spec.TCPRR, req: 64, resp: 1000, burst: 4, parallel: 2},
 		{kind: spec.UDPRR, req: 1, resp: 1, burst: 1, parallel: 1},
 		{kind: spec.UDPRR, req: 100, resp: 32, burst: 3, parallel: 2},
+		// Asymmetric sizes both ways (issue 32: a request larger than a
+		// response under 8 bytes completed one transaction, then timed
+		// out: the response echoed the request's first byte, not the
+		// sequence number's last).
+		{kind: spec.UDPRR, req: 100, resp: 1, burst: 1, parallel: 1},
+		{kind: spec.UDPRR, req: 8000, resp: 1, burst: 2, parallel: 1},
+		{kind: spec.UDPRR, req: 1, resp: 100, burst: 1, parallel: 1},
+		{kind: spec.UDPRR, req: 7, resp: 3, burst: 4, parallel: 1},
+		{kind: spec.TCPRR, req: 100, resp: 1, burst: 1, parallel: 1},
+		{kind: spec.TCPRR, req: 1, resp: 100, burst: 1, parallel: 1},
 		{kind: spec.TCPCRR, req: 1, resp: 1, burst: 1, parallel: 1},
 		{kind: spec.TCPCRR, req: 200, resp: 3000, burst: 1, parallel: 2},
 	}
@@ -177,6 +187,11 @@ func TestRequestResponse(t *testing.T) {
 			rr := res.Summary.RRSummary
 			if rr == nil || rr.Transactions == 0 {
 				t.Fatalf("no transactions: %+v", res.Summary)
+			}
+			// On loopback nothing is lost: a timeout is a response the
+			// client could not match to its request.
+			if rr.Timeouts > 0 || rr.Transactions < 20 {
+				t.Errorf("-r %d,%d: %d transactions, %d timeouts", tt.req, tt.resp, rr.Transactions, rr.Timeouts)
 			}
 			if want := float64(rr.Transactions) / res.Summary.ElapsedS; math.Abs(rr.TransactionsPerSecond-want) > 1e-9*want {
 				t.Errorf("%g transactions/s, want transactions/elapsed = %g", rr.TransactionsPerSecond, want)

@@ -168,6 +168,11 @@ type TestRequest struct {
 	// Payload is the content of a "file" payload, sent when the server
 	// sends data.
 	Payload []byte `json:"payload,omitempty"`
+	// StreamedIntervals says the client keeps the server's interval
+	// reports as they arrive, so the server's result leaves its intervals
+	// out and the server keeps none: a long run at a short interval then
+	// neither grows the server nor outgrows the frame limit (issue 32).
+	StreamedIntervals bool `json:"streamed_intervals,omitempty"`
 }
 
 // Accepted answers a test request.
@@ -405,8 +410,14 @@ func describe(b []byte) string {
 	return fmt.Sprintf("it answered %q", b)
 }
 
-// Send writes one message.
+// Send writes one message, waiting at most writeTimeout (10 s).
 func (c *Conn) Send(typ string, body any) error {
+	return c.SendBy(time.Time{}, typ, body)
+}
+
+// SendBy writes one message, waiting at most writeTimeout and never past
+// deadline (zero: no deadline but writeTimeout's).
+func (c *Conn) SendBy(deadline time.Time, typ string, body any) error {
 	var raw json.RawMessage
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -427,7 +438,11 @@ func (c *Conn) Send(typ string, body any) error {
 	copy(buf[4:], frame)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.c.SetWriteDeadline(time.Now().Add(writeTimeout))
+	d := time.Now().Add(writeTimeout)
+	if !deadline.IsZero() && deadline.Before(d) {
+		d = deadline
+	}
+	c.c.SetWriteDeadline(d)
 	if _, err := c.c.Write(buf); err != nil {
 		return fmt.Errorf("send %s: %w", typ, err)
 	}

@@ -258,7 +258,7 @@ func TestTokenJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"token":"abc"}`), &got); err == nil {
 		t.Errorf("short token accepted")
 	}
-	if NewToken() == NewToken() {
+	if a, b := NewToken(), NewToken(); a == b {
 		t.Errorf("two tokens are equal")
 	}
 }

@@ -1,3 +1,5 @@
+//go:build !wirespeed_portable
+
 package engine
 
 import (
@@ -112,13 +114,9 @@ func (r *UDPReceiver) enableGRO() error {
 		return &optError{"set UDP_GRO", err}
 	}
 	r.gro = true
-	r.size = max(r.size, groBuffer)
+	r.size = udpReceiveSize(r.size, true)
 	return nil
 }
-
-// groBuffer is the receive buffer of a GRO receiver: the kernel joins up
-// to 64 KiB of datagrams.
-const groBuffer = 1 << 16
 
 // probeSupport tries each option on a socket of its own.
 func probeSupport() (Support, error) {

@@ -380,7 +380,7 @@ type Options struct {
 	// transaction.
 	BusyPollMicros int
 
-	// Socket options of issue 19 (sockopts.go).
+	// Socket options (sockopts.go): -B, --bind-dev, --cport, --tos, --mss, --dont-fragment.
 	LocalAddr    netip.Addr // bind to this address before connecting; the zero Addr for any
 	LocalPort    int        // bind to this port, with SO_REUSEADDR; 0 for an ephemeral one
 	BindDev      string     // SO_BINDTODEVICE; "" for none

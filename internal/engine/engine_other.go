@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux || wirespeed_portable
 
 package engine
 
@@ -48,7 +48,7 @@ func setSockOpts(fd uintptr, opts Options) error {
 	return nil
 }
 
-// setIPOpts refuses the socket options of issue 19 that are Linux's
+// setIPOpts refuses the socket options (sockopts.go) that are Linux's
 // alone here (sockopts.go); a local address and port need none, Go binds
 // them.
 func setIPOpts(opts Options) error {
@@ -255,7 +255,14 @@ func (r *RRClient) exchange() error {
 	var seq uint64
 	send := func() error {
 		if r.udp {
-			putSeq(reqBuf, seq, min(r.req, 8))
+			// The sequence number's low bytes go where the server
+			// echoes them from: the first elen bytes (the request's
+			// first 8 would put its high bytes there when the response
+			// is shorter, issue 32).
+			putSeq(reqBuf, seq, elen)
+			if r.pace != nil {
+				r.pace.wait(len(reqBuf), r.stopped)
+			}
 		}
 		fl.push(seq, int64(time.Since(epoch)))
 		seq++
@@ -532,3 +539,12 @@ func checkCPU(int) error                           { return errNoPlatform }
 
 // probeSupport finds none: elsewhere than Linux the options do not exist.
 func probeSupport() (Support, error) { return Support{}, nil }
+
+// getsockoptInt reads an int option whatever the descriptor type (see
+// sysFD).
+func getsockoptInt[F sysFD](get func(F, int, int) (int, error), fd uintptr, level, opt int) (int, error) {
+	return get(F(fd), level, opt)
+}
+
+// linuxEngine: see sock_linux.go.
+const linuxEngine = false

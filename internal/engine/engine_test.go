@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"runtime"
 	"testing"
 	"time"
 
@@ -222,7 +221,7 @@ func TestOptionsAndInfo(t *testing.T) {
 	if err := Configure(b, Options{CongestionControl: "no-such-cc"}); err == nil {
 		t.Error("unknown congestion control accepted")
 	}
-	if runtime.GOOS == "linux" {
+	if linuxEngine {
 		if err := Configure(b, Options{CongestionControl: "reno", NoDelay: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -262,5 +261,59 @@ func TestErrUnsupported(t *testing.T) {
 		if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%v: want it to match errors.ErrUnsupported and ErrUnsupported", err)
 		}
+	}
+}
+
+// TestRRLoops: request/response transactions over a TCP pair: the
+// server answered every transaction the client completed (and at most
+// the one in flight when it stopped), and the client timed each one but
+// the one it drained.
+// Runs the Linux loops, and the portable ones under -tags
+// wirespeed_portable.
+func TestRRLoops(t *testing.T) {
+	a, b := pair(t)
+	srv, err := NewRRServer(b, 64, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := NewRRClient(a, 64, 128, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Run() }()
+	cl.MarkWindow()
+	clErr := make(chan error, 1)
+	go func() { clErr <- cl.Run() }()
+	time.Sleep(200 * time.Millisecond)
+	cl.Stop()
+	if err := <-clErr; err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	if err := cl.Finish(); err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	// Finish is a shutdown on Linux and nothing in the portable loops,
+	// whose callers close the connection: end the stream either way.
+	a.CloseWrite()
+	select {
+	case err := <-srvErr:
+		if err != nil {
+			t.Fatalf("server: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server did not end at the client's end of stream")
+	}
+	c, s := cl.Counters().Packets, srv.Counters().Packets
+	if c < 10 || s < c || s > c+1 {
+		t.Errorf("client completed %d transactions, server answered %d; want at least 10, and the server's count the client's or one more", c, s)
+	}
+	// Every transaction completed is timed but the one a stopped client
+	// drains (counted, not timed).
+	if n := cl.Latency().TotalCount(); n > c || n < c-1 {
+		t.Errorf("%d latencies recorded for %d transactions", n, c)
+	}
+	if !srv.Ended() {
+		t.Error("server did not see the client's end")
 	}
 }

@@ -23,6 +23,25 @@ type pacer struct {
 
 const paceSlack = time.Millisecond
 
+// maxPaceStep bounds one step of a schedule: longer than any test (the
+// spec allows a day), short enough that adding it to a time, even many
+// times over, never overflows.
+const maxPaceStep = 1000 * time.Hour
+
+// paceStep is f nanoseconds as a Duration, saturating at maxPaceStep: at
+// a tiny rate (1e-300 bits/s is 8e309 ns a byte, +Inf as a float64) a
+// plain conversion overflows, puts the schedule in the past and makes the
+// loop send without ever sleeping (issue 32).
+func paceStep(f float64) time.Duration {
+	switch {
+	case f != f || f <= 0: // NaN or none
+		return 0
+	case f >= float64(maxPaceStep):
+		return maxPaceStep
+	}
+	return time.Duration(f)
+}
+
 // newPacer returns a pacer for bitsPerSecond, or nil for no pacing (0,
 // negative or +Inf).
 func newPacer(bitsPerSecond float64) *pacer {
@@ -46,7 +65,7 @@ const streamCredit = 100 * time.Millisecond
 func newStreamPacer(bitsPerSecond float64, size int) *pacer {
 	p := newPacer(bitsPerSecond)
 	if p != nil {
-		p.credit = max(streamCredit, p.credit+time.Duration(float64(size)*p.nsPerByte))
+		p.credit = max(streamCredit, p.credit+paceStep(float64(size)*p.nsPerByte))
 	}
 	return p
 }
@@ -57,12 +76,12 @@ func (p *pacer) wait(n int, stopped func() bool) {
 	now := time.Now()
 	if p.due.IsZero() {
 		// No credit at the start (no burst) but the first send's.
-		p.due = now.Add(-time.Duration(float64(n) * p.nsPerByte))
+		p.due = now.Add(-paceStep(float64(n) * p.nsPerByte))
 	}
 	if p.due.Before(now.Add(-p.credit)) {
 		p.due = now.Add(-p.credit)
 	}
-	p.due = p.due.Add(time.Duration(float64(n) * p.nsPerByte))
+	p.due = p.due.Add(paceStep(float64(n) * p.nsPerByte))
 	for d := p.due.Sub(now); d > paceSlack && !stopped(); d = time.Until(p.due) {
 		p.waited.Store(true)
 		time.Sleep(min(d, 10*time.Millisecond))
@@ -79,6 +98,19 @@ func (r *RRServer) SetMaxRate(bitsPerSecond float64) {
 		r.pace = newPacer(bitsPerSecond)
 	}
 }
+
+// SetMaxRate paces the client's requests of a UDP request/response test
+// to at most bitsPerSecond of payload (0 or +Inf: no pacing): a relaying
+// server's --max-udp-rate holds for the requests it sends, whatever the
+// request size and burst (issue 32). Call it before Run; TCP is not paced.
+func (r *RRClient) SetMaxRate(bitsPerSecond float64) {
+	if r.udp {
+		r.pace = newPacer(bitsPerSecond)
+	}
+}
+
+// PacedRequests reports whether the pacing of SetMaxRate delayed a request.
+func (r *RRClient) PacedRequests() bool { return r.pace != nil && r.pace.waited.Load() }
 
 // Paced reports whether the pacing of SetMaxRate delayed a response.
 func (r *RRServer) Paced() bool { return r.pace != nil && r.pace.waited.Load() }

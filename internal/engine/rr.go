@@ -62,6 +62,7 @@ type RRClient struct {
 	burst     int
 	hist      *hdrhistogram.Histogram
 	recording atomic.Bool
+	pace      *pacer // nil: send at once (SetMaxRate)
 }
 
 // NewRRClient returns the client loop for c (a *net.TCPConn or a

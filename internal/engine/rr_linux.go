@@ -1,3 +1,5 @@
+//go:build !wirespeed_portable
+
 package engine
 
 import (
@@ -216,7 +218,14 @@ func (r *RRClient) exchangeOn(fd int) error {
 
 	send := func() (bool, error) {
 		if r.udp {
-			putSeq(reqBuf, seq, min(r.req, 8))
+			// The sequence number's low bytes go where the server
+			// echoes them from: the first elen bytes (the request's
+			// first 8 would put its high bytes there when the response
+			// is shorter, issue 32).
+			putSeq(reqBuf, seq, elen)
+			if r.pace != nil {
+				r.pace.wait(len(reqBuf), r.stopped)
+			}
 			fl.push(seq, int64(time.Since(epoch)))
 			seq++
 			_, err := rawWrite(fd, reqBuf)

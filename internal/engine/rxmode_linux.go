@@ -1,3 +1,5 @@
+//go:build !wirespeed_portable
+
 package engine
 
 import (
@@ -16,12 +18,6 @@ func (r *TCPReceiver) useDiscard() error {
 	r.mode = rxDiscard
 	return nil
 }
-
-// splicePipeSize is the pipe capacity asked for: a large pipe lets one
-// splice take a whole receive size. The kernel caps it at
-// fs.pipe-max-size (1 MiB by default) for an unprivileged process; a
-// smaller pipe only makes the calls smaller.
-const splicePipeSize = 1 << 20
 
 // receiveSplice is the splice hot loop: socket to pipe, then pipe to
 // /dev/null until the pipe is empty again, so that the pipe never holds

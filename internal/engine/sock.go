@@ -88,10 +88,6 @@ func setsockoptInt[F sysFD](set func(F, int, int, int) error, fd uintptr, level,
 	return set(F(fd), level, opt, v)
 }
 
-func getsockoptInt[F sysFD](get func(F, int, int) (int, error), fd uintptr, level, opt int) (int, error) {
-	return get(F(fd), level, opt)
-}
-
 // setReuseAddr sets SO_REUSEADDR (ListenUDPShared).
 func setReuseAddr(fd uintptr) error {
 	return setsockoptInt(syscall.SetsockoptInt, fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)

@@ -1,3 +1,5 @@
+//go:build !wirespeed_portable
+
 package engine
 
 import (
@@ -88,3 +90,8 @@ func unsent(c syscall.Conn) (int, error) {
 	}
 	return n, ierr
 }
+
+// linuxEngine says the Linux loops and sockets are built (engine_other.go
+// holds the portable ones, which a Linux build with the
+// wirespeed_portable tag tests).
+const linuxEngine = true

@@ -1,3 +1,5 @@
+//go:build !wirespeed_portable
+
 package engine
 
 import (
@@ -7,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setIPOpts sets the socket options of issue 19 that opts asks for on fd,
+// setIPOpts sets the IP-level socket options (sockopts.go) that opts asks for on fd,
 // a socket not yet bound (sockopts.go).
 func setIPOpts(fd uintptr, opts Options) error {
 	s := int(fd)

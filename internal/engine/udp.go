@@ -154,7 +154,7 @@ func (s *UDPSender) due(start time.Time, sent uint64) (int, time.Time) {
 	perNs := s.rate / float64(s.size*8) / 1e9 // datagrams per nanosecond
 	allowed := uint64(float64(time.Since(start))*perNs) + 1
 	if allowed <= sent {
-		return 0, start.Add(time.Duration(float64(sent) / perNs))
+		return 0, start.Add(paceStep(float64(sent) / perNs))
 	}
 	return int(min(allowed-sent, uint64(s.batch))), time.Time{}
 }

@@ -99,7 +99,7 @@ func ParseDimensions(sets []string) ([]Dimension, error) {
 		d.Name = name
 		if name == Direction || name == "test" {
 			if d.Side != "" {
-				return nil, fmt.Errorf("--set %q: the direction is the test's, not one side's: drop %s:", s, d.Side)
+				return nil, fmt.Errorf("--set %q: the direction is the test's, not one side's: drop the prefix %s", s, d.Side+":")
 			}
 			d.Name = Direction
 			for _, v := range strings.Split(vals, ",") {

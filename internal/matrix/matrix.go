@@ -96,8 +96,8 @@ func (m *matrixRun) run(ctx context.Context) error {
 	// A panic restores, then goes on. A signal (Ctrl-C, SIGTERM) cancels
 	// ctx: the devices are restored at once, before the interrupted run
 	// even returns, so that a second signal, which ends the process,
-	// finds them restored. netconf's RestoreOnSignal is not used: it
-	// would end the process before the partial table is shown.
+	// finds them restored; nothing re-raises the signal, which would end
+	// the process before the partial table is shown.
 	defer func() {
 		if p := recover(); p != nil {
 			m.abandon()

@@ -6,9 +6,6 @@
 //	s, err := netconf.Open(netconf.Options{Dev: "eth0"})
 //	if err != nil { ... }
 //	defer s.Restore()             // normal return and error return
-//	defer s.RestoreOnPanic()      // a panic: restore, then panic on
-//	stop := s.RestoreOnSignal()   // SIGINT, SIGTERM: restore, then let the signal act
-//	defer stop()
 //	if err := s.Set(netconf.Feature("tso", false), netconf.MTU(9000)); err != nil { ... }
 //
 // A device is known by its namespace and interface index, whatever name
@@ -17,8 +14,9 @@
 //
 // Restore is idempotent: whichever path runs first restores, the others
 // return what it returned. With Options.Keep the normal Restore leaves the
-// last setting in place on purpose; a panic or a signal still restores,
-// since a run that was cut short did not choose its last setting.
+// last setting in place on purpose; RestoreNow restores anyway, for a run
+// cut short by a panic or a signal, which did not choose its last setting
+// (the matrix calls it from its own panic and cancellation paths).
 //
 // Devices are changed through package netdev (ethtool) and netlink, never
 // by running the ethtool or ip programs.
@@ -28,13 +26,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/vishvananda/netns"
 
@@ -354,50 +349,6 @@ func (s *Session) Changes() []SettingChange {
 // as they were when the session opened, and says which are not. Only the
 // first call does anything; later ones return its result.
 func (s *Session) Restore() error { return s.end(s.opts.Keep) }
-
-// RestoreOnPanic restores when the goroutine is panicking, then lets the
-// panic continue. It must be deferred directly: defer s.RestoreOnPanic().
-// It restores even with Options.Keep.
-func (s *Session) RestoreOnPanic() {
-	if r := recover(); r != nil {
-		if err := s.end(false); err != nil {
-			s.log.Error("restore after panic", "dev", s.opts.Dev, "err", err)
-		}
-		panic(r)
-	}
-}
-
-// RestoreOnSignal restores the session when the process gets SIGINT or
-// SIGTERM, even with Options.Keep, and then raises the signal again so
-// the process goes on as if this handler had not been there: with no
-// other handler the signal's default action ends it; handlers installed
-// with signal.Notify (the CLI's context) see the signal too. stop removes
-// the handler; call it when the session is restored normally.
-func (s *Session) RestoreOnSignal() (stop func()) {
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
-	quit := make(chan struct{})
-	var once sync.Once
-	go func() {
-		select {
-		case sig := <-c:
-			if err := s.end(false); err != nil {
-				s.log.Error("restore on signal", "dev", s.opts.Dev, "signal", sig, "err", err)
-			} else {
-				s.log.Warn("restored settings on signal", "dev", s.opts.Dev, "signal", sig)
-			}
-			signal.Stop(c)
-			raise(sig)
-		case <-quit:
-		}
-	}()
-	return func() {
-		once.Do(func() {
-			signal.Stop(c)
-			close(quit)
-		})
-	}
-}
 
 // end ends the session: restores unless keep. The first call decides.
 func (s *Session) end(keep bool) error {

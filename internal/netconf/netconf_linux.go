@@ -3,8 +3,6 @@ package netconf
 import (
 	"fmt"
 	"net/netip"
-	"os"
-	"syscall"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -167,11 +165,4 @@ func (d *linkDevice) addAddr(a addr) error {
 func (d *linkDevice) close() {
 	d.nd.Close()
 	d.nl.Close()
-}
-
-// raise sends sig to this process again.
-func raise(sig os.Signal) {
-	if s, ok := sig.(syscall.Signal); ok {
-		syscall.Kill(os.Getpid(), s)
-	}
 }

@@ -1,19 +1,12 @@
 package netconf_test
 
 import (
-	"bufio"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/netip"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/vishvananda/netns"
 
@@ -175,126 +168,4 @@ func TestKeepOnVeth(t *testing.T) {
 	if readState(t, l, lab.A).features["tx-generic-segmentation"] {
 		t.Error("Keep: gso was restored")
 	}
-}
-
-func TestRestoreAfterPanic(t *testing.T) {
-	l := nstest.NewNamespacePair(t)
-	orig := readState(t, l, lab.A)
-	s := open(t, l, lab.A, false)
-	func() {
-		defer func() {
-			if r := recover(); r != "mid-run" {
-				t.Errorf("recovered %v", r)
-			}
-		}()
-		defer s.RestoreOnPanic()
-		if err := s.Set(netconf.Feature("tso", false), netconf.MTU(9000)); err != nil {
-			t.Fatal(err)
-		}
-		if readState(t, l, lab.A).mtu != 9000 {
-			t.Fatal("mtu not set")
-		}
-		panic("mid-run")
-	}()
-	if d := orig.diff(readState(t, l, lab.A)); d != "" {
-		t.Errorf("not restored after panic: %s", d)
-	}
-}
-
-// TestRestoreOnSignal runs a child process (this test binary, in
-// TestSignalHelper) that keeps changing settings until it gets a signal,
-// and checks that the settings are back and that the child ended as the
-// signal ends a process.
-func TestRestoreOnSignal(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
-			l := nstest.NewNamespacePair(t)
-			orig := readState(t, l, lab.A)
-
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSignalHelper$", "-test.v")
-			cmd.Env = append(os.Environ(), "WST_NETCONF_HELPER="+l.A.Netns)
-			cmd.Stderr = os.Stderr
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) // before the lab goes
-			sc := bufio.NewScanner(out)
-			ready := false
-			for sc.Scan() {
-				if sc.Text() == "changing" {
-					ready = true
-					break
-				}
-			}
-			if !ready {
-				t.Fatal("the helper never started changing settings")
-			}
-			go io.Copy(io.Discard, out)
-			if d := orig.diff(readState(t, l, lab.A)); d == "" {
-				t.Fatal("the helper said it changed settings, but nothing changed")
-			}
-			time.Sleep(30 * time.Millisecond) // let it go round the loop a few times
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			err = cmd.Wait()
-			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-			if !ws.Signaled() || ws.Signal() != sig {
-				t.Errorf("helper ended with %v (%v), want death by %v", cmd.ProcessState, err, sig)
-			}
-			if ctx.Err() != nil {
-				t.Fatal("the helper had to be killed at the deadline")
-			}
-			if d := orig.diff(readState(t, l, lab.A)); d != "" {
-				t.Errorf("not restored after %v: %s", sig, d)
-			}
-		})
-	}
-}
-
-// TestSignalHelper is the child of TestRestoreOnSignal; it does nothing
-// unless WST_NETCONF_HELPER names the namespace to work in.
-func TestSignalHelper(t *testing.T) {
-	nsName := os.Getenv("WST_NETCONF_HELPER")
-	if nsName == "" {
-		t.Skip("helper process for TestRestoreOnSignal")
-	}
-	ns, err := netns.GetFromName(nsName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := netconf.Open(netconf.Options{Dev: lab.Device(lab.A), Netns: ns, NetnsName: nsName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := s.RestoreOnSignal()
-	defer stop()
-	deadline := time.Now().Add(15 * time.Second)
-	for i := 0; time.Now().Before(deadline); i++ {
-		on := i%2 == 1
-		mtu := 9000
-		if on {
-			mtu = 4000
-		}
-		err := s.Set(netconf.Feature("tso", on), netconf.Feature("gso", on), netconf.MTU(mtu))
-		if errors.Is(err, netconf.ErrEnded) {
-			// Restored by the handler; the signal it raised again ends
-			// the process any moment now.
-			time.Sleep(10 * time.Second)
-			t.Fatal("still alive 10s after the restore")
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			fmt.Println("changing")
-		}
-	}
-	t.Fatal("no signal came")
 }

@@ -2,9 +2,4 @@
 
 package netconf
 
-import "os"
-
 func openDevice(Options) (device, error) { return nil, ErrUnsupported }
-
-// raise is never reached here: Open fails, so no session handles a signal.
-func raise(os.Signal) {}

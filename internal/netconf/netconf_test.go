@@ -244,39 +244,6 @@ func TestKeep(t *testing.T) {
 	}
 }
 
-func TestKeepStillRestoresOnPanic(t *testing.T) {
-	d := newFake()
-	s := session(t, d, Options{Keep: true})
-	func() {
-		defer func() {
-			if r := recover(); r != "boom" {
-				t.Errorf("recovered %v, want the original panic", r)
-			}
-		}()
-		defer s.RestoreOnPanic()
-		if err := s.Set(Feature("tso", false)); err != nil {
-			t.Fatal(err)
-		}
-		panic("boom")
-	}()
-	if !d.active("tx-tcp-segmentation") {
-		t.Error("tso still off after a panic")
-	}
-}
-
-func TestRestoreOnPanicWithoutPanic(t *testing.T) {
-	d := newFake()
-	s := session(t, d, Options{})
-	func() {
-		defer s.RestoreOnPanic()
-		s.Set(Feature("tso", false))
-	}()
-	if d.active("tx-tcp-segmentation") {
-		t.Error("RestoreOnPanic restored without a panic")
-	}
-	s.Restore()
-}
-
 func TestFixed(t *testing.T) {
 	d := newFake()
 	s := session(t, d, Options{})

@@ -60,7 +60,7 @@ func dataPathParts(t spec.Test) []string {
 	if t.GRO {
 		p = append(p, "UDP GRO on the receiver")
 	}
-	// UDP batches (issue 15).
+	// UDP batches.
 	if t.SendBatch > 1 {
 		p = append(p, fmt.Sprintf("UDP send batch: %d sends per sendmmsg call, not one call per datagram", t.SendBatch))
 	}
@@ -167,7 +167,7 @@ func dataPathLines(dp *result.DataPath) []string {
 	if dp.GRO {
 		out = append(out, fmt.Sprintf("UDP GRO: %d receive buffers held several datagrams", dp.Coalesced))
 	}
-	// UDP batches (issue 15).
+	// UDP batches.
 	if dp.SendBatch > 1 {
 		out = append(out, fmt.Sprintf("UDP send batch: %d sends per sendmmsg call", dp.SendBatch))
 	}

@@ -58,7 +58,7 @@ func CSV(w io.Writer, doc result.Document) error {
 	}
 	cw := csv.NewWriter(w)
 	cw.Write(csvHeader)
-	cw.WriteAll(runRows(doc))
+	cw.WriteAll(csvSafeAll(runRows(doc)))
 	return cw.Error()
 }
 

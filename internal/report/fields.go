@@ -22,9 +22,6 @@ import (
 // (the rows alone, for `read` in a shell).
 var FieldStyles = []string{"csv", "table", "values"}
 
-// FieldNames returns the names Fields takes, in the CSV's order.
-func FieldNames() []string { return slices.Clone(csvHeader) }
-
 // CheckFields refuses an unknown field name or style, listing the names.
 func CheckFields(names []string, style string) error {
 	if !slices.Contains(FieldStyles, style) {
@@ -74,11 +71,11 @@ func Fields(w io.Writer, doc result.Document, names []string, style string) erro
 		return tw.Flush()
 	case "values":
 		cw := csv.NewWriter(w)
-		cw.WriteAll(rows)
+		cw.WriteAll(csvSafeAll(rows))
 		return cw.Error()
 	}
 	cw := csv.NewWriter(w)
 	cw.Write(names)
-	cw.WriteAll(rows)
+	cw.WriteAll(csvSafeAll(rows))
 	return cw.Error()
 }

@@ -232,6 +232,9 @@ func CheckText(w io.Writer, v history.Verdict) {
 	fmt.Fprintf(w, "%s: %s %s %s -> %s %s (%+.1f%%) at %s, %s (%s of the newest %d against %d before)",
 		status, name, verb, base, newest, unit, v.Shift.ChangePct, v.At.Time.UTC().Format(historyTime), pSentence(v.Shift.P),
 		v.Shift.Test, v.Newest, v.Baseline)
+	if v.At.Limit != "" {
+		fmt.Fprintf(w, "; limited by %s", v.At.Limit)
+	}
 	if e := envSentence(v.Env); e != "" {
 		fmt.Fprintf(w, "; at that time %s", e)
 	}

@@ -153,7 +153,7 @@ func MeshCSV(w io.Writer, doc result.MeshDocument) error {
 			}
 			row[11] = strconv.FormatBool(r.Interrupted)
 		}
-		cw.Write(row)
+		cw.Write(csvSafe(row))
 	}
 	cw.Flush()
 	return cw.Error()

@@ -96,13 +96,13 @@ func PointsCSV(w io.Writer, series []Series) error {
 				l := sum.RRSummary.Latency
 				tps, p50, p99, p999 = f(sum.TransactionsPerSecond), f(l.P50), f(l.P99), f(l.P999)
 			}
-			cw.Write([]string{
+			cw.Write(csvSafe([]string{
 				s.Label, string(p.Spec.Kind), strconv.Itoa(p.MsgSize), iters, f(sum.BitsPerSecond), lo, hi,
 				level, achieved, reached, lu, ru, lsd, rsd,
 				snd, rcv, f(sum.ElapsedS), tps, p50, p99, p999, lsdTr, rsdTr, lpu, lps, rpu, rps,
 				strconv.FormatBool(p.Interrupted), limitKind(sum.Limit),
 				senderWire(sum.SenderWirePacketsPerSecond), senderWire(sum.SenderWireBytesPerPacket),
-			})
+			}))
 		}
 	}
 	cw.Flush()

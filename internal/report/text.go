@@ -70,7 +70,7 @@ func Heading(w io.Writer, t spec.Test, server string) {
 		fmt.Fprintln(w)
 	}
 	dataPathHeading(w, t)
-	sockOptsHeading(w, t) // -B, --cport, --tos, --mss, ... (issue 19)
+	sockOptsHeading(w, t) // -B, --cport, --tos, --mss, ...
 }
 
 // Record writes the title and labels the user recorded with a run, a
@@ -182,10 +182,6 @@ func TextIn(w io.Writer, res result.Result, u units.RateUnit) {
 	DataPath(w, res)
 	Warnings(w, res.Warnings)
 }
-
-// UDPTable writes netperf's UDP_STREAM table: the sender's line, then the
-// receiver's, then what became of the datagrams.
-func UDPTable(w io.Writer, res result.Result) { udpTable(w, res, 0) }
 
 func udpTable(w io.Writer, res result.Result, unit units.RateUnit) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -352,10 +348,6 @@ func table(w io.Writer, res result.Result, u units.RateUnit) {
 	}
 	tw.Flush()
 }
-
-// Sides writes, for each direction, what the sender and the receiver each
-// measured: per stream when there are several, then for the direction.
-func Sides(w io.Writer, res result.Result) { sides(w, res, 0) }
 
 func sides(w io.Writer, res result.Result, u units.RateUnit) {
 	for i, d := range res.Directions {

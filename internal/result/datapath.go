@@ -43,7 +43,7 @@ type DataPath struct {
 	GRO       bool  `json:"gro,omitempty"`
 	Coalesced int64 `json:"gro_coalesced,omitempty"`
 
-	// UDP batches (issue 15): SendBatch is the sends per sendmmsg call of
+	// UDP batches: SendBatch is the sends per sendmmsg call of
 	// this side's UDP_STREAM senders, RecvBatch the most datagrams per
 	// recvmmsg call of its receivers; absent for one per call.
 	SendBatch int `json:"send_batch,omitempty"`
@@ -142,7 +142,7 @@ func joinDataPath(res *Result, local, remote SideResult) {
 }
 
 // warnUDPBatch says when a UDP_STREAM sender made more sends per system
-// call than the spec asks for (UDP batches, issue 15): a side whose
+// call than the spec asks for (--send-batch): a side whose
 // wirespeed predates --send-batch sent 64 per sendmmsg call whatever the
 // spec said, which a result must not pass off as one call per datagram.
 func warnUDPBatch(res *Result) {

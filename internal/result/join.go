@@ -72,7 +72,7 @@ func Join(t spec.Test, local, remote SideResult) Result {
 	joinCPU(&res, local, remote)
 	joinWire(&res, local, remote)
 	joinDataPath(&res, local, remote)
-	warnUDPBatch(&res) // UDP batches (issue 15)
+	warnUDPBatch(&res) // UDP batches
 	return res
 }
 

@@ -139,3 +139,21 @@ func hasWarning(ws []string, s string) bool {
 	}
 	return false
 }
+
+// TestPayloadOfRR: a request/response side's payload from its
+// transactions, worked by hand: 10 transactions of 100-byte requests and
+// 1000-byte responses are 1000 bytes sent and 10000 received by the
+// client, and the other way round by the server.
+func TestPayloadOfRR(t *testing.T) {
+	sp := spec.Default()
+	sp.Kind, sp.RequestSize, sp.ResponseSize = spec.TCPRR, 100, 1000
+	side := func(r Role) SideResult {
+		return SideResult{Flows: []Flow{{Role: r, Streams: []StreamSide{{ID: 1, Role: r, Packets: 10}}}}}
+	}
+	if tx, rx := payloadOf(sp, side(Requester)); tx != 1000 || rx != 10000 {
+		t.Errorf("client: %d sent, %d received; want 1000, 10000", tx, rx)
+	}
+	if tx, rx := payloadOf(sp, side(Responder)); tx != 10000 || rx != 1000 {
+		t.Errorf("server: %d sent, %d received; want 10000, 1000", tx, rx)
+	}
+}

@@ -42,7 +42,13 @@ func (l *logBuffer) String() string {
 // waitLog waits up to 5s for a log line containing every one of want.
 func (l *logBuffer) waitLog(t *testing.T, want ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	return l.waitLogWithin(t, 5*time.Second, want...)
+}
+
+// waitLogWithin waits up to d for a log line containing every one of want.
+func (l *logBuffer) waitLogWithin(t *testing.T, d time.Duration, want ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		for _, line := range strings.Split(l.String(), "\n") {
 			ok := true

@@ -155,7 +155,9 @@ func (s *Server) iperf3Limit(p iperf3.Params) string {
 	t.Parallel = max(p.Parallel, 1)
 	t.Duration = time.Duration(p.Time) * time.Second
 	t.Omit = time.Duration(p.Omit) * time.Second
-	if _, msg := s.testLimit(t, iperf3Memory(p)); msg != "" {
+	t.TOS = p.TOS
+	// The iperf3 server keeps no wirespeed interval records.
+	if _, msg := s.testLimit(t, testCost{buffers: iperf3Memory(p)}, true); msg != "" {
 		return msg
 	}
 	return ""

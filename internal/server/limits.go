@@ -63,7 +63,19 @@ type Limits struct {
 	// of all running tests together.
 	MaxTestMemory int64
 	MaxMemory     int64
+	// MaxDSCP is the highest DSCP a client may have the server's packets
+	// carry (--tos, --dscp): 0 means DefaultMaxDSCP, NoDSCP none but 0.
+	MaxDSCP int
 }
+
+// DefaultMaxDSCP keeps the network control classes (CS6 and CS7, DSCP 48
+// and up, which routers reserve for their own protocols) from a client:
+// any other DSCP, EF (46) included, may be asked for.
+const DefaultMaxDSCP = 47
+
+// NoDSCP as Limits.MaxDSCP lets no client set the DSCP of the server's
+// packets (serve --max-dscp 0).
+const NoDSCP = -1
 
 // Defaults of the limits.
 const (
@@ -98,6 +110,12 @@ func (s *Server) limits() Limits {
 	if l.MaxMemory <= 0 {
 		l.MaxMemory = DefaultMaxMemory
 	}
+	switch {
+	case l.MaxDSCP == 0:
+		l.MaxDSCP = DefaultMaxDSCP
+	case l.MaxDSCP < 0:
+		l.MaxDSCP = 0
+	}
 	return l
 }
 
@@ -131,11 +149,12 @@ const (
 	refusedHandshake   = "max_handshake_rate"
 	refusedTestMemory  = "max_test_memory"
 	refusedMemory      = "max_memory"
+	refusedDSCP        = "max_dscp"
 )
 
-// testLimit says why t, whose buffers take mem bytes, is over a limit, or
-// returns "" when it is not.
-func (s *Server) testLimit(t spec.Test, mem int64) (reason, msg string) {
+// testLimit says why t, which costs c, is over a limit, or returns ""
+// when it is not.
+func (s *Server) testLimit(t spec.Test, c testCost, streamed bool) (reason, msg string) {
 	l := s.limits()
 	switch {
 	case t.Omit+t.Duration > l.MaxDuration:
@@ -148,8 +167,15 @@ func (s *Server) testLimit(t spec.Test, mem int64) (reason, msg string) {
 		return refusedParallel, fmt.Sprintf("%d parallel streams per direction is over this server's limit of %d (serve --max-parallel); ask for fewer with -P",
 			t.Parallel, l.MaxParallel)
 	}
-	if msg := s.testMemoryLimit(mem); msg != "" {
+	if msg := s.testMemoryLimit(t, c); msg != "" {
 		return refusedTestMemory, msg
+	}
+	if dscp := t.TOS >> 2; dscp > l.MaxDSCP {
+		return refusedDSCP, fmt.Sprintf("a TOS of %#x (DSCP %d) is over this server's limit of DSCP %d (serve --max-dscp); ask for a lower --dscp or --tos, or none",
+			t.TOS, dscp, l.MaxDSCP)
+	}
+	if msg := intervalLimit(t, streamed, control.DefaultMaxFrame); msg != "" {
+		return refusedFrame, msg
 	}
 	if rate := t.ProbeRateBitsPerSecond(); rate > l.MaxUDPRateBitsPerSecond {
 		return refusedUDPRate, fmt.Sprintf("RRUL's UDP probes every %v make this server echo %s, over its limit of %s (serve --max-udp-rate); probe less often with --probe-interval",
@@ -200,14 +226,14 @@ func udpRate(t spec.Test) float64 {
 // refuseTest answers a test request that is over a limit, or that arrives
 // while the server shuts down, and reports whether it did. The session
 // goes on: the client may ask for less.
-func (s *Server) refuseTest(cc *control.Conn, t spec.Test, fileLen int, log *slog.Logger) bool {
+func (s *Server) refuseTest(cc *control.Conn, t spec.Test, fileLen int, streamed bool, log *slog.Logger) bool {
 	if s.safety.draining.Load() {
 		s.countRefused(refusedShutdown)
 		log.Info("test refused", "test", t.Kind, "reason", refusedShutdown)
 		cc.SendError(control.CodeBusy, "the server is shutting down; retry in a moment")
 		return true
 	}
-	reason, msg := s.testLimit(t, testMemory(t, fileLen))
+	reason, msg := s.testLimit(t, costOf(t, fileLen, streamed), streamed)
 	if reason == "" {
 		return false
 	}

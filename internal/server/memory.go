@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"wirespeed/internal/control"
+	"wirespeed/internal/engine"
 	"wirespeed/internal/iperf3"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/units"
@@ -26,30 +27,24 @@ const (
 
 // What the engine's loops allocate besides the sizes a test asks for.
 const (
-	payloadRing = 256 << 10 // the longest a random payload's ring gets (engine.NewPayload)
-	udpBatch    = 64        // datagrams per sendmmsg/recvmmsg batch
-	rrMinRead   = 64 << 10  // a request/response server reads into at least this
+	udpBatch  = 64       // datagrams per sendmmsg/recvmmsg batch
+	rrMinRead = 64 << 10 // a request/response server reads into at least this
 )
 
 // payloadMemory is what the payload of a sender of messages of up to size
-// bytes takes: its ring (random), a message (zeros) or the file, plus one
-// message for reads that wrap.
+// bytes takes (engine.PayloadMemory).
 func payloadMemory(kind string, fileLen, size int) int64 {
-	switch kind {
-	case spec.PayloadZeros:
-		return 2 * int64(size)
-	case spec.PayloadFile:
-		return int64(fileLen) + int64(size)
-	}
-	return payloadRing + int64(size)
+	return engine.PayloadMemory(kind, fileLen, size)
 }
 
 // testMemory is the buffer memory a wirespeed test makes this server
-// allocate: for each stream it receives on, a receive buffer (a batch of
-// udpBatch datagrams for UDP); for each stream it sends on, a batch of
-// datagrams for UDP; the payload once when it sends; for request/response
-// tests, each stream's request and response buffers. fileLen is the
-// length of a --payload file.
+// allocate, from the engine's own figures (engine/memory.go): for each
+// stream it receives on, a receive buffer (UDP: its batch of datagrams,
+// 64 KiB each with --gro; TCP with --rx splice: its pipe too); for each
+// stream it sends on, a batch of datagrams for UDP, and a memfd holding
+// the payload with --zerocopy sendfile; the payload once when it sends;
+// for request/response tests, each stream's request and response
+// buffers. fileLen is the length of a --payload file.
 func testMemory(t spec.Test, fileLen int) int64 {
 	var n int64
 	sends := false
@@ -61,13 +56,19 @@ func testMemory(t spec.Test, fileLen int) int64 {
 			n += int64(max(t.RequestSize, rrMinRead)) + int64(t.ResponseSize)
 		case st.Dir == spec.ServerToClient:
 			sends = true
-			if t.Kind == spec.UDPStream {
-				n += udpBatch * int64(t.SendSize)
+			switch {
+			case t.Kind == spec.UDPStream:
+				n += engine.UDPSendMemory(t.SendSize)
+			case t.ZeroCopy == spec.ZeroCopySendfile:
+				n += engine.SendfileMemory(t.Payload.Kind, fileLen, t.SendSize)
 			}
 		case t.Kind == spec.UDPStream:
-			n += udpBatch * int64(t.SendSize)
+			n += engine.UDPReceiveMemory(t.SendSize, t.DatagramsPerRecvCall(), t.GRO)
 		default:
 			n += int64(t.RecvSize)
+			if t.Rx == spec.RxSplice {
+				n += engine.SpliceMemory
+			}
 		}
 	}
 	if sends {
@@ -105,12 +106,31 @@ func iperf3Memory(p iperf3.Params) int64 {
 	return n
 }
 
-// testMemoryLimit says why a test's buffers are over the per-test budget,
+// testCost is what a test makes this server hold: its buffers
+// (testMemory) and its interval records (intervalMemory).
+type testCost struct {
+	buffers, intervals int64
+}
+
+func (c testCost) total() int64 { return c.buffers + c.intervals }
+
+// costOf is what t costs this server; streamed: the client takes its
+// interval reports as they come (control.TestRequest.StreamedIntervals).
+func costOf(t spec.Test, fileLen int, streamed bool) testCost {
+	return testCost{buffers: testMemory(t, fileLen), intervals: intervalMemory(t, streamed)}
+}
+
+// testMemoryLimit says why a test's memory is over the per-test budget,
 // or returns "".
-func (s *Server) testMemoryLimit(mem int64) string {
+func (s *Server) testMemoryLimit(t spec.Test, c testCost) string {
 	l := s.limits()
+	mem := c.total()
 	if mem <= l.MaxTestMemory {
 		return ""
+	}
+	if c.intervals > 0 {
+		return fmt.Sprintf("a test whose buffers (%s) and interval records (%s: -i %v, -P %d, %d direction(s)) take %s on this server is over its limit of %s per test (serve --max-test-memory); ask for a longer interval (-i), fewer streams (-P) or smaller messages (-m, -M, -r, -l)",
+			units.FormatSize(c.buffers), units.FormatSize(c.intervals), t.Interval, t.Parallel, len(t.Directions()), units.FormatSize(mem), units.FormatSize(l.MaxTestMemory))
 	}
 	return fmt.Sprintf("a test whose buffers take %s on this server is over its limit of %s per test (serve --max-test-memory); ask for smaller messages (-m, -M, -r, -l) or fewer streams (-P)",
 		units.FormatSize(mem), units.FormatSize(l.MaxTestMemory))
@@ -135,8 +155,8 @@ func (s *Server) reserveMemory(mem int64) (release func(), msg string) {
 
 // reserve takes the memory of a test or a relay for the session, or
 // tells the client the server is busy and returns false.
-func (ss *session) reserve(t spec.Test, fileLen int) (release func(), ok bool) {
-	release, msg := ss.s.reserveMemory(testMemory(t, fileLen))
+func (ss *session) reserve(t spec.Test, fileLen int, streamed bool) (release func(), ok bool) {
+	release, msg := ss.s.reserveMemory(costOf(t, fileLen, streamed).total())
 	if msg != "" {
 		ss.s.countRefused(refusedMemory)
 		ss.log.Info("test refused", "test", t.Kind, "reason", refusedMemory, "limit", msg)

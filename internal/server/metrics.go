@@ -38,7 +38,7 @@ func NewMetrics() *Metrics {
 		served: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "tests_served_total",
 			Help: "Tests run to their end and answered with a result, by result (ok, interrupted)."}, []string{"result"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "tests_refused_total",
-			Help: "Test requests refused before they ran, by reason (busy, invalid_spec, max_duration, max_parallel, max_udp_rate, max_frame, shutting_down)."}, []string{"reason"}),
+			Help: "Test requests refused before they ran, by reason (busy, invalid_spec, max_duration, max_parallel, max_udp_rate, max_dscp, max_frame, shutting_down)."}, []string{"reason"}),
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "tests_failed_total",
 			Help: "Admitted tests that failed, by reason (setup: data connections or start missing; control_lost; stream; truncated: the peer stopped sending early; shutdown)."}, []string{"reason"}),
 		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "bytes_total",
@@ -58,7 +58,7 @@ func NewMetrics() *Metrics {
 	for _, r := range []string{"ok", "interrupted"} {
 		m.served.WithLabelValues(r)
 	}
-	for _, r := range []string{refusedBusy, refusedInvalid, refusedDuration, refusedParallel, refusedUDPRate, refusedFrame, refusedShutdown} {
+	for _, r := range []string{refusedBusy, refusedInvalid, refusedDuration, refusedParallel, refusedUDPRate, refusedDSCP, refusedFrame, refusedShutdown} {
 		m.refused.WithLabelValues(r)
 	}
 	for _, r := range []string{"setup", "control_lost", "stream", "truncated", "shutdown"} {

@@ -246,12 +246,12 @@ func (ss *session) relay(ctx context.Context, m control.Message) error {
 		s.countRefused(refusedInvalid)
 		return cc.SendError(control.CodeInvalid, "a relayed test cannot send a --payload file (this server has no copy): use random or zeros")
 	case t.BindAddr != "" || t.BindDev != "" || t.ClientPort != 0:
-		// Socket options (issue 19): the client's own sockets; this
+		// Socket options: the client's own sockets; this
 		// server binds where it likes.
 		s.countRefused(refusedInvalid)
 		return cc.SendError(control.CodeInvalid, "a relayed test cannot choose this server's local address, device or ports (-B, --bind-dev, --cport): they apply to the client's own sockets")
 	}
-	if s.refuseTest(cc, t, 0, log) {
+	if s.refuseTest(cc, t, 0, false, log) {
 		return nil
 	}
 	if reason, msg := s.relayLimit(t); reason != "" {
@@ -273,7 +273,7 @@ func (ss *session) relay(ctx context.Context, m control.Message) error {
 	}
 	// As the peer's client, this server allocates about what a server
 	// of the same test would.
-	release, ok := ss.reserve(t, 0)
+	release, ok := ss.reserve(t, 0, false)
 	if !ok {
 		return nil
 	}
@@ -338,6 +338,9 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 		Logger:           log,
 		HandshakeTimeout: s.cfg.HandshakeTimeout,
 		ProcRoot:         s.cfg.ProcRoot,
+		// The UDP requests this server sends to its peer keep to its
+		// UDP limit, as its own responses do (issue 32).
+		MaxUDPRRRate: s.limits().MaxUDPRateBitsPerSecond,
 	}
 	cfg.PSK = key
 	reached := false

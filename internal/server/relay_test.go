@@ -376,3 +376,43 @@ func TestRelayUnreachableSaysOnlyThat(t *testing.T) {
 	a.logs.waitLog(t, "relay failed", "refused")
 	a.logs.waitLog(t, "relay failed", "127.0.0.53:53")
 }
+
+// TestRelayUDPRRPaced: a relayed UDP_RR keeps to the relaying server's
+// --max-udp-rate for the requests it sends to its peer. Before (issue
+// 32), with a 10M limit a 392-byte relay request made the relaying
+// server send 19.7 Gbit/s of requests. The rate is taken from the peer's
+// own count of what it received (its "test done" line).
+func TestRelayUDPRRPaced(t *testing.T) {
+	const limit = 10e6
+	b := startServer(t, server.Config{Hostname: "server-b", Auth: server.Auth{PSK: testKey}})
+	a := startServer(t, server.Config{Hostname: "server-a", Auth: server.Auth{PSK: testKey},
+		Limits: server.Limits{MaxUDPRateBitsPerSecond: limit},
+		Relay:  server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}})
+	c := mustDial(t, client.Config{Addr: a.addr, Security: client.Security{PSK: testKey}})
+	sp := shortSpec(spec.UDPRR, 2)
+	sp.RequestSize, sp.ResponseSize, sp.Burst, sp.Duration = 8000, 1, 16, 2*time.Second
+	res, err := c.Relay(context.Background(), control.RelayRequest{Peer: b.addr, Spec: sp, Source: "a", Destination: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := b.logs.waitLog(t, "test done", "test=UDP_RR")
+	var bytes int64
+	if _, err := fmt.Sscan(line[strings.Index(line, "bytes=")+len("bytes="):], &bytes); err != nil {
+		t.Fatalf("no bytes in %s", line)
+	}
+	rate := float64(bytes) * 8 / sp.Duration.Seconds()
+	t.Logf("the peer counted %d bytes in its window: %.3g bit/s; %d transactions", bytes, rate, res.Summary.Transactions)
+	if rate > 1.25*limit {
+		t.Errorf("the relaying server sent %.3g bit/s, over its limit of %g", rate, float64(limit))
+	}
+	if res.Summary.Transactions == 0 {
+		t.Errorf("no transactions")
+	}
+	found := false
+	for _, w := range res.Warnings {
+		found = found || strings.Contains(w, "paced its UDP requests")
+	}
+	if !found {
+		t.Errorf("no warning that the requests were paced: %q", res.Warnings)
+	}
+}

@@ -425,10 +425,10 @@ func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Ti
 			cc.SendError(control.CodeInvalid, err.Error())
 			continue
 		}
-		if s.refuseTest(cc, req.Spec, len(req.Payload), log) || !ss.admit("test") {
+		if s.refuseTest(cc, req.Spec, len(req.Payload), req.StreamedIntervals, log) || !ss.admit("test") {
 			continue
 		}
-		if ss.freeMemory, ok = ss.reserve(req.Spec, len(req.Payload)); !ok {
+		if ss.freeMemory, ok = ss.reserve(req.Spec, len(req.Payload), req.StreamedIntervals); !ok {
 			continue
 		}
 		tested = true
@@ -556,6 +556,9 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopWatch := watchControl(ss.msgs, cancel, "the test")
+	// The reports go out from a writer of their own: a client that stops
+	// reading them ends its test, by the test's deadline at the latest.
+	reports := newReportWriter(cc, t, time.Now().Add(t.Omit+t.Duration+testGrace), cancel)
 	// When the server stops, tell the client first so that it stops sending
 	// and both sides close their streams cleanly.
 	stopNotice := context.AfterFunc(ctx, func() {
@@ -571,22 +574,26 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 		}
 	}
 	res, err := run(runCtx, side.Config{
-		Spec:    t,
-		Side:    result.Remote,
-		Sends:   spec.ServerToClient,
-		Conns:   conns,
-		Payload: payload,
-		CRR:     dp.crrShared,
-		OnInterval: func(r result.IntervalReport) {
-			cc.Send(control.TypeInterval, r)
-		},
-		ProcRoot:   s.cfg.ProcRoot,
-		WireDevice: wireDevice(env),
+		Spec:            t,
+		Side:            result.Remote,
+		Sends:           spec.ServerToClient,
+		Conns:           conns,
+		Payload:         payload,
+		CRR:             dp.crrShared,
+		OnInterval:      reports.add,
+		StreamIntervals: req.StreamedIntervals,
+		ProcRoot:        s.cfg.ProcRoot,
+		WireDevice:      wireDevice(env),
 		// What a UDP_RR client makes this server send is paced to the
 		// UDP limit, whatever its sizes, burst and request rate.
 		MaxUDPRRRate: s.limits().MaxUDPRateBitsPerSecond,
 	})
+	reportErr := reports.close()
 	abortErr := stopWatch()
+	if reportErr != nil {
+		// The root cause: the watch may have failed after it.
+		abortErr = reportErr
+	}
 	// The loops and their buffers are gone: free the memory before the
 	// client hears the result and perhaps asks for the next test.
 	ss.releaseMemory()

@@ -90,7 +90,7 @@ func (d *dataPath) apply(k int, c Conn, role result.Role, l engine.Loop) (*resul
 			return nil, -1, fmt.Errorf("--rx %s: %w", t.RxMode(), err)
 		}
 	case *engine.UDPSender:
-		// UDP batches (issue 15): one send call per datagram unless asked.
+		// UDP batches: one send call per datagram unless asked.
 		if err := l.SetSendBatch(t.SendsPerCall()); err != nil {
 			return nil, -1, fmt.Errorf("--send-batch: %w", err)
 		}

@@ -59,6 +59,10 @@ type Config struct {
 	// ends. It may be called from several goroutines at once and must not
 	// block for long.
 	OnInterval func(result.IntervalReport)
+	// StreamIntervals keeps intervals out of the result: they reach
+	// OnInterval only, and the side holds none of them (the server, for a
+	// client that keeps its reports: control.TestRequest.StreamedIntervals).
+	StreamIntervals bool
 	// DrainTimeout bounds how long a passive loop keeps going after its
 	// window to reach the peer's end of stream. Default 5s.
 	DrainTimeout time.Duration
@@ -82,10 +86,11 @@ type Config struct {
 	// header when the peer is iperf3 (engine.Iperf3Header).
 	UDPOptions []engine.UDPOption
 
-	// MaxUDPRRRate, when more than 0 and finite, paces the responses this
-	// side sends in a UDP request/response test to that many bits/s of
-	// payload in all, shared evenly by the streams (a server's
-	// --max-udp-rate). A result that was paced says so in a warning.
+	// MaxUDPRRRate, when more than 0 and finite, paces the responses (or,
+	// as the requester, the requests) this side sends in a UDP
+	// request/response test to that many bits/s of payload in all, shared
+	// evenly by the streams (a server's --max-udp-rate, for its own tests
+	// and those it relays). A result that was paced says so in a warning.
 	MaxUDPRRRate float64
 
 	// WireDevice names the network device that carries the test's
@@ -237,6 +242,10 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 			res.Warnings = append(res.Warnings, f.warning)
 		}
 	}
+	if pacedRequests(order) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s side paced its UDP requests to its limit of %s (serve --max-udp-rate): transaction rates and latencies include that wait",
+			cfg.Side, units.FormatBits(cfg.MaxUDPRRRate)))
+	}
 	if pacedAny(order) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s side paced its UDP responses to its limit of %s (serve --max-udp-rate): transaction rates and latencies include that wait",
 			cfg.Side, units.FormatBits(cfg.MaxUDPRRRate)))
@@ -302,7 +311,11 @@ func (cfg *Config) newLoop(c Conn, role result.Role, p *engine.Payload) (engine.
 	case t.Kind.RR() && c.Conn == nil:
 		return nil, fmt.Errorf("%s needs a connection", t.Kind)
 	case t.Kind.RR() && role == result.Requester:
-		return engine.NewRRClient(c.Conn, t.RequestSize, t.ResponseSize, t.Burst)
+		rc, err := engine.NewRRClient(c.Conn, t.RequestSize, t.ResponseSize, t.Burst)
+		if err == nil && cfg.MaxUDPRRRate > 0 {
+			rc.SetMaxRate(cfg.MaxUDPRRRate / float64(len(cfg.Conns)))
+		}
+		return rc, err
 	case t.Kind.RR():
 		rs, err := engine.NewRRServer(c.Conn, t.RequestSize, t.ResponseSize)
 		if err == nil && cfg.MaxUDPRRRate > 0 {
@@ -623,6 +636,12 @@ func (w *scheduleWindow) close(f *flow) {
 // wait sleeps until t. It returns false when the run must end early: ctx
 // was cancelled or, for a passive flow, every loop reached its end.
 func (f *flow) wait(ctx context.Context, t time.Time) bool {
+	if ctx.Err() != nil {
+		// A sampler behind its schedule still sees the end of the run
+		// (issue 32: it went on sampling a cancelled test).
+		f.aborted = true
+		return false
+	}
 	d := time.Until(t)
 	if d <= 0 {
 		return true
@@ -706,12 +725,14 @@ func (f *flow) interval(index int, s0, prev, cur sample) {
 	if f.cfg.Spec.Kind.RR() {
 		sum.TransactionsPerSecond = result.PerSecond(sum.Packets, dt)
 	}
-	f.result.Intervals = append(f.result.Intervals, sum)
-	if f.perStream == nil {
-		f.perStream = make([][]result.Interval, len(f.loops))
-	}
-	for i, si := range streams {
-		f.perStream[i] = append(f.perStream[i], si.Interval)
+	if !f.cfg.StreamIntervals {
+		f.result.Intervals = append(f.result.Intervals, sum)
+		if f.perStream == nil {
+			f.perStream = make([][]result.Interval, len(f.loops))
+		}
+		for i, si := range streams {
+			f.perStream[i] = append(f.perStream[i], si.Interval)
+		}
 	}
 	if f.cfg.OnInterval != nil {
 		f.cfg.OnInterval(result.IntervalReport{Direction: f.dir, Side: f.cfg.Side, Role: f.role, Index: index, Interval: sum, Streams: streams})
@@ -844,6 +865,19 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 func ended(l engine.Loop) bool {
 	fl, ok := l.(engine.Follower)
 	return ok && fl.Ended()
+}
+
+// pacedRequests reports whether a request/response client's requests
+// waited for their rate limit (engine.RRClient.SetMaxRate).
+func pacedRequests(flows []*flow) bool {
+	for _, f := range flows {
+		for _, l := range f.loops {
+			if p, ok := l.(interface{ PacedRequests() bool }); ok && p.PacedRequests() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pacedAny reports whether a loop's sending waited for its rate limit

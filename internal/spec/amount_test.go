@@ -27,6 +27,13 @@ func TestValidateAmountAndRate(t *testing.T) {
 		{name: "maerts rate", mod: func(t *Test) { t.Kind = TCPMaerts; t.RateBitsPerSecond = 200e6 }},
 		{name: "rr rate", mod: func(t *Test) { t.Kind = TCPRR; t.RateBitsPerSecond = 1e6 }, wantErr: "not paced"},
 		{name: "tcp rate zerocopy", mod: func(t *Test) { t.RateBitsPerSecond = 1e6; t.ZeroCopy = ZeroCopyMsg }, wantErr: "--zerocopy"},
+		// A tiny positive rate overflowed the pacers' schedule and made
+		// them spin (issue 32): the smallest rate is a byte a second.
+		{name: "udp rate 1e-300", mod: func(t *Test) { t.Kind = UDPStream; t.SendSize = 1472; t.RateBitsPerSecond = 1e-300 }, wantErr: "-b"},
+		{name: "udp rate 1e-8", mod: func(t *Test) { t.Kind = UDPStream; t.SendSize = 1472; t.RateBitsPerSecond = 1e-8 }, wantErr: "-b"},
+		{name: "tcp rate 1e-12", mod: func(t *Test) { t.RateBitsPerSecond = 1e-12 }, wantErr: "-b"},
+		{name: "rate under a byte a second", mod: func(t *Test) { t.RateBitsPerSecond = MinRate - 0.5 }, wantErr: "-b"},
+		{name: "rate of a byte a second", mod: func(t *Test) { t.Kind = UDPStream; t.SendSize = MaxDatagram; t.RateBitsPerSecond = MinRate }},
 	})
 }
 

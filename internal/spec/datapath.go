@@ -45,6 +45,10 @@ const (
 	MaxGSOSegments = 64
 	// MinFQRate is the smallest pacing rate, 8 bits (one byte) per second.
 	MinFQRate = 8
+	// MinRate is the smallest -b: a byte a second, as --fq-rate's. A tiny
+	// positive rate is no rate at all and once overflowed the pacers'
+	// arithmetic (issue 32).
+	MinRate = 8
 	// MaxUDPBatch is the most datagrams one UDP_STREAM system call moves
 	// with --send-batch or --recv-batch.
 	MaxUDPBatch = 64
@@ -204,8 +208,8 @@ func (t Test) validateDataPath() error {
 	return nil
 }
 
-// validateUDPBatch checks --send-batch and --recv-batch (UDP batches,
-// issue 15).
+// validateUDPBatch checks --send-batch and --recv-batch: how many
+// datagrams one sendmmsg or recvmmsg call moves.
 func (t Test) validateUDPBatch() error {
 	for _, b := range []struct {
 		flag string
@@ -342,7 +346,7 @@ func (t Test) DataPathOptions() []string {
 	if t.GRO {
 		o = append(o, "--gro")
 	}
-	// UDP batches (issue 15).
+	// UDP batches.
 	if t.SendBatch > 1 {
 		o = append(o, "--send-batch "+strconv.Itoa(t.SendBatch))
 	}

@@ -150,12 +150,12 @@ type Test struct {
 	GSOSize             int  // --gso: UDP_STREAM datagram size the sender's kernel segments each send into (UDP_SEGMENT); 0 for none
 	GRO                 bool // --gro: UDP_GRO on the UDP_STREAM receiver
 
-	// UDP batches (issue 15): how many datagrams one system call moves.
+	// UDP batches: how many datagrams one system call moves.
 	// 0 and 1 both mean one send(2) per datagram, as netperf's -m means,
 	// and one receive call per datagram, as netperf and iperf3 receive.
 	SendBatch int // --send-batch: sends per sendmmsg(2) call of UDP_STREAM senders
 	RecvBatch int // --recv-batch: datagrams per recvmmsg(2) call of UDP_STREAM receivers
-	// Socket options (issue 19, see sockopts.go). BindAddr, BindDev and
+	// Socket options (see sockopts.go). BindAddr, BindDev and
 	// ClientPort are the client's own; the server applies TOS, MSS and
 	// DontFragment to its data sockets too.
 	BindAddr     string // -B: local address of the client's control and data sockets; "" for any
@@ -223,6 +223,10 @@ func Default() Test {
 
 var ccName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
 
+// ValidCCName reports whether s is shaped like a kernel congestion
+// control name (cubic, bbr, dctcp): what a peer may report as one.
+func ValidCCName(s string) bool { return ccName.MatchString(s) }
+
 // Validate reports the first problem with t, in words a user can act on.
 // A server validates every spec it receives again: it is untrusted input.
 func (t Test) Validate() error {
@@ -254,6 +258,8 @@ func (t Test) Validate() error {
 		return fmt.Errorf("IP version %d must be 4 or 6", t.IPVersion)
 	case t.RateBitsPerSecond < 0 || t.RateBitsPerSecond != t.RateBitsPerSecond || t.RateBitsPerSecond > 1e13:
 		return fmt.Errorf("rate %g bits/s must be between 0 (as fast as possible) and 10T", t.RateBitsPerSecond)
+	case t.RateBitsPerSecond > 0 && t.RateBitsPerSecond < MinRate:
+		return fmt.Errorf("rate %g bits/s (-b) is below the smallest, %d bits/s (a byte a second); use 0 for as fast as possible", t.RateBitsPerSecond, MinRate)
 	case t.RateBitsPerSecond > 0 && t.Kind.RR():
 		return fmt.Errorf("a rate (-b) paces the stream tests; %s is not paced", t.Kind)
 	case t.RateBitsPerSecond > 0 && !t.Kind.UDP() && t.ZeroCopy != "" && t.ZeroCopy != ZeroCopyOff:
@@ -411,10 +417,10 @@ type wire struct {
 	BusyPollMicros    int     `json:"busy_poll_us,omitempty"`
 	GSOSize           int     `json:"gso_size,omitempty"`
 	GRO               bool    `json:"gro,omitempty"`
-	// UDP batches (issue 15).
+	// UDP batches.
 	SendBatch int `json:"send_batch,omitempty"`
 	RecvBatch int `json:"recv_batch,omitempty"`
-	// Socket options (issue 19).
+	// Socket options.
 	BindAddr     string `json:"bind_addr,omitempty"`
 	BindDev      string `json:"bind_dev,omitempty"`
 	ClientPort   int    `json:"cport,omitempty"`
@@ -460,10 +466,10 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		BusyPollMicros:    t.BusyPollMicros,
 		GSOSize:           t.GSOSize,
 		GRO:               t.GRO,
-		// UDP batches (issue 15).
+		// UDP batches.
 		SendBatch: t.SendBatch,
 		RecvBatch: t.RecvBatch,
-		// Socket options (issue 19).
+		// Socket options.
 		BindAddr:     t.BindAddr,
 		BindDev:      t.BindDev,
 		ClientPort:   t.ClientPort,
@@ -513,10 +519,10 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		BusyPollMicros:      w.BusyPollMicros,
 		GSOSize:             w.GSOSize,
 		GRO:                 w.GRO,
-		// UDP batches (issue 15).
+		// UDP batches.
 		SendBatch: w.SendBatch,
 		RecvBatch: w.RecvBatch,
-		// Socket options (issue 19).
+		// Socket options.
 		BindAddr:     w.BindAddr,
 		BindDev:      w.BindDev,
 		ClientPort:   w.ClientPort,

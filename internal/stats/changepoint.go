@@ -115,8 +115,8 @@ func EDivisive(x []float64, opt EDivisiveOptions) ([]ChangePoint, error) {
 // of shuffles of v (and v itself) whose best split is at least as
 // strong. It stops once the count makes the p-value exceed alpha.
 func permutationP(v []float64, q float64, opt EDivisiveOptions, rng *rand.Rand) float64 {
-	w := slices.Clone(v)
-	sp := newSplitter(w)
+	sp := newSplitter(v)
+	w := sp.items(v)
 	over := 0
 	limit := int(opt.Alpha * float64(opt.Permutations+1))
 	for r := 0; r < opt.Permutations; r++ {
@@ -148,7 +148,25 @@ func bestSplit(v []float64, minSize int) (tau int, q float64, ok bool) {
 		return 0, 0, false
 	}
 	sp := newSplitter(v)
-	return sp.best(v, minSize)
+	items := sp.items(v)
+	return sp.best(items, minSize)
+}
+
+// item is a value with what the splitter knows of it: its rank among
+// the values and its distance to all of them, computed once and shuffled
+// with it.
+type item struct {
+	v, toAll float64
+	rank     int
+}
+
+func (s *splitter) items(v []float64) []item {
+	out := make([]item, len(v))
+	for i, x := range v {
+		k := s.rank(x)
+		out[i] = item{v: x, toAll: s.absToAll(x, k), rank: k}
+	}
+	return out
 }
 
 // splitter holds what bestSplit needs of a multiset of values: sorted,
@@ -205,46 +223,41 @@ func (s *splitter) upTo(k int) (int, float64) {
 	return c, t
 }
 
-func (s *splitter) best(v []float64, minSize int) (tau int, q float64, ok bool) {
+func (s *splitter) best(v []item, minSize int) (tau int, q float64, ok bool) {
 	n := len(v)
 	clear(s.cnt)
 	clear(s.sum)
-	ranks := make([]int, n)
 	var total float64 // Σ over all ordered pairs, twice the unordered sum
-	for i, x := range v {
-		ranks[i] = s.rank(x)
-		total += s.absToAll(x, ranks[i])
+	for _, it := range v {
+		total += it.toAll
 	}
 	total /= 2
 	// The split at minSize, from its definition: wl within the left part,
 	// b between the parts, wr within the right.
-	var wl, b float64
+	var wl, b, left float64
 	for i := 0; i < minSize; i++ {
 		for j := i + 1; j < minSize; j++ {
-			wl += math.Abs(v[i] - v[j])
+			wl += math.Abs(v[i].v - v[j].v)
 		}
-		b += s.absToAll(v[i], ranks[i])
-		s.add(ranks[i], v[i])
+		b += v[i].toAll
+		s.add(v[i].rank, v[i].v)
+		left += v[i].v
 	}
 	b -= 2 * wl
 	wr := total - wl - b
-	left := 0.0 // the sum of the values in the tree
-	for i := 0; i < minSize; i++ {
-		left += v[i]
-	}
 	bestQ := math.Inf(-1)
 	for t := minSize; t <= n-minSize; t++ {
 		if t > minSize {
 			// v[t-1] moves from the right part to the left.
-			e, k := v[t-1], ranks[t-1]
-			c, le := s.upTo(k)
-			r := e*float64(c) - le + (left - le) - e*float64(t-1-c)
-			sr := s.absToAll(e, k) - r
+			e := v[t-1]
+			c, le := s.upTo(e.rank)
+			r := e.v*float64(c) - le + (left - le) - e.v*float64(t-1-c)
+			sr := e.toAll - r
 			wl += r
 			wr -= sr
 			b += sr - r
-			s.add(k, e)
-			left += e
+			s.add(e.rank, e.v)
+			left += e.v
 		}
 		m, kk := float64(t), float64(n-t)
 		qt := m * kk / (m + kk) * (2*b/(m*kk) - wl/(m*(m-1)/2) - wr/(kk*(kk-1)/2))

@@ -90,6 +90,30 @@ func TestEDivisiveFindsStep(t *testing.T) {
 	}
 }
 
+// TestEDivisiveTiesCount: the permutation test counts the shuffles whose
+// best split is as strong as the series' own, not only the stronger
+// ones. Worked by hand: of the 20 orders of three 0s and three 1s, 2
+// (000111 and 111000) have the strongest split there is, Q = 3 at 3
+// (TestBestSplit), so the step is as strong as chance makes it one time
+// in 10: p near 0.1, and at 5% no change. Leaving out the ties would
+// give p = 1/200 and a change point.
+func TestEDivisiveTiesCount(t *testing.T) {
+	v := []float64{0, 0, 0, 1, 1, 1}
+	opt := EDivisiveOptions{Alpha: 0.5, Permutations: 199, MinSize: 3, Seed: 7}
+	// A draw of 199 with probability 0.1 is 19.9 ± 4.2: the p-value,
+	// (over+1)/200, is within 0.05 and 0.2 (4 standard deviations).
+	if p := permutationP(v, 3, opt, rand.New(rand.NewPCG(1, 2))); p < 0.05 || p > 0.2 {
+		t.Errorf("p-value %v of the step, want near 0.1 (2 of 20 orders as strong)", p)
+	}
+	got, err := EDivisive(v, EDivisiveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("changes %+v; want none at 5%%: a step of six values is as strong by chance one time in 10", got)
+	}
+}
+
 // TestEDivisiveFalseAlarmRate holds EDivisive to its stated false-alarm
 // rate: on series with no change, the share reporting one is about
 // Alpha, and not above it beyond chance.
@@ -133,7 +157,17 @@ func TestShiftWorse(t *testing.T) {
 	if s, _ := ShiftWorse([]float64{10, 11, 12}, []float64{8}, false); s.P < 0.9 {
 		t.Errorf("lower is better: p %v, want near 1", s.P)
 	}
-	// Several new values: Welch, one-sided.
+	// Several new values: Welch, one-sided. Worked by hand: baseline
+	// 2, 3, 4 and newest 1, 2, 3 (each variance 1, 3 values): t =
+	// 1/sqrt(1/3+1/3) = 1.2247 with Welch's 4 degrees of freedom, whose
+	// upper tail is 1/2 - 3/8·u·(1 - t²/(12(1+t²/4))), u = t/sqrt(1+t²/4):
+	// 0.14393, worse when higher is better, 1 - 0.14393 better.
+	if s, err := ShiftWorse([]float64{2, 3, 4}, []float64{1, 2, 3}, true); err != nil || math.Abs(s.P-0.14393) > 0.00001 {
+		t.Errorf("shift %+v, %v; want p 0.14393", s, err)
+	}
+	if s, _ := ShiftWorse([]float64{2, 3, 4}, []float64{1, 2, 3}, false); math.Abs(s.P-(1-0.14393)) > 0.00001 {
+		t.Errorf("lower is better: p %v, want 0.85607", s.P)
+	}
 	s, err = ShiftWorse([]float64{100, 101, 99, 100, 102}, []float64{90, 91, 89}, true)
 	if err != nil || s.P > 0.001 || s.Test != "Welch's t-test" {
 		t.Errorf("shift %+v, %v; want a significant Welch test", s, err)
