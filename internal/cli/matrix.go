@@ -195,6 +195,10 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 		return runErr
 	}
 	if doc.Interrupted {
+		if left := matrix.NotMeasured(plan.Dimensions, doc); len(left) > 0 {
+			fmt.Fprintf(e.stderr, "matrix interrupted: %d of %d rows not measured: %s\n",
+				len(left), len(matrix.Combinations(plan.Dimensions)), strings.Join(left, "; "))
+		}
 		return errInterrupted
 	}
 	return nil
