@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"wirespeed/internal/archive"
 	"wirespeed/internal/result"
 	"wirespeed/internal/testkit"
 )
@@ -38,14 +40,23 @@ func startProcess(t *testing.T, name string, cmd *exec.Cmd, addr string) {
 // loopback with it, allowing loopback targets only.
 func startExporter(t *testing.T, modules string, extra ...string) string {
 	t.Helper()
-	cfg := filepath.Join(t.TempDir(), "probes.yml")
-	if err := os.WriteFile(cfg, []byte(modules), 0o600); err != nil {
+	addr, _, _ := startExporterCmd(t, modules, extra...)
+	return addr
+}
+
+// startExporterCmd is startExporter, returning the process and the
+// modules file too.
+func startExporterCmd(t *testing.T, modules string, extra ...string) (addr string, cmd *exec.Cmd, config string) {
+	t.Helper()
+	config = filepath.Join(t.TempDir(), "probes.yml")
+	if err := os.WriteFile(config, []byte(modules), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := testkit.FreeAddr(t)
-	startProcess(t, "the exporter", wirespeed(append([]string{"exporter", "--config", cfg, "--listen", addr,
-		"--allow-targets", "127.0.0.0/8", "--log-level", "debug"}, extra...)...), addr)
-	return addr
+	addr = testkit.FreeAddr(t)
+	cmd = wirespeed(append([]string{"exporter", "--config", config, "--listen", addr,
+		"--allow-targets", "127.0.0.0/8", "--log-level", "debug"}, extra...)...)
+	startProcess(t, "the exporter", cmd, addr)
+	return addr, cmd, config
 }
 
 func startServer(t *testing.T) (string, *exec.Cmd) {
@@ -337,4 +348,101 @@ func TestExporterFQRate(t *testing.T) {
 		return testkit.RateAttempt{Got: got, Want: want, Tol: 0.05, Starved: testkit.CPUStarved(100*util, 0, 0, 0),
 			Detail: fmt.Sprintf("local CPU %.0f%%", 100*util)}
 	})
+}
+
+// exporterMetric reads one sample of the exporter's own /metrics.
+func exporterMetric(t *testing.T, exp, name string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(string(httpGet(t, "http://"+exp+"/metrics")), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s on the exporter's /metrics", name)
+	return 0
+}
+
+// TestExporterBadProbes: the exporter process, with --allow-targets and
+// --max-length from its command line, answers each bad probe with HTTP
+// 200 and probe_success 0, the reason in the debug log and counted, and
+// keeps serving; SIGHUP reloads its modules, and a bad file is refused
+// with the modules in force kept. No test runs: nothing listens on the
+// targets.
+func TestExporterBadProbes(t *testing.T) {
+	exp, cmd, config := startExporterCmd(t, "modules:\n  tcp:\n    length: 1s\n  long:\n    length: 2m\n", "--max-length", "30s")
+	for _, c := range []struct{ query, reason string }{
+		{"module=nope&target=127.0.0.1", "unknown_module"},
+		{"module=tcp&target=http://127.0.0.1:7575/", "bad_target"},
+		{"module=tcp&target=127.0.0.1:0", "bad_target"},
+		{"module=tcp&target=192.0.2.1", "target_not_allowed"},
+		{"module=long&target=127.0.0.1", "max_length"},
+	} {
+		before := exporterMetric(t, exp, `wirespeed_exporter_probe_failures_total{reason="`+c.reason+`"}`)
+		body := string(httpGet(t, "http://"+exp+"/probe?debug=true&"+c.query))
+		if !strings.Contains(body, "\nprobe_success 0\n") || !strings.Contains(body, "reason="+c.reason) {
+			t.Errorf("%s: want probe_success 0 and reason=%s in the debug answer:\n%s", c.query, c.reason, body)
+		}
+		if after := exporterMetric(t, exp, `wirespeed_exporter_probe_failures_total{reason="`+c.reason+`"}`); after != before+1 {
+			t.Errorf("%s: failures by %s went from %g to %g", c.query, c.reason, before, after)
+		}
+	}
+	if cmd.ProcessState != nil {
+		t.Fatal("the exporter exited")
+	}
+
+	// SIGHUP: a good file replaces the modules, a bad one is refused.
+	os.WriteFile(config, []byte("modules:\n  a: {}\n  b: {}\n  c: {}\n"), 0o600)
+	cmd.Process.Signal(syscall.SIGHUP)
+	if !testkit.WaitFor(5*time.Second, func() bool { return exporterMetric(t, exp, "wirespeed_exporter_config_modules") == 3 }) {
+		t.Fatal("SIGHUP did not load the three modules")
+	}
+	os.WriteFile(config, []byte("modules:\n  a:\n    lenght: 1s\n"), 0o600)
+	cmd.Process.Signal(syscall.SIGHUP)
+	if !testkit.WaitFor(5*time.Second, func() bool { return exporterMetric(t, exp, "wirespeed_exporter_config_last_reload_successful") == 0 }) {
+		t.Fatal("a bad file on SIGHUP was not refused")
+	}
+	if n := exporterMetric(t, exp, "wirespeed_exporter_config_modules"); n != 3 {
+		t.Errorf("after a refused reload %g modules, want the 3 in force", n)
+	}
+	if page := string(httpGet(t, "http://"+exp+"/")); !strings.Contains(page, "<td>c</td>") {
+		t.Errorf("the / page does not list module c:\n%s", page)
+	}
+}
+
+// TestExporterArchive: with --archive every probe's results document is
+// kept, its throughput the one the probe answered.
+func TestExporterArchive(t *testing.T) {
+	server, _ := startServer(t)
+	db := filepath.Join(t.TempDir(), "probes.db")
+	exp := startExporter(t, "modules:\n  tcp_1s:\n    length: 1s\n", "--archive", db)
+	b := string(httpGet(t, "http://"+exp+"/probe?module=tcp_1s&target="+server))
+	var answered float64
+	for _, line := range strings.Split(b, "\n") {
+		if v, ok := strings.CutPrefix(line, `wirespeed_probe_throughput_bits_per_second{direction="client_to_server"} `); ok {
+			answered, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	if answered <= 0 || !strings.Contains(b, "\nprobe_success 1\n") {
+		t.Fatalf("the probe failed:\n%s", b)
+	}
+	// The probe keeps its document after answering: wait for it.
+	var rows []archive.Row
+	if !testkit.WaitFor(30*time.Second, func() bool {
+		a, err := archive.Open(context.Background(), archive.Target{Backend: archive.SQLite, Path: db})
+		if err != nil {
+			return false
+		}
+		defer a.Close()
+		rows, err = a.Results(context.Background(), archive.Filter{})
+		return err == nil && len(rows) > 0
+	}) {
+		t.Fatalf("nothing in the archive %s", db)
+	}
+	if len(rows) != 1 || rows[0].Command != "exporter" || rows[0].Test != "TCP_STREAM" || rows[0].ThroughputBPS != answered {
+		t.Errorf("archived %+v, want one TCP_STREAM row of the exporter at %v bit/s", rows, answered)
+	}
 }

@@ -250,6 +250,9 @@ type matrixObserver struct {
 
 func (o *matrixObserver) Begin(doc *result.Document) {
 	o.table = report.NewMatrixTable(doc.Matrix, len(o.sizes) > 0, doc.Spec.Kind.RR(), doc.Repeat.ConfidenceLevel)
+	if doc.Spec.Kind == spec.RRUL {
+		o.table.WithUnderLoad() // idle and loaded latency columns (issue 24)
+	}
 	if !o.text {
 		return
 	}

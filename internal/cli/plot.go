@@ -28,6 +28,11 @@ func newPlotCmd(e *env) *cobra.Command {
   request/response runs     latency at p50, p90, p99, p99.9 and max, a line
                             per file; CPU utilization below
   request/response sweeps   p50, p99 and p99.9 against request size
+  an RRUL run               flent's "all" figure: throughput up and down over
+                            time, the probes' round trips below, the idle
+                            phase shaded; and NAME-cdf.EXT beside it, the
+                            round-trip distribution idle against loaded
+  several RRUL runs         their distributions, idle and loaded, together
 
 A value axis is logarithmic where the data spans a decade or more. Each
 line is labelled with what differs between the files: test, parallel
@@ -69,6 +74,9 @@ func runPlot(e *env, files []string, output string) error {
 		}
 	}
 	labels := report.Labels(files, docs)
+	if ext != ".csv" && allRRUL(docs) {
+		return plotRRUL(e, labels, docs, output)
+	}
 	series := make([]report.Series, len(docs))
 	for i, d := range docs {
 		series[i] = report.Series{Label: labels[i], Points: report.PointsOf(d)}
@@ -147,4 +155,45 @@ func expandRuns(docs []result.Document, labels []string, series []report.Series)
 		i++
 	}
 	return out
+}
+
+// allRRUL reports whether every document is an RRUL run's.
+func allRRUL(docs []result.Document) bool {
+	for _, d := range docs {
+		if d.Summary.UnderLoad == nil || len(d.Runs) > 0 || d.Matrix != nil || len(d.Points) > 0 {
+			return false
+		}
+	}
+	return len(docs) > 0
+}
+
+// plotRRUL draws RRUL results: for one file, flent's "all" figure to
+// output and the round-trip distribution, idle against loaded, beside it
+// (NAME-cdf.EXT); for several, their distributions together to output.
+func plotRRUL(e *env, labels []string, docs []result.Document, output string) error {
+	cdf, err := report.RRULCDF(labels, docs)
+	if err != nil {
+		return err
+	}
+	if len(docs) > 1 {
+		if err := report.SavePlot(cdf, output); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "wrote %s: round-trip distributions of %d RRUL runs, idle and loaded\n", output, len(docs))
+		return nil
+	}
+	all, err := report.RRULAll(docs[0])
+	if err != nil {
+		return err
+	}
+	ext := filepath.Ext(output)
+	cdfPath := strings.TrimSuffix(output, ext) + "-cdf" + ext
+	if err := report.SavePlot(all, output); err != nil {
+		return err
+	}
+	if err := report.SavePlot(cdf, cdfPath); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "wrote %s: throughput and latency over time; %s: round-trip distribution, idle and loaded\n", output, cdfPath)
+	return nil
 }

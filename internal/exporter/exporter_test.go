@@ -400,6 +400,14 @@ func TestProbeFitsTheScrape(t *testing.T) {
 	if got := h.probe(t, "target=127.0.0.1&module=tcp", 3.4); got["probe_success"] != 0 || len(h.run.asked) != n {
 		t.Errorf("2s module in a 3.4s scrape (0.5 offset, 1s set-up): probe_success %g, want 0 and no test", got["probe_success"])
 	}
+	// A timeout shorter than the offset leaves nothing: refused at once.
+	if got := h.probe(t, "target=127.0.0.1&module=fit", 0.2); got["probe_success"] != 0 || len(h.run.asked) != n {
+		t.Errorf("a 0.2s scrape: probe_success %g, want 0 and no test", got["probe_success"])
+	}
+	_, m := h.get(t, "/metrics")
+	if s := parseSamples(t, strings.NewReader(m)); s["wirespeed_exporter_probe_failures_total{reason=scrape_timeout}"] != 2 {
+		t.Errorf("scrape_timeout failures %g, want 2", s["wirespeed_exporter_probe_failures_total{reason=scrape_timeout}"])
+	}
 }
 
 // TestProbeQueues: a second probe of one target waits for the first; one
@@ -604,5 +612,28 @@ func TestParseTarget(t *testing.T) {
 		if _, _, err := ParseTarget(bad, 7575); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// TestKeep: a probe that ran a test hands its results document to Keep,
+// after its answer; a refused probe hands nothing.
+func TestKeep(t *testing.T) {
+	var mu sync.Mutex
+	var kept []result.Document
+	h := newHarness(t, twoModules, func(o *Options) {
+		o.Keep = func(ctx context.Context, doc result.Document) error {
+			mu.Lock()
+			defer mu.Unlock()
+			kept = append(kept, doc)
+			return nil
+		}
+	})
+	h.probe(t, "target=127.0.0.1&module=tcp", 10)
+	h.probe(t, "target=127.0.0.1&module=nope", 10)
+	h.probe(t, "target=bad!&module=tcp", 10)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(kept) != 1 || kept[0].Command != "exporter" || kept[0].Schema != result.Schema || kept[0].Directions[0].Summary.BitsPerSecond != 9.5e8 {
+		t.Errorf("kept %d documents (%+v), want the one probe's that ran", len(kept), kept)
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
 )
 
 // maxProbeLog bounds the log a probe keeps for debug=true and /logs.
@@ -64,7 +65,9 @@ func fail(reason string, format string, a ...any) *probeFailure {
 func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 	start := x.opts.Now()
 	q := r.URL.Query()
-	rec := &probeRecord{ID: x.nextID.Add(1), Module: q.Get("module"), Target: q.Get("target"), Start: start}
+	// What the client sent is kept and shown clipped: the recent probes
+	// must not hold a megabyte of query string each.
+	rec := &probeRecord{ID: x.nextID.Add(1), Module: clip(q.Get("module")), Target: clip(q.Get("target")), Start: start}
 	var logBuf bytes.Buffer
 	plog := slog.New(slog.NewTextHandler(&limitWriter{w: &logBuf, n: maxProbeLog}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	plog.Info("probe", "id", rec.ID, "module", rec.Module, "target", rec.Target)
@@ -77,7 +80,7 @@ func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 	timeout := x.timeout(r, plog)
 	ctx, cancel := context.WithDeadline(r.Context(), start.Add(timeout))
 	defer cancel()
-	res, perr := x.probe(ctx, rec, plog)
+	res, perr := x.probe(ctx, rec, q.Get("target"), plog)
 	if perr == nil {
 		success.Set(1)
 		reg.MustRegister(resultCollector{res})
@@ -87,11 +90,12 @@ func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 		plog.Error("probe failed", "reason", perr.reason, "err", perr.err)
 		x.metrics.failures.WithLabelValues(perr.reason).Inc()
 	}
+	var doc *result.Document
 	if perr == nil || perr.reason == reasonTest {
 		if res != nil {
-			doc := result.Document{Schema: result.Schema, Tool: x.opts.Tool, Command: "exporter", Result: *res}
+			doc = &result.Document{Schema: result.Schema, Tool: x.opts.Tool, Command: "exporter", Result: *res}
 			var b bytes.Buffer
-			if err := report.JSON(&b, doc); err == nil && b.Len() <= maxResultJSON {
+			if err := report.JSON(&b, *doc); err == nil && b.Len() <= maxResultJSON {
 				rec.Result = b.Bytes()
 				rec.ResultStarted = res.Started
 			}
@@ -115,6 +119,18 @@ func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 	x.remember(rec)
 	x.log.Debug("probe", "id", rec.ID, "module", rec.Module, "target", rec.Target, "success", rec.Success, "reason", rec.Reason, "err", rec.Message)
 
+	if doc != nil && x.opts.Keep != nil {
+		// The answer goes first: the archive may be slow or away (then
+		// Keep spools the document), and Prometheus is waiting.
+		defer func() {
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			if err := x.opts.Keep(context.WithoutCancel(r.Context()), *doc); err != nil {
+				x.log.Error("probe's result not archived", "id", rec.ID, "err", err)
+			}
+		}()
+	}
 	if q.Get("debug") == "true" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintf(w, "Logs for the probe:\n%s\n\nMetrics that would have been returned:\n", rec.Log)
@@ -149,16 +165,16 @@ func (x *Exporter) timeout(r *http.Request, log *slog.Logger) time.Duration {
 // probe checks the request, waits for the target's turn, fits the test
 // into what is left of the timeout and runs it. A failed test may still
 // return its partial result.
-func (x *Exporter) probe(ctx context.Context, rec *probeRecord, log *slog.Logger) (*result.Result, *probeFailure) {
+func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, log *slog.Logger) (*result.Result, *probeFailure) {
 	deadline, _ := ctx.Deadline()
-	m, ok := x.Config().Modules[rec.Module]
+	m, ok := x.Config().Modules[rec.Module] // a clipped name is no module's: names have at most 64 characters
 	if !ok {
 		if rec.Module == "" {
 			return nil, fail(reasonUnknownModule, "no module: add module=NAME, one of %s", strings.Join(x.Config().Names(), ", "))
 		}
 		return nil, fail(reasonUnknownModule, "unknown module %q: the configuration has %s", clip(rec.Module), strings.Join(x.Config().Names(), ", "))
 	}
-	host, port, err := ParseTarget(rec.Target, m.Plan.Port)
+	host, port, err := ParseTarget(target, m.Plan.Port)
 	if err != nil {
 		return nil, fail(reasonBadTarget, "%v", err)
 	}
@@ -180,14 +196,27 @@ func (x *Exporter) probe(ctx context.Context, rec *probeRecord, log *slog.Logger
 		log.Info("length fitted to --max-length", "length", t.Duration)
 	}
 
+	// A test that cannot fit even now is refused before it waits in line.
+	if perr := x.fits(m, t, time.Until(deadline)-x.opts.Setup, 0); perr != nil {
+		return nil, perr
+	}
+
+	// It waits in line no later than the last moment its test could
+	// still start.
+	shortest := t.Omit + MinFittedLength
+	if m.Plan.LengthSet {
+		shortest = t.Omit + t.Duration
+	}
+	waitCtx, cancel := context.WithDeadline(ctx, deadline.Add(-x.opts.Setup-shortest))
+	defer cancel()
 	waitStart := time.Now()
-	release, err := x.queues.acquire(ctx, dial)
+	release, err := x.queues.acquire(waitCtx, dial)
 	if err != nil {
 		if full, ok := errors.AsType[errQueueFull](err); ok {
 			return nil, fail(reasonQueueFull, "target %s already has %d probes in line (--queue-size %d): its server runs one test at a time; scrape it less often or with fewer modules",
 				dial, full.waiting, x.opts.QueueSize)
 		}
-		return nil, fail(reasonQueueTimeout, "waited %v for target %s's turn (or a slot among --max-concurrent %d) until the scrape's timeout: scrape it less often, with fewer modules, or raise --max-concurrent",
+		return nil, fail(reasonQueueTimeout, "waited %v for target %s's turn (or a slot among --max-concurrent %d), until the scrape's timeout left no room for the test: scrape it less often, with fewer modules, or raise --max-concurrent",
 			time.Since(waitStart).Round(time.Millisecond), dial, x.opts.MaxConcurrent)
 	}
 	defer release()
@@ -196,18 +225,10 @@ func (x *Exporter) probe(ctx context.Context, rec *probeRecord, log *slog.Logger
 	}
 
 	left := time.Until(deadline) - x.opts.Setup
-	if need := t.Omit + t.Duration; need > left {
-		if m.Plan.LengthSet || left-t.Omit < MinFittedLength {
-			shortest := need
-			what := fmt.Sprintf("runs %s", testLength(t.Omit, t.Duration))
-			if !m.Plan.LengthSet {
-				shortest = t.Omit + MinFittedLength
-				what = fmt.Sprintf("needs at least %s", testLength(t.Omit, MinFittedLength))
-			}
-			return nil, fail(reasonCannotFit, "module %q %s and about %v more to set up, but the scrape leaves %v (its timeout less --timeout-offset %v%s): raise the job's scrape_timeout to at least %v, or shorten the module's length",
-				m.Name, what, x.opts.Setup, (left + x.opts.Setup).Round(time.Millisecond), x.opts.TimeoutOffset,
-				waitedNote(time.Since(waitStart)), ceilSecond(shortest+x.opts.Setup+x.opts.TimeoutOffset+time.Since(waitStart)))
-		}
+	if perr := x.fits(m, t, left, time.Since(waitStart)); perr != nil {
+		return nil, perr
+	}
+	if t.Omit+t.Duration > left {
 		t.Duration = (left - t.Omit).Truncate(100 * time.Millisecond)
 		log.Info("length fitted to the scrape's timeout", "length", t.Duration)
 	}
@@ -223,6 +244,26 @@ func (x *Exporter) probe(ctx context.Context, rec *probeRecord, log *slog.Logger
 		return &res, fail(reasonTest, "the test was cut short before its end (the scrape's timeout, or the server stopping it)")
 	}
 	return &res, nil
+}
+
+// fits refuses t when what is left of the scrape (its timeout less the
+// offset and the set-up) cannot hold it: its length when the module set
+// one, MinFittedLength when the length is to be fitted. waited is the
+// time spent in line, for the message.
+func (x *Exporter) fits(m *Module, t spec.Test, left, waited time.Duration) *probeFailure {
+	need := t.Omit + t.Duration
+	if need <= left || !m.Plan.LengthSet && left-t.Omit >= MinFittedLength {
+		return nil
+	}
+	shortest := need
+	what := fmt.Sprintf("runs %s", testLength(t.Omit, t.Duration))
+	if !m.Plan.LengthSet {
+		shortest = t.Omit + MinFittedLength
+		what = fmt.Sprintf("needs at least %s", testLength(t.Omit, MinFittedLength))
+	}
+	return fail(reasonCannotFit, "module %q %s and about %v more to set up, but the scrape leaves %v (its timeout less --timeout-offset %v%s): raise the job's scrape_timeout to at least %v, or shorten the module's length",
+		m.Name, what, x.opts.Setup, max(0, left+x.opts.Setup).Round(time.Millisecond), x.opts.TimeoutOffset,
+		waitedNote(waited), ceilSecond(shortest+x.opts.Setup+x.opts.TimeoutOffset+waited))
 }
 
 // testLength says how long a test runs, its warm-up named when it has one.

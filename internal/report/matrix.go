@@ -24,6 +24,18 @@ type MatrixTable struct {
 	sizes bool // a column for the message size
 	rr    bool // transactions per second, service demand per transaction
 	level float64
+	// underLoad adds RRUL's latency columns (WithUnderLoad).
+	underLoad bool
+}
+
+// WithUnderLoad adds RRUL's columns to the table: the idle and loaded
+// median round trips and the loaded 99th percentile.
+func (t *MatrixTable) WithUnderLoad() *MatrixTable {
+	if !t.underLoad {
+		t.cols.widths = append(t.cols.widths, underLoadCols...)
+	}
+	t.underLoad = true
+	return t
 }
 
 // NewMatrixTable lays out the table of m. sweep adds the message size
@@ -74,6 +86,9 @@ func (t *MatrixTable) Header(w io.Writer) {
 		}
 		out = append(out, append(dims, t.numbers(l)...))
 	}
+	if t.underLoad {
+		out = underLoadHeader(out)
+	}
 	writeHeader(w, t.cols, out)
 }
 
@@ -123,6 +138,9 @@ func (t *MatrixTable) lines(row result.MatrixRow) []matrixLine {
 		cells = append(cells, strings.Split(cpuCells(s), "\t")...)
 		cells = append(cells, wireCells(s)...)
 		cells = append(cells, LimitShort(s.Limit))
+		if t.underLoad {
+			cells = append(cells, underLoadCells(s)...)
+		}
 		bidir := bidirLines(p)
 		if len(bidir) > 0 {
 			note = strings.TrimSpace("sum of both directions  " + note)
@@ -201,6 +219,9 @@ func MatrixTableOf(w io.Writer, doc result.Document) {
 	MatrixHeading(w, m)
 	fmt.Fprintln(w)
 	t := NewMatrixTable(m, len(doc.Sizes) > 0, doc.Spec.Kind.RR(), level)
+	if doc.Spec.Kind == spec.RRUL {
+		t.WithUnderLoad()
+	}
 	for _, r := range m.Rows {
 		t.fit(r)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"wirespeed/internal/result"
@@ -14,6 +15,15 @@ import (
 // rows can be printed one at a time as the points finish; a wider value
 // widens its column (fixedColumns).
 var sweepCols = []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 10, 10, 9, 8, 10}
+
+// sweepColumns are the columns of a sweep of kind: RRUL's three latency
+// columns after the others.
+func sweepColumns(kind spec.Kind) *fixedColumns {
+	if kind == spec.RRUL {
+		return newFixedColumns(append(slices.Clone(sweepCols), underLoadCols...)...)
+	}
+	return newFixedColumns(sweepCols...)
+}
 
 // sweepHeaderLines are the head of the sweep table.
 func sweepHeaderLines(level float64, kind spec.Kind) [][]string {
@@ -28,6 +38,9 @@ func sweepHeaderLines(level float64, kind spec.Kind) [][]string {
 		lines[1][4], lines[2][4], lines[3][4] = "Trans.", "Rate", "per sec"
 		lines[3][9], lines[3][10] = "us/Tr", "us/Tr"
 	}
+	if kind == spec.RRUL {
+		lines = underLoadHeader(lines)
+	}
 	return lines
 }
 
@@ -39,7 +52,7 @@ func sweepHeaderLines(level float64, kind spec.Kind) [][]string {
 // request/response test shows the request size and the transaction rate
 // instead, as netperf's TCP_RR table does.
 func SweepHeader(w io.Writer, level float64, kind spec.Kind) {
-	writeHeader(w, newFixedColumns(sweepCols...), sweepHeaderLines(level, kind))
+	writeHeader(w, sweepColumns(kind), sweepHeaderLines(level, kind))
 }
 
 func writeHeader(w io.Writer, c *fixedColumns, lines [][]string) {
@@ -56,7 +69,7 @@ func writeHeader(w io.Writer, c *fixedColumns, lines [][]string) {
 // column pushes the rest of its row right rather than run into its
 // neighbour.
 func SweepRow(w io.Writer, p result.Point) {
-	sweepPoint(w, newFixedColumns(sweepCols...), p)
+	sweepPoint(w, sweepColumns(p.Spec.Kind), p)
 }
 
 // sweepPoint writes a point's lines: its row, a line per direction of a
@@ -130,6 +143,7 @@ func sweepCells(p result.Point) (cells []string, note string) {
 	cells = append(cells, strings.Split(cpuCells(s), "\t")...)
 	cells = append(cells, wireCells(s)...)
 	cells = append(cells, LimitShort(s.Limit))
+	cells = append(cells, underLoadCells(s)...)
 	if len(p.Directions) > 1 {
 		note = strings.TrimSpace("sum of both directions  " + note)
 	}
@@ -145,7 +159,7 @@ func SweepTable(w io.Writer, doc result.Document) {
 	if doc.Repeat != nil {
 		level = doc.Repeat.ConfidenceLevel
 	}
-	c := newFixedColumns(sweepCols...)
+	c := sweepColumns(doc.Spec.Kind)
 	for _, p := range doc.Points {
 		cells, _ := sweepCells(p)
 		c.fit(cells)

@@ -157,3 +157,26 @@ func sideName(s result.Side) string {
 	}
 	return "server"
 }
+
+// underLoadCols are the starting widths of RRUL's columns.
+var underLoadCols = []int{8, 8, 8}
+
+// underLoadHeader adds RRUL's columns to a sweep's or a matrix's header
+// lines: the idle and loaded median round trips and the loaded 99th
+// percentile, over both kinds of probe.
+func underLoadHeader(lines [][]string) [][]string {
+	add := [][]string{{"Idle", "Loaded", "Loaded"}, {"RTT", "RTT", "RTT"}, {"p50", "p50", "p99"}, {"ms", "ms", "ms"}}
+	for i := range lines {
+		lines[i] = append(lines[i], add[i]...)
+	}
+	return lines
+}
+
+// underLoadCells are a point's RRUL columns; none for other tests.
+func underLoadCells(s result.Summary) []string {
+	u := s.UnderLoad
+	if u == nil {
+		return nil
+	}
+	return []string{ms(u.Idle.All.P50Ms), ms(u.Loaded.All.P50Ms), ms(u.Loaded.All.P99Ms)}
+}

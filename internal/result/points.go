@@ -156,6 +156,7 @@ func MeanSummary(ss []Summary) Summary {
 	m.RemoteCPU = MeanCPU(remote)
 	m.UDPSummary = meanUDP(ss)
 	m.RRSummary = meanRR(ss)
+	m.UnderLoad = meanUnderLoad(ss)
 	return m
 }
 

@@ -164,16 +164,24 @@ func sideQueue(side Side, rec *QueueRecord) SideQueue {
 }
 
 // socketQueue fills the socket figures of the side that sends d.
+// Without intervals (-i 0) it takes the senders' TCP_INFO at the
+// window's end, one sample.
 func socketQueue(sq *SideQueue, d DirectionResult) {
-	if len(d.Intervals) == 0 {
-		return
-	}
 	var notsent float64
 	for _, iv := range d.Intervals {
 		notsent += float64(iv.NotsentBytes)
 		sq.SRTTMs = max(sq.SRTTMs, iv.RTTMicros/1e3)
 	}
-	sq.NotsentBytes = notsent / float64(len(d.Intervals))
+	if len(d.Intervals) > 0 {
+		sq.NotsentBytes = notsent / float64(len(d.Intervals))
+	} else {
+		for _, st := range d.Streams {
+			if ti := st.Sender.TCPInfo; ti != nil {
+				sq.NotsentBytes += float64(ti.NotsentBytes)
+				sq.SRTTMs = max(sq.SRTTMs, ti.RTTMicros/1e3)
+			}
+		}
+	}
 	if bps := d.Summary.SenderBitsPerSecond; bps > 0 {
 		sq.SocketDelayMs = sq.NotsentBytes * 8 / bps * 1e3
 	}

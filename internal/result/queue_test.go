@@ -54,3 +54,20 @@ func TestAttributeQueue(t *testing.T) {
 		})
 	}
 }
+
+// TestMeanUnderLoad: the mean of two iterations' answers averages their
+// headline figures and adds their samples; one iteration's is kept.
+func TestMeanUnderLoad(t *testing.T) {
+	a := &UnderLoad{Idle: Phase{All: Latency{P50Ms: 1, Samples: 10}}, Loaded: Phase{All: Latency{P50Ms: 100, P99Ms: 200, Samples: 40, Lost: 1}}, IncreaseMs: 99, UpBitsPerSecond: 10}
+	b := &UnderLoad{Idle: Phase{All: Latency{P50Ms: 3, Samples: 10}}, Loaded: Phase{All: Latency{P50Ms: 50, P99Ms: 100, Samples: 40}}, IncreaseMs: 47, UpBitsPerSecond: 20}
+	if m := MeanSummary([]Summary{{UnderLoad: a}}); m.UnderLoad != a {
+		t.Errorf("one iteration's answer not kept")
+	}
+	m := MeanSummary([]Summary{{UnderLoad: a}, {UnderLoad: b}}).UnderLoad
+	if m.Idle.All.P50Ms != 2 || m.Loaded.All.P50Ms != 75 || m.Loaded.All.P99Ms != 150 || m.Loaded.All.Samples != 80 || m.Loaded.All.Lost != 1 || m.IncreaseMs != 73 || m.UpBitsPerSecond != 15 {
+		t.Errorf("mean %+v", m)
+	}
+	if b.Loaded.All.P50Ms != 50 {
+		t.Errorf("the mean changed an iteration's answer")
+	}
+}

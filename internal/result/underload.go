@@ -298,3 +298,43 @@ func loadIntervals(t spec.Test, rec ProbeRecord, dirs []DirectionResult) []LoadI
 	}
 	return out
 }
+
+// meanUnderLoad is the RRUL answer of iterations: nil when none has one,
+// the one when one has; for several, the last iteration's with its
+// headline figures (each phase's overall round trips, the increase, the
+// responsiveness and the throughputs) replaced by their means over the
+// iterations: a mean of percentiles, not the percentile of all probes.
+func meanUnderLoad(ss []Summary) *UnderLoad {
+	var us []*UnderLoad
+	for _, s := range ss {
+		if s.UnderLoad != nil {
+			us = append(us, s.UnderLoad)
+		}
+	}
+	switch len(us) {
+	case 0:
+		return nil
+	case 1:
+		return us[0]
+	}
+	m := *us[len(us)-1]
+	n := float64(len(us))
+	m.Idle.All, m.Loaded.All = Latency{}, Latency{}
+	m.IncreaseMs, m.IncreaseP99Ms, m.ResponsivenessRPM, m.UpBitsPerSecond, m.DownBitsPerSecond = 0, 0, 0, 0, 0
+	for _, u := range us {
+		for _, ph := range []struct{ to, from *Latency }{{&m.Idle.All, &u.Idle.All}, {&m.Loaded.All, &u.Loaded.All}} {
+			ph.to.P50Ms += ph.from.P50Ms / n
+			ph.to.P90Ms += ph.from.P90Ms / n
+			ph.to.P99Ms += ph.from.P99Ms / n
+			ph.to.MeanMs += ph.from.MeanMs / n
+			ph.to.Samples += ph.from.Samples
+			ph.to.Lost += ph.from.Lost
+		}
+		m.IncreaseMs += u.IncreaseMs / n
+		m.IncreaseP99Ms += u.IncreaseP99Ms / n
+		m.ResponsivenessRPM += u.ResponsivenessRPM / n
+		m.UpBitsPerSecond += u.UpBitsPerSecond / n
+		m.DownBitsPerSecond += u.DownBitsPerSecond / n
+	}
+	return &m
+}

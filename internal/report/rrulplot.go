@@ -1,0 +1,212 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
+)
+
+// RRULAll is flent's "all" figure of an RRUL result: the load's
+// throughput up and down over time in the upper panel, the probes' round
+// trips over time below, the idle phase shaded in both. Times are seconds
+// from the probes' start. Without interval samples (-i 0) the throughput
+// is drawn as each direction's mean over the loaded phase.
+func RRULAll(doc result.Document) (*Figure, error) {
+	u := doc.Summary.UnderLoad
+	if u == nil {
+		return nil, fmt.Errorf("not an RRUL result: no summary.under_load")
+	}
+	rec := u.Probes
+	end := rec.LoadEndS
+	for _, p := range rec.UDP {
+		end = max(end, p.T)
+	}
+
+	idle := rec.LoadStartS
+	if idle == 0 {
+		idle = end // the load never came
+	}
+	tp := plot.New()
+	style(tp, "RRUL: throughput and latency under load", "")
+	tp.Add(&shade{x0: 0, x1: idle})
+	scale, unit := rateUnit(max(u.UpBitsPerSecond, u.DownBitsPerSecond))
+	tp.Y.Label.Text = "throughput (" + unit + ")"
+	var up, down plotter.XYs
+	for _, iv := range u.Intervals {
+		if !iv.Loaded {
+			continue
+		}
+		mid := (iv.StartS + iv.EndS) / 2
+		up = append(up, plotter.XY{X: mid, Y: iv.UpBitsPerSecond / scale})
+		down = append(down, plotter.XY{X: mid, Y: iv.DownBitsPerSecond / scale})
+	}
+	sampled := false
+	for _, p := range append(slices.Clone(up), down...) {
+		sampled = sampled || p.Y > 0
+	}
+	if !sampled && rec.LoadStartS > 0 {
+		// No intervals: the means over the loaded phase.
+		up = plotter.XYs{{X: rec.LoadStartS, Y: u.UpBitsPerSecond / scale}, {X: rec.LoadEndS, Y: u.UpBitsPerSecond / scale}}
+		down = plotter.XYs{{X: rec.LoadStartS, Y: u.DownBitsPerSecond / scale}, {X: rec.LoadEndS, Y: u.DownBitsPerSecond / scale}}
+		tp.Title.Text += " (throughput: means, -i 0)"
+	}
+	hiRate := 0.0
+	for _, d := range []struct {
+		name string
+		xy   plotter.XYs
+		show bool
+		i    int
+	}{{"download", down, u.Load != spec.LoadUp, 0}, {"upload", up, u.Load != spec.LoadDown, 1}} {
+		if !d.show || len(d.xy) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(d.xy)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = seriesColor(d.i)
+		l.Width = vg.Points(1.5)
+		tp.Add(l)
+		tp.Legend.Add(d.name, l)
+		for _, p := range d.xy {
+			hiRate = max(hiRate, p.Y)
+		}
+	}
+	tp.Y.Min, tp.Y.Max = 0, max(hiRate, 1e-9)*1.3
+	tp.Y.Tick.Marker = linearTicks{}
+
+	lat := plot.New()
+	style(lat, "", "round trip (ms)")
+	lat.Add(&shade{x0: 0, x1: idle})
+	lat.X.Label.Text = "seconds from the start (idle phase shaded)"
+	hiMs, loMs := 0.0, 0.0
+	for i, k := range []struct {
+		name string
+		ps   []result.ProbePoint
+	}{{"UDP probes", rec.UDP}, {"TCP probes", rec.TCP}} {
+		var xy plotter.XYs
+		for _, p := range k.ps {
+			if p.Lost {
+				continue
+			}
+			xy = append(xy, plotter.XY{X: p.T, Y: p.RTTMs})
+			hiMs = max(hiMs, p.RTTMs)
+			if loMs == 0 || p.RTTMs < loMs {
+				loMs = p.RTTMs
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = seriesColor(i + 2)
+		l.Width = vg.Points(0.8)
+		lat.Add(l)
+		lat.Legend.Add(k.name, l)
+	}
+	valueAxis(&lat.Y, loMs, hiMs)
+
+	for _, p := range []*plot.Plot{tp, lat} {
+		p.X.Min, p.X.Max = 0, end
+		p.X.Tick.Marker = linearTicks{}
+	}
+	tp.X.Label.Text = ""
+	return &Figure{Main: tp, CPU: lat, sharedX: true}, nil
+}
+
+// RRULCDF draws the distribution of each RRUL result's round trips, idle
+// against loaded (all probes), a pair of lines per result.
+func RRULCDF(labels []string, docs []result.Document) (*Figure, error) {
+	p := plot.New()
+	style(p, "RRUL: round-trip distribution, idle and loaded", "fraction of probes")
+	var items []plot.Plotter
+	p.X.Label.Text = "round trip (ms)"
+	lo, hi := 0.0, 0.0
+	n := 0
+	for i, d := range docs {
+		u := d.Summary.UnderLoad
+		if u == nil {
+			return nil, fmt.Errorf("%s: not an RRUL result: no summary.under_load", labels[i])
+		}
+		rec := u.Probes
+		for j, phase := range []struct {
+			name   string
+			loaded bool
+		}{{"idle", false}, {"loaded", true}} {
+			var ms []float64
+			for _, ps := range [][]result.ProbePoint{rec.UDP, rec.TCP} {
+				for _, pt := range ps {
+					in := pt.T < rec.LoadStartS || rec.LoadStartS == 0
+					if phase.loaded {
+						in = rec.LoadStartS > 0 && pt.T >= rec.LoadStartS && pt.T < rec.LoadEndS
+					}
+					if in && !pt.Lost {
+						ms = append(ms, pt.RTTMs)
+					}
+				}
+			}
+			if len(ms) == 0 {
+				continue
+			}
+			slices.Sort(ms)
+			xy := make(plotter.XYs, len(ms))
+			for k, v := range ms {
+				xy[k] = plotter.XY{X: v, Y: float64(k+1) / float64(len(ms))}
+			}
+			if lo == 0 || ms[0] < lo {
+				lo = ms[0]
+			}
+			hi = max(hi, ms[len(ms)-1])
+			l, err := plotter.NewLine(xy)
+			if err != nil {
+				return nil, err
+			}
+			l.Color = seriesColor(i)
+			l.Width = vg.Points(1.5)
+			if j == 0 {
+				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			}
+			name := phase.name
+			if len(docs) > 1 {
+				name = labels[i] + " " + name
+			}
+			p.Add(l)
+			p.Legend.Add(name, l)
+			items = append(items, l)
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("no answered probe to plot")
+	}
+	if lo > 0 && hi/lo >= 10 {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Min, p.X.Max = lo/1.3, hi*1.3
+	} else {
+		p.X.Min, p.X.Max = 0, hi*1.1
+	}
+	p.Y.Min, p.Y.Max = 0, 1.15
+	p.Legend.Left, p.Legend.Top = true, true
+	return &Figure{Main: p, items: items}, nil
+}
+
+// shade is a grey band over x0..x1 across the panel: the idle phase.
+type shade struct{ x0, x1 float64 }
+
+func (s *shade) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	x0, x1 := trX(s.x0), trX(s.x1)
+	c.FillPolygon(color.Gray{Y: 235}, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+}
