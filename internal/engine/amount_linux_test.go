@@ -176,9 +176,9 @@ func TestTCPSenderRate(t *testing.T) {
 			<-rdone
 		}()
 		time.Sleep(300 * time.Millisecond)
-		t0, a0, h0 := time.Now(), kernelTCPInfo(t, snd).Bytes_acked, testkit.ReadHostCPU()
+		t0, a0, h0 := time.Now(), kernelTCPInfo(t, snd).Bytes_acked, testkit.ReadHostCPU("/proc")
 		time.Sleep(3 * time.Second)
-		t1, a1, h1 := time.Now(), kernelTCPInfo(t, snd).Bytes_acked, testkit.ReadHostCPU()
+		t1, a1, h1 := time.Now(), kernelTCPInfo(t, snd).Bytes_acked, testkit.ReadHostCPU("/proc")
 		got := 8 * float64(a1-a0) / t1.Sub(t0).Seconds()
 		// The host's CPU over the window is the evidence of starvation:
 		// the loops alone have no CPU figures of their own.

@@ -3,6 +3,7 @@ package testkit
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -17,10 +18,11 @@ type HostCPU struct {
 	ok                bool
 }
 
-// ReadHostCPU reads /proc/stat; a zero HostCPU (Starved says nothing)
+// ReadHostCPU reads stat under procRoot (the host's procfs mount,
+// "/proc" on a test machine); a zero HostCPU (Starved says nothing)
 // where it cannot.
-func ReadHostCPU() HostCPU {
-	f, err := os.Open("/proc/stat")
+func ReadHostCPU(procRoot string) HostCPU {
+	f, err := os.Open(filepath.Join(procRoot, "stat"))
 	if err != nil {
 		return HostCPU{}
 	}
