@@ -97,6 +97,7 @@ func New(o Options) (*Server, error) {
 	assets, _ := fs.Sub(files, "assets")
 	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServer(http.FS(assets))))
 	s.mux.HandleFunc("GET /{$}", s.grid)
+	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	s.mux.HandleFunc("GET /grid", s.gridFragment)
 	s.mux.HandleFunc("GET /pair", s.pair)
 	s.mux.HandleFunc("GET /chart.svg", s.chart)
@@ -181,7 +182,7 @@ func (s *Server) gridFor(ctx context.Context, test string) (*Grid, error) {
 	return g, nil
 }
 
-type page struct {
+type view struct {
 	Title  string
 	Poll   int64
 	Newest time.Time
@@ -192,7 +193,7 @@ type page struct {
 	Now    time.Time
 }
 
-func (s *Server) render(w http.ResponseWriter, name string, p page) {
+func (s *Server) render(w http.ResponseWriter, name string, p view) {
 	p.Poll = s.o.Poll.Milliseconds()
 	p.Now = s.o.Now()
 	var b bytes.Buffer
@@ -214,7 +215,7 @@ func (s *Server) grid(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
-	s.render(w, "grid.html", page{Title: "wirespeed mesh: " + g.Test, Grid: g, Newest: g.Newest, Count: g.Results})
+	s.render(w, "grid.html", view{Title: "wirespeed mesh: " + g.Test, Grid: g, Newest: g.Newest, Count: g.Results})
 }
 
 func (s *Server) gridFragment(w http.ResponseWriter, r *http.Request) {
@@ -223,7 +224,7 @@ func (s *Server) gridFragment(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
-	s.render(w, "table", page{Grid: g, Newest: g.Newest, Count: g.Results})
+	s.render(w, "table", view{Grid: g, Newest: g.Newest, Count: g.Results})
 }
 
 // state is what the page polls: how many results the archive holds;
@@ -328,7 +329,7 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 		pp.Series = append(pp.Series, v)
 	}
 	c, _ := s.o.Archive.Count(r.Context())
-	s.render(w, "pair.html", page{Title: pp.Source + " -> " + pp.Destination + " " + pp.Test, Pair: pp, Newest: newest, Count: c.Results})
+	s.render(w, "pair.html", view{Title: pp.Source + " -> " + pp.Destination + " " + pp.Test, Pair: pp, Newest: newest, Count: c.Results})
 }
 
 func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
@@ -444,7 +445,7 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 	if len(ids) != 2 {
 		w.WriteHeader(http.StatusBadRequest)
 		cp.Error = fmt.Sprintf("tick exactly two points to compare (%d were)", len(ids))
-		s.render(w, "compare.html", page{Title: "compare", Cmp: cp})
+		s.render(w, "compare.html", view{Title: "compare", Cmp: cp})
 		return
 	}
 	var docs []result.Document
@@ -485,7 +486,7 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		cp.Error = err.Error()
 	}
-	s.render(w, "compare.html", page{Title: "compare", Cmp: cp})
+	s.render(w, "compare.html", view{Title: "compare", Cmp: cp})
 }
 
 // ago says how old t is, for people.

@@ -5,6 +5,7 @@
 "use strict";
 (function () {
   var body = document.body;
+  document.documentElement.dataset.live = "on";
   var poll = parseInt(body.dataset.poll, 10) || 5000;
   var results = body.dataset.results;
   var age = document.getElementById("age");
