@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"encoding/json"
 	"context"
 	"fmt"
 	"net/http/httptest"
@@ -73,7 +74,10 @@ func seed(t testing.TB, a *archive.Archive) map[string]string {
 }
 
 // browser starts headless chromium, skipping when it is absent.
-func browser(t *testing.T) context.Context {
+func browser(t *testing.T) context.Context { return browserB(t) }
+
+// browserB is browser for tests and benchmarks.
+func browserB(t testing.TB) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -128,6 +132,8 @@ func browser(t *testing.T) context.Context {
 	})
 	return ctx
 }
+
+func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }
 
 func serve(t testing.TB, a *archive.Archive) *httptest.Server {
 	t.Helper()
