@@ -21,7 +21,6 @@ import (
 	"runtime/pprof"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"wirespeed/internal/archive"
@@ -211,11 +210,4 @@ func run(target string, n, nseries, batch, inserts, queries, writers int) error 
 		points, queries, qd[len(qd)/2].Round(time.Microsecond), qd[len(qd)-1].Round(time.Microsecond),
 		hd[len(hd)/2].Round(time.Microsecond), hd[len(hd)-1].Round(time.Microsecond), hcpu.Round(time.Microsecond))
 	return nil
-}
-
-// cpuTime is this process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"wirespeed/internal/archive"
 	"wirespeed/internal/result"
 	"wirespeed/internal/testkit"
 )
@@ -408,5 +410,39 @@ func TestExporterBadProbes(t *testing.T) {
 	}
 	if page := string(httpGet(t, "http://"+exp+"/")); !strings.Contains(page, "<td>c</td>") {
 		t.Errorf("the / page does not list module c:\n%s", page)
+	}
+}
+
+// TestExporterArchive: with --archive every probe's results document is
+// kept, its throughput the one the probe answered.
+func TestExporterArchive(t *testing.T) {
+	server, _ := startServer(t)
+	db := filepath.Join(t.TempDir(), "probes.db")
+	exp := startExporter(t, "modules:\n  tcp_1s:\n    length: 1s\n", "--archive", db)
+	b := string(httpGet(t, "http://"+exp+"/probe?module=tcp_1s&target="+server))
+	var answered float64
+	for _, line := range strings.Split(b, "\n") {
+		if v, ok := strings.CutPrefix(line, `wirespeed_probe_throughput_bits_per_second{direction="client_to_server"} `); ok {
+			answered, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	if answered <= 0 || !strings.Contains(b, "\nprobe_success 1\n") {
+		t.Fatalf("the probe failed:\n%s", b)
+	}
+	// The probe keeps its document after answering: wait for it.
+	var rows []archive.Row
+	if !testkit.WaitFor(30*time.Second, func() bool {
+		a, err := archive.Open(context.Background(), archive.Target{Backend: archive.SQLite, Path: db})
+		if err != nil {
+			return false
+		}
+		defer a.Close()
+		rows, err = a.Results(context.Background(), archive.Filter{})
+		return err == nil && len(rows) > 0
+	}) {
+		t.Fatalf("nothing in the archive %s", db)
+	}
+	if len(rows) != 1 || rows[0].Command != "exporter" || rows[0].Test != "TCP_STREAM" || rows[0].ThroughputBPS != answered {
+		t.Errorf("archived %+v, want one TCP_STREAM row of the exporter at %v bit/s", rows, answered)
 	}
 }

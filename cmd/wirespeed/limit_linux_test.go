@@ -204,6 +204,33 @@ func TestLimitLab(t *testing.T) {
 		}
 	})
 
+	t.Run("receive window over veth, the receiver's cpu beside it", func(t *testing.T) {
+		// Issue 32's lab: -S 4K from side b to a server in side a over
+		// the veth pair. The window the user set is the limit; when the
+		// receiver's CPU was near saturation too (83% on the machine
+		// that found it), it is named beside the window, not instead.
+		vethAddr := netip.AddrPortFrom(lo.A.IPv4, 7579).String()
+		limitServer(t, lo, lab.A, lab.B, vethAddr, true)
+		doc, ok := try(t, "veth receive window", func() (result.Document, string) {
+			return limitRun(t, lo, lab.B, true, vethAddr, "-S", "4K", "-l", "2", "-i", "0", "--cpu")
+		}, func(d result.Document) bool { return d.Summary.Limit.Kind == result.LimitReceiveWindow })
+		l := doc.Summary.Limit
+		if !ok {
+			t.Fatalf("limit %s (also %v), want receive_window; notes %q", l.Kind, l.Also, l.Notes)
+		}
+		if e := l.Evidence.TCP; e == nil || e.RwndLimitedPct < 50 || e.RcvBufBytes > 64<<10 || l.Side != result.Remote {
+			t.Errorf("tcp evidence %+v (side %s), want the remote side rwnd-limited with a small buffer", e, l.Side)
+		}
+		also := slices.Contains(l.Also, result.LimitReceiverCPU)
+		noted := strings.Contains(strings.Join(l.Notes, "; "), "also near saturation")
+		if also != noted {
+			t.Errorf("also %v but notes %q: the second limit is named in both or neither", l.Also, l.Notes)
+		}
+		if c := l.Evidence.CPU; c != nil {
+			t.Logf("the receiver's busiest thread %.0f%% (waiting %.0f%%), its CPU's softirq %.0f%%: the CPU named beside the window: %v", c.ThreadPct, c.ThreadWaitPct, c.SoftIRQPct, also)
+		}
+	})
+
 	t.Run("cpu with 1K messages", func(t *testing.T) {
 		cpuKinds := []result.LimitKind{result.LimitSenderCPU, result.LimitReceiverCPU}
 		doc, ok := try(t, "1K messages", func() (result.Document, string) {

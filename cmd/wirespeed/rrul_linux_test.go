@@ -249,3 +249,30 @@ func TestRRULQueueOneSide(t *testing.T) {
 		})
 	}
 }
+
+// egressBacklog is the bytes the root qdisc of side s's veth end holds.
+func egressBacklog(t *testing.T, l *lab.Lab, s lab.Side) uint32 {
+	t.Helper()
+	h := l.Host(s)
+	var backlog uint32
+	err := l.Do(s, func() error {
+		link, err := netlink.LinkByName(h.Dev)
+		if err != nil {
+			return err
+		}
+		qs, err := netlink.QdiscList(link)
+		if err != nil {
+			return err
+		}
+		for _, q := range qs {
+			if q.Attrs().Parent == netlink.HANDLE_ROOT && q.Attrs().Statistics != nil && q.Attrs().Statistics.Queue != nil {
+				backlog = q.Attrs().Statistics.Queue.Backlog
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return backlog
+}

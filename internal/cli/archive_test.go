@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -222,5 +225,76 @@ func backendTargets(t *testing.T, fn func(t *testing.T, good, bad string, repair
 		u, _ := url.Parse(good)
 		u.User = url.UserPassword(u.User.Username(), "wrong")
 		fn(t, good, u.String(), func() {})
+	})
+}
+
+// TestArchiveProcesses: six wirespeed processes importing into one new
+// archive at once (the first ones creating it) lose nothing, on both
+// back ends; and archive flush writes what a broken archive spooled.
+func TestArchiveProcesses(t *testing.T) {
+	bin := buildBinary(t)
+	backendTargets(t, func(t *testing.T, good, bad string, repair func()) {
+		repair() // a good archive first; a broken one below
+		dir := t.TempDir()
+		const procs, each = 6, 8
+		var cmds []*exec.Cmd
+		for p := 0; p < procs; p++ {
+			var files []string
+			for i := 0; i < each; i++ {
+				s := archive.Synthetic{Source: fmt.Sprintf("p%d", p), Destination: "B", Started: time.Date(2026, 12, 1, 0, i, 0, 0, time.UTC), BitsPerSecond: 1e9}
+				f := filepath.Join(dir, fmt.Sprintf("%d-%d.json", p, i))
+				if err := result.WriteFile(f, s.Document()); err != nil {
+					t.Fatal(err)
+				}
+				files = append(files, f)
+			}
+			cmd := exec.Command(bin, append([]string{"archive", "import", "--archive", good}, files...)...)
+			cmd.Env = append(os.Environ(), SpoolEnv+"="+filepath.Join(dir, "spool"))
+			cmds = append(cmds, cmd)
+		}
+		outs := make([][]byte, procs)
+		errs := make([]error, procs)
+		var wg sync.WaitGroup
+		for p, cmd := range cmds {
+			wg.Add(1)
+			go func() { defer wg.Done(); outs[p], errs[p] = cmd.CombinedOutput() }()
+		}
+		wg.Wait()
+		for p := range cmds {
+			if errs[p] != nil {
+				t.Errorf("process %d: %v: %s", p, errs[p], outs[p])
+			}
+		}
+		target, _ := archive.ParseTarget(good)
+		a, err := archive.Open(context.Background(), target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := a.Count(context.Background())
+		a.Close()
+		if err != nil || c.Documents != procs*each {
+			t.Errorf("archive holds %+v, %v; want %d documents", c, err, procs*each)
+		}
+
+		// A broken archive spools; flush writes it once repaired.
+		if target.Backend == archive.SQLite {
+			bad = filepath.Join(dir, "broken.db")
+			os.WriteFile(bad, []byte(strings.Repeat("not sqlite ", 500)), 0o644)
+			repair = func() { os.Remove(bad) }
+		}
+		t.Setenv(SpoolEnv, filepath.Join(dir, "spool"))
+		spoolTarget, _ := archive.ParseTarget(bad)
+		if _, err := (archive.Spool{Dir: filepath.Join(dir, "spool")}).Keep(context.Background(), spoolTarget, archive.Synthetic{Source: "A", Destination: "B", Started: time.Now(), BitsPerSecond: 1e9}.Document()); err != nil {
+			t.Fatal(err)
+		}
+		repair()
+		flushTo := bad
+		if target.Backend == archive.Postgres {
+			flushTo = good // the same target, with the right password
+		}
+		code, out, errOut := execute(t, context.Background(), "archive", "flush", "--archive", flushTo)
+		if code != ExitOK || !strings.Contains(out, "wrote 1 spooled documents") {
+			t.Errorf("archive flush: exit %d: %s%s", code, out, errOut)
+		}
 	})
 }

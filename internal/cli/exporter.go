@@ -37,6 +37,7 @@ type exporterFlags struct {
 	timeoutOffset time.Duration
 	logFormat     string
 	logLevel      string
+	archive       string
 }
 
 func newExporterCmd(e *env) *cobra.Command {
@@ -97,6 +98,7 @@ and keep the listen address private (docs/exporter.md).`,
 	fl.Var(durationValue{&f.timeoutOffset}, "timeout-offset", "taken from the scrape's timeout (X-Prometheus-Scrape-Timeout-Seconds) so that the answer arrives in time")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error (debug logs every probe)")
+	registerArchiveFlag(fl, &f.archive)
 	return cmd
 }
 
@@ -142,11 +144,19 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 	if err != nil {
 		return err
 	}
+	archiveAt, err := archiveTarget(e, f.archive)
+	if err != nil {
+		return err
+	}
+	var keep func(context.Context, result.Document) error
+	if archiveAt != nil {
+		keep = func(ctx context.Context, doc result.Document) error { return keepInArchive(ctx, e, archiveAt, doc) }
+	}
 	x, err := exporter.New(exporter.Options{
 		ConfigPath: f.config, Build: moduleBuilder(e),
 		AllowTargets: allow, MaxLength: f.maxLength,
 		MaxConcurrent: f.maxConcurrent, QueueSize: f.queueSize, TimeoutOffset: f.timeoutOffset,
-		Tool: tool(), Logger: log,
+		Tool: tool(), Logger: log, Keep: keep,
 	})
 	if err != nil {
 		return configError(err)
@@ -246,6 +256,7 @@ var refusedModuleKeys = map[string]string{
 	"iterations": "a probe is one run: Prometheus's schedule repeats it",
 	"confidence": "a probe is one run: Prometheus's schedule repeats it",
 	"iperf3":     "the exporter probes wirespeed servers only",
+	"archive":    "the exporter's own --archive keeps every probe's result",
 }
 
 // moduleBuilder builds a module's test from its keys through `wirespeed

@@ -93,6 +93,7 @@ func TestExporterModuleErrors(t *testing.T) {
 		{"tradeoff: true", `key "tradeoff": a module runs one test`},
 		{"iterations: 3", `key "iterations": a probe is one run`},
 		{"iperf3: true", `key "iperf3": the exporter probes wirespeed servers only`},
+		{"archive: x.db", `key "archive": the exporter's own --archive`},
 		{"psk-file: " + short, `line 3: module "m": key "psk-file"`},
 		{"psk-file: /nonexistent/key", `key "psk-file"`},
 		{"test: TCP_RR\n    fq-rate: 1G", `module "m": key "fq-rate"`},

@@ -86,8 +86,43 @@ func (o *outputFlags) open(e *env, json bool) (*env, func() error, error) {
 		return nil, nil, fmt.Errorf("--logfile: %w", err)
 	}
 	to := *e
-	to.stdout = f
-	return &to, f.Close, nil
+	w := &stickyWriter{w: f}
+	to.stdout = w
+	return &to, func() error {
+		cerr := f.Close()
+		if err := w.error(); err != nil {
+			return err
+		}
+		return cerr
+	}, nil
+}
+
+// stickyWriter keeps the first write error of the --logfile, which the
+// report's writers do not look at, so that run ends with it: a full disk
+// (or /dev/full) exited 0 with the output lost (issue 32).
+type stickyWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
+}
+
+func (s *stickyWriter) error() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
 }
 
 // tickWriter is where one tick's interval lines go: w, each line

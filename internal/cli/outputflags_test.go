@@ -133,6 +133,12 @@ func TestLogfile(t *testing.T) {
 	if code != ExitRuntime || !strings.Contains(errOut, "--logfile") {
 		t.Errorf("unwritable --logfile: exit %d, %q", code, errOut)
 	}
+	// A file that takes no writes (issue 32: /dev/full exited 0 and the
+	// output was lost without a word).
+	code, _, errOut = execute(t, context.Background(), "run", "-l", "0.2", "--cpu=false", "--logfile", "/dev/full")
+	if code != ExitRuntime || !strings.Contains(errOut, "--logfile") || !strings.Contains(errOut, "no space left") {
+		t.Errorf("--logfile /dev/full: exit %d, %q; want exit 1 naming --logfile and the error", code, errOut)
+	}
 }
 
 // TestJSONStream: --json-stream prints one JSON object a line: start,

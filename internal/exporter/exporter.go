@@ -83,7 +83,11 @@ type Options struct {
 	// Resolver looks up host names; nil for net.DefaultResolver.
 	Resolver Resolver
 	// Tool names the exporter in the results documents it keeps.
-	Tool   result.Tool
+	Tool result.Tool
+	// Keep, when set, is given every probe's results document (a failed
+	// test's partial one too) once the probe's answer has been sent: the
+	// CLI's --archive. It returns when the document is kept.
+	Keep   func(ctx context.Context, doc result.Document) error
 	Logger *slog.Logger
 	// Now is the clock, for tests; nil for time.Now.
 	Now func() time.Time

@@ -614,3 +614,26 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestKeep: a probe that ran a test hands its results document to Keep,
+// after its answer; a refused probe hands nothing.
+func TestKeep(t *testing.T) {
+	var mu sync.Mutex
+	var kept []result.Document
+	h := newHarness(t, twoModules, func(o *Options) {
+		o.Keep = func(ctx context.Context, doc result.Document) error {
+			mu.Lock()
+			defer mu.Unlock()
+			kept = append(kept, doc)
+			return nil
+		}
+	})
+	h.probe(t, "target=127.0.0.1&module=tcp", 10)
+	h.probe(t, "target=127.0.0.1&module=nope", 10)
+	h.probe(t, "target=bad!&module=tcp", 10)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(kept) != 1 || kept[0].Command != "exporter" || kept[0].Schema != result.Schema || kept[0].Directions[0].Summary.BitsPerSecond != 9.5e8 {
+		t.Errorf("kept %d documents (%+v), want the one probe's that ran", len(kept), kept)
+	}
+}

@@ -90,11 +90,12 @@ func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 		plog.Error("probe failed", "reason", perr.reason, "err", perr.err)
 		x.metrics.failures.WithLabelValues(perr.reason).Inc()
 	}
+	var doc *result.Document
 	if perr == nil || perr.reason == reasonTest {
 		if res != nil {
-			doc := result.Document{Schema: result.Schema, Tool: x.opts.Tool, Command: "exporter", Result: *res}
+			doc = &result.Document{Schema: result.Schema, Tool: x.opts.Tool, Command: "exporter", Result: *res}
 			var b bytes.Buffer
-			if err := report.JSON(&b, doc); err == nil && b.Len() <= maxResultJSON {
+			if err := report.JSON(&b, *doc); err == nil && b.Len() <= maxResultJSON {
 				rec.Result = b.Bytes()
 				rec.ResultStarted = res.Started
 			}
@@ -118,6 +119,18 @@ func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 	x.remember(rec)
 	x.log.Debug("probe", "id", rec.ID, "module", rec.Module, "target", rec.Target, "success", rec.Success, "reason", rec.Reason, "err", rec.Message)
 
+	if doc != nil && x.opts.Keep != nil {
+		// The answer goes first: the archive may be slow or away (then
+		// Keep spools the document), and Prometheus is waiting.
+		defer func() {
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			if err := x.opts.Keep(context.WithoutCancel(r.Context()), *doc); err != nil {
+				x.log.Error("probe's result not archived", "id", rec.ID, "err", err)
+			}
+		}()
+	}
 	if q.Get("debug") == "true" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintf(w, "Logs for the probe:\n%s\n\nMetrics that would have been returned:\n", rec.Log)

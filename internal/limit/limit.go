@@ -357,6 +357,20 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 				Evidence: result.LimitEvidence{CPU: c.ev, Others: c.others, TCP: tcp}, Notes: notes}
 		}
 	}
+	// A receive window the user fixed (-S, or -s on the client's side)
+	// and full most of the window is the limit: the user asked for that
+	// window, and the data could not go faster than it whatever the
+	// receiver's CPU did. A receiver's CPU near saturation beside it is
+	// named too (issue 32: -S 4K over veth, rwnd_limited 71% and the
+	// receiver's busiest thread at 83%, was called receiver_cpu).
+	if tcp != nil && tcp.RwndLimitedPct >= LimitedPct && fixedRcvBuf(t, rcv.side) {
+		l := result.Limit{Kind: result.LimitReceiveWindow, Side: rcv.side, Evidence: result.LimitEvidence{TCP: tcp, CPU: rc.ev}, Notes: notes}
+		if rc.bound || (rc.softirq && !sameHost(snd, rcv)) {
+			l.Also = append(l.Also, result.LimitReceiverCPU)
+			l.Notes = append(l.Notes, fmt.Sprintf("the receiver's CPU was also near saturation (%.0f%%: its busiest thread's time, wait and the softirq of its CPU)", rc.load))
+		}
+		return l
+	}
 	// A CPU-bound side; both when they share a host: the busier one.
 	switch {
 	case sc.bound && (!rc.bound || sc.load >= rc.load):

@@ -2,6 +2,7 @@ package limit
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -361,6 +362,39 @@ func TestDiagnoseStream(t *testing.T) {
 				return r
 			}(),
 			want: result.LimitReceiveWindow, wantSide: result.Remote,
+		},
+		{
+			// Issue 32's lab: -S 4K over veth, rwnd_limited 71% and the
+			// receiver's busiest thread at 83% (with its CPU's softirq,
+			// bound): the window the user set is the main limit, the
+			// receiver's CPU beside it.
+			name: "fixed receive window with the receiver's cpu near saturation",
+			res: func() *result.Result {
+				r := withTCP(withCPU(streamResult(spec.TCPStream, 1.73e9), idle(100), cpuFig(200, 0, 97, 40, 30, 83, 2)), 100, 71, 0, 0)
+				r.Spec.RemoteSockBuf = 4096
+				r.Directions[0].Streams[0].Receiver.RcvBufEnd = 8192
+				return r
+			}(),
+			want: result.LimitReceiveWindow, wantSide: result.Remote,
+			check: func(t *testing.T, l *result.Limit) {
+				if !slices.Equal(l.Also, []result.LimitKind{result.LimitReceiverCPU}) {
+					t.Errorf("also %v, want receiver_cpu beside the window", l.Also)
+				}
+				if e := l.Evidence.TCP; e == nil || math.Abs(e.RwndLimitedPct-71) > 0.01 || e.RcvBufBytes != 8192 {
+					t.Errorf("tcp evidence %+v, want rwnd_limited 71%% with an 8 KB buffer", e)
+				}
+				// 83% of its own, 2% waiting, 30% softirq of its CPU.
+				if !strings.Contains(strings.Join(l.Notes, "; "), "also near saturation (115%") {
+					t.Errorf("notes %q, want the receiver's CPU named beside the window", l.Notes)
+				}
+			},
+		},
+		{
+			// The same figures with the buffer the kernel's to tune: a
+			// slow reader fills the window too, and the CPU is the limit.
+			name: "receive window of a receiver whose cpu is bound",
+			res:  withTCP(withCPU(streamResult(spec.TCPStream, 1.73e9), idle(100), cpuFig(200, 0, 97, 40, 30, 83, 2)), 100, 71, 0, 0),
+			want: result.LimitReceiverCPU, wantSide: result.Remote,
 		},
 		{
 			name: "send buffer",

@@ -17,6 +17,11 @@ type Limit struct {
 	// Notes say what could not be told and what else was close: the
 	// reason for unknown, another process busy beside a CPU limit.
 	Notes []string `json:"notes,omitempty"`
+	// Also names a second limit as strongly in evidence as Kind, which
+	// was judged the main one: a receive window the user fixed, full
+	// most of the window, with the receiver's CPU near saturation beside
+	// it. A note says what showed it.
+	Also []LimitKind `json:"also,omitempty"`
 }
 
 // LimitKind names what limited a result.

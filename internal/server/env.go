@@ -32,7 +32,8 @@ type hostSession struct {
 	// does not authenticate a client.
 	authenticated bool
 
-	env *sysinfo.Env
+	env       *sysinfo.Env
+	collected time.Time // when env was collected
 	// baselineTaken is set once the session's idle CPU baseline was
 	// taken, as the session starts; baseline is what it measured
 	// (nil when it could not) and baselineErr why not.
@@ -73,6 +74,7 @@ func (hs *hostSession) record(ctx context.Context) *sysinfo.Env {
 		}
 		env.CPUBaseline = hs.baseline
 		hs.env = &env
+		hs.collected = time.Now()
 	}
 	return hs.env
 }
@@ -92,12 +94,30 @@ func (hs *hostSession) idleBaseline(ctx context.Context) {
 }
 
 // refresh forgets the record: the next result carries a fresh one.
-func (hs *hostSession) refresh() { hs.env = nil }
+//
+// A record younger than envMinAge is kept: collecting one costs a few
+// milliseconds of CPU (netlink, ethtool, /proc), and a client asking for
+// it in a loop made the server collect 5,658 records in 20 s, 11.6 CPU-s
+// (issue 32). Within a session that bounds the collections to one a
+// envMinAge; the sessions an address may hold (--max-conns-per-addr)
+// and start (--max-handshake-rate) bound the rest.
+func (hs *hostSession) refresh() {
+	if time.Since(hs.collected) >= envMinAge {
+		hs.env = nil
+	}
+}
+
+// envMinAge is how old a session's environment record must be before an
+// env request collects it again.
+const envMinAge = time.Second
+
+// collectHost is sysinfo.Collect; a test counts its calls.
+var collectHost = sysinfo.Collect
 
 func (s *Server) collectEnv(ctx context.Context, peer netip.Addr) sysinfo.Env {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), envTimeout)
 	defer cancel()
-	env, warnings, err := sysinfo.Collect(ctx, sysinfo.Options{ProcRoot: s.cfg.ProcRoot, Peer: peer})
+	env, warnings, err := collectHost(ctx, sysinfo.Options{ProcRoot: s.cfg.ProcRoot, Peer: peer})
 	if err != nil {
 		warnings = append(warnings, err.Error())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,5 +116,42 @@ func TestBaselineOncePerSession(t *testing.T) {
 			}
 		}
 		c.Close()
+	}
+}
+
+// TestEnvRequestsRateLimited: a client that asks for the environment
+// record in a loop gets the session's record, collected again at most
+// once a second (envMinAge). Before (issue 32), every request collected
+// one: 5,658 requests in 20 s cost the server 11.6 CPU-s.
+func TestEnvRequestsRateLimited(t *testing.T) {
+	var calls atomic.Int64
+	real := collectHost
+	collectHost = func(ctx context.Context, o sysinfo.Options) (sysinfo.Env, []string, error) {
+		calls.Add(1)
+		return real(ctx, o)
+	}
+	defer func() { collectHost = real }()
+	addr, _ := ncServer(t, Config{}, nil)
+	c := ncDial(t, addr)
+	start := time.Now()
+	const requests = 200
+	for range requests {
+		if _, err := c.RefreshEnv(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := time.Since(start)
+	// One collection a second at most, and the first one.
+	if n, most := calls.Load(), 1+int64(took/envMinAge)+1; n > most {
+		t.Errorf("%d env requests in %v made the server collect %d records, want at most %d", requests, took.Round(time.Millisecond), n, most)
+	}
+	// After envMinAge the record is collected again.
+	time.Sleep(envMinAge)
+	before := calls.Load()
+	if _, err := c.RefreshEnv(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() == before {
+		t.Errorf("a request %v after the last collection did not collect again", envMinAge)
 	}
 }

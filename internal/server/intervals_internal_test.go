@@ -25,8 +25,8 @@ func TestIntervalMemory(t *testing.T) {
 	}{
 		// 6,000 intervals, 32 streams and the sum, two directions.
 		{"TCP_BIDIR -P 32 -i 0.01 -l 60, kept", mk(spec.TCPBidir, 32, 10*time.Millisecond, time.Minute), false, 6000 * 33 * 2 * intervalRecord},
-		// A queue of 2 s of reports: 200.
-		{"TCP_BIDIR -P 32 -i 0.01 -l 60, streamed", mk(spec.TCPBidir, 32, 10*time.Millisecond, time.Minute), true, 200 * 33 * 2 * intervalRecord},
+		// A queue of 5 s of reports: 500.
+		{"TCP_BIDIR -P 32 -i 0.01 -l 60, streamed", mk(spec.TCPBidir, 32, 10*time.Millisecond, time.Minute), true, 500 * 33 * 2 * intervalRecord},
 		// 10 intervals, fewer than the queue's least (16).
 		{"TCP_STREAM -i 1 -l 10, streamed", mk(spec.TCPStream, 1, time.Second, 10*time.Second), true, 10 * 2 * intervalRecord},
 		// 2.5 s in intervals of 1 s: three reports, the last shorter.

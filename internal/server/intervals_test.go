@@ -69,7 +69,7 @@ func TestLongHighRateIntervals(t *testing.T) {
 	sp.Kind, sp.Parallel, sp.Interval, sp.Duration = spec.TCPStream, 32, 10*time.Millisecond, 10*time.Second
 	res, err := c.Run(context.Background(), sp)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v; the server logged %s", err, srv.logs.waitLog(t, "test done"))
 	}
 	d := res.Directions[0]
 	if n := len(d.Intervals); n < 990 || n > 1000 {

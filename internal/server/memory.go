@@ -128,9 +128,10 @@ func (s *Server) testMemoryLimit(t spec.Test, c testCost) string {
 	if mem <= l.MaxTestMemory {
 		return ""
 	}
-	if c.intervals > 0 {
+	if c.buffers <= l.MaxTestMemory {
+		// The interval records took it over.
 		return fmt.Sprintf("a test whose buffers (%s) and interval records (%s: -i %v, -P %d, %d direction(s)) take %s on this server is over its limit of %s per test (serve --max-test-memory); ask for a longer interval (-i), fewer streams (-P) or smaller messages (-m, -M, -r, -l)",
-			units.FormatSize(c.buffers), units.FormatSize(c.intervals), t.Interval, t.Parallel, len(t.Directions()), units.FormatSize(mem), units.FormatSize(l.MaxTestMemory))
+			units.FormatBytes(float64(c.buffers)), units.FormatBytes(float64(c.intervals)), t.Interval, t.Parallel, len(t.Directions()), units.FormatBytes(float64(mem)), units.FormatSize(l.MaxTestMemory))
 	}
 	return fmt.Sprintf("a test whose buffers take %s on this server is over its limit of %s per test (serve --max-test-memory); ask for smaller messages (-m, -M, -r, -l) or fewer streams (-P)",
 		units.FormatSize(mem), units.FormatSize(l.MaxTestMemory))

@@ -362,14 +362,47 @@ func TestRelayUnreachableSaysOnlyThat(t *testing.T) {
 			c.Close()
 		}
 	}()
+	// A port that accepts and never says a word.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
 	a := startServer(t, server.Config{HandshakeTimeout: time.Second, Auth: server.Auth{PSK: testKey},
 		Relay: server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8", "nowhere.test"), Resolver: failingResolver{}}})
 	c := mustDial(t, client.Config{Addr: a.addr, Security: client.Security{PSK: testKey}})
-	for _, peer := range []string{closedAddr, other.Addr().String(), "nowhere.test:7575"} {
+	// The answer's time tells nothing either (issue 32: a closed port
+	// answered in 0.2 s, a silent one in 5.2 s): every one comes 2 x the
+	// handshake timeout + 1 s after the request, 3 s here.
+	var took []time.Duration
+	for _, peer := range []string{closedAddr, other.Addr().String(), "nowhere.test:7575", silent.Addr().String()} {
+		start := time.Now()
 		_, err := c.Relay(context.Background(), control.RelayRequest{Peer: peer, Spec: shortSpec(spec.TCPStream, 1)})
+		took = append(took, time.Since(start))
 		want := "relay to " + peer + ": the peer could not be reached as a wirespeed server"
 		if !errors.Is(err, control.ErrRelayFailed) || !strings.HasSuffix(err.Error(), want) || strings.Contains(err.Error(), "127.0.0.53") {
 			t.Errorf("relay to %s: got %v, want %q", peer, err, want)
+		}
+	}
+	for i, d := range took {
+		if d < 3*time.Second || d > 3*time.Second+500*time.Millisecond {
+			t.Errorf("answers came after %v: the answer's time depends on the peer (answer %d)", took, i)
+			break
 		}
 	}
 	// The server's own log keeps the causes.

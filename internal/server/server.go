@@ -558,7 +558,7 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	stopWatch := watchControl(ss.msgs, cancel, "the test")
 	// The reports go out from a writer of their own: a client that stops
 	// reading them ends its test, by the test's deadline at the latest.
-	reports := newReportWriter(cc, t, time.Now().Add(t.Omit+t.Duration+testGrace), cancel)
+	reports := newReportWriter(cc, t, time.Now().Add(t.Omit+t.Duration+reportsGrace), cancel)
 	// When the server stops, tell the client first so that it stops sending
 	// and both sides close their streams cleanly.
 	stopNotice := context.AfterFunc(ctx, func() {
