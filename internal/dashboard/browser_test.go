@@ -1,8 +1,8 @@
 package dashboard
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os/exec"
