@@ -28,7 +28,7 @@ func TestScreenshots(t *testing.T) {
 	defer a.Close()
 	ts := serve(t, a)
 	shot := func(name string) {
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
 		}
