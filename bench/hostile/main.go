@@ -1,5 +1,5 @@
 // Command hostile measures what a hostile or careless client costs a
-// wirespeed server (issue 32): it starts `wirespeed serve` from the binary
+// wirespeed server: it starts `wirespeed serve` from the binary
 // it is given, on loopback, plays one client and reports the server's
 // peak resident size, the host's shared memory (memfds), the CPU seconds
 // the server used and how long its test slot stayed busy. Run it against

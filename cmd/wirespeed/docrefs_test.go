@@ -199,3 +199,23 @@ func TestNoTrackerReferences(t *testing.T) {
 		}
 	}
 }
+
+// TestEnginePortableTag: every Linux file of the engine steps aside for
+// engine_other.go under -tags wirespeed_portable, so .ci/run can test the
+// portable loops on Linux; a new *_linux.go without the tag breaks that
+// build.
+func TestEnginePortableTag(t *testing.T) {
+	files, err := filepath.Glob("../../internal/engine/*_linux*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Linux files in internal/engine (%v)", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(b), "//go:build !wirespeed_portable\n") {
+			t.Errorf("%s: start it with //go:build !wirespeed_portable (engine_other.go stands in for it under that tag)", f)
+		}
+	}
+}

@@ -96,7 +96,7 @@ func limitRun(t *testing.T, l *lab.Lab, s lab.Side, rt bool, args ...string) (re
 		t.Fatalf("no summary.limit in the result:\n%s", stdout.String())
 	}
 	var line bytes.Buffer
-	report.Limits(&line, doc.Result)
+	report.LimitedBy(&line, doc.Result)
 	return doc, line.String()
 }
 

@@ -239,7 +239,7 @@ type matrixObserver struct {
 func (o *matrixObserver) Begin(doc *result.Document) {
 	o.table = report.NewMatrixTable(doc.Matrix, len(o.sizes) > 0, doc.Spec.Kind.RR(), doc.Repeat.ConfidenceLevel)
 	if doc.Spec.Kind == spec.RRUL {
-		o.table.WithUnderLoad() // idle and loaded latency columns (issue 24)
+		o.table.WithUnderLoad() // idle and loaded latency columns (RRUL)
 	}
 	if !o.text {
 		return

@@ -99,7 +99,7 @@ func (o *outputFlags) open(e *env, json bool) (*env, func() error, error) {
 
 // stickyWriter keeps the first write error of the --logfile, which the
 // report's writers do not look at, so that run ends with it: a full disk
-// (or /dev/full) exited 0 with the output lost (issue 32).
+// (or /dev/full) once exited 0 with the output lost.
 type stickyWriter struct {
 	mu  sync.Mutex
 	w   io.Writer

@@ -261,7 +261,7 @@ func embeddedServer(ctx context.Context, e *env, ipVersion int) (string, func(),
 	// The embedded server serves this process alone: the limits that keep
 	// a server safe to leave running would only get in the user's way.
 	srv := server.New(server.Config{Tool: version(), Hostname: e.hostname, Logger: e.log, ProcRoot: e.procRoot,
-		Limits: server.Limits{MaxDuration: spec.MaxDuration, MaxParallel: spec.MaxParallel, MaxUDPRateBitsPerSecond: math.Inf(1),
+		Admission: server.Admission{MaxDuration: spec.MaxDuration, MaxParallel: spec.MaxParallel, MaxUDPRateBitsPerSecond: math.Inf(1),
 			MaxTestMemory: math.MaxInt64, MaxMemory: math.MaxInt64}})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx, ln) }()

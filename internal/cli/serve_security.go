@@ -95,7 +95,7 @@ func (f *serveSecurityFlags) configure(cfg *server.Config) error {
 	if err != nil || rate <= 0 {
 		return usagef("--max-udp-rate %q: use bits/s like 500M or 10G", f.maxUDPRate)
 	}
-	cfg.Limits = server.Limits{
+	cfg.Admission = server.Admission{
 		MaxDuration:             f.maxDuration,
 		MaxParallel:             f.maxParallel,
 		MaxUDPRateBitsPerSecond: rate,
@@ -106,7 +106,7 @@ func (f *serveSecurityFlags) configure(cfg *server.Config) error {
 		MaxDSCP:                 f.maxDSCP,
 	}
 	if f.maxDSCP == 0 {
-		cfg.Limits.MaxDSCP = server.NoDSCP
+		cfg.Admission.MaxDSCP = server.NoDSCP
 	}
 	cfg.HandshakeTimeout = f.handshakeTimeout
 	cfg.MaxFrame = f.maxFrame

@@ -350,7 +350,7 @@ func TestGSOGRO(t *testing.T) {
 // batch, so the calls are worked out from the datagrams.
 func TestUDPBatches(t *testing.T) {
 	// Unpaced both ways: the server may send as fast as it can (-R).
-	addr, _ := startServer(t, server.Config{Limits: server.Limits{MaxUDPRateBitsPerSecond: math.Inf(1)}})
+	addr, _ := startServer(t, server.Config{Admission: server.Admission{MaxUDPRateBitsPerSecond: math.Inf(1)}})
 	for _, tc := range []struct {
 		reverse      bool
 		send, recv   int

@@ -25,7 +25,7 @@ func rrulSpec(idle, length time.Duration) spec.Test {
 // two probes count against the server's --max-parallel: 4 flows and 2
 // probes do not fit in 5, and the refusal says what to do.
 func TestRRULCountsAgainstMaxParallel(t *testing.T) {
-	addr, _ := startServer(t, server.Config{Limits: server.Limits{MaxParallel: 5}})
+	addr, _ := startServer(t, server.Config{Admission: server.Admission{MaxParallel: 5}})
 	c := dial(t, client.Config{Addr: addr})
 	_, err := c.Run(context.Background(), rrulSpec(time.Second, time.Second))
 	if err == nil || !strings.Contains(err.Error(), "6 connections (4 flows and 2 probes)") || !strings.Contains(err.Error(), "--max-parallel") {

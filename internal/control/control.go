@@ -171,7 +171,7 @@ type TestRequest struct {
 	// StreamedIntervals says the client keeps the server's interval
 	// reports as they arrive, so the server's result leaves its intervals
 	// out and the server keeps none: a long run at a short interval then
-	// neither grows the server nor outgrows the frame limit (issue 32).
+	// neither grows the server nor outgrows the frame limit.
 	StreamedIntervals bool `json:"streamed_intervals,omitempty"`
 }
 

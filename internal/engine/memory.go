@@ -5,7 +5,7 @@ import "wirespeed/internal/spec"
 // What the loops allocate for the options a peer may ask for, in one
 // place: the loops size their buffers with these functions, and a server
 // budgets a test with them (server/memory.go), so that the two cannot
-// drift apart (issue 32: GRO receive buffers and sendfile's memfds were
+// drift apart (GRO receive buffers and sendfile's memfds once were
 // allocated and not counted). Tests measure the allocations against them
 // (server/TestDataPathMemoryCounted).
 

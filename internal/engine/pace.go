@@ -31,7 +31,7 @@ const maxPaceStep = 1000 * time.Hour
 // paceStep is f nanoseconds as a Duration, saturating at maxPaceStep: at
 // a tiny rate (1e-300 bits/s is 8e309 ns a byte, +Inf as a float64) a
 // plain conversion overflows, puts the schedule in the past and makes the
-// loop send without ever sleeping (issue 32).
+// loop send without ever sleeping.
 func paceStep(f float64) time.Duration {
 	switch {
 	case f != f || f <= 0: // NaN or none
@@ -102,7 +102,7 @@ func (r *RRServer) SetMaxRate(bitsPerSecond float64) {
 // SetMaxRate paces the client's requests of a UDP request/response test
 // to at most bitsPerSecond of payload (0 or +Inf: no pacing): a relaying
 // server's --max-udp-rate holds for the requests it sends, whatever the
-// request size and burst (issue 32). Call it before Run; TCP is not paced.
+// request size and burst. Call it before Run; TCP is not paced.
 func (r *RRClient) SetMaxRate(bitsPerSecond float64) {
 	if r.udp {
 		r.pace = newPacer(bitsPerSecond)

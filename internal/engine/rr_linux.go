@@ -221,7 +221,7 @@ func (r *RRClient) exchangeOn(fd int) error {
 			// The sequence number's low bytes go where the server
 			// echoes them from: the first elen bytes (the request's
 			// first 8 would put its high bytes there when the response
-			// is shorter, issue 32).
+			// is shorter).
 			putSeq(reqBuf, seq, elen)
 			if r.pace != nil {
 				r.pace.wait(len(reqBuf), r.stopped)

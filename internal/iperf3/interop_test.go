@@ -206,12 +206,12 @@ func TestIperf3ClientRefused(t *testing.T) {
 		want string // in iperf3's output
 	}{
 		{name: "key required", cfg: server.Config{Auth: server.Auth{PSK: []byte("0123456789abcdef0123")}}, args: []string{"-t", "1"}, want: "busy"},
-		{name: "too long", cfg: server.Config{Limits: server.Limits{MaxDuration: 2 * time.Second}}, args: []string{"-t", "5"}, want: "error"},
-		{name: "too many streams", cfg: server.Config{Limits: server.Limits{MaxParallel: 2}}, args: []string{"-t", "1", "-P", "3"}, want: "error"},
+		{name: "too long", cfg: server.Config{Admission: server.Admission{MaxDuration: 2 * time.Second}}, args: []string{"-t", "5"}, want: "error"},
+		{name: "too many streams", cfg: server.Config{Admission: server.Admission{MaxParallel: 2}}, args: []string{"-t", "1", "-P", "3"}, want: "error"},
 		// 2 bytes over 4 streams from the server: shares of 1, 1, 0 and
 		// 0, and a share of 0 would be no limit.
 		{name: "fewer bytes than streams", args: []string{"-n", "2", "-P", "4", "-R"}, want: "unable to receive parameters from client: invalid argument"},
-		{name: "UDP from the server too fast", cfg: server.Config{Limits: server.Limits{MaxUDPRateBitsPerSecond: 10e6}}, args: []string{"-t", "1", "-u", "-b", "50M", "-R"}, want: "error"},
+		{name: "UDP from the server too fast", cfg: server.Config{Admission: server.Admission{MaxUDPRateBitsPerSecond: 10e6}}, args: []string{"-t", "1", "-u", "-b", "50M", "-R"}, want: "error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -238,7 +238,7 @@ func TestIperf3ClientRefused(t *testing.T) {
 func TestIperf3HeldToMaxDuration(t *testing.T) {
 	bin := requireIperf3(t)
 	const maxDuration = 2 * time.Second
-	addr := startServerWith(t, server.Config{Limits: server.Limits{MaxDuration: maxDuration}})
+	addr := startServerWith(t, server.Config{Admission: server.Admission{MaxDuration: maxDuration}})
 	_, port, _ := net.SplitHostPort(addr)
 	for _, args := range [][]string{
 		{"-n", "1000G"},

@@ -361,8 +361,8 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 	// and full most of the window is the limit: the user asked for that
 	// window, and the data could not go faster than it whatever the
 	// receiver's CPU did. A receiver's CPU near saturation beside it is
-	// named too (issue 32: -S 4K over veth, rwnd_limited 71% and the
-	// receiver's busiest thread at 83%, was called receiver_cpu).
+	// named too (-S 4K over veth, rwnd_limited 71% and the receiver's
+	// busiest thread at 83%, was once called receiver_cpu).
 	if tcp != nil && tcp.RwndLimitedPct >= LimitedPct && fixedRcvBuf(t, rcv.side) {
 		l := result.Limit{Kind: result.LimitReceiveWindow, Side: rcv.side, Evidence: result.LimitEvidence{TCP: tcp, CPU: rc.ev}, Notes: notes}
 		if rc.bound || (rc.softirq && !sameHost(snd, rcv)) {

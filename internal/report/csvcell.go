@@ -10,7 +10,7 @@ import (
 // or a carriage return gets a leading single quote, unless it is a plain
 // number (a negative figure stays a number). Text from a peer (a host
 // name, a congestion control name, labels) reaches every CSV writer, so
-// each writes its rows through it (issue 32).
+// each writes its rows through it.
 func csvSafe(row []string) []string {
 	var out []string
 	for i, c := range row {

@@ -20,12 +20,9 @@ import (
 // points of a series are minutes to days apart.
 const historyTime = "2006-01-02 15:04:05"
 
-// figureValue scales a history figure for people: throughput in Mbit/s
+// figureValueRef scales a history figure for people in the unit that
+// suits ref, so that a table's figures share one: throughput in Mbit/s
 // (Gbit/s from 10 Gbit/s), others in their unit.
-func figureValue(unit string, v float64) (string, string) { return figureValueRef(unit, v, v) }
-
-// figureValueRef is figureValue in the unit that suits ref, so that a
-// table's figures share one.
 func figureValueRef(unit string, v, ref float64) (string, string) {
 	switch unit {
 	case "bits/s":

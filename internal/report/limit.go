@@ -9,9 +9,9 @@ import (
 	"wirespeed/internal/units"
 )
 
-// Limits writes what limited the run (package limit, docs/limits.md):
+// LimitedBy writes what limited the run (package limit, docs/limits.md):
 // one line, or one per direction when a run has two, then its notes.
-func Limits(w io.Writer, res result.Result) {
+func LimitedBy(w io.Writer, res result.Result) {
 	if len(res.Directions) > 1 {
 		any := false
 		for _, d := range res.Directions {

@@ -173,7 +173,7 @@ func TextIn(w io.Writer, res result.Result, u units.RateUnit) {
 	}
 	if res.Summary.Limit != nil {
 		fmt.Fprintln(w)
-		Limits(w, res)
+		LimitedBy(w, res)
 	}
 	if res.Local.Env != nil || res.Remote.Env != nil {
 		fmt.Fprintln(w)

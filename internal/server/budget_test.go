@@ -110,7 +110,7 @@ func hostileIperf3(t *testing.T, addr string, hold time.Duration) iperf3.State {
 // is busy, naming that flag.
 func TestMemoryBudget(t *testing.T) {
 	const perTest = 64 << 20
-	srv := startServer(t, server.Config{MaxTests: 2, Limits: server.Limits{MaxTestMemory: perTest, MaxMemory: 96 << 20}})
+	srv := startServer(t, server.Config{MaxTests: 2, Admission: server.Admission{MaxTestMemory: perTest, MaxMemory: 96 << 20}})
 
 	t.Run("iperf3 -P 32 with 64 MiB blocks", func(t *testing.T) {
 		peak := heapPeak()

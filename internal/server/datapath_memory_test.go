@@ -1,3 +1,5 @@
+//go:build unix
+
 package server_test
 
 import (
@@ -81,7 +83,7 @@ func TestDataPathMemoryCounted(t *testing.T) {
 		{"sendfile", sendfile},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			big := startServer(t, server.Config{Limits: server.Limits{MaxTestMemory: 1 << 30, MaxMemory: 1 << 30}})
+			big := startServer(t, server.Config{Admission: server.Admission{MaxTestMemory: 1 << 30, MaxMemory: 1 << 30}})
 			c := mustDial(t, client.Config{Addr: big.addr})
 			heap, memfd := heapPeak(), memfdPeak()
 			_, err := c.Run(context.Background(), tc.sp)
@@ -95,7 +97,7 @@ func TestDataPathMemoryCounted(t *testing.T) {
 			if used < 4<<20 {
 				t.Fatalf("measured %d KiB in all: too little to tell a budget from noise", used>>10)
 			}
-			small := startServer(t, server.Config{Limits: server.Limits{MaxTestMemory: used / 2, MaxMemory: 1 << 30}})
+			small := startServer(t, server.Config{Admission: server.Admission{MaxTestMemory: used / 2, MaxMemory: 1 << 30}})
 			c2 := mustDial(t, client.Config{Addr: small.addr})
 			defer c2.Close()
 			_, err = c2.Run(context.Background(), tc.sp)

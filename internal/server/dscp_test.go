@@ -33,7 +33,7 @@ func TestMaxDSCP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := startServer(t, server.Config{Limits: server.Limits{MaxDSCP: tt.max}})
+			srv := startServer(t, server.Config{Admission: server.Admission{MaxDSCP: tt.max}})
 			c := mustDial(t, client.Config{Addr: srv.addr})
 			defer c.Close()
 			sp := shortSpec(spec.TCPMaerts, 1)

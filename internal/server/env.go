@@ -27,7 +27,7 @@ type hostSession struct {
 	log  *slog.Logger
 
 	// authenticated is set when the client proved it holds the server's
-	// pre-shared key (--psk-file; limits.go's sessionGate.authenticate).
+	// pre-shared key (--psk-file; admission.go's sessionGate.authenticate).
 	// Remote device changes need it as well as --allow-netconf. TLS alone
 	// does not authenticate a client.
 	authenticated bool
@@ -97,8 +97,8 @@ func (hs *hostSession) idleBaseline(ctx context.Context) {
 //
 // A record younger than envMinAge is kept: collecting one costs a few
 // milliseconds of CPU (netlink, ethtool, /proc), and a client asking for
-// it in a loop made the server collect 5,658 records in 20 s, 11.6 CPU-s
-// (issue 32). Within a session that bounds the collections to one a
+// it in a loop made the server collect 5,658 records in 20 s, 11.6 CPU-s.
+// Within a session that bounds the collections to one a
 // envMinAge; the sessions an address may hold (--max-conns-per-addr)
 // and start (--max-handshake-rate) bound the rest.
 func (hs *hostSession) refresh() {

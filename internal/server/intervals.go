@@ -12,7 +12,7 @@ import (
 	"wirespeed/internal/units"
 )
 
-// Interval reports and what they cost (issue 32). A test's interval
+// Interval reports and what they cost. A test's interval
 // records are the client's to multiply: -P 32 -i 0.01 in both directions
 // is 6,600 records a second, and kept for the whole test (as the result
 // used to carry them) they grew a server by 5.3 MB a test-second and made

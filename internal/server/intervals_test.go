@@ -20,7 +20,7 @@ import (
 // buffers and accepted under --max-test-memory 1M, then grew the server
 // by 5.3 MB a test-second (issue 32); now it is refused, naming -i and -P.
 func TestIntervalsInBudget(t *testing.T) {
-	srv := startServer(t, server.Config{Limits: server.Limits{MaxTestMemory: 1 << 20, MaxMemory: 4 << 20}})
+	srv := startServer(t, server.Config{Admission: server.Admission{MaxTestMemory: 1 << 20, MaxMemory: 4 << 20}})
 	c := mustDial(t, client.Config{Addr: srv.addr})
 	defer c.Close()
 	sp := spec.Default()

@@ -75,7 +75,7 @@ func (s *Server) ip3Server() *iperf3.Server {
 			StreamsTimeout:   s.cfg.StreamsTimeout,
 			// A byte or block count test ends at the longest test the
 			// server allows (--max-duration).
-			MaxTestLength: s.limits().MaxDuration,
+			MaxTestLength: s.admission().MaxDuration,
 			// An iperf3 test takes a test slot like a wirespeed session.
 			Limit: s.iperf3Limit,
 			// And the server's memory, with wirespeed's tests.

@@ -187,7 +187,7 @@ func TestJunkConnections(t *testing.T) {
 				auth.TLS = &tls.Config{Certificates: []tls.Certificate{pki.cert}}
 				ccfg.TLS, _ = client.TLSConfigCA(pki.caPEM)
 			}
-			srv := startServer(t, server.Config{HandshakeTimeout: time.Second, StreamsTimeout: 2 * time.Second, Auth: auth, Limits: server.Limits{MaxConnsPerAddr: 4}})
+			srv := startServer(t, server.Config{HandshakeTimeout: time.Second, StreamsTimeout: 2 * time.Second, Auth: auth, Admission: server.Admission{MaxConnsPerAddr: 4}})
 			ccfg.Addr = srv.addr
 			// The baseline: a served test, then nothing running.
 			warm := mustDial(t, ccfg)

@@ -14,8 +14,8 @@ import (
 // and their sizes are the client's to choose: 32 streams of 64 MiB
 // receive buffers are 2 GiB. So the server works out a test's buffers
 // from its request, refuses a test whose buffers are over
-// Limits.MaxTestMemory, and holds the running tests' buffers together
-// within Limits.MaxMemory. The figure follows what the engine's loops
+// Admission.MaxTestMemory, and holds the running tests' buffers together
+// within Admission.MaxMemory. The figure follows what the engine's loops
 // allocate (docs/security.md, "Memory"); socket buffers (-S, -w) are the
 // kernel's, bounded by its own limits, and not counted.
 
@@ -123,7 +123,7 @@ func costOf(t spec.Test, fileLen int, streamed bool) testCost {
 // testMemoryLimit says why a test's memory is over the per-test budget,
 // or returns "".
 func (s *Server) testMemoryLimit(t spec.Test, c testCost) string {
-	l := s.limits()
+	l := s.admission()
 	mem := c.total()
 	if mem <= l.MaxTestMemory {
 		return ""
@@ -141,7 +141,7 @@ func (s *Server) testMemoryLimit(t spec.Test, c testCost) string {
 // returns the function that gives them back, or a message saying why the
 // running tests leave no room for it.
 func (s *Server) reserveMemory(mem int64) (release func(), msg string) {
-	limit := s.limits().MaxMemory
+	limit := s.admission().MaxMemory
 	for {
 		used := s.safety.memory.Load()
 		if used+mem > limit {

@@ -57,7 +57,7 @@ func TestMetrics(t *testing.T) {
 	url := "http://" + metricsAddr + "/metrics"
 
 	srv := startServer(t, server.Config{StreamsTimeout: 300 * time.Millisecond,
-		Auth: server.Auth{PSK: testKey}, Limits: server.Limits{MaxDuration: 5 * time.Second}, Metrics: m})
+		Auth: server.Auth{PSK: testKey}, Admission: server.Admission{MaxDuration: 5 * time.Second}, Metrics: m})
 	c := mustDial(t, client.Config{Addr: srv.addr, Security: client.Security{PSK: testKey}})
 
 	// One test served, scraped while it runs and after.

@@ -144,7 +144,7 @@ func unreachable(peer string) string {
 // answerUnreachable tells the requester its peer could not be reached,
 // unreachableAfter from when it asked whatever way the attempt failed:
 // the time of the answer told a closed port (0.2 s) from a silent one
-// (5.2 s) and from another service (0.2 s) (issue 32). The session's end
+// (5.2 s) and from another service (0.2 s). The session's end
 // cuts the wait short.
 func (s *Server) answerUnreachable(ctx context.Context, cc *control.Conn, asked time.Time, code, peer string) error {
 	tm := time.NewTimer(time.Until(asked.Add(s.unreachableAfter())))
@@ -316,7 +316,7 @@ func (s *Server) relayLimit(t spec.Test) (reason, msg string) {
 	if t.Kind != spec.UDPStream || t.Reverse {
 		return "", ""
 	}
-	l := s.limits()
+	l := s.admission()
 	rate := math.Inf(1)
 	if t.RateBitsPerSecond > 0 {
 		rate = t.RateBitsPerSecond * float64(t.Parallel)
@@ -362,8 +362,8 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 		HandshakeTimeout: s.cfg.HandshakeTimeout,
 		ProcRoot:         s.cfg.ProcRoot,
 		// The UDP requests this server sends to its peer keep to its
-		// UDP limit, as its own responses do (issue 32).
-		MaxUDPRRRate: s.limits().MaxUDPRateBitsPerSecond,
+		// UDP limit, as its own responses do.
+		MaxUDPRRRate: s.admission().MaxUDPRateBitsPerSecond,
 	}
 	cfg.PSK = key
 	reached := false

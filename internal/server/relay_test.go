@@ -419,8 +419,8 @@ func TestRelayUDPRRPaced(t *testing.T) {
 	const limit = 10e6
 	b := startServer(t, server.Config{Hostname: "server-b", Auth: server.Auth{PSK: testKey}})
 	a := startServer(t, server.Config{Hostname: "server-a", Auth: server.Auth{PSK: testKey},
-		Limits: server.Limits{MaxUDPRateBitsPerSecond: limit},
-		Relay:  server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}})
+		Admission: server.Admission{MaxUDPRateBitsPerSecond: limit},
+		Relay:     server.RelayConfig{Allow: true, Peers: relayPeers(t, "127.0.0.0/8")}})
 	c := mustDial(t, client.Config{Addr: a.addr, Security: client.Security{PSK: testKey}})
 	sp := shortSpec(spec.UDPRR, 2)
 	sp.RequestSize, sp.ResponseSize, sp.Burst, sp.Duration = 8000, 1, 16, 2*time.Second

@@ -47,10 +47,10 @@ type Config struct {
 	// Metrics, when set, counts what the server does (see NewMetrics).
 	Metrics *Metrics
 
-	// Auth says who may use the server, Limits how much one client may
-	// ask of it (limits.go, tlsconn.go).
-	Auth   Auth
-	Limits Limits
+	// Auth says who may use the server, Admission how much one client may
+	// ask of it (admission.go, tlsconn.go).
+	Auth      Auth
+	Admission Admission
 	// Speaks is what the port speaks: wirespeed, iperf3 or both (the
 	// default); see iperf3.go.
 	Speaks Protocols
@@ -586,7 +586,7 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 		WireDevice:      wireDevice(env),
 		// What a UDP_RR client makes this server send is paced to the
 		// UDP limit, whatever its sizes, burst and request rate.
-		MaxUDPRRRate: s.limits().MaxUDPRateBitsPerSecond,
+		MaxUDPRRRate: s.admission().MaxUDPRateBitsPerSecond,
 	})
 	reportErr := reports.close()
 	abortErr := stopWatch()

@@ -638,7 +638,7 @@ func (w *scheduleWindow) close(f *flow) {
 func (f *flow) wait(ctx context.Context, t time.Time) bool {
 	if ctx.Err() != nil {
 		// A sampler behind its schedule still sees the end of the run
-		// (issue 32: it went on sampling a cancelled test).
+		// (one once went on sampling a cancelled test).
 		f.aborted = true
 		return false
 	}

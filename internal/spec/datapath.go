@@ -47,7 +47,7 @@ const (
 	MinFQRate = 8
 	// MinRate is the smallest -b: a byte a second, as --fq-rate's. A tiny
 	// positive rate is no rate at all and once overflowed the pacers'
-	// arithmetic (issue 32).
+	// arithmetic.
 	MinRate = 8
 	// MaxUDPBatch is the most datagrams one UDP_STREAM system call moves
 	// with --send-batch or --recv-batch.

@@ -32,11 +32,11 @@ type Auth struct {
 	TLS *tls.Config
 }
 
-// Limits is the part of Config that bounds what one client may ask of the
+// Admission is the part of Config that bounds what one client may ask of the
 // server: how much one test may ask for and how many connections one
 // address may hold. docs/security.md lists what each setting promises and
 // the test that proves it. Zero values mean the defaults below.
-type Limits struct {
+type Admission struct {
 	// MaxDuration bounds one test's warm-up plus measurement window.
 	MaxDuration time.Duration
 	// MaxParallel bounds the streams per direction of one test (-P).
@@ -73,7 +73,7 @@ type Limits struct {
 // any other DSCP, EF (46) included, may be asked for.
 const DefaultMaxDSCP = 47
 
-// NoDSCP as Limits.MaxDSCP lets no client set the DSCP of the server's
+// NoDSCP as Admission.MaxDSCP lets no client set the DSCP of the server's
 // packets (serve --max-dscp 0).
 const NoDSCP = -1
 
@@ -87,8 +87,8 @@ const (
 )
 
 // limits returns the limits with the defaults filled in.
-func (s *Server) limits() Limits {
-	l := s.cfg.Limits
+func (s *Server) admission() Admission {
+	l := s.cfg.Admission
 	if l.MaxDuration <= 0 {
 		l.MaxDuration = DefaultMaxDuration
 	}
@@ -155,7 +155,7 @@ const (
 // testLimit says why t, which costs c, is over a limit, or returns ""
 // when it is not.
 func (s *Server) testLimit(t spec.Test, c testCost, streamed bool) (reason, msg string) {
-	l := s.limits()
+	l := s.admission()
 	switch {
 	case t.Omit+t.Duration > l.MaxDuration:
 		return refusedDuration, fmt.Sprintf("a test of %v (warm-up included) is over this server's limit of %v (serve --max-duration); ask for less with -l and --omit",
@@ -203,7 +203,7 @@ func rrulConns(t spec.Test) int { return t.Parallel*len(t.Directions()) + spec.R
 // rest of its probes dropped.
 func (s *Server) probeEchoRate(t spec.Test) float64 {
 	perSecond := 1.25 / t.RRUL.UDPProbeInterval.Seconds()
-	if limit := s.limits().MaxUDPRateBitsPerSecond; limit > 0 && !math.IsInf(limit, 1) {
+	if limit := s.admission().MaxUDPRateBitsPerSecond; limit > 0 && !math.IsInf(limit, 1) {
 		perSecond = min(perSecond, limit/(spec.ProbeSize*8))
 	}
 	return perSecond
@@ -296,7 +296,7 @@ func (s *Server) admitSession(cc *control.Conn, mine *control.Hello, theirs cont
 		}
 	}
 	addr := addrOf(cc.NetConn().RemoteAddr())
-	l := s.limits()
+	l := s.admission()
 	s.safety.mu.Lock()
 	if s.safety.conns == nil {
 		s.safety.perAddr = map[netip.Prefix]int{}
@@ -385,7 +385,7 @@ func (g *sessionGate) authenticate(cc *control.Conn, version int, deadline time.
 // session, or tells the client that its address holds the limit already.
 func (g *sessionGate) count() bool {
 	s := g.s
-	limit := s.limits().MaxConnsPerAddr
+	limit := s.admission().MaxConnsPerAddr
 	key := addrKey(g.addr)
 	s.safety.mu.Lock()
 	n := s.safety.perAddr[key]

@@ -22,7 +22,7 @@ import (
 // limit and its flag; the session goes on and a test within the limits
 // runs.
 func TestTestLimits(t *testing.T) {
-	srv := startServer(t, server.Config{Limits: server.Limits{MaxDuration: time.Second, MaxParallel: 2, MaxUDPRateBitsPerSecond: 100e6}})
+	srv := startServer(t, server.Config{Admission: server.Admission{MaxDuration: time.Second, MaxParallel: 2, MaxUDPRateBitsPerSecond: 100e6}})
 	c := mustDial(t, client.Config{Addr: srv.addr})
 	long := shortSpec(spec.TCPStream, 1)
 	long.Duration = 900 * time.Millisecond
@@ -73,7 +73,7 @@ func TestTestLimits(t *testing.T) {
 // connections; other addresses are not affected, and a closed connection
 // frees its place.
 func TestMaxConnsPerAddr(t *testing.T) {
-	srv := startServer(t, server.Config{Limits: server.Limits{MaxConnsPerAddr: 2}})
+	srv := startServer(t, server.Config{Admission: server.Admission{MaxConnsPerAddr: 2}})
 	a := mustDial(t, client.Config{Addr: srv.addr})
 	mustDial(t, client.Config{Addr: srv.addr})
 	_, err := dial(t, client.Config{Addr: srv.addr})
@@ -227,7 +227,7 @@ func TestTestOutlivesIdleTimeout(t *testing.T) {
 // still holds for sessions that proved the key.
 func TestUnauthenticatedDoNotCountPerAddr(t *testing.T) {
 	srv := startServer(t, server.Config{HandshakeTimeout: 10 * time.Second, Auth: server.Auth{PSK: testKey},
-		Limits: server.Limits{MaxConnsPerAddr: 2}})
+		Admission: server.Admission{MaxConnsPerAddr: 2}})
 	for range 10 {
 		h := control.NewHello("no-proof", "")
 		h.Auth = &control.AuthHello{Scheme: control.AuthScheme, Nonce: control.NewNonce()}
@@ -251,7 +251,7 @@ func TestUnauthenticatedDoNotCountPerAddr(t *testing.T) {
 // than --max-handshake-rate is refused, with a message naming the flag,
 // once its burst (twice the rate) is spent; another address is not.
 func TestHandshakeRate(t *testing.T) {
-	srv := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}, Limits: server.Limits{MaxHandshakeRate: 2}})
+	srv := startServer(t, server.Config{Auth: server.Auth{PSK: testKey}, Admission: server.Admission{MaxHandshakeRate: 2}})
 	h := control.NewHello("loop", "")
 	h.Auth = &control.AuthHello{Scheme: control.AuthScheme, Nonce: control.NewNonce()}
 	refusedAt := 0
@@ -290,7 +290,7 @@ func TestHandshakeRate(t *testing.T) {
 func TestUDPRRPacedToMaxUDPRate(t *testing.T) {
 	testkit.Serial(t)
 	const limit = 40e6
-	srv := startServer(t, server.Config{Limits: server.Limits{MaxUDPRateBitsPerSecond: limit}})
+	srv := startServer(t, server.Config{Admission: server.Admission{MaxUDPRateBitsPerSecond: limit}})
 	c := mustDial(t, client.Config{Addr: srv.addr})
 	sp := shortSpec(spec.UDPRR, 2)
 	sp.Duration = 1500 * time.Millisecond
