@@ -318,7 +318,7 @@ func HistoryPlot(series []history.Series) (*Figure, error) {
 // FigureValue writes a history figure with its unit for people:
 // throughput in Mbit/s or Gbit/s, others in their unit ("941 Mbit/s").
 func FigureValue(unit string, v float64) string {
-	s, u := figureValue(unit, v)
+	s, u := figureValueRef(unit, v, v)
 	return s + " " + u
 }
 
