@@ -215,7 +215,7 @@ func (s *Server) grid(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
-	s.render(w, "grid.html", view{Title: "wirespeed mesh: " + g.Test, Grid: g, Newest: g.Newest, Count: g.Results})
+	s.render(w, "grid.html", view{Title: "mesh grid: " + g.Test, Grid: g, Newest: g.Newest, Count: g.Results})
 }
 
 func (s *Server) gridFragment(w http.ResponseWriter, r *http.Request) {
