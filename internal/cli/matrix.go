@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -194,6 +195,10 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 		return runErr
 	}
 	if doc.Interrupted {
+		if left := matrix.NotMeasured(plan.Dimensions, doc); len(left) > 0 {
+			fmt.Fprintf(e.stderr, "matrix interrupted: %d of %d rows not measured: %s\n",
+				len(left), len(matrix.Combinations(plan.Dimensions)), strings.Join(left, "; "))
+		}
 		return errInterrupted
 	}
 	return nil
@@ -234,6 +239,13 @@ type matrixObserver struct {
 	label string
 	sizes []int
 	table *report.MatrixTable
+
+	// For the time left: when the matrix began, iterations finished and
+	// the rows (of size points, with --sizes) they belong to.
+	start    time.Time
+	iters    int
+	rowsDone int
+	rowIters int // iterations in finished rows
 }
 
 func (o *matrixObserver) Begin(doc *result.Document) {
@@ -258,10 +270,52 @@ func (o *matrixObserver) Begin(doc *result.Document) {
 }
 
 func (o *matrixObserver) Iteration(i, n int, label string, ev iterate.Event) {
-	if ev.Done {
-		fmt.Fprintf(o.e.stderr, "matrix: row %d of %d (%s): %s\n",
-			i, n, label, report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence))
+	if o.start.IsZero() {
+		o.start = time.Now()
 	}
+	if !ev.Done {
+		return
+	}
+	o.iters++
+	size := ev.Result.Spec.SizeLabel()
+	if ev.Stop {
+		// A row (or, with --sizes, one size of a row) is done.
+		o.rowsDone++
+		o.rowIters += ev.Iteration
+	}
+	fmt.Fprintf(o.e.stderr, "matrix: row %d of %d (%s), %s bytes: %s; %s\n",
+		i, n, label, size, report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence),
+		matrixLeft(time.Since(o.start), o.iters, ev, o.pointsLeft(i, n, ev), o.rowsDone, o.rowIters))
+}
+
+// pointsLeft is how many measurements (rows, or row and size points with
+// --sizes) start after the current one.
+func (o *matrixObserver) pointsLeft(i, n int, ev iterate.Event) int {
+	per := max(len(o.sizes), 1)
+	k := 0 // the current point's index within its row
+	if len(o.sizes) > 0 {
+		k = max(slices.Index(o.sizes, ev.Result.Spec.SendSize), 0)
+	}
+	return (n-i)*per + (per - 1 - k)
+}
+
+// matrixLeft is "elapsed 1m2s, about 3m10s left": the mean time of an
+// iteration so far times the iterations still to come, the current
+// point's up to its maximum unless it stopped, and each point to come as
+// many as the finished ones took on average (its maximum before any
+// finished): a guess, shown with "about".
+func matrixLeft(elapsed time.Duration, iters int, ev iterate.Event, pointsLeft, pointsDone, pointIters int) string {
+	per := elapsed / time.Duration(max(iters, 1))
+	perPoint := float64(ev.Max)
+	if pointsDone > 0 {
+		perPoint = float64(pointIters) / float64(pointsDone)
+	}
+	here := 0
+	if !ev.Stop {
+		here = max(int(math.Round(perPoint))-ev.Iteration, 1)
+	}
+	left := time.Duration((float64(here) + float64(pointsLeft)*perPoint) * float64(per))
+	return fmt.Sprintf("elapsed %v, about %v left", elapsed.Round(time.Second), left.Round(time.Second))
 }
 
 func (o *matrixObserver) Row(row result.MatrixRow) {

@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"wirespeed/internal/iterate"
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
 )
 
 func TestMatrixUsageErrors(t *testing.T) {
@@ -112,5 +115,30 @@ func TestMatrixTradeoffCompared(t *testing.T) {
 	c := cd.Figures[0].Points[0].Compared[0]
 	if c.N != 4 || c.P < 2.0/70-1e-9 || c.P > 1 || c.PAdjusted < c.P {
 		t.Errorf("throughput comparison %+v", c)
+	}
+}
+
+// TestMatrixProgressLine: each iteration's line names the row, the size
+// and the time left. Worked by hand: 6 iterations in 60 s are 10 s each;
+// the finished points took 3 each; the current one is at its 2nd of at
+// most 5, so 1 more (as the finished ones took), and 2 points after it take 3 each: 7 iterations,
+// 70 s. A point that stopped counts no more of its own.
+func TestMatrixProgressLine(t *testing.T) {
+	ev := iterate.Event{Iteration: 2, Max: 5, Done: true}
+	if got := matrixLeft(60*time.Second, 6, ev, 2, 2, 6); got != "elapsed 1m0s, about 1m10s left" {
+		t.Errorf("matrixLeft = %q, want elapsed 1m0s, about 1m10s left", got)
+	}
+	ev.Stop = true
+	if got := matrixLeft(60*time.Second, 6, ev, 2, 2, 6); got != "elapsed 1m0s, about 1m0s left" {
+		t.Errorf("matrixLeft after a stop = %q, want about 1m0s left", got)
+	}
+	var errOut strings.Builder
+	o := &matrixObserver{e: &env{stderr: &errOut}, sizes: []int{1460, 131072}}
+	ev = iterate.Event{Iteration: 1, Max: 3, Done: true}
+	ev.Result.Spec = spec.Default()
+	ev.Result.Spec.SendSize = 131072
+	o.Iteration(1, 4, "tso=on", ev)
+	if line := errOut.String(); !strings.Contains(line, "matrix: row 1 of 4 (tso=on), 131072 bytes: ") || !strings.Contains(line, " left\n") {
+		t.Errorf("progress line %q: want the row, its size and the time left", line)
 	}
 }

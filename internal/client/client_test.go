@@ -126,8 +126,17 @@ func starvedWindow(warnings []string) string {
 }
 
 // checkResult asserts what must hold for every complete stream run.
+//
+// A result whose window the machine was too busy to keep on time says so
+// (side's warning), and its figures cover another window than asked: the
+// test skips saying why (testkit.SkipStarved) rather than fail on figures
+// of the load.
 func checkResult(t *testing.T, sp spec.Test, res result.Result) {
 	t.Helper()
+	if w := starvedWindow(res.Warnings); w != "" {
+		testkit.SkipStarved(t, w)
+		return
+	}
 	if res.Interrupted {
 		t.Errorf("result marked interrupted")
 	}

@@ -181,6 +181,12 @@ func TestRequestResponse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if w := starvedWindow(res.Warnings); w != "" {
+				// The machine was too busy to keep the window: its
+				// figures are of the load (checkResult does the same).
+				testkit.SkipStarved(t, w)
+				return
+			}
 			if len(res.Warnings) > 0 {
 				t.Errorf("warnings: %v", res.Warnings)
 			}

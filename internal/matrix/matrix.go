@@ -303,3 +303,25 @@ type nopObserver struct{}
 func (nopObserver) Begin(*result.Document)                    {}
 func (nopObserver) Iteration(int, int, string, iterate.Event) {}
 func (nopObserver) Row(result.MatrixRow)                      {}
+
+// NotMeasured lists the labels of the combinations of dims that doc does
+// not hold measured, in the order a matrix runs them: those it never
+// reached and those it was interrupted in. A row the kernel would not
+// take (Skipped) was dealt with and is not listed.
+func NotMeasured(dims []Dimension, doc *result.Document) []string {
+	done := map[string]bool{}
+	if doc != nil && doc.Matrix != nil {
+		for _, r := range doc.Matrix.Rows {
+			if r.Skipped != "" || (!r.Interrupted && len(r.Points) > 0) {
+				done[r.Label] = true
+			}
+		}
+	}
+	var out []string
+	for _, combo := range Combinations(dims) {
+		if l := result.RowLabel(rowRecord(combo)); !done[l] {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -397,3 +397,23 @@ func TestRunDirections(t *testing.T) {
 		t.Errorf("tests measured without a device (-want +got):\n%s", diff)
 	}
 }
+
+// TestNotMeasured: of a 2x2 matrix interrupted in its third row, the rows
+// not measured are the third (interrupted) and the fourth (never
+// reached); a skipped row was dealt with.
+func TestNotMeasured(t *testing.T) {
+	dims, err := ParseDimensions([]string{"tso=on,off", "mtu=1500,9000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := []result.Point{{MsgSize: 131072}}
+	doc := &result.Document{Matrix: &result.Matrix{Rows: []result.MatrixRow{
+		{Index: 1, Label: "tso=on mtu=1500", Points: pt},
+		{Index: 2, Label: "tso=on mtu=9000", Skipped: "the kernel would not take it", Points: []result.Point{}},
+		{Index: 3, Label: "tso=off mtu=1500", Interrupted: true, Points: pt},
+	}}}
+	want := []string{"tso=off mtu=1500", "tso=off mtu=9000"}
+	if d := cmp.Diff(want, NotMeasured(dims, doc)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}

@@ -872,9 +872,10 @@ func (sizeTicks) Ticks(lo, hi float64) []plot.Tick {
 // steps a reader interpolates between, with minor ticks at the other
 // integers times it. gonum's LogTicks labels only the powers of ten: a
 // service-demand panel from 17 to 335 us/KB showed only "100", and an RR
-// plot no label under 100 us where its p50 was 24 us. Over more than four
+// plot no label under 100 us where its p50 was 24 us. Over more than three
 // decades only the powers of ten are labelled, so the labels do not
-// crowd. Every labelled value in lo..hi is exact in its text: 0.02, 50,
+// crowd, and 2 and 5 in the first decade when its power of ten is below
+// the axis. Every labelled value in lo..hi is exact in its text: 0.02, 50,
 // 2000.
 type logTicks struct{}
 
@@ -883,7 +884,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		return nil
 	}
 	first, last := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
-	wide := last-first > 4
+	wide := last-first > 3
 	var ticks []plot.Tick
 	for e := first; e <= last; e++ {
 		p := math.Pow(10, e)
@@ -893,7 +894,10 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 				continue
 			}
 			t := plot.Tick{Value: v}
-			if m == 1 || (!wide && (m == 2 || m == 5)) {
+			// Wide, the first decade keeps its 2 and 5 when its power of
+			// ten is below the axis: a label under the lowest data.
+			partial := e == first && p < lo*(1-1e-9)
+			if m == 1 || ((!wide || partial) && (m == 2 || m == 5)) {
 				t.Label = strconv.FormatFloat(float64(m)*p, 'g', 6, 64)
 				if e < 0 {
 					// 0.02, not 2e-02.

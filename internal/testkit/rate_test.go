@@ -101,3 +101,26 @@ func TestSerial(t *testing.T) {
 		t.Error("a serial test did not run without " + SerialEnv)
 	}
 }
+
+// TestHostCPUStarved: a window of 95 busy ticks in 100 is starved; 40 in
+// 100 is not; steal counts as busy and on its own; a window not read
+// says nothing.
+func TestHostCPUStarved(t *testing.T) {
+	at := func(busy, idle, steal uint64) HostCPU { return HostCPU{busy: busy, idle: idle, steal: steal, ok: true} }
+	for _, tc := range []struct {
+		a, b HostCPU
+		want string
+	}{
+		{at(100, 100, 0), at(195, 105, 0), "host's CPUs were 95% busy"},
+		{at(100, 100, 0), at(140, 160, 0), ""},
+		{at(100, 100, 0), at(130, 160, 10), "hypervisor took 10%"},
+		{HostCPU{}, at(195, 105, 0), ""},
+	} {
+		if got := tc.a.Starved(tc.b); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%+v to %+v: %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if h := ReadHostCPU(); !h.ok {
+		t.Skip("no /proc/stat")
+	}
+}
