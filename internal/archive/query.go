@@ -239,3 +239,37 @@ func (a *Archive) Count(ctx context.Context) (Counts, error) {
 	err := a.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM documents), (SELECT COUNT(*) FROM results)`).Scan(&c.Documents, &c.Results)
 	return c, a.explain(err)
 }
+
+// Document returns the document of that id, whole: the raw JSON behind
+// a result (Row.DocumentID), as the dashboard shows it.
+func (a *Archive) Document(ctx context.Context, id int64) (Document, error) {
+	var d Document
+	var started int64
+	var body []byte
+	err := a.db.QueryRowContext(ctx, `SELECT id, kind, started_us, body FROM documents WHERE id = $1`, id).Scan(&d.ID, &d.Kind, &started, &body)
+	if err != nil {
+		return d, a.explain(fmt.Errorf("document %d: %w", id, err))
+	}
+	d.Started = time.UnixMicro(started).UTC()
+	if d.JSON, err = gunzip(body); err != nil {
+		return d, fmt.Errorf("archive %s: document %d: %w", a.target, d.ID, err)
+	}
+	return d, nil
+}
+
+// Result returns the result row of that id.
+func (a *Archive) Result(ctx context.Context, id int64) (Row, error) {
+	rows, err := a.db.QueryContext(ctx, `SELECT `+rowColumns+` FROM results WHERE id = $1`, id)
+	if err != nil {
+		return Row{}, a.explain(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return Row{}, a.explain(err)
+		}
+		return Row{}, fmt.Errorf("archive %s: no result %d", a.target, id)
+	}
+	r, err := scanRow(rows)
+	return r, a.explain(err)
+}

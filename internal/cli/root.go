@@ -125,7 +125,7 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 	root.AddCommand(newMeshCmd(e))
 	root.AddCommand(newMatrixCmd(e), newCompareCmd(e))
 	root.AddCommand(newManCmd(e))
-	root.AddCommand(newArchiveCmd(e), newHistoryCmd(e))
+	root.AddCommand(newArchiveCmd(e), newHistoryCmd(e), newDashboardCmd(e))
 	root.AddCommand(newExporterCmd(e))
 	hideRunFlags(root)
 	// The completion command now rather than at Execute, so that root.Find

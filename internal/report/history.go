@@ -314,3 +314,14 @@ func HistoryPlot(series []history.Series) (*Figure, error) {
 	}
 	return &Figure{Main: p}, nil
 }
+
+// FigureValue writes a history figure with its unit for people:
+// throughput in Mbit/s or Gbit/s, others in their unit ("941 Mbit/s").
+func FigureValue(unit string, v float64) string {
+	s, u := figureValueRef(unit, v, v)
+	return s + " " + u
+}
+
+// EnvSentence says what changed in an environment, for people: "B: tso
+// on -> off; A: kernel 6.1 -> 6.12".
+func EnvSentence(env []history.EnvChange) string { return envSentence(env) }

@@ -1031,3 +1031,12 @@ func Labels(names []string, docs []result.Document) []string {
 	}
 	return out
 }
+
+// WritePlot writes the figure to w as ext (.svg, .png or .pdf): what
+// SavePlot writes, for a server that sends it.
+func WritePlot(w io.Writer, f *Figure, ext string) error {
+	if !slices.Contains(PlotFormats, ext) {
+		return fmt.Errorf("plot format %q: use .svg, .png or .pdf", ext)
+	}
+	return f.write(w, ext)
+}

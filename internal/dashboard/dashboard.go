@@ -1,0 +1,507 @@
+// Package dashboard serves the archive to a browser: the mesh grid
+// (sources down, destinations across, each cell split for the two
+// directions and coloured by the series' own history and change points)
+// and each pair's history (chart, change points with what changed in
+// the environment, the points, their raw JSON, and the compare verdict
+// of two of them). It reads the archive only, through internal/archive
+// and internal/history; charts are report's gonum/plot SVG. Every page
+// is html/template (so every string from a peer, label or title is
+// escaped), every asset is embedded, and the one script is a file
+// (assets/live.js), so the Content-Security-Policy forbids inline
+// script.
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"wirespeed/internal/archive"
+	"wirespeed/internal/comparison"
+	"wirespeed/internal/history"
+	"wirespeed/internal/report"
+	"wirespeed/internal/result"
+)
+
+//go:embed assets templates
+var files embed.FS
+
+// Options configure a Server.
+type Options struct {
+	Archive *archive.Archive
+	// Window, when set, shows only results of the last Window.
+	Window time.Duration
+	// Alpha is the change points' significance level (default 0.01);
+	// Permutations per test (0: stats' default).
+	Alpha        float64
+	Permutations int
+	// Thresholds are fixed limits by test (TCP_STREAM).
+	Thresholds map[string]Threshold
+	// Token, when set, must come as "Authorization: Bearer TOKEN" or as
+	// the password of basic authentication (any user name); User and
+	// Password, when set, are basic authentication's.
+	Token          string
+	User, Password string
+	// Poll is how often the page asks whether there is something new
+	// (default 5 s).
+	Poll time.Duration
+	Now  func() time.Time
+}
+
+// Server is the dashboard's http.Handler.
+type Server struct {
+	o    Options
+	mux  *http.ServeMux
+	tmpl *template.Template
+
+	mu    sync.Mutex
+	cache map[string]cached
+}
+
+type cached struct {
+	results int64
+	grid    *Grid
+}
+
+// New makes the server.
+func New(o Options) (*Server, error) {
+	if o.Archive == nil {
+		return nil, fmt.Errorf("dashboard: no archive")
+	}
+	if o.Alpha == 0 {
+		o.Alpha = 0.01
+	}
+	if o.Poll == 0 {
+		o.Poll = 5 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	t, err := template.New("").Funcs(template.FuncMap{"ago": ago}).ParseFS(files, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{o: o, tmpl: t, cache: map[string]cached{}, mux: http.NewServeMux()}
+	assets, _ := fs.Sub(files, "assets")
+	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServer(http.FS(assets))))
+	s.mux.HandleFunc("GET /{$}", s.grid)
+	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	s.mux.HandleFunc("GET /grid", s.gridFragment)
+	s.mux.HandleFunc("GET /pair", s.pair)
+	s.mux.HandleFunc("GET /chart.svg", s.chart)
+	s.mux.HandleFunc("GET /result.json", s.resultJSON)
+	s.mux.HandleFunc("GET /compare", s.compare)
+	s.mux.HandleFunc("GET /state.json", s.state)
+	return s, nil
+}
+
+// securityHeaders are on every answer: no script but the embedded
+// file, no frames, no sniffing.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// ServeHTTP checks authentication, refuses what is not a read, and sets
+// the security headers.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	if !s.authorized(r) {
+		h.Set("WWW-Authenticate", `Basic realm="wirespeed dashboard", charset="UTF-8"`)
+		http.Error(w, "authentication required: give the dashboard's token or user and password", http.StatusUnauthorized)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD")
+		http.Error(w, "the dashboard is read-only: only GET and HEAD", http.StatusMethodNotAllowed)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func same(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+func (s *Server) authorized(r *http.Request) bool {
+	if s.o.Token == "" && s.o.User == "" {
+		return true
+	}
+	if s.o.Token != "" {
+		if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && same(b, s.o.Token) {
+			return true
+		}
+	}
+	u, p, ok := r.BasicAuth()
+	if !ok {
+		return false
+	}
+	if s.o.Token != "" && same(p, s.o.Token) {
+		return true
+	}
+	return s.o.User != "" && same(u, s.o.User) && same(p, s.o.Password)
+}
+
+func (s *Server) since() time.Time {
+	if s.o.Window == 0 {
+		return time.Time{}
+	}
+	return s.o.Now().Add(-s.o.Window)
+}
+
+// gridFor is the grid of the test, computed again only when the archive
+// has more (or fewer) results than when it was last.
+func (s *Server) gridFor(ctx context.Context, test string) (*Grid, error) {
+	c, err := s.o.Archive.Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x, ok := s.cache[test]; ok && x.results == c.Results && s.o.Window == 0 {
+		return x.grid, nil
+	}
+	g, err := s.buildGrid(ctx, test)
+	if err != nil {
+		return nil, err
+	}
+	g.Results = c.Results
+	s.cache[test] = cached{c.Results, g}
+	return g, nil
+}
+
+type view struct {
+	Title  string
+	Poll   int64
+	Newest time.Time
+	Count  int64
+	Grid   *Grid
+	Pair   *pairPage
+	Cmp    *comparePage
+	Now    time.Time
+}
+
+func (s *Server) render(w http.ResponseWriter, name string, p view) {
+	p.Poll = s.o.Poll.Milliseconds()
+	p.Now = s.o.Now()
+	var b bytes.Buffer
+	if err := s.tmpl.ExecuteTemplate(&b, name, p); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
+}
+
+func (s *Server) fail(w http.ResponseWriter, code int, err error) {
+	http.Error(w, err.Error(), code)
+}
+
+func (s *Server) grid(w http.ResponseWriter, r *http.Request) {
+	g, err := s.gridFor(r.Context(), r.URL.Query().Get("test"))
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	s.render(w, "grid.html", view{Title: "mesh grid: " + g.Test, Grid: g, Newest: g.Newest, Count: g.Results})
+}
+
+func (s *Server) gridFragment(w http.ResponseWriter, r *http.Request) {
+	g, err := s.gridFor(r.Context(), r.URL.Query().Get("test"))
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	s.render(w, "table", view{Grid: g, Newest: g.Newest, Count: g.Results})
+}
+
+// state is what the page polls: how many results the archive holds;
+// when that changes the page fetches its grid or reloads.
+func (s *Server) state(w http.ResponseWriter, r *http.Request) {
+	c, err := s.o.Archive.Count(r.Context())
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"results": c.Results})
+}
+
+func pairHref(src, dst, test string) string {
+	return "/pair?" + url.Values{"src": {src}, "dst": {dst}, "test": {test}}.Encode()
+}
+
+// pairPage is a pair's history.
+type pairPage struct {
+	Source, Destination, Test string
+	Series                    []seriesView
+}
+
+type seriesView struct {
+	Name, Figure, Unit string
+	Chart              string
+	Changes            []changeView
+	Points             []pointView
+}
+
+type changeView struct {
+	When, Sentence, Env string
+}
+
+type pointView struct {
+	When, Figure, CI, Limit, Title, Note string
+	Iterations                           int
+	ID                                   int64
+	Change                               bool
+}
+
+func (s *Server) pairSeries(ctx context.Context, q url.Values) ([]history.Series, error) {
+	src, dst, test := q.Get("src"), q.Get("dst"), q.Get("test")
+	if src == "" || dst == "" || test == "" {
+		return nil, fmt.Errorf("give src, dst and test")
+	}
+	rows, err := s.o.Archive.Results(ctx, archive.Filter{Source: src, Destination: dst, Test: test, Since: s.since()})
+	if err != nil {
+		return nil, err
+	}
+	series := history.Build(rows, history.DefaultFigure(test))
+	envs, err := s.o.Archive.Envs(ctx, history.EnvIDs(series))
+	if err != nil {
+		return nil, err
+	}
+	for i := range series {
+		if err := series[i].FindChanges(history.Options{Alpha: s.o.Alpha, Permutations: s.o.Permutations}, envs); err != nil {
+			return nil, err
+		}
+	}
+	return series, nil
+}
+
+func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	series, err := s.pairSeries(r.Context(), q)
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	pp := &pairPage{Source: q.Get("src"), Destination: q.Get("dst"), Test: q.Get("test")}
+	var newest time.Time
+	for i, sr := range series {
+		v := seriesView{Name: fmt.Sprintf("%s %d B %s", sr.Key.Test, sr.Key.MsgSize, sr.Key.Settings), Figure: sr.Figure, Unit: sr.Unit}
+		cq := url.Values{"src": {pp.Source}, "dst": {pp.Destination}, "test": {pp.Test}, "series": {strconv.Itoa(i)}}
+		v.Chart = "/chart.svg?" + cq.Encode()
+		at := map[int]string{}
+		for _, c := range sr.Changes {
+			env := report.EnvSentence(c.Env)
+			if env == "" {
+				env = "the recorded environment did not change"
+			}
+			v.Changes = append(v.Changes, changeView{When: c.Time.UTC().Format("2006-01-02 15:04:05"), Sentence: report.ChangeSentence(sr, c), Env: env})
+			at[c.Index] = env
+		}
+		for j := len(sr.Points) - 1; j >= 0; j-- {
+			p := sr.Points[j]
+			pv := pointView{When: p.Time.UTC().Format("2006-01-02 15:04:05"), Figure: report.FigureValue(sr.Unit, p.Value),
+				Limit: p.Limit, Title: p.Title, Iterations: p.Iterations, ID: p.ResultID}
+			if p.Lo != nil && p.Hi != nil {
+				pv.CI = report.FigureValue(sr.Unit, *p.Lo) + " – " + report.FigureValue(sr.Unit, *p.Hi)
+			}
+			if env, ok := at[j]; ok {
+				pv.Change, pv.Note = true, "change point: "+env
+			}
+			v.Points = append(v.Points, pv)
+			if p.Time.After(newest) {
+				newest = p.Time
+			}
+		}
+		pp.Series = append(pp.Series, v)
+	}
+	c, _ := s.o.Archive.Count(r.Context())
+	s.render(w, "pair.html", view{Title: pp.Source + " -> " + pp.Destination + " " + pp.Test, Pair: pp, Newest: newest, Count: c.Results})
+}
+
+func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	series, err := s.pairSeries(r.Context(), q)
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	i, err := strconv.Atoi(q.Get("series"))
+	if err != nil || i < 0 || i >= len(series) {
+		s.fail(w, http.StatusNotFound, fmt.Errorf("no series %q of that pair", q.Get("series")))
+		return
+	}
+	f, err := report.HistoryPlot(series[i : i+1])
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	var b bytes.Buffer
+	if err := report.WritePlot(&b, f, ".svg"); err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Write(b.Bytes())
+}
+
+// resultJSONOf is a result's own JSON in its document, found by the
+// row's path ("pairs[4]", "matrix.rows[2].points[0]", "" for a run's
+// result).
+func (s *Server) resultJSONOf(ctx context.Context, id int64) ([]byte, archive.Row, error) {
+	row, err := s.o.Archive.Result(ctx, id)
+	if err != nil {
+		return nil, row, err
+	}
+	d, err := s.o.Archive.Document(ctx, row.DocumentID)
+	if err != nil {
+		return nil, row, err
+	}
+	var v any
+	if err := json.Unmarshal(d.JSON, &v); err != nil {
+		return nil, row, fmt.Errorf("document %d: %w", d.ID, err)
+	}
+	path := row.Path
+	if path == "" {
+		path = "result"
+	} else if strings.HasPrefix(path, "pairs[") || strings.HasPrefix(path, "runs[") || strings.HasPrefix(path, "points[") || strings.HasPrefix(path, "matrix.") {
+		path += ".result"
+	}
+	if x, err := walk(v, path); err == nil {
+		v = x
+	} else if x, err := walk(v, row.Path); err == nil && row.Path != "" {
+		v = x
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	return b, row, err
+}
+
+var segment = regexp.MustCompile(`^([A-Za-z_]+)((?:\[\d+\])*)$`)
+
+// walk follows a path of names and [index]es into a decoded JSON value.
+func walk(v any, path string) (any, error) {
+	for _, seg := range strings.Split(path, ".") {
+		m := segment.FindStringSubmatch(seg)
+		if m == nil {
+			return nil, fmt.Errorf("path %q: bad segment %q", path, seg)
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("path %q: %q is not in an object", path, m[1])
+		}
+		if v, ok = obj[m[1]]; !ok {
+			return nil, fmt.Errorf("path %q: no %q", path, m[1])
+		}
+		for _, ix := range regexp.MustCompile(`\d+`).FindAllString(m[2], -1) {
+			n, _ := strconv.Atoi(ix)
+			arr, ok := v.([]any)
+			if !ok || n >= len(arr) {
+				return nil, fmt.Errorf("path %q: no [%d]", path, n)
+			}
+			v = arr[n]
+		}
+	}
+	return v, nil
+}
+
+func (s *Server) resultJSON(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.URL.Query().Get("id"), 10, 64)
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, fmt.Errorf("give the result's id, a number"))
+		return
+	}
+	b, _, err := s.resultJSONOf(r.Context(), id)
+	if err != nil {
+		s.fail(w, http.StatusNotFound, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+type comparePage struct {
+	A, B  int64
+	Text  string
+	Error string
+}
+
+// compare is the compare command's verdict on two results.
+func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
+	ids := r.URL.Query()["r"]
+	cp := &comparePage{}
+	if len(ids) != 2 {
+		w.WriteHeader(http.StatusBadRequest)
+		cp.Error = fmt.Sprintf("tick exactly two points to compare (%d were)", len(ids))
+		s.render(w, "compare.html", view{Title: "compare", Cmp: cp})
+		return
+	}
+	var docs []result.Document
+	var names []string
+	for k, x := range ids {
+		id, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			s.fail(w, http.StatusBadRequest, fmt.Errorf("result id %q is not a number", x))
+			return
+		}
+		b, row, err := s.resultJSONOf(r.Context(), id)
+		if err != nil {
+			s.fail(w, http.StatusNotFound, err)
+			return
+		}
+		var res result.Result
+		if err := json.Unmarshal(b, &res); err != nil {
+			s.fail(w, http.StatusInternalServerError, fmt.Errorf("result %d: %w", id, err))
+			return
+		}
+		docs = append(docs, result.Document{Schema: result.Schema, Command: "run", Title: row.Title, Labels: row.Labels, Result: res})
+		names = append(names, fmt.Sprintf("%s #%d", row.Started.UTC().Format("2006-01-02 15:04"), id))
+		if k == 0 {
+			cp.A = id
+		} else {
+			cp.B = id
+		}
+	}
+	sources, err := comparison.Sources(names, docs)
+	if err == nil {
+		var res comparison.Result
+		if res, err = comparison.Compare(sources, comparison.Options{}); err == nil {
+			var b bytes.Buffer
+			report.Compare(&b, res)
+			cp.Text = b.String()
+		}
+	}
+	if err != nil {
+		cp.Error = err.Error()
+	}
+	s.render(w, "compare.html", view{Title: "compare", Cmp: cp})
+}
+
+// ago says how old t is, for people.
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "no results yet"
+	}
+	d := now.Sub(t).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%.1f h ago", d.Hours())
+	}
+	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+}

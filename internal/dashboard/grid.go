@@ -1,0 +1,202 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"wirespeed/internal/archive"
+	"wirespeed/internal/history"
+	"wirespeed/internal/report"
+)
+
+// The states a grid cell is coloured by.
+const (
+	Steady    = "steady"
+	Improved  = "improved"
+	Regressed = "regressed"
+	Failing   = "failing"
+	NoData    = "nodata"
+)
+
+// Threshold is a fixed limit of one test's figure, in the figure's unit
+// in the documents (bits/s, us), as MaDDash has: a figure worse than
+// Warn is regressed, worse than Crit failing, whatever its history.
+type Threshold struct {
+	Warn, Crit float64
+}
+
+// Cell is one direction of a pair in the grid.
+type Cell struct {
+	Source, Destination string
+	State               string
+	// Figure is the latest figure with its unit; When its time; Limit
+	// what limited it; Why the reason for the state.
+	Figure, When, Limit, Why string
+	Href                     string
+}
+
+// Tip is what hovering or focusing the cell says.
+func (c Cell) Tip() string {
+	if c.State == NoData {
+		return fmt.Sprintf("%s -> %s: no data", c.Source, c.Destination)
+	}
+	s := fmt.Sprintf("%s -> %s: %s, measured %s", c.Source, c.Destination, c.Figure, c.When)
+	if c.Limit != "" {
+		s += ", limited by " + c.Limit
+	}
+	return s + "; " + c.State + ": " + c.Why
+}
+
+// Grid is the mesh grid of one test: rows are sources, columns
+// destinations; cell (A, B) holds A->B and B->A.
+type Grid struct {
+	Test   string
+	Tests  []string
+	Figure string
+	Hosts  []string
+	Rows   []GridRow
+	// Newest is the time of the newest result; Results how many the
+	// archive holds (what live updates watch).
+	Newest  time.Time
+	Results int64
+	Counts  map[string]int
+}
+
+// GridRow is one source's row.
+type GridRow struct {
+	Host  string
+	Cells []PairCell
+}
+
+// PairCell is one cell: the two directions between Row and Col.
+type PairCell struct {
+	Self     bool
+	Fwd, Rev Cell
+}
+
+// buildGrid reads the archive's results of test ("" for the test of
+// the newest result) and makes the grid.
+func (s *Server) buildGrid(ctx context.Context, test string) (*Grid, error) {
+	all, err := s.o.Archive.Results(ctx, archive.Filter{Since: s.since()})
+	if err != nil {
+		return nil, err
+	}
+	g := &Grid{Counts: map[string]int{}}
+	var newest archive.Row
+	for _, r := range all {
+		if !slices.Contains(g.Tests, r.Test) {
+			g.Tests = append(g.Tests, r.Test)
+		}
+		if !r.Started.Before(newest.Started) {
+			newest = r
+		}
+	}
+	slices.Sort(g.Tests)
+	g.Newest = newest.Started
+	if test == "" {
+		test = newest.Test
+	}
+	g.Test = test
+	fig := history.DefaultFigure(test)
+	g.Figure = fig.Name
+	rows := slices.DeleteFunc(all, func(r archive.Row) bool { return r.Test != test })
+	// The newest result of each pair, and the newest document of the
+	// test (a mesh round): a mesh pair missing from it failed there.
+	latestRow := map[[2]string]archive.Row{}
+	hosts := map[string]bool{}
+	var newestDoc archive.Row
+	for _, r := range rows {
+		latestRow[[2]string{r.Source, r.Destination}] = r
+		hosts[r.Source], hosts[r.Destination] = true, true
+		if r.DocumentID >= newestDoc.DocumentID {
+			newestDoc = r
+		}
+	}
+	for h := range hosts {
+		g.Hosts = append(g.Hosts, h)
+	}
+	slices.Sort(g.Hosts)
+	series := history.Build(rows, fig)
+	envs, err := s.o.Archive.Envs(ctx, history.EnvIDs(series))
+	if err != nil {
+		return nil, err
+	}
+	// The series of each pair with the newest point: a pair measured at
+	// several sizes or settings shows the one measured last.
+	bySeries := map[[2]string]*history.Series{}
+	for i := range series {
+		sr := &series[i]
+		k := [2]string{sr.Key.Source, sr.Key.Destination}
+		if b, ok := bySeries[k]; !ok || last(sr).Time.After(last(b).Time) {
+			bySeries[k] = sr
+		}
+	}
+	for _, sr := range bySeries {
+		if err := sr.FindChanges(history.Options{Alpha: s.o.Alpha, Permutations: s.o.Permutations}, envs); err != nil {
+			return nil, err
+		}
+	}
+	th, hasTh := s.o.Thresholds[test]
+	cell := func(src, dst string) Cell {
+		c := Cell{Source: src, Destination: dst, State: NoData, Href: pairHref(src, dst, test)}
+		lr, any := latestRow[[2]string{src, dst}]
+		sr := bySeries[[2]string{src, dst}]
+		if !any {
+			return c
+		}
+		c.When = lr.Started.UTC().Format("2006-01-02 15:04:05 UTC")
+		c.Limit = lr.LimitKind
+		switch {
+		case sr == nil || last(sr).ResultID != lr.ID:
+			c.State, c.Figure, c.Why = Failing, "no figure", "the newest result has no "+fig.Name
+			return c
+		}
+		p := last(sr)
+		c.Figure = report.FigureValue(sr.Unit, p.Value)
+		c.State, c.Why = Steady, fmt.Sprintf("no change point in %d results", len(sr.Points))
+		if n := len(sr.Changes); n > 0 {
+			ch := sr.Changes[n-1]
+			c.State = Improved
+			if ch.Worse {
+				c.State = Regressed
+			}
+			c.Why = report.ChangeSentence(*sr, ch)
+		}
+		if lr.Command == "mesh" && lr.DocumentID != newestDoc.DocumentID && newestDoc.Command == "mesh" {
+			c.State, c.Why = Failing, "not measured in the newest mesh round (its pair failed there)"
+		}
+		if hasTh {
+			worse := func(lim float64) bool {
+				if fig.HigherIsBetter {
+					return p.Value < lim
+				}
+				return p.Value > lim
+			}
+			switch {
+			case th.Crit != 0 && worse(th.Crit):
+				c.State, c.Why = Failing, "worse than the critical threshold "+report.FigureValue(sr.Unit, th.Crit)
+			case th.Warn != 0 && worse(th.Warn) && c.State != Failing:
+				c.State, c.Why = Regressed, "worse than the warning threshold "+report.FigureValue(sr.Unit, th.Warn)
+			}
+		}
+		return c
+	}
+	for _, a := range g.Hosts {
+		row := GridRow{Host: a}
+		for _, b := range g.Hosts {
+			if a == b {
+				row.Cells = append(row.Cells, PairCell{Self: true})
+				continue
+			}
+			pc := PairCell{Fwd: cell(a, b), Rev: cell(b, a)}
+			g.Counts[pc.Fwd.State]++
+			row.Cells = append(row.Cells, pc)
+		}
+		g.Rows = append(g.Rows, row)
+	}
+	return g, nil
+}
+
+func last(s *history.Series) history.Point { return s.Points[len(s.Points)-1] }
