@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"golang.org/x/time/rate"
 	"log/slog"
 	"net/netip"
 	"time"
@@ -34,6 +35,9 @@ type hostSession struct {
 
 	env       *sysinfo.Env
 	collected time.Time // when env was collected
+	gen       uint64    // the server's netconfGen when env was collected
+	// envLimiter bounds the collections env requests cause (refresh).
+	envLimiter *rate.Limiter
 	// baselineTaken is set once the session's idle CPU baseline was
 	// taken, as the session starts; baseline is what it measured
 	// (nil when it could not) and baselineErr why not.
@@ -75,6 +79,7 @@ func (hs *hostSession) record(ctx context.Context) *sysinfo.Env {
 		env.CPUBaseline = hs.baseline
 		hs.env = &env
 		hs.collected = time.Now()
+		hs.gen = hs.srv.netconfGen.Load()
 	}
 	return hs.env
 }
@@ -93,23 +98,45 @@ func (hs *hostSession) idleBaseline(ctx context.Context) {
 	hs.baseline, hs.baselineErr = takeBaseline(ctx, hs.srv.cfg.ProcRoot, sysinfo.BaselineWindow)
 }
 
-// refresh forgets the record: the next result carries a fresh one.
+// forget drops the record: the next result carries a fresh one. A
+// netconf change calls it, and counts itself in the server's
+// netconfGen, so that every session's record after it shows the change
+// however soon the next test starts (a matrix's rows follow each other
+// within a second, and its netconf session is not its tests' session);
+// netconf requests are bounded by their own cost and the device locks,
+// not by envMinAge.
+func (hs *hostSession) forget() {
+	hs.srv.netconfGen.Add(1)
+	hs.env = nil
+}
+
+// refresh forgets the record when an env request asks for a new one.
 //
-// A record younger than envMinAge is kept: collecting one costs a few
-// milliseconds of CPU (netlink, ethtool, /proc), and a client asking for
-// it in a loop made the server collect 5,658 records in 20 s, 11.6 CPU-s.
-// Within a session that bounds the collections to one a
-// envMinAge; the sessions an address may hold (--max-conns-per-addr)
-// and start (--max-handshake-rate) bound the rest.
+// Collecting one costs a few milliseconds of CPU (netlink, ethtool,
+// /proc), and a client asking for it in a loop once made the server
+// collect 5,658 records in 20 s, 11.6 CPU-s. So a session's requests
+// draw on a token bucket (envLimiter): envBurst at once, then one every
+// envMinAge; a request without a token gets the record the session has.
+// The burst is for a matrix, whose rows change devices by means the
+// server does not see (a lab's namespaces, the user's ethtool) and ask
+// for a fresh record after each change; a change through netconf is
+// seen anyway (netconfGen). The sessions an address may hold
+// (--max-conns-per-addr) and start (--max-handshake-rate) bound the rest.
 func (hs *hostSession) refresh() {
-	if time.Since(hs.collected) >= envMinAge {
+	if hs.envLimiter == nil {
+		hs.envLimiter = rate.NewLimiter(rate.Every(envMinAge), envBurst)
+	}
+	if hs.envLimiter.Allow() || hs.gen != hs.srv.netconfGen.Load() {
 		hs.env = nil
 	}
 }
 
-// envMinAge is how old a session's environment record must be before an
-// env request collects it again.
-const envMinAge = time.Second
+// envMinAge is the time a session's env requests earn one collection
+// in, past the first envBurst.
+const (
+	envMinAge = time.Second
+	envBurst  = 8
+)
 
 // collectHost is sysinfo.Collect; a test counts its calls.
 var collectHost = sysinfo.Collect

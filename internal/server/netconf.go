@@ -75,7 +75,7 @@ func (hs *hostSession) netconf(ctx context.Context, req control.NetconfRequest) 
 			err = d.ns.Verify(settings...)
 		}
 		reply.Changes = d.ns.Changes()[before:]
-		hs.refresh()
+		hs.forget()
 		hs.log.Info("netconf set", "dev", req.Dev, "settings", strings.Join(req.Settings, ","), "changes", len(reply.Changes), "err", err)
 		if err != nil {
 			return reply, control.CodeNetconf, err
@@ -93,7 +93,7 @@ func (hs *hostSession) netconf(ctx context.Context, req control.NetconfRequest) 
 			hs.log.Warn("netconf: keeping the client's settings after the session", "dev", req.Dev, "changes", len(d.ns.Changes()))
 		}
 		hs.release(req.Dev)
-		hs.refresh()
+		hs.forget()
 		if err != nil {
 			return reply, control.CodeNetconf, err
 		}

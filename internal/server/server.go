@@ -70,6 +70,10 @@ type Server struct {
 	log    *slog.Logger
 	junk   junkLog      // sampled log lines of refused connections (junklog.go)
 	active atomic.Int32 // tests admitted
+	// netconfGen counts the device changes any session made through
+	// netconf: a session whose record is older than the last one
+	// collects it again on request, however young (env.go's refresh).
+	netconfGen atomic.Uint64
 
 	mu      sync.Mutex
 	pending map[control.Token]*pendingTest
