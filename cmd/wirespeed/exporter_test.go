@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -206,7 +207,21 @@ func TestPrometheusScrapesExporter(t *testing.T) {
 	}
 	prom := exec.Command(promBin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+promAddr, "--log.level=warn")
-	startProcess(t, "prometheus", prom, promAddr)
+	// Started here rather than by startProcess, whose 10 s for the
+	// first connection a loaded CI machine once outlasted: /-/ready
+	// below waits 30 s for both the listener and the storage.
+	var promLog bytes.Buffer
+	prom.Stderr = &promLog
+	if err := prom.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		prom.Process.Signal(syscall.SIGTERM)
+		prom.Wait()
+		if t.Failed() {
+			t.Logf("log of prometheus:\n%s", promLog.String())
+		}
+	})
 	// It accepts connections before its storage is open: queries answer
 	// 503 until /-/ready says 200.
 	if !testkit.WaitFor(30*time.Second, func() bool {
