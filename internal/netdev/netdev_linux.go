@@ -168,10 +168,16 @@ func (c client) featureNames(dev string) ([]string, error) {
 	if n <= 0 || n > maxFeatureBits {
 		return nil, fmt.Errorf("kernel reports %d features, expected 1 to %d", n, maxFeatureBits)
 	}
+	return c.gstrings(dev, ethSSFeatures, n)
+}
+
+// gstrings reads the first n names of string set ss of dev
+// (ETHTOOL_GSTRINGS), fewer when the kernel has fewer now.
+func (c client) gstrings(dev string, ss uint32, n int) ([]string, error) {
 	// struct ethtool_gstrings: cmd, string_set, len, u8 data[len*32].
 	gs := make([]byte, 12+n*ethGStringLen)
 	ne.PutUint32(gs[0:], unix.ETHTOOL_GSTRINGS)
-	ne.PutUint32(gs[4:], ethSSFeatures)
+	ne.PutUint32(gs[4:], ss)
 	ne.PutUint32(gs[8:], uint32(n))
 	if _, err := c.ethtoolIoctl(dev, gs); err != nil {
 		return nil, err

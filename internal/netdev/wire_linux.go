@@ -159,19 +159,5 @@ func (c client) stringSet(dev string, ss uint32) ([]string, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	gs := make([]byte, 12+n*ethGStringLen)
-	ne.PutUint32(gs[0:], unix.ETHTOOL_GSTRINGS)
-	ne.PutUint32(gs[4:], ss)
-	ne.PutUint32(gs[8:], uint32(n))
-	if _, err := c.ethtoolIoctl(dev, gs); err != nil {
-		return nil, err
-	}
-	if got := int(ne.Uint32(gs[8:])); got < n {
-		n = got
-	}
-	names := make([]string, n)
-	for i := range names {
-		names[i] = unix.ByteSliceToString(gs[12+i*ethGStringLen : 12+(i+1)*ethGStringLen])
-	}
-	return names, nil
+	return c.gstrings(dev, ss, n)
 }
