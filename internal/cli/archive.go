@@ -163,7 +163,14 @@ archives to the same target, or by archive flush.`,
 
 // open opens the archive the flags name, which must be given.
 func (f *archiveCmdFlags) open(ctx context.Context, e *env) (*archive.Archive, error) {
-	t, err := archiveTarget(e, f.target)
+	return openArchive(ctx, e, f.target)
+}
+
+// openArchive opens the archive that flag (or WIRESPEED_ARCHIVE) names
+// for a command that reads it (archive, history, dashboard): one must be
+// given.
+func openArchive(ctx context.Context, e *env, flag string) (*archive.Archive, error) {
+	t, err := archiveTarget(e, flag)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"wirespeed/internal/archive"
 	"wirespeed/internal/dashboard"
 	"wirespeed/internal/units"
 )
@@ -159,14 +158,7 @@ func runDashboard(ctx context.Context, e *env, f *dashboardFlags) error {
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
 	}
-	t, err := archiveTarget(e, f.target)
-	if err != nil {
-		return err
-	}
-	if t == nil {
-		return usagef("no archive: give --archive FILE or postgres://URL, or set %s", ArchiveEnv)
-	}
-	a, err := archive.Open(ctx, *t)
+	a, err := openArchive(ctx, e, f.target)
 	if err != nil {
 		return err
 	}

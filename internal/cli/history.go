@@ -139,14 +139,7 @@ func runHistory(ctx context.Context, e *env, f *historyFlags) error {
 		}
 		fig = &x
 	}
-	t, err := archiveTarget(e, f.target)
-	if err != nil {
-		return err
-	}
-	if t == nil {
-		return usagef("no archive: give --archive FILE or postgres://URL, or set %s", ArchiveEnv)
-	}
-	a, err := archive.Open(ctx, *t)
+	a, err := openArchive(ctx, e, f.target)
 	if err != nil {
 		return err
 	}
