@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wirespeed/internal/lab"
+	"wirespeed/internal/limit"
 	"wirespeed/internal/measure"
 	"wirespeed/internal/nstest"
 	"wirespeed/internal/report"
@@ -212,17 +213,33 @@ func TestLimitLab(t *testing.T) {
 		vethAddr := netip.AddrPortFrom(lo.A.IPv4, 7579).String()
 		limitServer(t, lo, lab.A, lab.B, vethAddr, true)
 		doc, ok := try(t, "veth receive window", func() (result.Document, string) {
-			return limitRun(t, lo, lab.B, true, vethAddr, "-S", "4K", "-l", "2", "-i", "0", "--cpu")
-		}, func(d result.Document) bool { return d.Summary.Limit.Kind == result.LimitReceiveWindow })
+			d, why := limitRun(t, lo, lab.B, true, vethAddr, "-S", "4K", "-l", "2", "-i", "0", "--cpu")
+			if l := d.Summary.Limit; l.Evidence.TCP != nil {
+				t.Logf("limit %s (also %v) on side %s; tcp evidence %+v", l.Kind, l.Also, l.Side, *l.Evidence.TCP)
+			}
+			return d, why
+		}, func(d result.Document) bool {
+			// Either limit may be the main one, as the figures fall
+			// (71% rwnd-limited on the machine that found it, 45-48%
+			// with the receiver's CPU at 100% on CI's): the window the
+			// user set is named, as the main limit or beside the CPU.
+			l := d.Summary.Limit
+			return l.Kind == result.LimitReceiveWindow ||
+				l.Kind == result.LimitReceiverCPU && slices.Contains(l.Also, result.LimitReceiveWindow)
+		})
 		l := doc.Summary.Limit
 		if !ok {
-			t.Fatalf("limit %s (also %v), want receive_window; notes %q", l.Kind, l.Also, l.Notes)
+			t.Fatalf("limit %s (also %v), want receive_window, as the limit or beside the receiver's CPU; notes %q", l.Kind, l.Also, l.Notes)
 		}
-		if e := l.Evidence.TCP; e == nil || e.RwndLimitedPct < 50 || e.RcvBufBytes > 64<<10 || l.Side != result.Remote {
+		if e := l.Evidence.TCP; e == nil || e.RwndLimitedPct < limit.WindowAlsoPct || e.RcvBufBytes > 64<<10 || l.Side != result.Remote {
 			t.Errorf("tcp evidence %+v (side %s), want the remote side rwnd-limited with a small buffer", e, l.Side)
 		}
 		also := slices.Contains(l.Also, result.LimitReceiverCPU)
 		noted := strings.Contains(strings.Join(l.Notes, "; "), "also near saturation")
+		if l.Kind == result.LimitReceiverCPU {
+			also = slices.Contains(l.Also, result.LimitReceiveWindow)
+			noted = strings.Contains(strings.Join(l.Notes, "; "), "also full")
+		}
 		if also != noted {
 			t.Errorf("also %v but notes %q: the second limit is named in both or neither", l.Also, l.Notes)
 		}

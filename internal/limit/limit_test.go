@@ -395,6 +395,32 @@ func TestDiagnoseStream(t *testing.T) {
 			name: "receive window of a receiver whose cpu is bound",
 			res:  withTCP(withCPU(streamResult(spec.TCPStream, 1.73e9), idle(100), cpuFig(200, 0, 97, 40, 30, 83, 2)), 100, 71, 0, 0),
 			want: result.LimitReceiverCPU, wantSide: result.Remote,
+			check: func(t *testing.T, l *result.Limit) {
+				if len(l.Also) != 0 {
+					t.Errorf("also %v with the buffer left to the kernel, want nothing beside the CPU", l.Also)
+				}
+			},
+		},
+		{
+			// This kernel's veth with -S 4K: rwnd_limited 46% (short of
+			// rule 3a's 50%) and the receiver's CPU bound: the CPU is
+			// the main limit and the window the user set is named
+			// beside it.
+			name: "fixed receive window short of the rule, beside a bound receiver",
+			res: func() *result.Result {
+				r := withTCP(withCPU(streamResult(spec.TCPStream, 1.45e9), idle(100), cpuFig(200, 0, 97, 40, 30, 83, 2)), 100, 46, 0, 0)
+				r.Spec.RemoteSockBuf = 4096
+				return r
+			}(),
+			want: result.LimitReceiverCPU, wantSide: result.Remote,
+			check: func(t *testing.T, l *result.Limit) {
+				if !slices.Equal(l.Also, []result.LimitKind{result.LimitReceiveWindow}) {
+					t.Errorf("also %v, want receive_window beside the receiver's CPU", l.Also)
+				}
+				if !strings.Contains(strings.Join(l.Notes, "; "), "also full 46%") {
+					t.Errorf("notes %q, want the window's 46%% named", l.Notes)
+				}
+			},
 		},
 		{
 			name: "send buffer",
