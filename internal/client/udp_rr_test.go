@@ -202,9 +202,17 @@ func TestRequestResponse(t *testing.T) {
 			if want := float64(rr.Transactions) / res.Summary.ElapsedS; math.Abs(rr.TransactionsPerSecond-want) > 1e-9*want {
 				t.Errorf("%g transactions/s, want transactions/elapsed = %g", rr.TransactionsPerSecond, want)
 			}
-			// Every request the client completed, the server answered.
-			if rr.Timeouts == 0 && rr.ClientTransactions != rr.ServerTransactions && tt.kind != spec.UDPRR {
-				t.Errorf("client completed %d transactions, server answered %d", rr.ClientTransactions, rr.ServerTransactions)
+			// Every request the client completed, the server answered;
+			// the server may have answered more by what was in flight
+			// when the client's window closed: at most burst requests a
+			// connection (CI saw 55,404 answered against 55,402
+			// completed with burst 4 on 2 connections).
+			maxInFlight := int64(tt.burst * tt.parallel)
+			if tt.kind == spec.TCPCRR {
+				maxInFlight = 0 // one transaction a connection, closed before it counts
+			}
+			if extra := rr.ServerTransactions - rr.ClientTransactions; rr.Timeouts == 0 && tt.kind != spec.UDPRR && (extra < 0 || extra > maxInFlight) {
+				t.Errorf("client completed %d transactions, server answered %d: more than the %d in flight at the end", rr.ClientTransactions, rr.ServerTransactions, maxInFlight)
 			}
 			if rr.ServerTransactions < rr.ClientTransactions {
 				t.Errorf("server answered %d, fewer than the client's %d", rr.ServerTransactions, rr.ClientTransactions)
