@@ -295,13 +295,7 @@ func (x *Exporter) resolve(ctx context.Context, host string, ipVersion int, log 
 	if a, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{a.Unmap()}
 	} else {
-		network := "ip"
-		switch ipVersion {
-		case 4:
-			network = "ip4"
-		case 6:
-			network = "ip6"
-		}
+		network := spec.LookupNetwork(ipVersion)
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		found, err := x.opts.Resolver.LookupNetIP(rctx, network, host)

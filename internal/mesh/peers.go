@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
 )
 
 // Resolver looks up a host's addresses; net.DefaultResolver is one.
@@ -23,13 +24,7 @@ type Resolver interface {
 // port, in address order so that rounds line up. ipVersion 4 or 6 keeps
 // only that family's.
 func LookupPeers(ctx context.Context, r Resolver, name string, port, ipVersion int) ([]result.MeshPeer, error) {
-	network := "ip"
-	switch ipVersion {
-	case 4:
-		network = "ip4"
-	case 6:
-		network = "ip6"
-	}
+	network := spec.LookupNetwork(ipVersion)
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	addrs, err := r.LookupNetIP(lctx, network, name)

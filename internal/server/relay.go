@@ -185,13 +185,7 @@ func (s *Server) relayTarget(ctx context.Context, peer string, ipVersion int) (n
 	if a, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{a}
 	} else {
-		network := "ip"
-		switch ipVersion {
-		case 4:
-			network = "ip4"
-		case 6:
-			network = "ip6"
-		}
+		network := spec.LookupNetwork(ipVersion)
 		lctx, cancel := context.WithTimeout(ctx, s.cfg.HandshakeTimeout)
 		addrs, err = r.LookupNetIP(lctx, network, host)
 		cancel()

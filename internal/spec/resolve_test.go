@@ -66,3 +66,13 @@ func TestResolve(t *testing.T) {
 		})
 	}
 }
+
+// TestLookupNetwork: -4 and -6 ask the resolver for one family, anything
+// else for either.
+func TestLookupNetwork(t *testing.T) {
+	for v, want := range map[int]string{0: "ip", 4: "ip4", 6: "ip6", 5: "ip"} {
+		if got := LookupNetwork(v); got != want {
+			t.Errorf("LookupNetwork(%d) = %q, want %q", v, got, want)
+		}
+	}
+}

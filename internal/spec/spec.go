@@ -552,3 +552,15 @@ func seconds(s float64) time.Duration {
 	}
 	return time.Duration(s * float64(time.Second))
 }
+
+// LookupNetwork is the network a name lookup for ipVersion asks
+// net.Resolver for: "ip4" or "ip6" for -4 or -6, "ip" for either.
+func LookupNetwork(ipVersion int) string {
+	switch ipVersion {
+	case 4:
+		return "ip4"
+	case 6:
+		return "ip6"
+	}
+	return "ip"
+}
