@@ -86,7 +86,7 @@ const (
 	DefaultMaxHandshakeRate        = 20
 )
 
-// limits returns the limits with the defaults filled in.
+// admission returns the admission limits with the defaults filled in.
 func (s *Server) admission() Admission {
 	l := s.cfg.Admission
 	if l.MaxDuration <= 0 {
