@@ -47,6 +47,9 @@ type runFlags struct {
 	archive     string
 	archiveSink *archiveSink
 	rrul        rrulFlags // --load, --idle, the probe intervals (RRUL, rrulflags.go)
+	// logLevel is --log-level: debug logs each phase of a run with its
+	// time (connect, hello, baseline, streams, windows, result, bye).
+	logLevel string
 }
 
 func newRunCmd(e *env) *cobra.Command {

@@ -65,6 +65,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringVarP(&f.output, "output", "o", "", "also write the result to FILE: .json, .csv or .txt")
 	registerArchiveFlag(fl, &f.archive)
 	f.sec.register(fl)
+	fl.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug (each phase of a run with its time: connect, hello, idle baseline, streams, windows, result), info, warn or error")
 }
 
 // repeat returns the iterations and confidence the flags ask for: one run

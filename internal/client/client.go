@@ -128,6 +128,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		return nil, fmt.Errorf("connect to %s: %w%s", cfg.Addr, err, dialHint(err))
 	}
+	log.Debug("control connection open", "server", cfg.Addr)
 	if c, err = cfg.startTLS(ctx, c, host); err != nil {
 		return nil, err
 	}
@@ -169,9 +170,11 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
 	}
 	c.SetDeadline(time.Time{})
+	log.Debug("hello exchanged", "server", cfg.Addr, "version", version)
 	// The idle CPU baseline, once per connection: the server takes its
 	// own at the same moment, and neither has started a test.
 	cl.idleBaseline(ctx)
+	log.Debug("idle baseline taken")
 	return cl, nil
 }
 
@@ -198,6 +201,7 @@ func (c *Client) Close() error {
 		if c.cc.Send(control.TypeBye, struct{}{}) == nil {
 			c.cc.Expect(control.TypeBye, nil, 2*time.Second)
 		}
+		c.log.Debug("bye exchanged")
 	}
 	return c.cc.Close()
 }
@@ -241,6 +245,7 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 		c.broken = true
 		return result.Result{}, c.explain(err)
 	}
+	c.log.Debug("test accepted", "test", t.Kind)
 
 	conns, err := c.dialStreams(ctx, t, acc)
 	if err != nil {
@@ -255,11 +260,13 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 		}
 		defer c.closeProbe()
 	}
+	c.log.Debug("data connections open", "streams", len(conns))
 	if err := c.cc.Expect(control.TypeReady, nil, 15*time.Second); err != nil {
 		side.CloseAll(conns)
 		c.broken = true
 		return result.Result{}, c.explain(err)
 	}
+	c.log.Debug("server ready")
 	return c.measure(ctx, t, acc, conns, content)
 }
 
@@ -368,6 +375,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	// its first run, before the start, so that its cost falls outside
 	// both sides' windows).
 	wireDev := wireDevice(c.localEnv(ctx))
+	c.log.Debug("environment record ready")
 	started := time.Now()
 	if err := c.cc.Send(control.TypeStart, struct{}{}); err != nil {
 		side.CloseAll(conns)
@@ -475,6 +483,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			WireDevice: wireDev,
 			// A relaying server's limit on what it sends.
 			MaxUDPRRRate: c.cfg.MaxUDPRRRate,
+			Logger:       c.log,
 		})
 		localCh <- remote{res: r, err: err}
 	}()
@@ -486,6 +495,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 		select {
 		case local = <-localCh:
 			gotLocal = true
+			c.log.Debug("local side done")
 			if local.err != nil {
 				abort(local.err.Error())
 			}
@@ -494,6 +504,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			}
 		case rem = <-remoteCh:
 			gotRemote = true
+			c.log.Debug("server result received")
 			if rem.err != nil {
 				// Without the server the local figures are all there is:
 				// stop the local side now.
@@ -512,6 +523,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 
 	local.res.Env = c.localEnv(ctx)
 	res := side.Join(t, local.res, rem.res, started, c.cfg.Hostname, c.cfg.Addr)
+	c.log.Debug("result joined")
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}

@@ -356,6 +356,7 @@ func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Ti
 	// The idle CPU baseline, once per session, before any test: the
 	// client takes its own at the same moment, as its Dial ends.
 	hostSessionOf(ctx).idleBaseline(ctx)
+	log.Debug("idle baseline taken")
 
 	msgs := make(chan recvd, 1)
 	ss := &session{s: s, cc: cc, log: log, msgs: msgs}
@@ -534,6 +535,7 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	// The record names the device whose counters side.Run reads; it is
 	// collected here, at the session's first test, before the start.
 	env := sideEnv(ctx)
+	log.Debug("data connections in, environment record ready")
 	if err := dp.proveUDP(ctx, tok, s.cfg.StreamsTimeout, log); err != nil {
 		cc.SendError(control.CodeProtocol, err.Error())
 		return err
@@ -591,6 +593,7 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 		// What a UDP_RR client makes this server send is paced to the
 		// UDP limit, whatever its sizes, burst and request rate.
 		MaxUDPRRRate: s.admission().MaxUDPRateBitsPerSecond,
+		Logger:       log,
 	})
 	reportErr := reports.close()
 	abortErr := stopWatch()
@@ -611,7 +614,9 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	if abortErr != nil {
 		return abortErr
 	}
-	return cc.Send(control.TypeResult, res)
+	err = cc.Send(control.TypeResult, res)
+	log.Debug("result sent", "err", err)
+	return err
 }
 
 // awaitStreams waits for the test's data connections, at most

@@ -16,7 +16,9 @@ import (
 // time one closes, keeping the last: the figures cover the span from the
 // first window's opening to the last one's close. Two reads of /proc/stat
 // and getrusage per window, and of /proc/PID/stat for this process's
-// threads and every process, none in the hot loops.
+// threads and every process, none in the hot loops. The scan of every
+// process is the slow part: it is taken before the opening's /proc/stat
+// and, at the close, beside the loops' stop (taskSample).
 //
 // A nil *cpuMeter measures nothing, so the hooks in the flows need no
 // check of their own.
@@ -36,6 +38,9 @@ type cpuMeter struct {
 	tasks1   taskSample
 	closed   bool
 	firstErr error
+	// procsDone is closed when the closing scan of every process, which
+	// runs beside the loops' stop (close), has filled tasks1.procs.
+	procsDone chan struct{}
 }
 
 // newCPUMeter returns a meter when the spec asks for CPU, nil otherwise.
@@ -50,21 +55,26 @@ func newCPUMeter(cfg *Config) *cpuMeter {
 	return &cpuMeter{procRoot: root, pid: os.Getpid()}
 }
 
-// taskSample is this process's threads and every process on the host at
-// one moment, for telling which thread did the work and how much CPU
-// other processes took; err says why they are missing.
+// taskSample is this process's threads and every process on the host,
+// for telling which thread did the work and how much CPU other processes
+// took; err says why they are missing. The processes are read at a
+// moment of their own (procsAt): the scan of every process's stat is the
+// costly part (milliseconds on a host of a few hundred processes), so it
+// is kept outside the /proc/stat window and, at the window's close, off
+// the way to the end of the run (cpuMeter.close).
 type taskSample struct {
 	threads, procs measure.Tasks
+	procsAt        time.Time
 	err            error
 }
 
-func (m *cpuMeter) tasks() taskSample {
-	var ts taskSample
-	ts.threads, ts.err = measure.ReadThreads(m.procRoot, m.pid)
-	if ts.err == nil {
-		ts.procs, ts.err = measure.ReadProcesses(m.procRoot)
+// readProcs scans every process into ts, unless reading the threads failed.
+func (m *cpuMeter) readProcs(ts *taskSample) {
+	if ts.err != nil {
+		return
 	}
-	return ts
+	ts.procsAt = time.Now()
+	ts.procs, ts.err = measure.ReadProcesses(m.procRoot)
 }
 
 // sample reads both counters at one moment.
@@ -88,13 +98,21 @@ func (m *cpuMeter) open() {
 	if m.opened || m.firstErr != nil {
 		return
 	}
+	// The processes first, so that the scan's own CPU time is not in the
+	// window's /proc/stat figures.
+	var ts taskSample
+	m.readProcs(&ts)
 	at, sys, proc, err := m.sample()
 	if err != nil {
 		m.firstErr = err
 		return
 	}
 	m.opened, m.start, m.sys0, m.proc0 = true, at, sys, proc
-	m.tasks0 = m.tasks()
+	ts.threads, err = measure.ReadThreads(m.procRoot, m.pid)
+	if ts.err == nil {
+		ts.err = err
+	}
+	m.tasks0 = ts
 }
 
 // close is called by each flow as its window closes; the last one counts.
@@ -107,13 +125,32 @@ func (m *cpuMeter) close() {
 	if !m.opened || m.firstErr != nil {
 		return
 	}
+	if done := m.procsDone; done != nil {
+		// An earlier flow's closing scan: let it end before this one.
+		m.mu.Unlock()
+		<-done
+		m.mu.Lock()
+	}
 	at, sys, proc, err := m.sample()
 	if err != nil {
 		m.firstErr = err
 		return
 	}
 	m.closed, m.end, m.sys1, m.proc1 = true, at, sys, proc
-	m.tasks1 = m.tasks()
+	// This process's threads now, while the loops' threads still exist;
+	// every other process on a goroutine of its own, while the loops stop
+	// and the peer reaches its end of stream: result waits for it.
+	m.tasks1.threads, m.tasks1.err = measure.ReadThreads(m.procRoot, m.pid)
+	done, terr := make(chan struct{}), m.tasks1.err
+	m.procsDone = done
+	go func() {
+		defer close(done)
+		ts := taskSample{err: terr}
+		m.readProcs(&ts)
+		m.mu.Lock()
+		m.tasks1.procs, m.tasks1.procsAt, m.tasks1.err = ts.procs, ts.procsAt, ts.err
+		m.mu.Unlock()
+	}()
 }
 
 // result fills the side's CPU figures, or says why there are none. The
@@ -123,6 +160,11 @@ func (m *cpuMeter) result(res *result.SideResult) {
 		return
 	}
 	m.mu.Lock()
+	if done := m.procsDone; done != nil {
+		m.mu.Unlock()
+		<-done
+		m.mu.Lock()
+	}
 	defer m.mu.Unlock()
 	switch {
 	case m.firstErr != nil:
@@ -145,7 +187,7 @@ func (m *cpuMeter) result(res *result.SideResult) {
 					c.ThreadCPUShares = append(c.ThreadCPUShares, sh)
 				}
 			}
-			others := measure.TaskDelta(m.tasks0.procs, m.tasks1.procs, elapsed, m.pid)
+			others := measure.TaskDelta(m.tasks0.procs, m.tasks1.procs, m.tasks1.procsAt.Sub(m.tasks0.procsAt).Seconds(), m.pid)
 			c.OtherProcessesUtilPct, c.OtherProcesses = others.UtilPct, others.Busiest
 		}
 		res.CPU = &c

@@ -1,0 +1,82 @@
+package sysinfo
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"wirespeed/internal/measure"
+)
+
+// TestHelperSpin is not a test: TestBaselineResidency runs the test
+// binary with WIRESPEED_SPIN=1 as a neighbour that keeps a CPU busy.
+func TestHelperSpin(t *testing.T) {
+	if os.Getenv("WIRESPEED_SPIN") != "1" {
+		t.Skip("the busy neighbour of TestBaselineResidency")
+	}
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); {
+	}
+}
+
+// TestBaselineResidency holds the baseline from idle residencies to two
+// counts it does not make: the kernel's /proc/stat over the same window
+// (sampled beside it, over 400 ms, so that its ticks of 10 ms are 1.25%
+// of the window on 2 CPUs), and a neighbour process that keeps one CPU
+// busy, which the baseline must see. This process's own CPU time is left
+// out of the residency baseline, and the test's goroutines sleep.
+func TestBaselineResidency(t *testing.T) {
+	cpus, err := measure.ReadOnlineCPUs(measure.DefaultSysRoot)
+	if err != nil {
+		t.Skip(err)
+	}
+	if _, err := measure.ReadIdle(measure.DefaultSysRoot, cpus[:1], nil); err != nil {
+		t.Skipf("no cpuidle residencies here: %v", err)
+	}
+	spin := exec.Command(os.Args[0], "-test.run=^TestHelperSpin$")
+	spin.Env = append(os.Environ(), "WIRESPEED_SPIN=1")
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { spin.Process.Kill(); spin.Wait() }()
+	time.Sleep(50 * time.Millisecond)
+	a, err := sampleIdle(measure.DefaultSysRoot, cpus)
+	if err != nil {
+		t.Skipf("cannot visit every cpu: %v", err)
+	}
+	s0, err := measure.ReadCPU(measure.DefaultProcRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	b, err := sampleIdle(measure.DefaultSysRoot, cpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, err := measure.ReadCPU(measure.DefaultProcRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := measure.BaselineOfIdle(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stat := measure.CPUDelta(s0, s1)
+	t.Logf("residency %+v; /proc/stat %.1f%% over %d ticks", res, stat.UtilPct, stat.Ticks)
+	if floor := 100 / float64(len(cpus)) * 0.9; res.UtilPct < floor {
+		t.Errorf("residency baseline %.1f%% with a neighbour keeping one of %d CPUs busy: want at least %.0f%%", res.UtilPct, len(cpus), floor)
+	}
+	// The residency figure leaves this process out; /proc/stat cannot.
+	if d := stat.UtilPct - res.UtilPct; math.Abs(d) > 6 {
+		t.Errorf("residency baseline %.1f%%, /proc/stat %.1f%% over the same window: want them within 6 points", res.UtilPct, stat.UtilPct)
+	}
+	bl, err := TakeBaseline(context.Background(), "", BaselineWindow)
+	if err != nil || bl.Source != measure.BaselineIdleResidency || bl.WindowS < ResidencyBaselineWindow.Seconds() {
+		t.Errorf("TakeBaseline: %+v, %v; want one from %s over at least %v", bl, err, measure.BaselineIdleResidency, ResidencyBaselineWindow)
+	}
+	if bl != nil && bl.WindowS > 0.1 {
+		t.Errorf("TakeBaseline took a window of %.3f s, want about %v", bl.WindowS, ResidencyBaselineWindow)
+	}
+}
