@@ -155,6 +155,10 @@ type Test struct {
 	// and one receive call per datagram, as netperf and iperf3 receive.
 	SendBatch int // --send-batch: sends per sendmmsg(2) call of UDP_STREAM senders
 	RecvBatch int // --recv-batch: datagrams per recvmmsg(2) call of UDP_STREAM receivers
+	// RxTimestamp is how a UDP_STREAM receiver times each datagram's
+	// arrival for the jitter (--rx-timestamp): RxTimestampClock or
+	// RxTimestampKernel; "" is kernel, as before the choice existed.
+	RxTimestamp string
 	// Socket options (see sockopts.go). BindAddr, BindDev and
 	// ClientPort are the client's own; the server applies TOS, MSS and
 	// DontFragment to its data sockets too.
@@ -418,8 +422,9 @@ type wire struct {
 	GSOSize           int     `json:"gso_size,omitempty"`
 	GRO               bool    `json:"gro,omitempty"`
 	// UDP batches.
-	SendBatch int `json:"send_batch,omitempty"`
-	RecvBatch int `json:"recv_batch,omitempty"`
+	SendBatch   int    `json:"send_batch,omitempty"`
+	RecvBatch   int    `json:"recv_batch,omitempty"`
+	RxTimestamp string `json:"rx_timestamp,omitempty"`
 	// Socket options.
 	BindAddr     string `json:"bind_addr,omitempty"`
 	BindDev      string `json:"bind_dev,omitempty"`
@@ -467,8 +472,9 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		GSOSize:           t.GSOSize,
 		GRO:               t.GRO,
 		// UDP batches.
-		SendBatch: t.SendBatch,
-		RecvBatch: t.RecvBatch,
+		SendBatch:   t.SendBatch,
+		RecvBatch:   t.RecvBatch,
+		RxTimestamp: t.RxTimestamp,
 		// Socket options.
 		BindAddr:     t.BindAddr,
 		BindDev:      t.BindDev,
@@ -520,8 +526,9 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		GSOSize:             w.GSOSize,
 		GRO:                 w.GRO,
 		// UDP batches.
-		SendBatch: w.SendBatch,
-		RecvBatch: w.RecvBatch,
+		SendBatch:   w.SendBatch,
+		RecvBatch:   w.RecvBatch,
+		RxTimestamp: w.RxTimestamp,
 		// Socket options.
 		BindAddr:     w.BindAddr,
 		BindDev:      w.BindDev,
