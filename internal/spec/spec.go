@@ -87,7 +87,9 @@ func (t Test) Directions() []Direction {
 
 // Payload says what the sender puts in its messages.
 type Payload struct {
-	// Kind is "random" (incompressible bytes generated once), "zeros" or
+	// Kind is "random" (incompressible bytes generated once), "hot"
+	// (random bytes in a ring small enough to stay in the first-level
+	// cache, which repeat within a compressor's window), "zeros" or
 	// "file" (the contents of Path, repeated).
 	Kind string `json:"kind"`
 	Path string `json:"path,omitempty"`
@@ -96,6 +98,7 @@ type Payload struct {
 // Payload kinds.
 const (
 	PayloadRandom = "random"
+	PayloadHot    = "hot"
 	PayloadZeros  = "zeros"
 	PayloadFile   = "file"
 )
@@ -290,13 +293,13 @@ func (t Test) Validate() error {
 		}
 	}
 	switch t.Payload.Kind {
-	case PayloadRandom, PayloadZeros:
+	case PayloadRandom, PayloadHot, PayloadZeros:
 	case PayloadFile:
 		if t.Payload.Path == "" {
 			return fmt.Errorf("payload file has no path")
 		}
 	default:
-		return fmt.Errorf("payload %q: use random, zeros or a file name", t.Payload.Kind)
+		return fmt.Errorf("payload %q: use random, hot, zeros or a file name", t.Payload.Kind)
 	}
 	if err := t.validateSockOpts(); err != nil {
 		return err
