@@ -233,6 +233,10 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 		c.broken = true
 		return result.Result{}, err
 	}
+	// The environment record (collected at the connection's first run)
+	// while the server sets up and the data connections open, rather
+	// than after: measure takes it (localEnv waits for this one).
+	go c.localEnv(ctx)
 	var acc control.Accepted
 	if err := c.cc.Expect(control.TypeAccepted, &acc, 10*time.Second); err != nil {
 		var re *control.RemoteError

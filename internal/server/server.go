@@ -22,6 +22,7 @@ import (
 	"wirespeed/internal/result"
 	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sysinfo"
 )
 
 // DefaultPort is the port `wirespeed serve` listens on and `wirespeed run`
@@ -527,14 +528,18 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	if err := cc.Send(control.TypeAccepted, acc); err != nil {
 		return err
 	}
-
+	// The record names the device whose counters side.Run reads; it is
+	// collected at the session's first test, before the start, while the
+	// data connections arrive: this goroutine only waits for them until
+	// it takes the record, so the session's state has one user at a time.
+	envCh := make(chan *sysinfo.Env, 1)
+	go func() { envCh <- sideEnv(ctx) }()
 	if err := ss.awaitStreams(ctx, pt); err != nil {
+		<-envCh
 		return err
 	}
 	unregister()
-	// The record names the device whose counters side.Run reads; it is
-	// collected here, at the session's first test, before the start.
-	env := sideEnv(ctx)
+	env := <-envCh
 	log.Debug("data connections in, environment record ready")
 	if err := dp.proveUDP(ctx, tok, s.cfg.StreamsTimeout, log); err != nil {
 		cc.SendError(control.CodeProtocol, err.Error())
