@@ -17,8 +17,8 @@ import (
 // first window's opening to the last one's close. Two reads of /proc/stat
 // and getrusage per window, and of /proc/PID/stat for this process's
 // threads and every process, none in the hot loops. The scan of every
-// process is the slow part: it is taken before the opening's /proc/stat
-// and, at the close, beside the loops' stop (taskSample).
+// process is the slow part: it runs on a goroutine of its own at the
+// opening and, at the close, beside the loops' stop (taskSample).
 //
 // A nil *cpuMeter measures nothing, so the hooks in the flows need no
 // check of their own.
@@ -38,6 +38,9 @@ type cpuMeter struct {
 	tasks1   taskSample
 	closed   bool
 	firstErr error
+	// openDone is closed when the opening scan of every process, which
+	// runs beside the window's start (open), has filled tasks0.procs.
+	openDone chan struct{}
 	// procsDone is closed when the closing scan of every process, which
 	// runs beside the loops' stop (close), has filled tasks1.procs.
 	procsDone chan struct{}
@@ -59,9 +62,9 @@ func newCPUMeter(cfg *Config) *cpuMeter {
 // for telling which thread did the work and how much CPU other processes
 // took; err says why they are missing. The processes are read at a
 // moment of their own (procsAt): the scan of every process's stat is the
-// costly part (milliseconds on a host of a few hundred processes), so it
-// is kept outside the /proc/stat window and, at the window's close, off
-// the way to the end of the run (cpuMeter.close).
+// costly part (milliseconds on a host of a few hundred processes, far more
+// on a loaded one), so it runs beside the window's start and, at its
+// close, off the way to the end of the run (cpuMeter.open, close).
 type taskSample struct {
 	threads, procs measure.Tasks
 	procsAt        time.Time
@@ -98,21 +101,27 @@ func (m *cpuMeter) open() {
 	if m.opened || m.firstErr != nil {
 		return
 	}
-	// The processes first, so that the scan's own CPU time is not in the
-	// window's /proc/stat figures.
-	var ts taskSample
-	m.readProcs(&ts)
 	at, sys, proc, err := m.sample()
 	if err != nil {
 		m.firstErr = err
 		return
 	}
 	m.opened, m.start, m.sys0, m.proc0 = true, at, sys, proc
-	ts.threads, err = measure.ReadThreads(m.procRoot, m.pid)
-	if ts.err == nil {
-		ts.err = err
-	}
-	m.tasks0 = ts
+	m.tasks0.threads, m.tasks0.err = measure.ReadThreads(m.procRoot, m.pid)
+	// Every other process on a goroutine of its own, timed on its own: on
+	// a loaded host the scan can take a good part of a short window, which
+	// a scan before the /proc/stat sample took out of the CPU figures'
+	// window (TestCPUOnLoopback saw 17 ms of 300).
+	done, terr := make(chan struct{}), m.tasks0.err
+	m.openDone = done
+	go func() {
+		defer close(done)
+		ts := taskSample{err: terr}
+		m.readProcs(&ts)
+		m.mu.Lock()
+		m.tasks0.procs, m.tasks0.procsAt, m.tasks0.err = ts.procs, ts.procsAt, ts.err
+		m.mu.Unlock()
+	}()
 }
 
 // close is called by each flow as its window closes; the last one counts.
@@ -160,10 +169,12 @@ func (m *cpuMeter) result(res *result.SideResult) {
 		return
 	}
 	m.mu.Lock()
-	if done := m.procsDone; done != nil {
-		m.mu.Unlock()
-		<-done
-		m.mu.Lock()
+	for _, done := range []chan struct{}{m.openDone, m.procsDone} {
+		if done != nil {
+			m.mu.Unlock()
+			<-done
+			m.mu.Lock()
+		}
 	}
 	defer m.mu.Unlock()
 	switch {
