@@ -71,13 +71,24 @@ type taskSample struct {
 	err            error
 }
 
-// readProcs scans every process into ts, unless reading the threads failed.
-func (m *cpuMeter) readProcs(ts *taskSample) {
-	if ts.err != nil {
-		return
-	}
-	ts.procsAt = time.Now()
-	ts.procs, ts.err = measure.ReadProcesses(m.procRoot)
+// scanProcs scans every process into dst on a goroutine of its own,
+// unless reading the threads failed (dst.err), and returns a channel
+// closed when it is done. Call with m.mu held; the goroutine takes it to
+// fill dst.
+func (m *cpuMeter) scanProcs(dst *taskSample) chan struct{} {
+	done, terr := make(chan struct{}), dst.err
+	go func() {
+		defer close(done)
+		if terr != nil {
+			return
+		}
+		at := time.Now()
+		procs, err := measure.ReadProcesses(m.procRoot)
+		m.mu.Lock()
+		dst.procs, dst.procsAt, dst.err = procs, at, err
+		m.mu.Unlock()
+	}()
+	return done
 }
 
 // sample reads both counters at one moment.
@@ -112,16 +123,7 @@ func (m *cpuMeter) open() {
 	// a loaded host the scan can take a good part of a short window, which
 	// a scan before the /proc/stat sample took out of the CPU figures'
 	// window (TestCPUOnLoopback saw 17 ms of 300).
-	done, terr := make(chan struct{}), m.tasks0.err
-	m.openDone = done
-	go func() {
-		defer close(done)
-		ts := taskSample{err: terr}
-		m.readProcs(&ts)
-		m.mu.Lock()
-		m.tasks0.procs, m.tasks0.procsAt, m.tasks0.err = ts.procs, ts.procsAt, ts.err
-		m.mu.Unlock()
-	}()
+	m.openDone = m.scanProcs(&m.tasks0)
 }
 
 // close is called by each flow as its window closes; the last one counts.
@@ -150,16 +152,7 @@ func (m *cpuMeter) close() {
 	// every other process on a goroutine of its own, while the loops stop
 	// and the peer reaches its end of stream: result waits for it.
 	m.tasks1.threads, m.tasks1.err = measure.ReadThreads(m.procRoot, m.pid)
-	done, terr := make(chan struct{}), m.tasks1.err
-	m.procsDone = done
-	go func() {
-		defer close(done)
-		ts := taskSample{err: terr}
-		m.readProcs(&ts)
-		m.mu.Lock()
-		m.tasks1.procs, m.tasks1.procsAt, m.tasks1.err = ts.procs, ts.procsAt, ts.err
-		m.mu.Unlock()
-	}()
+	m.procsDone = m.scanProcs(&m.tasks1)
 }
 
 // result fills the side's CPU figures, or says why there are none. The
