@@ -20,7 +20,7 @@ const BaselineWindow = 200 * time.Millisecond
 // neighbour that keeps a CPU busy as surely as BaselineWindow of ticks
 // does; a neighbour that runs in bursts longer than the window may fall
 // outside it (bench/README.md, "The cost of a short test").
-const ResidencyBaselineWindow = 10 * time.Millisecond
+const ResidencyBaselineWindow = 5 * time.Millisecond
 
 // TakeBaseline measures the host's idle CPU baseline: from each CPU's idle
 // residency over ResidencyBaselineWindow where the kernel has cpuidle and

@@ -42,41 +42,60 @@ func TestBaselineResidency(t *testing.T) {
 	}
 	defer func() { spin.Process.Kill(); spin.Wait() }()
 	time.Sleep(50 * time.Millisecond)
-	a, err := sampleIdle(measure.DefaultSysRoot, cpus)
-	if err != nil {
-		t.Skipf("cannot visit every cpu: %v", err)
-	}
-	s0, err := measure.ReadCPU(measure.DefaultProcRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(400 * time.Millisecond)
-	b, err := sampleIdle(measure.DefaultSysRoot, cpus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s1, err := measure.ReadCPU(measure.DefaultProcRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := measure.BaselineOfIdle(a, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stat := measure.CPUDelta(s0, s1)
-	t.Logf("residency %+v; /proc/stat %.1f%% over %d ticks", res, stat.UtilPct, stat.Ticks)
-	if floor := 100 / float64(len(cpus)) * 0.9; res.UtilPct < floor {
-		t.Errorf("residency baseline %.1f%% with a neighbour keeping one of %d CPUs busy: want at least %.0f%%", res.UtilPct, len(cpus), floor)
-	}
-	// The residency figure leaves this process out; /proc/stat cannot.
-	if d := stat.UtilPct - res.UtilPct; math.Abs(d) > 6 {
-		t.Errorf("residency baseline %.1f%%, /proc/stat %.1f%% over the same window: want them within 6 points", res.UtilPct, stat.UtilPct)
+	// A visit waits for its CPU: on a loaded host the two samples can take
+	// long enough that /proc/stat's reads, beside them, cover another
+	// window. Such an attempt is tried again, up to three times.
+	for attempt := 1; ; attempt++ {
+		res, stat, err := residencyAgainstStat(cpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("attempt %d: residency %+v; /proc/stat %.1f%% over %d ticks", attempt, res, stat.UtilPct, stat.Ticks)
+		if res.WindowS > 0.44 {
+			if attempt == 3 {
+				t.Skipf("the samples took %.3f s for a window of 0.4 s in each of 3 attempts: the CPUs are too busy to compare", res.WindowS)
+			}
+			continue
+		}
+		if floor := 100 / float64(len(cpus)) * 0.9; res.UtilPct < floor {
+			t.Errorf("residency baseline %.1f%% with a neighbour keeping one of %d CPUs busy: want at least %.0f%%", res.UtilPct, len(cpus), floor)
+		}
+		// The residency figure leaves this process out; /proc/stat cannot.
+		if d := stat.UtilPct - res.UtilPct; math.Abs(d) > 6 {
+			t.Errorf("residency baseline %.1f%%, /proc/stat %.1f%% over the same window: want them within 6 points", res.UtilPct, stat.UtilPct)
+		}
+		break
 	}
 	bl, err := TakeBaseline(context.Background(), "", BaselineWindow)
+
 	if err != nil || bl.Source != measure.BaselineIdleResidency || bl.WindowS < ResidencyBaselineWindow.Seconds() {
 		t.Errorf("TakeBaseline: %+v, %v; want one from %s over at least %v", bl, err, measure.BaselineIdleResidency, ResidencyBaselineWindow)
 	}
 	if bl != nil && bl.WindowS > 0.1 {
 		t.Errorf("TakeBaseline took a window of %.3f s, want about %v", bl.WindowS, ResidencyBaselineWindow)
 	}
+}
+
+// residencyAgainstStat takes the residency baseline and /proc/stat's over
+// the same 400 ms.
+func residencyAgainstStat(cpus []int) (measure.CPUBaseline, measure.CPUUsage, error) {
+	a, err := sampleIdle(measure.DefaultSysRoot, cpus)
+	if err != nil {
+		return measure.CPUBaseline{}, measure.CPUUsage{}, err
+	}
+	s0, err := measure.ReadCPU(measure.DefaultProcRoot)
+	if err != nil {
+		return measure.CPUBaseline{}, measure.CPUUsage{}, err
+	}
+	time.Sleep(400 * time.Millisecond)
+	b, err := sampleIdle(measure.DefaultSysRoot, cpus)
+	if err != nil {
+		return measure.CPUBaseline{}, measure.CPUUsage{}, err
+	}
+	s1, err := measure.ReadCPU(measure.DefaultProcRoot)
+	if err != nil {
+		return measure.CPUBaseline{}, measure.CPUUsage{}, err
+	}
+	res, err := measure.BaselineOfIdle(a, b)
+	return res, measure.CPUDelta(s0, s1), err
 }
