@@ -43,13 +43,23 @@ func TestReadIdle(t *testing.T) {
 	if err != nil || len(cpus) != 2 || cpus[0] != 0 || cpus[1] != 1 {
 		t.Fatalf("online cpus %v, %v; want [0 1]", cpus, err)
 	}
-	var visited []int
-	s, err := ReadIdle("testdata/idle-a", cpus, func(c int) error { visited = append(visited, c); return nil })
+	var woken []int
+	t0 := time.Unix(1000, 0)
+	s, err := ReadIdle("testdata/idle-a", cpus, func(cs []int) ([]time.Time, error) {
+		woken = append(woken, cs...)
+		return []time.Time{t0, t0.Add(time.Millisecond)}, nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(visited) != 2 || visited[0] != 0 || visited[1] != 1 {
-		t.Errorf("visited %v before reading, want [0 1]", visited)
+	if len(woken) != 2 || woken[0] != 0 || woken[1] != 1 {
+		t.Errorf("woke %v before reading, want [0 1]", woken)
+	}
+	if !s.CPUs[0].At.Equal(t0) || !s.CPUs[1].At.Equal(t0.Add(time.Millisecond)) {
+		t.Errorf("readings timed %v and %v, want the wake times %v and 1 ms later", s.CPUs[0].At, s.CPUs[1].At, t0)
+	}
+	if _, err := ReadIdle("testdata/idle-a", cpus, func([]int) ([]time.Time, error) { return nil, nil }); err == nil {
+		t.Error("a wake that timed no cpu gave a sample, want an error")
 	}
 	want := []time.Duration{1000100 * time.Microsecond, 2000000 * time.Microsecond}
 	for i, c := range s.CPUs {

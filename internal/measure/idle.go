@@ -22,8 +22,8 @@ const DefaultSysRoot = "/sys"
 //
 // A CPU's residency counter moves when the CPU leaves an idle state: read
 // while the CPU sleeps, it leaves out the sleep in progress. ReadIdle
-// therefore calls visit(cpu) before reading each CPU, which on a live
-// system moves the reading thread onto that CPU and so wakes it.
+// therefore first has wake end every CPU's sleep (on a live system by
+// moving a thread onto each CPU in turn), then reads the counters.
 type IdleSample struct {
 	CPUs []CPUIdle
 	// Process is this process's CPU time (getrusage) as the sample ended.
@@ -67,20 +67,32 @@ func ReadOnlineCPUs(sysRoot string) ([]int, error) {
 	return cpus, nil
 }
 
-// ReadIdle reads the idle residency of each of cpus, calling visit(cpu)
-// first when visit is not nil, then this process's CPU time. A CPU without
-// cpuidle states (no cpuidle driver: idle=poll, some virtual machines) is
-// an error wrapping fs.ErrNotExist: the caller falls back to /proc/stat.
-func ReadIdle(sysRoot string, cpus []int, visit func(cpu int) error) (IdleSample, error) {
+// ReadIdle reads the idle residency of each of cpus, then this process's
+// CPU time. When wake is not nil it is called first: it ends each CPU's
+// sleep in progress and returns, for each CPU, when it did, the time the
+// CPU's reading is taken at (a CPU that goes back to sleep between its
+// wake and its read leaves those microseconds out); without wake each
+// CPU's reading is timed as it is read. A CPU without cpuidle states (no
+// cpuidle driver: idle=poll, some virtual machines) is an error wrapping
+// fs.ErrNotExist: the caller falls back to /proc/stat.
+func ReadIdle(sysRoot string, cpus []int, wake func(cpus []int) ([]time.Time, error)) (IdleSample, error) {
+	var woken []time.Time
+	if wake != nil {
+		var err error
+		if woken, err = wake(cpus); err != nil {
+			return IdleSample{}, err
+		}
+		if len(woken) != len(cpus) {
+			return IdleSample{}, fmt.Errorf("cpu idle residency: %d cpus woken of %d", len(woken), len(cpus))
+		}
+	}
 	s := IdleSample{CPUs: make([]CPUIdle, 0, len(cpus))}
 	buf := make([]byte, 32)
-	for _, c := range cpus {
-		if visit != nil {
-			if err := visit(c); err != nil {
-				return IdleSample{}, fmt.Errorf("cpu %d: %w", c, err)
-			}
-		}
+	for i, c := range cpus {
 		at := time.Now()
+		if woken != nil {
+			at = woken[i]
+		}
 		idle, err := readResidency(filepath.Join(sysRoot, "devices/system/cpu", "cpu"+strconv.Itoa(c), "cpuidle"), buf)
 		if err != nil {
 			return IdleSample{}, err

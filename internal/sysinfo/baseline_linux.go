@@ -39,30 +39,51 @@ func baselineResidency(ctx context.Context, sysRoot string, window time.Duration
 	return &bl, nil
 }
 
-// sampleIdle reads every CPU's idle residency from that CPU: the calling
-// goroutine's thread, locked for the while, moves onto each CPU in turn
-// (sched_setaffinity), which ends any idle period in progress there, so
-// the counter read includes it; then it gets its own affinity back. It
-// costs a migration per CPU, some 0.1-0.3 ms on 2 CPUs. It fails when a
-// CPU is outside the thread's affinity (a cpuset): that CPU cannot be
-// woken, and its counter may leave out a long sleep.
+// sampleIdle reads every CPU's idle residency (measure.ReadIdle) after
+// waking each CPU (wakeCPUs).
 func sampleIdle(sysRoot string, cpus []int) (measure.IdleSample, error) {
+	return measure.ReadIdle(sysRoot, cpus, wakeCPUs)
+}
+
+// wakeCPUs moves the calling goroutine's thread, locked for the while,
+// onto each CPU in turn (sched_setaffinity), which ends any idle period in
+// progress there so that the CPU's residency counter includes it, and
+// returns when it ran on each; then it gives the thread its own affinity
+// back. It costs a migration per CPU, some 0.1-0.3 ms on 2 CPUs. Between
+// the moves it makes no call but sched_setaffinity, which x/sys makes
+// raw: the thread never enters the scheduler while it is held to one CPU,
+// so no thread the runtime starts from it inherits that CPU alone (a new
+// thread takes its creator's affinity). It fails when a CPU is outside
+// the thread's affinity (a cpuset): that CPU cannot be woken, and its
+// counter may leave out a long sleep.
+func wakeCPUs(cpus []int) ([]time.Time, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var mine unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &mine); err != nil {
-		return measure.IdleSample{}, fmt.Errorf("cpu affinity: %w", err)
+		return nil, fmt.Errorf("cpu affinity: %w", err)
 	}
 	for _, c := range cpus {
 		if !mine.IsSet(c) {
-			return measure.IdleSample{}, fmt.Errorf("cpu %d is outside this process's affinity", c)
+			return nil, fmt.Errorf("cpu %d is outside this process's affinity", c)
 		}
 	}
-	defer unix.SchedSetaffinity(0, &mine)
-	visit := func(c int) error {
+	at := make([]time.Time, len(cpus))
+	var err error
+	for i, c := range cpus {
 		var one unix.CPUSet
 		one.Set(c)
-		return unix.SchedSetaffinity(0, &one)
+		if err = unix.SchedSetaffinity(0, &one); err != nil {
+			err = fmt.Errorf("cpu %d: %w", c, err)
+			break
+		}
+		at[i] = time.Now()
 	}
-	return measure.ReadIdle(sysRoot, cpus, visit)
+	if rerr := unix.SchedSetaffinity(0, &mine); rerr != nil {
+		// The thread keeps a CPU of its own: let it end with this
+		// goroutine rather than go back to the runtime's pool.
+		runtime.LockOSThread()
+		return nil, fmt.Errorf("cpu affinity back: %w", rerr)
+	}
+	return at, err
 }

@@ -5,8 +5,12 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"wirespeed/internal/measure"
 )
@@ -98,4 +102,62 @@ func residencyAgainstStat(cpus []int) (measure.CPUBaseline, measure.CPUUsage, er
 	}
 	res, err := measure.BaselineOfIdle(a, b)
 	return res, measure.CPUDelta(s0, s1), err
+}
+
+// TestBaselineLeavesAffinity: the baseline moves a thread onto each CPU
+// in turn; no thread of the process is left held to one CPU afterwards,
+// though other goroutines make blocking calls meanwhile (which start
+// threads, and a new thread takes its creator's affinity).
+func TestBaselineLeavesAffinity(t *testing.T) {
+	cpus, err := measure.ReadOnlineCPUs(measure.DefaultSysRoot)
+	if err != nil || len(cpus) < 2 {
+		t.Skipf("online cpus %v, %v: need two", cpus, err)
+	}
+	var want unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &want); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					os.ReadFile("/proc/self/stat")
+					time.Sleep(100 * time.Microsecond)
+				}
+			}
+		}()
+	}
+	for range 50 {
+		if _, err := wakeCPUs(cpus); err != nil {
+			close(stop)
+			t.Skipf("cannot visit every cpu: %v", err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(task.Name())
+		if err != nil {
+			continue
+		}
+		var got unix.CPUSet
+		if err := unix.SchedGetaffinity(tid, &got); err != nil {
+			continue // ended since the listing
+		}
+		if got != want {
+			t.Errorf("thread %d: affinity of %d cpus after the baselines, want the process's %d", tid, got.Count(), want.Count())
+		}
+	}
+	t.Logf("%d threads checked", len(tasks))
 }
