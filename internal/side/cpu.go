@@ -23,6 +23,9 @@ import (
 type cpuMeter struct {
 	procRoot string
 	pid      int
+	// reuse is how old a scan of the tasks another run of this process
+	// took may be and still serve as one of this window's (scans).
+	reuse time.Duration
 
 	mu       sync.Mutex
 	opened   bool
@@ -47,23 +50,107 @@ func newCPUMeter(cfg *Config) *cpuMeter {
 	if root == "" {
 		root = measure.DefaultProcRoot
 	}
-	return &cpuMeter{procRoot: root, pid: os.Getpid()}
+	return &cpuMeter{procRoot: root, pid: os.Getpid(), reuse: scanReuse(cfg.Spec.Omit + cfg.Spec.Duration)}
 }
 
 // taskSample is this process's threads and every process on the host at
-// one moment, for telling which thread did the work and how much CPU
-// other processes took; err says why they are missing.
+// one moment (at), for telling which thread did the work and how much
+// CPU other processes took; err says why they are missing. Its maps may
+// be shared with other runs' meters (scans): read them, never write.
 type taskSample struct {
+	at             time.Time
 	threads, procs measure.Tasks
 	err            error
 }
 
-func (m *cpuMeter) tasks() taskSample {
-	var ts taskSample
-	ts.threads, ts.err = measure.ReadThreads(m.procRoot, m.pid)
+func (m *cpuMeter) tasks() taskSample { return scans.take(m.procRoot, m.pid, m.reuse) }
+
+// readTasks scans this process's threads and every process now.
+func readTasks(procRoot string, pid int) taskSample {
+	ts := taskSample{at: time.Now()}
+	ts.threads, ts.err = measure.ReadThreads(procRoot, pid)
 	if ts.err == nil {
-		ts.procs, ts.err = measure.ReadProcesses(m.procRoot)
+		ts.procs, ts.err = measure.ReadProcesses(procRoot)
 	}
+	return ts
+}
+
+// The scans of the tasks are the costly part of a window's CPU figures:
+// a few milliseconds for every process on a host of a few hundred, and
+// this process's threads, at each end of every run's window. A server
+// running 64 tests at once made 128 such scans, for figures about the one
+// host they share, and they were two fifths of its CPU. So the runs of
+// one process share them (scans): a window's end takes a scan another run
+// took at most reuse before (or waits for the one under way) instead of
+// making its own. Its figures of threads and other processes are then
+// over the span between its two scans, not its window: the span starts
+// and ends at most reuse before the window's ends, and the utilizations
+// are over the span's own length, so they stay right for it.
+var scans = scanCache{read: readTasks}
+
+// scanReuse is how old a shared scan may be for a window of length d: a
+// fiftieth of it (2%), at most 200 ms.
+func scanReuse(d time.Duration) time.Duration { return min(d/50, 200*time.Millisecond) }
+
+// scanCache holds the newest scan of each proc root and process, and the
+// one under way.
+type scanCache struct {
+	read    func(procRoot string, pid int) taskSample
+	mu      sync.Mutex
+	entries map[scanKey]*scanEntry
+}
+
+type scanKey struct {
+	procRoot string
+	pid      int
+}
+
+type scanEntry struct {
+	last    taskSample
+	running chan struct{} // closed when the scan under way is done; nil when none is
+}
+
+// take returns a scan no older than reuse, making one when there is
+// none; a caller that finds a scan under way waits for it, since it will
+// be the freshest.
+func (c *scanCache) take(procRoot string, pid int, reuse time.Duration) taskSample {
+	key := scanKey{procRoot, pid}
+	c.mu.Lock()
+	if c.entries == nil {
+		c.entries = map[scanKey]*scanEntry{}
+	}
+	e := c.entries[key]
+	if e == nil {
+		e = &scanEntry{}
+		c.entries[key] = e
+	}
+	for {
+		if running := e.running; running != nil {
+			c.mu.Unlock()
+			<-running
+			c.mu.Lock()
+			if e.last.err == nil {
+				ts := e.last
+				c.mu.Unlock()
+				return ts
+			}
+			continue // it failed: try again
+		}
+		if !e.last.at.IsZero() && e.last.err == nil && time.Since(e.last.at) <= reuse {
+			ts := e.last
+			c.mu.Unlock()
+			return ts
+		}
+		break
+	}
+	done := make(chan struct{})
+	e.running = done
+	c.mu.Unlock()
+	ts := c.read(procRoot, pid)
+	c.mu.Lock()
+	e.last, e.running = ts, nil
+	c.mu.Unlock()
+	close(done)
 	return ts
 }
 
@@ -138,14 +225,20 @@ func (m *cpuMeter) result(res *result.SideResult) {
 		case m.tasks1.err != nil:
 			c.TasksError = m.tasks1.err.Error()
 		default:
-			c.Threads = measure.TaskDelta(m.tasks0.threads, m.tasks1.threads, elapsed).Busiest
+			// Over the span between the two scans (shared ones may be a
+			// little older than the window's ends).
+			span := elapsed
+			if a, b := m.tasks0.at, m.tasks1.at; !a.IsZero() && b.After(a) {
+				span = b.Sub(a).Seconds()
+			}
+			c.Threads = measure.TaskDelta(m.tasks0.threads, m.tasks1.threads, span).Busiest
 			for _, th := range c.Threads {
 				sh, ok := usage.SharesOf(th.LastCPU)
 				if ok && th.LastCPU != usage.BusiestCPU && !slices.ContainsFunc(c.ThreadCPUShares, func(s measure.CPUShares) bool { return s.CPU == sh.CPU }) {
 					c.ThreadCPUShares = append(c.ThreadCPUShares, sh)
 				}
 			}
-			others := measure.TaskDelta(m.tasks0.procs, m.tasks1.procs, elapsed, m.pid)
+			others := measure.TaskDelta(m.tasks0.procs, m.tasks1.procs, span, m.pid)
 			c.OtherProcessesUtilPct, c.OtherProcesses = others.UtilPct, others.Busiest
 		}
 		res.CPU = &c
