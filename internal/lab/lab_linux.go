@@ -132,6 +132,9 @@ func up(ctx context.Context, cfg Config, created map[Side]bool) (*Lab, error) {
 // calling thread into the new namespace, so it runs on a locked thread
 // that is thrown away afterwards.
 func newNamed(name string) (netns.NsHandle, error) {
+	if err := shareNetnsDir(); err != nil {
+		return netns.None(), fmt.Errorf("make namespace %s: %w", name, err)
+	}
 	type result struct {
 		h   netns.NsHandle
 		err error
@@ -147,6 +150,34 @@ func newNamed(name string) (netns.NsHandle, error) {
 		return netns.None(), fmt.Errorf("make namespace %s: %w", name, r.err)
 	}
 	return r.h, nil
+}
+
+// shareNetnsDir makes netnsDir a mount point of its own with shared
+// propagation before a namespace is bound in it, as ip netns add does
+// (iproute2's netns_add): when the directory is a plain one, the first
+// ip netns add after the lab was made bind-mounts the directory over
+// itself, and a namespace bound there before is hidden under it, where
+// lab down can neither unmount nor remove it (EBUSY) and it stays until
+// the machine restarts. MS_REC copies any namespace already bound into
+// the new mount, where lab down finds it; a copy remains hidden below
+// for a namespace made before this ran.
+func shareNetnsDir() error {
+	if err := os.MkdirAll(netnsDir, 0o755); err != nil {
+		return err
+	}
+	for bound := false; ; bound = true {
+		err := unix.Mount("", netnsDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.EINVAL) || bound {
+			return fmt.Errorf("make %s a shared mount: %w", netnsDir, err)
+		}
+		// EINVAL: not a mount point yet.
+		if err := unix.Mount(netnsDir, netnsDir, "none", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s onto itself: %w", netnsDir, err)
+		}
+	}
 }
 
 func ipNet(p netip.Prefix) *net.IPNet {
