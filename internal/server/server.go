@@ -354,8 +354,10 @@ func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Ti
 	ctx, endHost := s.startHostSession(ctx, cc, log)
 	defer endHost()
 	// The idle CPU baseline, once per session, before any test: the
-	// client takes its own at the same moment, as its Dial ends.
-	hostSessionOf(ctx).idleBaseline(ctx)
+	// client takes its own at the same moment, as its Dial ends. It runs
+	// beside the session; a test waits for it, a relay does not.
+	hs := hostSessionOf(ctx)
+	hs.idleBaseline(ctx)
 
 	msgs := make(chan recvd, 1)
 	ss := &session{s: s, cc: cc, log: log, msgs: msgs}
@@ -402,6 +404,7 @@ func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Ti
 			cc.Send(control.TypeBye, struct{}{})
 			return
 		case control.TypeTest:
+			hs.awaitBaseline()
 		case control.TypeRelay:
 			if err := ss.relay(ctx, m.msg); err != nil {
 				return
