@@ -86,10 +86,12 @@ func (b *bench) idleSessions(ctx context.Context) error {
 	}
 	open := strings.Count(established, "\n")
 	per := float64(with.rssKB-before.rssKB) * 1024 / float64(n)
-	fmt.Printf("| server | sessions | VmRSS | threads | goroutines | control connections established (ss) |\n|---|---|---|---|---|---|\n")
-	fmt.Printf("| idle, none | 0 | %.1f MB | %d | %d | - |\n", float64(before.rssKB)/1024, before.threads, before.goroutines)
-	fmt.Printf("| with %d idle authenticated sessions | %d | %.1f MB | %d | %d | %d |\n", n, with.sessions, float64(with.rssKB)/1024, with.threads, with.goroutines, open)
-	fmt.Printf("\nper session: %.1f KB of RSS, %.2f goroutines; load %s\n", per/1024, float64(with.goroutines-before.goroutines)/float64(n), loadavg())
+	fmt.Printf("| server | sessions | VmRSS | Go stacks | Go heap in use | threads | goroutines | control connections established (ss) |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| idle, none | 0 | %.1f MB | %.1f MB | %.1f MB | %d | %d | - |\n", float64(before.rssKB)/1024, float64(before.stackBytes)/(1<<20), float64(before.heapBytes)/(1<<20), before.threads, before.goroutines)
+	fmt.Printf("| with %d idle authenticated sessions | %d | %.1f MB | %.1f MB | %.1f MB | %d | %d | %d |\n", n, with.sessions, float64(with.rssKB)/1024, float64(with.stackBytes)/(1<<20), float64(with.heapBytes)/(1<<20), with.threads, with.goroutines, open)
+	fmt.Printf("\nper session: %.1f KB of RSS (%.1f KB of stacks, %.1f KB of heap), %.2f goroutines; load %s\n", per/1024,
+		float64(with.stackBytes-before.stackBytes)/1024/float64(n), float64(with.heapBytes-before.heapBytes)/1024/float64(n),
+		float64(with.goroutines-before.goroutines)/float64(n), loadavg())
 	fmt.Printf("\n```\nserver (side a): %s\nholder (side b): %s\n```\n", strings.Join(argv, " "), strings.Join(holder.Args, " "))
 	return nil
 }
@@ -100,6 +102,8 @@ type serverState struct {
 	threads    int64
 	goroutines int64
 	sessions   int64
+	// The Go runtime's own: goroutine stacks, and heap in use.
+	stackBytes, heapBytes int64
 }
 
 func (b *bench) serverState(pid int, metrics string) (serverState, error) {
@@ -122,6 +126,8 @@ func (b *bench) serverState(pid int, metrics string) (serverState, error) {
 	}
 	st.goroutines = metric(out.String(), "go_goroutines")
 	st.sessions = metric(out.String(), "wirespeed_control_connections_active")
+	st.stackBytes = metric(out.String(), "go_memstats_stack_inuse_bytes")
+	st.heapBytes = metric(out.String(), "go_memstats_heap_inuse_bytes")
 	return st, nil
 }
 
