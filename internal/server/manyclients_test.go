@@ -31,7 +31,9 @@ import (
 // clientAddr is the i-th client address on loopback: a client of its
 // own, as 64 clients on 64 hosts are, each within the per-address limits'
 // defaults.
-func clientAddr(i int) netip.Addr { return netip.AddrFrom4([4]byte{127, 0, byte(1 + i/250), byte(2 + i%250)}) }
+func clientAddr(i int) netip.Addr {
+	return netip.AddrFrom4([4]byte{127, 0, byte(1 + i/250), byte(2 + i%250)})
+}
 
 // TestManyTestsAtOnce: a server started with --max-tests 16 runs 16
 // clients' tests at once, each from an address of its own, with the
