@@ -579,6 +579,9 @@ type roundFigures struct {
 func (b *bench) worst(rates map[netip.Addr]float64) (dist, lo, hi float64) {
 	for i, a := range b.addrs[:b.s.clients] {
 		r := rates[a]
+		if math.IsNaN(r) {
+			r = 0 // no span to measure it over: counted as missing
+		}
 		dist = max(dist, math.Abs(r/b.s.rate-1))
 		if i == 0 || r < lo {
 			lo = r
@@ -644,7 +647,6 @@ func (b *bench) round(ctx context.Context, t tool, cc string) (roundFigures, err
 	cmds := make([]*exec.Cmd, n)
 	outs := make([]strings.Builder, n)
 	errs := make([]strings.Builder, n)
-	started := time.Now()
 	for i := range n {
 		argv := t.client(b.addrs[i], cc)
 		cmds[i] = exec.Command(argv[0], argv[1:]...)
@@ -668,59 +670,23 @@ func (b *bench) round(ctx context.Context, t tool, cc string) (roundFigures, err
 		}
 	}
 
-	// The kernel's window: from a second after the last client's first
-	// byte to two seconds before the first one's -l ends (the first byte
-	// is seen by a poll of ss, late by up to its period on a busy host),
-	// read by ss. A client whose connection ended in it shows as a
-	// negative rate.
-	length := b.s.rounds.Length
-	first := map[netip.Addr]time.Time{}
-	for len(first) < n {
+	// The kernel's figure: ss reads every connection's bytes_received in
+	// side a every half second until the clients are done; each client's
+	// rate is over its own span of those readings, from the second one
+	// after its data began to the second one before its connection went
+	// (or its bytes stopped growing), so that neither its start nor its
+	// end, nor the other clients' spread over time, is in it.
+	var samples []ssSample
+	for len(exited) < n {
 		got, at, err := b.received(t.port)
 		if err != nil {
 			waitAll()
 			return f, err
 		}
-		for _, a := range b.addrs[:n] {
-			if _, ok := first[a]; !ok && got[a] > 1<<16 {
-				first[a] = at
-			}
-		}
-		if time.Since(started) > length || len(exited) > 0 {
-			waitAll()
-			return f, fmt.Errorf("%s: only %d of %d clients were sending after %v; a client said: %s", t.name, len(first), n, time.Since(started).Round(time.Millisecond), firstError(errs))
-		}
-		time.Sleep(100 * time.Millisecond)
+		samples = append(samples, ssSample{at, got})
+		time.Sleep(500 * time.Millisecond)
 	}
-	var earliest, latest time.Time
-	for _, at := range first {
-		if earliest.IsZero() || at.Before(earliest) {
-			earliest = at
-		}
-		latest = later(latest, at)
-	}
-	from, to := latest.Add(time.Second), earliest.Add(length-2*time.Second)
-	if to.Sub(from) < length/3 {
-		waitAll()
-		return f, fmt.Errorf("%s: the clients started over %v, too long for a common window in -l %v: give a longer -l", t.name, latest.Sub(earliest).Round(time.Millisecond), length)
-	}
-	time.Sleep(time.Until(from))
-	s0, t0, err := b.received(t.port)
-	if err != nil {
-		waitAll()
-		return f, err
-	}
-	time.Sleep(time.Until(to))
-	s1, t1, err := b.received(t.port)
-	if err != nil {
-		waitAll()
-		return f, err
-	}
-	f.window = t1.Sub(t0)
-	f.kernel = map[netip.Addr]float64{}
-	for _, a := range b.addrs[:n] {
-		f.kernel[a] = float64(s1[a]-s0[a]) * 8 / f.window.Seconds()
-	}
+	f.kernel, f.window = kernelRates(samples, b.addrs[:n])
 	waitAll()
 	cpu1, err := cpuTime(pid)
 	if err != nil {
@@ -761,20 +727,41 @@ func (b *bench) round(ctx context.Context, t tool, cc string) (roundFigures, err
 	return f, nil
 }
 
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
+// ssSample is one reading of every connection's bytes_received.
+type ssSample struct {
+	at  time.Time
+	got map[netip.Addr]int64
 }
 
-func firstError(errs []strings.Builder) string {
-	for i := range errs {
-		if s := strings.TrimSpace(errs[i].String()); s != "" {
-			return s
+// kernelRates is each client's rate over its own span of the samples:
+// from the second sample after its bytes began to grow to the second
+// before they last grew (its connection's end), NaN when that span is
+// under a second; and the shortest span.
+func kernelRates(samples []ssSample, addrs []netip.Addr) (map[netip.Addr]float64, time.Duration) {
+	rates := map[netip.Addr]float64{}
+	var shortest time.Duration
+	for _, a := range addrs {
+		first, last := -1, -1
+		for i := 1; i < len(samples); i++ {
+			if samples[i].got[a] > samples[i-1].got[a] {
+				if first < 0 {
+					first = i
+				}
+				last = i
+			}
+		}
+		i, j := first+2, last-2
+		if first < 0 || j <= i || samples[j].at.Sub(samples[i].at) < time.Second {
+			rates[a] = math.NaN()
+			continue
+		}
+		span := samples[j].at.Sub(samples[i].at)
+		rates[a] = float64(samples[j].got[a]-samples[i].got[a]) * 8 / span.Seconds()
+		if shortest == 0 || span < shortest {
+			shortest = span
 		}
 	}
-	return "nothing"
+	return rates, shortest
 }
 
 // rateRows runs the rounds of every congestion control and prints the
@@ -803,7 +790,7 @@ func (b *bench) rateRows(ctx context.Context) error {
 				r.runs[t.name] = append(r.runs[t.name], f)
 				kd, klo, khi := b.worst(f.kernel)
 				od, olo, ohi := b.worst(f.own)
-				fmt.Printf("%-6s %2d %-9s server %6.3f us/KB (%.2f CPU-s, %.1f MB)  kernel: worst %5.2f%% [%.2f-%.2f Mbit/s over %.1f s, %d within]  own: worst %5.2f%% [%.2f-%.2f, %d within]  load %s -> %s\n",
+				fmt.Printf("%-6s %2d %-9s server %6.3f us/KB (%.2f CPU-s, %.1f MB)  kernel: worst %5.2f%% [%.2f-%.2f Mbit/s, each over %.1f s or more, %d within]  own: worst %5.2f%% [%.2f-%.2f, %d within]  load %s -> %s\n",
 					cc, k+1, t.name, f.usPerKB, f.cpu.Seconds(), float64(f.rx)/1e6,
 					100*kd, klo/1e6, khi/1e6, f.window.Seconds(), b.within(f.kernel),
 					100*od, olo/1e6, ohi/1e6, b.within(f.own), f.load0, f.load1)

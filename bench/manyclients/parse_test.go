@@ -1,8 +1,10 @@
 package main
 
 import (
+	"math"
 	"net/netip"
 	"testing"
+	"time"
 )
 
 // TestParseSS reads ss -Htin's two lines per socket, summing by peer.
@@ -46,5 +48,45 @@ func TestCPUTime(t *testing.T) {
 	}
 	if d < 0 {
 		t.Errorf("pid 1 used %v", d)
+	}
+}
+
+// TestKernelRates: each client over its own span, its first and last
+// growing samples and one more on each side left out; a client whose
+// bytes never grew, or grew for too short a span, has none (NaN).
+func TestKernelRates(t *testing.T) {
+	a, b, c := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3")
+	t0 := time.Unix(1000, 0)
+	var samples []ssSample
+	for i := range 12 {
+		got := map[netip.Addr]int64{}
+		// a: from sample 1 to 10, 1000 bytes a half second (16 kbit/s),
+		// with a burst at its start and its end that must not count.
+		switch {
+		case i == 1:
+			got[a] = 50000
+		case i > 1 && i <= 10:
+			got[a] = 50000 + int64(i-1)*1000
+		case i > 10:
+			got[a] = 50000 + 9*1000 + 70000
+		}
+		if i == 10 {
+			got[a] += 70000
+		}
+		// b: grows only over two samples.
+		if i >= 5 {
+			got[b] = int64(min(i, 6)) * 100
+		}
+		samples = append(samples, ssSample{at: t0.Add(time.Duration(i) * 500 * time.Millisecond), got: got})
+	}
+	rates, shortest := kernelRates(samples, []netip.Addr{a, b, c})
+	if r := rates[a]; math.Abs(r-16000) > 1e-6 {
+		t.Errorf("a: %v bit/s, want 16000", r)
+	}
+	if !math.IsNaN(rates[b]) || !math.IsNaN(rates[c]) {
+		t.Errorf("b %v c %v: want none", rates[b], rates[c])
+	}
+	if shortest != 2500*time.Millisecond {
+		t.Errorf("shortest span %v, want 2.5s", shortest)
 	}
 }
