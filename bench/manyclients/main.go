@@ -672,10 +672,10 @@ func (b *bench) round(ctx context.Context, t tool, cc string) (roundFigures, err
 
 	// The kernel's figure: ss reads every connection's bytes_received in
 	// side a every half second until the clients are done; each client's
-	// rate is over its own span of those readings, from the second one
-	// after its data began to the second one before its connection went
-	// (or its bytes stopped growing), so that neither its start nor its
-	// end, nor the other clients' spread over time, is in it.
+	// rate is over its own span of those readings, from a second after
+	// its data began to a second before its connection went (or its
+	// bytes stopped growing), so that neither its start nor its end, nor
+	// the other clients' spread over time, is in it.
 	var samples []ssSample
 	for len(exited) < n {
 		got, at, err := b.received(t.port)
@@ -734,9 +734,9 @@ type ssSample struct {
 }
 
 // kernelRates is each client's rate over its own span of the samples:
-// from the second sample after its bytes began to grow to the second
-// before they last grew (its connection's end), NaN when that span is
-// under a second; and the shortest span.
+// from the first a second after its bytes began to grow to the last a
+// second before they last grew (its connection's end), NaN when that
+// span is under a second; and the shortest span.
 func kernelRates(samples []ssSample, addrs []netip.Addr) (map[netip.Addr]float64, time.Duration) {
 	rates := map[netip.Addr]float64{}
 	var shortest time.Duration
@@ -750,8 +750,22 @@ func kernelRates(samples []ssSample, addrs []netip.Addr) (map[netip.Addr]float64
 				last = i
 			}
 		}
-		i, j := first+2, last-2
-		if first < 0 || j <= i || samples[j].at.Sub(samples[i].at) < time.Second {
+		if first < 0 {
+			rates[a] = math.NaN()
+			continue
+		}
+		// A second in from each end: the first reading at least a second
+		// after its bytes began to grow, the last at least a second
+		// before they last did (readings come less often than asked on a
+		// busy host: ss itself waits for a CPU).
+		i, j := first, last
+		for i < last && samples[i].at.Sub(samples[first].at) < time.Second {
+			i++
+		}
+		for j > first && samples[last].at.Sub(samples[j].at) < time.Second {
+			j--
+		}
+		if j <= i || samples[j].at.Sub(samples[i].at) < time.Second {
 			rates[a] = math.NaN()
 			continue
 		}
