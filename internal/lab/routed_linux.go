@@ -8,6 +8,9 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -97,7 +100,7 @@ func routedUp(ctx context.Context, cfg RoutedConfig, created *[]string) (*Routed
 	} {
 		name := Namespace(cfg.Name, h.side)
 		setup := hostSetup{addrs: []netip.Prefix{netip.PrefixFrom(h.a, h.subnet.Bits())}}
-		if h.side == Router && h.dev == r.Router.Dev {
+		if h.side == Router && (h.dev == r.Router.Dev || cfg.BothWays && h.dev == r.RouterA.Dev) {
 			setup.rate, setup.burst, setup.limit = cfg.RateBitsPerSecond, cfg.BurstBytes, cfg.LimitBytes
 		}
 		link, limit, err := setUpHost(nl[h.side], ns[h.side], Host{Netns: name, Dev: h.dev}, setup)
@@ -162,4 +165,36 @@ func (r *Routed) RouterQdisc() (sent, drops uint64, err error) {
 		}
 	}
 	return 0, 0, fmt.Errorf("no tbf statistics on %s in %s", r.Router.Dev, r.Router.Netns)
+}
+
+// hostNamespace matches a lab host's namespace name: its lab and side.
+var hostNamespace = regexp.MustCompile(`^wst-(.+)-([ab])$`)
+
+func routerHere() ([]RouterEgress, error) {
+	var self unix.Stat_t
+	if err := unix.Stat("/proc/thread-self/ns/net", &self); err != nil {
+		return nil, fmt.Errorf("this thread's network namespace: %w", err)
+	}
+	entries, err := os.ReadDir(netnsDir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	for _, e := range entries {
+		m := hostNamespace.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(filepath.Join(netnsDir, e.Name()), &st) != nil || st.Ino != self.Ino || st.Dev != self.Dev {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(netnsDir, Namespace(m[1], Router))); err != nil {
+			return nil, nil // a two-host lab: no router
+		}
+		return routerEgresses(m[1], Side(m[2])), nil
+	}
+	return nil, nil
 }
