@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"wirespeed/internal/lab"
+	"wirespeed/internal/result"
+)
+
+// Independent measurers of a lab's round trip under load: Debian's irtt
+// (isochronous UDP, its own client and server), run beside a load in the
+// lab's namespaces, so that what wirespeed's probes or flent's pings say
+// is checked against a measurer that shares none of their code.
+
+// irttPort is where the tests' irtt server listens, inside a lab's side
+// a: a namespace of the test's own, so the port cannot collide.
+const irttPort = 2112
+
+// needIrtt skips t without Debian's irtt.
+func needIrtt(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("irtt"); err != nil {
+		t.Skip("needs irtt (Debian package irtt)")
+	}
+}
+
+// startIrttServer starts `irtt server` in side a of l and returns its
+// address; it is killed when the test ends.
+func startIrttServer(t *testing.T, l *lab.Lab) string {
+	t.Helper()
+	addr := net.JoinHostPort(l.A.IPv4.String(), strconv.Itoa(irttPort))
+	srv := exec.Command("irtt", "server", "-b", addr)
+	var log bytes.Buffer
+	srv.Stdout, srv.Stderr = &log, &log
+	if err := l.Start(lab.A, srv); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Kill()
+		srv.Wait()
+		if t.Failed() {
+			t.Logf("irtt server: %s", log.String())
+		}
+	})
+	time.Sleep(300 * time.Millisecond)
+	return addr
+}
+
+// irttRoundTrip is one of irtt's round trips that came back: when the
+// client sent it and how long it took.
+type irttRoundTrip struct {
+	Sent  time.Time
+	RTTMs float64
+}
+
+// irttResult is what an irtt client run measured: its round trips, and
+// the server's processing time per packet (receive to send) as irtt's
+// own stats give it.
+type irttResult struct {
+	RoundTrips       []irttRoundTrip
+	ServerMedianUs   float64
+	SendCallMedianUs float64
+}
+
+// irttClient runs `irtt client` in side b against addr, one packet every
+// interval for d, and returns what it measured.
+func irttClient(t *testing.T, l *lab.Lab, addr string, interval, d time.Duration, extra ...string) irttResult {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "irtt.json")
+	args := append([]string{"client", "-i", interval.String(), "-d", d.String(), "-Q", "-o", out}, extra...)
+	cmd := exec.Command("irtt", append(args, addr)...)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := l.Start(lab.B, cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("irtt client: %v\n%s", err, log.String())
+	}
+	return readIrtt(t, out)
+}
+
+// readIrtt reads irtt's JSON output.
+func readIrtt(t *testing.T, path string) irttResult {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Stats struct {
+			ServerProcessingTime struct {
+				Median float64 `json:"median"`
+			} `json:"server_processing_time"`
+			SendCall struct {
+				Median float64 `json:"median"`
+			} `json:"send_call"`
+		} `json:"stats"`
+		RoundTrips []struct {
+			Lost       string `json:"lost"`
+			Timestamps struct {
+				Client struct {
+					Send struct {
+						Wall int64 `json:"wall"`
+					} `json:"send"`
+				} `json:"client"`
+			} `json:"timestamps"`
+			Delay struct {
+				RTT int64 `json:"rtt"`
+			} `json:"delay"`
+		} `json:"round_trips"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("irtt's output: %v", err)
+	}
+	r := irttResult{ServerMedianUs: d.Stats.ServerProcessingTime.Median / 1e3, SendCallMedianUs: d.Stats.SendCall.Median / 1e3}
+	for _, rt := range d.RoundTrips {
+		if rt.Lost != "false" {
+			continue
+		}
+		r.RoundTrips = append(r.RoundTrips, irttRoundTrip{Sent: time.Unix(0, rt.Timestamps.Client.Send.Wall), RTTMs: float64(rt.Delay.RTT) / 1e6})
+	}
+	return r
+}
+
+// window is the span of wall-clock time irtt's round trips were sent in.
+func (r irttResult) window() (from, to time.Time) {
+	if len(r.RoundTrips) == 0 {
+		return
+	}
+	return r.RoundTrips[0].Sent, r.RoundTrips[len(r.RoundTrips)-1].Sent
+}
+
+// median of v, which it sorts; 0 for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// rtts are the round trips of r.
+func (r irttResult) rtts() []float64 {
+	v := make([]float64, len(r.RoundTrips))
+	for i, rt := range r.RoundTrips {
+		v[i] = rt.RTTMs
+	}
+	return v
+}
+
+// probesIn are the round trips of wirespeed's UDP probes (of doc, an
+// RRUL run's) that were sent between from and to by the wall clock: the
+// probes' times count from the run's start, which the document holds.
+func probesIn(doc result.Document, from, to time.Time) []float64 {
+	u := doc.Summary.UnderLoad
+	if u == nil {
+		return nil
+	}
+	var v []float64
+	for _, p := range u.Probes.UDP {
+		at := doc.Started.Add(time.Duration(p.T * float64(time.Second)))
+		if !p.Lost && !at.Before(from) && !at.After(to) {
+			v = append(v, p.RTTMs)
+		}
+	}
+	return v
+}
+
+// startRun starts `wirespeed run args... --json` in side b of l and
+// returns a function that waits for it (killing it after limit: the test
+// fails) and returns its document.
+func startRun(t *testing.T, l *lab.Lab, limit time.Duration, args ...string) func() result.Document {
+	t.Helper()
+	cmd := wirespeed(append(append([]string{"run"}, args...), "--json")...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := l.Start(lab.B, cmd); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return func() result.Document {
+		t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("wirespeed run %v: %v\n%s", args, err, errOut.String())
+			}
+		case <-time.After(limit):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("wirespeed run %v hung: killed after %v\n%s", args, limit, errOut.String())
+		}
+		var doc result.Document
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			t.Fatalf("not a results document: %v\n%s", err, out.String())
+		}
+		return doc
+	}
+}
+
+// agree says how a compares with b, and whether it is within x0.75-1.33
+// of it (the issue's bound for wirespeed against flent): "" when it is,
+// or why not.
+func agree(t *testing.T, what string, a, b float64) string {
+	return agreeWithin(t, what, a, b, 0.75, 1.33)
+}
+
+// agreeWithin is agree with the bound lo-hi of a/b.
+func agreeWithin(t *testing.T, what string, a, b, lo, hi float64) string {
+	t.Helper()
+	r := a / b
+	t.Logf("%s: %.1f against %.1f ms, x%.2f", what, a, b, r)
+	if !(r >= lo && r <= hi) {
+		return fmt.Sprintf("%s: %.1f ms is x%.2f of %.1f ms, not within x%.2f-%.2f", what, a, r, b, lo, hi)
+	}
+	return ""
+}
+
+// cubicDefault makes cubic the default congestion control of both of
+// l's hosts, for the programs that set none on their sockets (netserver,
+// whose sockets flent's tcp_cong_control does not reach). A namespace
+// may only default to an allowed algorithm, and the allowed list is the
+// host's: cubic joins it for the test and the list is restored after.
+func cubicDefault(t *testing.T, l *lab.Lab) {
+	t.Helper()
+	const allowed = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+	was, err := os.ReadFile(allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(strings.Fields(string(was)), "cubic") {
+		if err := os.WriteFile(allowed, []byte(strings.TrimSpace(string(was))+" cubic"), 0o644); err != nil {
+			t.Fatalf("allow cubic: %v", err)
+		}
+		t.Cleanup(func() {
+			if err := os.WriteFile(allowed, was, 0o644); err != nil {
+				t.Errorf("restore %s to %q: %v", allowed, was, err)
+			}
+		})
+	}
+	for _, s := range []lab.Side{lab.A, lab.B} {
+		cmd := exec.Command("sysctl", "-qw", "net.ipv4.tcp_congestion_control=cubic")
+		if err := l.Start(s, cmd); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("sysctl tcp_congestion_control=cubic in side %s: %v", s, err)
+		}
+	}
+}
