@@ -58,19 +58,20 @@ func startIrttServer(t *testing.T, l *lab.Lab) string {
 }
 
 // irttRoundTrip is one of irtt's round trips that came back: when the
-// client sent it and how long it took.
+// client sent it, how long it took as irtt gives it (its server's
+// processing subtracted), and that processing (the server's receive to
+// its send, by its timestamps).
 type irttRoundTrip struct {
-	Sent  time.Time
-	RTTMs float64
+	Sent     time.Time
+	RTTMs    float64
+	ServerMs float64
 }
 
 // irttResult is what an irtt client run measured: its round trips, and
-// the server's processing time per packet (receive to send) as irtt's
-// own stats give it.
+// the median of its server's processing time.
 type irttResult struct {
-	RoundTrips       []irttRoundTrip
-	ServerMedianUs   float64
-	SendCallMedianUs float64
+	RoundTrips     []irttRoundTrip
+	ServerMedianUs float64
 }
 
 // irttClient runs `irtt client` in side b against addr, one packet every
@@ -98,23 +99,20 @@ func readIrtt(t *testing.T, path string) irttResult {
 	if err != nil {
 		t.Fatal(err)
 	}
+	type stamp struct {
+		Wall int64 `json:"wall"`
+	}
 	var d struct {
-		Stats struct {
-			ServerProcessingTime struct {
-				Median float64 `json:"median"`
-			} `json:"server_processing_time"`
-			SendCall struct {
-				Median float64 `json:"median"`
-			} `json:"send_call"`
-		} `json:"stats"`
 		RoundTrips []struct {
 			Lost       string `json:"lost"`
 			Timestamps struct {
 				Client struct {
-					Send struct {
-						Wall int64 `json:"wall"`
-					} `json:"send"`
+					Send stamp `json:"send"`
 				} `json:"client"`
+				Server struct {
+					Receive stamp `json:"receive"`
+					Send    stamp `json:"send"`
+				} `json:"server"`
 			} `json:"timestamps"`
 			Delay struct {
 				RTT int64 `json:"rtt"`
@@ -124,13 +122,18 @@ func readIrtt(t *testing.T, path string) irttResult {
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("irtt's output: %v", err)
 	}
-	r := irttResult{ServerMedianUs: d.Stats.ServerProcessingTime.Median / 1e3, SendCallMedianUs: d.Stats.SendCall.Median / 1e3}
+	var r irttResult
+	var server []float64
 	for _, rt := range d.RoundTrips {
 		if rt.Lost != "false" {
 			continue
 		}
-		r.RoundTrips = append(r.RoundTrips, irttRoundTrip{Sent: time.Unix(0, rt.Timestamps.Client.Send.Wall), RTTMs: float64(rt.Delay.RTT) / 1e6})
+		ts := rt.Timestamps
+		p := float64(ts.Server.Send.Wall-ts.Server.Receive.Wall) / 1e6
+		r.RoundTrips = append(r.RoundTrips, irttRoundTrip{Sent: time.Unix(0, ts.Client.Send.Wall), RTTMs: float64(rt.Delay.RTT) / 1e6, ServerMs: p})
+		server = append(server, p*1e3)
 	}
+	r.ServerMedianUs = median(server)
 	return r
 }
 
@@ -218,16 +221,16 @@ func startRun(t *testing.T, l *lab.Lab, limit time.Duration, args ...string) fun
 // of it (the issue's bound for wirespeed against flent): "" when it is,
 // or why not.
 func agree(t *testing.T, what string, a, b float64) string {
-	return agreeWithin(t, what, a, b, 0.75, 1.33)
+	return agreeWithin(t, what, "ms", a, b, 0.75, 1.33)
 }
 
-// agreeWithin is agree with the bound lo-hi of a/b.
-func agreeWithin(t *testing.T, what string, a, b, lo, hi float64) string {
+// agreeWithin is agree with the bound lo-hi of a/b, both in unit.
+func agreeWithin(t *testing.T, what, unit string, a, b, lo, hi float64) string {
 	t.Helper()
 	r := a / b
-	t.Logf("%s: %.1f against %.1f ms, x%.2f", what, a, b, r)
+	t.Logf("%s: %.1f against %.1f %s, x%.2f", what, a, b, unit, r)
 	if !(r >= lo && r <= hi) {
-		return fmt.Sprintf("%s: %.1f ms is x%.2f of %.1f ms, not within x%.2f-%.2f", what, a, r, b, lo, hi)
+		return fmt.Sprintf("%s: %.1f %s is x%.2f of %.1f %s, not within x%.2f-%.2f", what, a, unit, r, b, unit, lo, hi)
 	}
 	return ""
 }
