@@ -11,9 +11,9 @@ import (
 // to the router's "wst-ra", the router's "wst-rb" to b's "wst-b", each
 // pair on a subnet of its own (IPv4 only), and the router forwards between
 // them. Its egress toward b (and with BothWays toward a as well) can be
-// shaped with a tbf whose queue is as long as asked, so the path's bottleneck, and the drops it makes, are
-// on the router, apart from both hosts. Remove (Down) takes the router's
-// namespace away too.
+// shaped with a tbf whose queue is as long as asked, so the path's
+// bottleneck, and the drops it makes, are on the router, apart from both
+// hosts. Remove (Down) takes the router's namespace away too.
 
 // Router is the side name of a routed lab's router.
 const Router Side = "r"

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
@@ -171,10 +169,11 @@ func (r *Routed) RouterQdisc() (sent, drops uint64, err error) {
 var hostNamespace = regexp.MustCompile(`^wst-(.+)-([ab])$`)
 
 func routerHere() ([]RouterEgress, error) {
-	var self unix.Stat_t
-	if err := unix.Stat("/proc/thread-self/ns/net", &self); err != nil {
+	self, err := netns.Get()
+	if err != nil {
 		return nil, fmt.Errorf("this thread's network namespace: %w", err)
 	}
+	defer self.Close()
 	entries, err := os.ReadDir(netnsDir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -187,8 +186,13 @@ func routerHere() ([]RouterEgress, error) {
 		if m == nil {
 			continue
 		}
-		var st unix.Stat_t
-		if unix.Stat(filepath.Join(netnsDir, e.Name()), &st) != nil || st.Ino != self.Ino || st.Dev != self.Dev {
+		h, err := netns.GetFromName(e.Name())
+		if err != nil {
+			continue
+		}
+		same := h.Equal(self)
+		h.Close()
+		if !same {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(netnsDir, Namespace(m[1], Router))); err != nil {
