@@ -104,6 +104,7 @@ waits after each change before measuring.`,
 	addRunFlags(cmd, &f.run)
 	fl := cmd.Flags()
 	f.run.record.register(fl)
+	registerVerbose(fl, &f.run.verbose)
 	fl.StringVar(&f.dev, "dev", "", "this host's interface to change (the one that carries the test)")
 	fl.StringVar(&f.remoteDev, "remote-dev", "", "the server's interface to change too (the server needs --allow-netconf and --psk-file, this client --psk-file)")
 	fl.StringVar(&f.remoteNetns, "remote-netns", "", "change --remote-dev in this network namespace of this host instead of asking the server (a lab's side a)")
@@ -170,8 +171,10 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	if plan.Changers, err = openChangers(e, f, c.Client); err != nil {
 		return err
 	}
-	obs := &matrixObserver{e: e, text: !f.run.json, label: c.label, sizes: plan.Sizes}
-	sinks := f.run.sinks(e.stdout, report.TextOptions{Server: c.addr})
+	obs := &matrixObserver{e: e, text: !f.run.json, verbose: f.run.verbose, label: c.label, sizes: plan.Sizes}
+	text := f.run.textOptions()
+	text.Server = c.addr
+	sinks := f.run.sinks(e.stdout, text)
 	doc, runErr := matrix.Run(ctx, plan, matrix.Options{
 		Measure:  c.iterate,
 		Changed:  func(ctx context.Context) error { _, err := c.RefreshEnv(ctx); return err },
@@ -234,11 +237,12 @@ func openChangers(e *env, f *matrixFlags, c *client.Client) ([]matrix.Changer, e
 // matrixObserver shows a matrix as it goes: in text mode the heading and
 // a table row per row on stdout; a line per iteration on stderr.
 type matrixObserver struct {
-	e     *env
-	text  bool
-	label string
-	sizes []int
-	table *report.MatrixTable
+	e       *env
+	text    bool
+	verbose bool // -v: every column
+	label   string
+	sizes   []int
+	table   *report.MatrixTable
 
 	// For the time left: when the matrix began, iterations finished and
 	// the rows (of size points, with --sizes) they belong to.
@@ -252,6 +256,9 @@ func (o *matrixObserver) Begin(doc *result.Document) {
 	o.table = report.NewMatrixTable(doc.Matrix, len(o.sizes) > 0, doc.Spec.Kind.RR(), doc.Repeat.ConfidenceLevel)
 	if doc.Spec.Kind == spec.RRUL {
 		o.table.WithUnderLoad() // idle and loaded latency columns (RRUL)
+	}
+	if o.verbose {
+		o.table.Verbose()
 	}
 	if !o.text {
 		return

@@ -47,6 +47,12 @@ type runFlags struct {
 	archive     string
 	archiveSink *archiveSink
 	rrul        rrulFlags // --load, --idle, the probe intervals (RRUL, rrulflags.go)
+	verbose     bool      // -v (run, sweep, matrix, mesh)
+}
+
+// textOptions are the choices of the text report the flags make.
+func (f *runFlags) textOptions() report.TextOptions {
+	return report.TextOptions{Unit: f.out.unit, Verbose: f.verbose}
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -98,6 +104,7 @@ the sender's count is shown beside it.`,
 	addRunFlags(cmd, f)
 	f.record.register(cmd.Flags())
 	f.out.register(cmd.Flags())
+	registerVerbose(cmd.Flags(), &f.verbose)
 	addIperf3Flags(cmd, f)
 	return cmd
 }

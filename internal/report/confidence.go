@@ -29,7 +29,11 @@ func levelPct(level float64) string {
 // Confidence writes how the mean of a repeated measurement was reached:
 // the iterations, the interval asked and, per figure, the interval
 // achieved, with NOT REACHED where it is wider than asked.
-func Confidence(w io.Writer, s result.Summary) {
+func Confidence(w io.Writer, s result.Summary) { confidence(w, s, true) }
+
+// confidence is Confidence; verbose, its first line says the per-stream
+// figures (which only -v shows) are the last iteration's.
+func confidence(w io.Writer, s result.Summary, verbose bool) {
 	c := s.Confidence
 	if c == nil {
 		return
@@ -42,8 +46,12 @@ func Confidence(w io.Writer, s result.Summary) {
 	if verdict == "" {
 		verdict = string(c.Stop)
 	}
-	fmt.Fprintf(w, "mean of %d iteration%s (per-stream figures: the last iteration's); interval asked +/-%.4g%% @ %s%% conf.: %s\n",
-		c.Iterations, plural(c.Iterations), c.WidthPct/2, levelPct(c.Level), verdict)
+	streams := ""
+	if verbose {
+		streams = " (per-stream figures: the last iteration's)"
+	}
+	fmt.Fprintf(w, "mean of %d iteration%s%s; interval asked +/-%.4g%% @ %s%% conf.: %s\n",
+		c.Iterations, plural(c.Iterations), streams, c.WidthPct/2, levelPct(c.Level), verdict)
 	line := func(name string, f *result.FigureConfidence) {
 		if f == nil {
 			return
