@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -31,6 +32,7 @@ type matrixFlags struct {
 	sets        []string
 	keep        bool
 	settle      time.Duration
+	resume      string
 }
 
 func newMatrixCmd(e *env) *cobra.Command {
@@ -112,6 +114,7 @@ waits after each change before measuring.`,
 	fl.StringVar(&f.sizes, "sizes", "", "run a sweep of these message sizes for every combination (as wirespeed sweep --sizes)")
 	fl.BoolVar(&f.keep, "keep", false, "leave the last combination's settings in place instead of restoring them")
 	fl.DurationVar(&f.settle, "settle", time.Second, "wait this long after changing settings before measuring (NICs that reset their link need a few seconds)")
+	fl.StringVar(&f.resume, "resume", "", "continue the interrupted matrix in FILE.json: keep its complete rows, measure the others, write FILE.json after each (the other flags as the matrix had them)")
 	return cmd
 }
 
@@ -161,6 +164,11 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 			return usagef("--set %s=...: give --remote-dev, the server's interface", d.Key())
 		}
 	}
+	if f.resume != "" {
+		if err := f.resumeFrom(&plan, sizesSet); err != nil {
+			return err
+		}
+	}
 	c, err := connect(ctx, e, &f.run, target, portSet, base.IPVersion, nil)
 	if err != nil {
 		return err
@@ -199,11 +207,43 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	}
 	if doc.Interrupted {
 		if left := matrix.NotMeasured(plan.Dimensions, doc); len(left) > 0 {
-			fmt.Fprintf(e.stderr, "matrix interrupted: %d of %d rows not measured: %s\n",
-				len(left), len(matrix.Combinations(plan.Dimensions)), strings.Join(left, "; "))
+			again := "keep the matrix in a file with -o FILE.json to continue it with --resume"
+			if out := f.run.output; strings.EqualFold(filepath.Ext(out), ".json") {
+				again = "continue with the same command and --resume " + out
+			}
+			fmt.Fprintf(e.stderr, "matrix interrupted: %d of %d rows not measured: %s; %s\n",
+				len(left), len(matrix.Combinations(plan.Dimensions)), strings.Join(left, "; "), again)
 		}
 		return errInterrupted
 	}
+	return nil
+}
+
+// resumeFrom makes plan continue the interrupted matrix in --resume's
+// file, as sweep --resume does: the file is written back after each row
+// (-o, if given, must name it), the sizes are the file's unless --sizes
+// is given, and a file measured with other settings is refused, each
+// difference named (matrix.Plan.Differences).
+func (f *matrixFlags) resumeFrom(plan *matrix.Plan, sizesSet bool) error {
+	if out := f.run.output; out != "" && out != f.resume {
+		return usagef("--resume %s writes the matrix back to that file; drop -o %s or give the same name", f.resume, out)
+	}
+	prev, err := result.ReadFile(f.resume)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	if prev.Command != "matrix" || prev.Matrix == nil {
+		return fmt.Errorf("resume %s: it holds the result of `wirespeed %s`, not of a matrix", f.resume, prev.Command)
+	}
+	if !sizesSet {
+		plan.Sizes = prev.Sizes
+	}
+	if diffs := plan.Differences(&prev, f.dev, f.remoteDev, f.remoteNetns); len(diffs) > 0 {
+		return usagef("resume %s: the file was measured with other settings: %s; give the command line of the interrupted matrix, or start a new file with -o",
+			f.resume, strings.Join(diffs, "; "))
+	}
+	f.run.output = f.resume
+	plan.Doc = &prev
 	return nil
 }
 
@@ -330,3 +370,6 @@ func (o *matrixObserver) Row(row result.MatrixRow) {
 		o.table.Row(o.e.stdout, row)
 	}
 }
+
+// Kept shows a row of the resumed matrix as a measured one.
+func (o *matrixObserver) Kept(row result.MatrixRow) { o.Row(row) }
