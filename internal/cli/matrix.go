@@ -330,9 +330,12 @@ func (o *matrixObserver) Iteration(i, n int, label string, ev iterate.Event) {
 		o.rowsDone++
 		o.rowIters += ev.Iteration
 	}
-	fmt.Fprintf(o.e.stderr, "matrix: row %d of %d (%s), %s bytes: %s; %s\n",
-		i, n, label, size, report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence),
+	line := fmt.Sprintf("matrix: row %d of %d (%s), %s bytes; %s; %s",
+		i, n, label, size, report.IterationProgress(ev.Iteration, ev.Max, ev.Result, ev.Confidence),
 		matrixLeft(time.Since(o.start), o.iters, ev, o.pointsLeft(i, n, ev), o.rowsDone, o.rowIters))
+	for _, l := range report.FitClauses(line) {
+		fmt.Fprintln(o.e.stderr, l)
+	}
 }
 
 // pointsLeft is how many measurements (rows, or row and size points with

@@ -140,7 +140,7 @@ func TestMatrixProgressLine(t *testing.T) {
 	ev.Result.Spec = spec.Default()
 	ev.Result.Spec.SendSize = 131072
 	o.Iteration(1, 4, "tso=on", ev)
-	if line := errOut.String(); !strings.Contains(line, "matrix: row 1 of 4 (tso=on), 131072 bytes: ") || !strings.Contains(line, " left\n") {
+	if line := errOut.String(); !strings.Contains(line, "matrix: row 1 of 4 (tso=on), 131072 bytes; ") || !strings.Contains(line, " left\n") {
 		t.Errorf("progress line %q: want the row, its size and the time left", line)
 	}
 }

@@ -109,6 +109,14 @@ func fitListIn(width int, head string, parts []string, sep string, indent int) [
 	return append(lines, line)
 }
 
+// FitClauses breaks a line of clauses joined by "; " into lines of at
+// most Width columns where it is longer, each continued line indented by
+// two spaces: for progress and iteration lines, whose clauses are read
+// one by one. A clause longer than a line has one to itself.
+func FitClauses(s string) []string {
+	return fitList("", strings.Split(s, "; "), "; ", 2)
+}
+
 // wrapNote breaks s at spaces into lines of at most Width columns, the ones
 // after the first indented by indent spaces: for notes under a table,
 // which say every figure they name (a warning is cut instead, brief). A

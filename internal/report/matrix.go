@@ -289,18 +289,32 @@ func MatrixNotes(w io.Writer, doc result.Document, verbose bool) {
 					name, c.Setting, c.After, c.Device, strings.Join(moved, ", ")), verbose)
 			}
 		}
+		// A warning names its row by number alone (the table has its
+		// settings) unless verbose, and says a thing once per row.
+		short := fmt.Sprintf("row %d", r.Index)
+		if verbose {
+			short = name
+		}
+		said := map[string]bool{}
 		for _, p := range r.Points {
-			at := name
+			at, wat := name, short
 			if len(doc.Sizes) > 0 {
 				at = fmt.Sprintf("%s size %d", name, p.MsgSize)
+				wat = fmt.Sprintf("%s size %d", short, p.MsgSize)
 			}
 			if c := p.Summary.Confidence; c != nil && c.Stop == spec.ReasonMaxHit {
 				writeWrapped(w, notReachedLine(at, c, verbose), verbose)
 			}
 			for _, s := range p.Warnings {
-				if !strings.Contains(s, "confidence interval not reached") {
-					warnings(w, []string{at + ": " + s}, verbose)
+				line := "warning: " + wat + ": " + s
+				if !verbose {
+					line = brief(line, Width)
 				}
+				if strings.Contains(s, "confidence interval not reached") || said[line] {
+					continue
+				}
+				said[line] = true
+				fmt.Fprintln(w, line)
 			}
 		}
 	}

@@ -216,16 +216,19 @@ func SweepNotes(w io.Writer, doc result.Document, verbose bool) {
 			para()
 			writeWrapped(w, notReachedLine(fmt.Sprintf("size %d", p.MsgSize), c, verbose), verbose)
 		}
-		var ws []string
+		said := map[string]bool{} // a point's warning, once
 		for _, s := range p.Warnings {
-			// The line above says it once for all the figures.
-			if !strings.Contains(s, "confidence interval not reached") {
-				ws = append(ws, fmt.Sprintf("size %d: %s", p.MsgSize, s))
+			line := fmt.Sprintf("warning: size %d: %s", p.MsgSize, s)
+			if !verbose {
+				line = brief(line, Width)
 			}
-		}
-		if len(ws) > 0 {
+			// The line above says it once for all the figures.
+			if strings.Contains(s, "confidence interval not reached") || said[line] {
+				continue
+			}
+			said[line] = true
 			para()
-			warnings(w, ws, verbose)
+			fmt.Fprintln(w, line)
 		}
 	}
 }

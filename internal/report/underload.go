@@ -22,7 +22,7 @@ func UnderLoad(w io.Writer, res result.Result) {
 	// The answer's clauses continue on the next line where one line is
 	// too narrow for them (Width).
 	clauses := func(line string) {
-		for _, l := range fitList("", strings.Split(line, "; "), "; ", 2) {
+		for _, l := range FitClauses(line) {
 			fmt.Fprintln(w, l)
 		}
 	}
