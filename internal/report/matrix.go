@@ -263,7 +263,12 @@ func MatrixNotes(w io.Writer, doc result.Document, verbose bool) {
 	}
 	fmt.Fprintln(w)
 	for _, r := range m.Rows {
-		name := fmt.Sprintf("row %d (%s)", r.Index, r.Label)
+		// A note names its row by number alone (the table has its
+		// settings) unless verbose.
+		name := fmt.Sprintf("row %d", r.Index)
+		if verbose {
+			name = fmt.Sprintf("row %d (%s)", r.Index, r.Label)
+		}
 		if r.Skipped != "" {
 			writeWrapped(w, fmt.Sprintf("%s: skipped: %s", name, r.Skipped), verbose)
 		}
@@ -289,24 +294,17 @@ func MatrixNotes(w io.Writer, doc result.Document, verbose bool) {
 					name, c.Setting, c.After, c.Device, strings.Join(moved, ", ")), verbose)
 			}
 		}
-		// A warning names its row by number alone (the table has its
-		// settings) unless verbose, and says a thing once per row.
-		short := fmt.Sprintf("row %d", r.Index)
-		if verbose {
-			short = name
-		}
-		said := map[string]bool{}
+		said := map[string]bool{} // a warning once per row
 		for _, p := range r.Points {
-			at, wat := name, short
+			at := name
 			if len(doc.Sizes) > 0 {
 				at = fmt.Sprintf("%s size %d", name, p.MsgSize)
-				wat = fmt.Sprintf("%s size %d", short, p.MsgSize)
 			}
 			if c := p.Summary.Confidence; c != nil && c.Stop == spec.ReasonMaxHit {
 				writeWrapped(w, notReachedLine(at, c, verbose), verbose)
 			}
 			for _, s := range p.Warnings {
-				line := "warning: " + wat + ": " + s
+				line := "warning: " + at + ": " + s
 				if !verbose {
 					line = brief(line, Width)
 				}

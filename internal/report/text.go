@@ -214,7 +214,7 @@ func TextIn(w io.Writer, res result.Result, o TextOptions) {
 		}
 		if hasCPU(res.Summary) {
 			fmt.Fprintln(w)
-			cpuLines(w, res.Summary)
+			CPU(w, res.Summary) // the lines, and under them whose load is in them
 		}
 		if res.Local.Wire != nil || res.Remote.Wire != nil {
 			fmt.Fprintln(w)
@@ -226,7 +226,9 @@ func TextIn(w io.Writer, res result.Result, o TextOptions) {
 		}
 		DataPath(w, res)
 	}
-	warnings(w, othersWarnings(res.Summary, o.Verbose, oneHost(res), othersLimited(res)), o.Verbose)
+	if !o.Verbose {
+		warnings(w, othersWarnings(res.Summary, false, oneHost(res), othersLimited(res)), false)
+	}
 	warnings(w, res.Warnings, o.Verbose)
 }
 
