@@ -129,3 +129,49 @@ func checkWidth(t *testing.T, name, text string) {
 	t.Helper()
 	testkit.CheckWidth(t, name, text, Width)
 }
+
+// TestBrief: a line too long is cut after its last clause that fits,
+// parentheses closed, and says so; one that fits is left alone.
+func TestBrief(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short: as it is", 20, "short: as it is"},
+		{"local side: no CPU figures: open /proc/stat: permission denied", 40, "local side: no CPU figures (-v: more)"},
+		{"the link (tbf 50.0 Mbits/sec on wst-b, local side; goodput 99.3% of the 47.8 Mbits/sec it allows)", 61,
+			"the link (tbf 50.0 Mbits/sec on wst-b, local side) (-v: more)"},
+		{"a (b (c, d), e) f g h i j k", 20, "a (b (c)) (-v: more)"},
+		{"one two three four five six", 20, "one two (-v: more)"},
+		// A strong end (": ") is taken over a weak one a little later,
+		// not over one far later.
+		{"a: fact here (13%): the local side (x) was held back", 47, "a: fact here (13%) (-v: more)"},
+		{"a: b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q", 48, "a: b, c, d, e, f, g, h, i, j, k, l, m (-v: more)"},
+		{"abcdefghijklmnopqrstuvwxyz", 20, "abcdefghi (-v: more)"},
+		{"µµµµµµµµ: µµµµµµµµµµµµµµµµµµµµ", 20, "µµµµµµµµ (-v: more)"},
+	} {
+		got := brief(tt.s, tt.n)
+		if got != tt.want {
+			t.Errorf("brief(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+		if cols(got) > tt.n {
+			t.Errorf("brief(%q, %d) = %q: %d columns", tt.s, tt.n, got, cols(got))
+		}
+	}
+}
+
+// TestFitClauses: clauses continue on the next line, indented, where
+// the line is wider than Width; a line that fits is left alone.
+func TestFitClauses(t *testing.T) {
+	short := "iteration 1 of at most 3: 9341.22 10^6bits/sec; so far +/-1.2% @ 99% conf."
+	if got := FitClauses(short); len(got) != 1 || got[0] != short {
+		t.Errorf("FitClauses(%q) = %q", short, got)
+	}
+	long := strings.Repeat("x", 60) + "; " + strings.Repeat("y", 50) + "; z"
+	got := FitClauses(long)
+	want := []string{strings.Repeat("x", 60) + ";", "  " + strings.Repeat("y", 50) + "; z"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("FitClauses = %q, want %q", got, want)
+	}
+}
