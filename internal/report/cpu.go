@@ -208,20 +208,6 @@ func cpuLine(c measure.CPU) string {
 	return b.String()
 }
 
-// measurement writes what Text shows after each side's figures: the CPU
-// lines and the confidence interval of a repeated measurement, after a
-// blank line.
-func measurement(w io.Writer, res result.Result) {
-	if hasCPU(res.Summary) {
-		fmt.Fprintln(w)
-		CPU(w, res.Summary)
-	}
-	if res.Summary.Confidence != nil {
-		fmt.Fprintln(w)
-		Confidence(w, res.Summary)
-	}
-}
-
 // processOnlyLine is the CPU line of a side that reported only its own
 // process's CPU time, without system-wide figures (CPUs is 0): an iperf3
 // peer.
