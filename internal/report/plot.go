@@ -875,8 +875,8 @@ func (sizeTicks) Ticks(lo, hi float64) []plot.Tick {
 // plot no label under 100 us where its p50 was 24 us. Over more than three
 // decades only the powers of ten are labelled, so the labels do not
 // crowd, and 2 and 5 in the first decade when its power of ten is below
-// the axis. Every labelled value in lo..hi is exact in its text: 0.02, 50,
-// 2000.
+// the axis. Every labelled value in lo..hi is exact in its text, written
+// out: 0.02, 50, 2000, 1000000.
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -898,11 +898,10 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			// ten is below the axis: a label under the lowest data.
 			partial := e == first && p < lo*(1-1e-9)
 			if m == 1 || ((!wide || partial) && (m == 2 || m == 5)) {
-				t.Label = strconv.FormatFloat(float64(m)*p, 'g', 6, 64)
-				if e < 0 {
-					// 0.02, not 2e-02.
-					t.Label = strconv.FormatFloat(v, 'f', int(-e), 64)
-				}
+				// Whole numbers in full, as the other labels of the axis
+				// are (1000000, not 1e+06: an RR plot's max in us), and
+				// fractions to their digit (0.02, not 2e-02).
+				t.Label = strconv.FormatFloat(v, 'f', int(max(-e, 0)), 64)
 			}
 			ticks = append(ticks, t)
 		}

@@ -19,9 +19,16 @@ func UnderLoad(w io.Writer, res result.Result) {
 	if u == nil {
 		return
 	}
-	fmt.Fprintln(w, UnderLoadLine(u))
+	// The answer's clauses continue on the next line where one line is
+	// too narrow for them (Width).
+	clauses := func(line string) {
+		for _, l := range FitClauses(line) {
+			fmt.Fprintln(w, l)
+		}
+	}
+	clauses(UnderLoadLine(u))
 	if q := u.Queue; q != nil {
-		fmt.Fprintln(w, QueueLine(u))
+		clauses(QueueLine(u))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "round trip (ms)\tphase\tp50\tp90\tp99\tmean\tsamples\tlost\t")
@@ -53,7 +60,9 @@ func UnderLoad(w io.Writer, res result.Result) {
 			}
 			parts = append(parts, fmt.Sprintf("%d %s %s %s", f.ID, dir, f.Mark, rate(f.BitsPerSecond)))
 		}
-		fmt.Fprintf(w, "flows: %s\n", strings.Join(parts, ", "))
+		for _, l := range fitList("flows: ", parts, ", ", len("flows: ")) {
+			fmt.Fprintln(w, l)
+		}
 	}
 	fmt.Fprintln(w)
 }

@@ -26,7 +26,7 @@ func TestSweepRRULColumns(t *testing.T) {
 	var b bytes.Buffer
 	doc := result.Document{Points: []result.Point{rrulPoint(0.12, 143.4, 247), rrulPoint(0.2, 13.04, 24.5)}}
 	doc.Spec.Kind = spec.RRUL
-	SweepTable(&b, doc)
+	SweepTable(&b, doc, true)
 	lines := strings.Split(b.String(), "\n")
 	if f := strings.Fields(lines[0]); f[len(f)-3] != "Idle" || f[len(f)-1] != "Loaded" {
 		t.Errorf("header %q", lines[0])
