@@ -37,6 +37,15 @@ func Env(w io.Writer, env sysinfo.Env, opts EnvOptions) {
 	default:
 		row("cpu", "-")
 	}
+	if f := env.CPUFreq; f != nil {
+		g := f.Governor()
+		if !f.Available {
+			g = "none: the kernel offers no cpufreq (the hypervisor or the firmware sets the frequency)"
+		} else if f.Driver != "" {
+			g += "; scaling driver " + f.Driver
+		}
+		row("cpu governor", "%s", g)
+	}
 	cc := orDash(env.CongestionControl.Default)
 	if len(env.CongestionControl.Available) > 0 {
 		cc += " (available: " + strings.Join(env.CongestionControl.Available, " ") + ")"
