@@ -190,7 +190,7 @@ func (a *Archive) explain(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, ErrNewerSchema) {
+	if errors.Is(err, ErrNewerSchema) || errors.Is(err, ErrForeign) {
 		return fmt.Errorf("archive %s: %w", a.target, err)
 	}
 	return a.dialect.explain(a.target, err)
@@ -256,6 +256,10 @@ func parse(b []byte) (kind string, rows []extracted, err error) {
 		peertext.Scrub(&doc)
 		rows, err := rowsOfMesh(&doc)
 		return "mesh", rows, err
+	}
+	if strings.HasPrefix(schema, "wirespeed/") {
+		return "", nil, fmt.Errorf("schema %q, this wirespeed archives %q and %q (a newer wirespeed wrote it? archive it with that one): %w",
+			schema, result.Schema, result.MeshSchema, ErrNotResult)
 	}
 	return "", nil, fmt.Errorf("schema %q, this wirespeed archives %q and %q: %w", schema, result.Schema, result.MeshSchema, ErrNotResult)
 }

@@ -22,7 +22,9 @@ var postgresDialect = dialect{
 	real: "DOUBLE PRECISION",
 	// One lock of wirespeed's own (any constant): two processes opening
 	// a new archive at once migrate it one after the other.
-	lock:    "SELECT pg_advisory_xact_lock(75750026)",
+	lock: "SELECT pg_advisory_xact_lock(75750026)",
+	tables: `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()
+		AND table_name IN ('documents', 'envs', 'results') ORDER BY table_name`,
 	explain: explainPostgres,
 }
 

@@ -21,6 +21,7 @@ var sqliteDialect = dialect{
 	id:      "INTEGER PRIMARY KEY",
 	blob:    "BLOB",
 	real:    "REAL",
+	tables:  `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'wirespeed_meta' ORDER BY name`,
 	explain: explainSQLite,
 }
 
