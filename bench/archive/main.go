@@ -40,6 +40,7 @@ import (
 
 	"wirespeed/internal/archive"
 	"wirespeed/internal/history"
+	"wirespeed/internal/result"
 )
 
 func main() {
@@ -48,15 +49,34 @@ func main() {
 	nseries := flag.Int("series", 1000, "series they are spread over")
 	batch := flag.Int("batch", 1000, "results per transaction while filling")
 	inserts := flag.Int("inserts", 2000, "results to insert one at a time, and again in batches, for the insert rates")
+	keeps := flag.Int("keeps", 200, "results to insert as a run does (open the archive, put one, close it)")
 	insertBatch := flag.Int("insert-batch", 100, "documents per transaction for the batched insert rate")
 	queries := flag.Int("queries", 21, "series histories to time")
 	writers := flag.Int("writers", 8, "concurrent writers for the concurrent insert rate (each its own connections, as several runs or mesh runners)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the one-at-a-time inserts to `FILE`")
+	doc := flag.String("doc", "", "insert copies of this results document `FILE` (each started a second after the one before) instead of generated ones: "+
+		"a real run's document is some 20 times a generated one's size")
 	flag.Parse()
 	b := bench{target: *target, n: *n, nseries: *nseries, batch: *batch, inserts: *inserts, insertBatch: *insertBatch,
-		queries: *queries, writers: *writers, cpuprofile: *cpuprofile}
+		queries: *queries, writers: *writers, cpuprofile: *cpuprofile, keeps: *keeps}
+	spoolDir, err := os.MkdirTemp("", "bench-archive-spool")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/archive:", err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(spoolDir)
+	b.spoolDir = spoolDir
+	if *doc != "" {
+		d, err := result.ReadFile(*doc)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench/archive:", err)
+			os.Exit(1)
+		}
+		b.template = &d
+	}
 	if err := b.run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/archive:", err)
+		os.RemoveAll(spoolDir)
 		os.Exit(1)
 	}
 }
@@ -65,6 +85,9 @@ type bench struct {
 	target                                                    string
 	n, nseries, batch, inserts, insertBatch, queries, writers int
 	cpuprofile                                                string
+	template                                                  *result.Document
+	keeps                                                     int
+	spoolDir                                                  string
 }
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -73,6 +96,20 @@ var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 // after the series' previous result, throughput 941 Mbit/s with 1% noise
 // and a step down to 612 with TSO off at B two thirds of the way.
 func synth(rng *rand.Rand, i, n, nseries int) []byte {
+	b, _ := json.Marshal(synthDoc(rng, i, n, nseries))
+	return b
+}
+
+func marshalAll(docs []result.Document) [][]byte {
+	out := make([][]byte, len(docs))
+	for i, d := range docs {
+		out[i], _ = json.Marshal(d)
+	}
+	return out
+}
+
+// synthDoc is synth's document.
+func synthDoc(rng *rand.Rand, i, n, nseries int) result.Document {
 	s := i % nseries
 	k := i / nseries
 	perSeries := max(n/nseries, 1)
@@ -80,13 +117,11 @@ func synth(rng *rand.Rand, i, n, nseries int) []byte {
 	if k > perSeries*2/3 {
 		bps, tso = 612e6, false
 	}
-	d := archive.Synthetic{
+	return archive.Synthetic{
 		Source: fmt.Sprintf("h%03d", s%40), Destination: fmt.Sprintf("h%03d", 40+s/40),
 		SendSize: 1024 << (s % 5), Started: t0.Add(time.Duration(k) * time.Hour).Add(time.Duration(s) * time.Second),
 		BitsPerSecond: bps * (1 + 0.01*rng.NormFloat64()), TSO: tso,
 	}.Document()
-	b, _ := json.Marshal(d)
-	return b
 }
 
 func (b bench) run() error {
@@ -131,20 +166,44 @@ func (b bench) run() error {
 	c, _ = a.Count(ctx)
 	fmt.Printf("archive %s: %d documents, %d results\n", t, c.Documents, c.Results)
 	// Generated documents past those in the archive, so that a second
-	// run of the bench inserts new ones.
+	// run of the bench inserts new ones. They are made before each
+	// measurement, so that only the archive is timed.
 	next := max(b.n, int(c.Results))
-	gen := func(k int) [][]byte {
-		docs := make([][]byte, k)
+	gen := func(k int) []result.Document {
+		docs := make([]result.Document, k)
 		for i := range docs {
-			docs[i] = synth(rng, next+i, b.n, b.nseries)
+			if b.template != nil {
+				docs[i] = *b.template
+				docs[i].Started = docs[i].Started.Add(time.Duration(next+i) * time.Second)
+			} else {
+				docs[i] = synthDoc(rng, next+i, b.n, b.nseries)
+			}
 		}
 		next += k
 		return docs
 	}
+	if js, _ := json.Marshal(gen(1)[0]); true {
+		fmt.Printf("documents inserted: %d bytes of JSON each\n", len(js))
+	}
 
-	// Inserts one at a time, each its own transaction, as a run's. The
-	// documents are made first, so that only the archive is timed.
-	docs := gen(b.inserts)
+	// As a run archives its result: Spool.Keep opens the archive, writes
+	// what its spool holds (nothing here), puts the document in a
+	// transaction of its own, and closes the archive.
+	docs := gen(b.keeps)
+	spool := archive.Spool{Dir: b.spoolDir}
+	start, cpu0, scpu0 := time.Now(), cpuTime(), server.cpu(ctx)
+	for _, d := range docs {
+		k, err := spool.Keep(ctx, t, d)
+		if err != nil || k.ArchiveErr != nil || !k.Added.New {
+			return fmt.Errorf("keep: %+v, %v", k, err)
+		}
+	}
+	fmt.Printf("insert as a run does (Spool.Keep: open, flush, put, close): %s\n", rate(len(docs), time.Since(start), cpuTime()-cpu0, server.since(ctx, scpu0)))
+
+	// One at a time on an open archive, each its own transaction (a
+	// command that archives several documents: a mesh --every round
+	// after round, the exporter's probes).
+	docs = gen(b.inserts)
 	if b.cpuprofile != "" {
 		f, err := os.Create(b.cpuprofile)
 		if err != nil {
@@ -152,32 +211,32 @@ func (b bench) run() error {
 		}
 		pprof.StartCPUProfile(f)
 	}
-	start, cpu0, scpu0 := time.Now(), cpuTime(), server.cpu(ctx)
+	start, cpu0, scpu0 = time.Now(), cpuTime(), server.cpu(ctx)
 	for _, d := range docs {
-		if _, err := a.PutJSON(ctx, d); err != nil {
+		if _, err := a.Put(ctx, d); err != nil {
 			pprof.StopCPUProfile()
 			return err
 		}
 	}
 	el, cpu, scpu := time.Since(start), cpuTime()-cpu0, server.since(ctx, scpu0)
 	pprof.StopCPUProfile()
-	fmt.Printf("insert one at a time (PutJSON, a transaction each): %s\n", rate(b.inserts, el, cpu, scpu))
+	fmt.Printf("insert one at a time on an open archive (Put, a transaction each): %s\n", rate(b.inserts, el, cpu, scpu))
 
-	// The same in batches, as import and flush write them.
-	docs = gen(b.inserts)
+	// In batches from JSON, as archive import and flush write files.
+	js := marshalAll(gen(b.inserts))
 	start, cpu0, scpu0 = time.Now(), cpuTime(), server.cpu(ctx)
-	for i := 0; i < len(docs); i += b.insertBatch {
-		if _, err := a.PutMany(ctx, docs[i:min(i+b.insertBatch, len(docs))]); err != nil {
+	for i := 0; i < len(js); i += b.insertBatch {
+		if _, err := a.PutMany(ctx, js[i:min(i+b.insertBatch, len(js))]); err != nil {
 			return err
 		}
 	}
-	fmt.Printf("insert in batches of %d (PutMany, a transaction each): %s\n", b.insertBatch, rate(b.inserts, time.Since(start), cpuTime()-cpu0, server.since(ctx, scpu0)))
+	fmt.Printf("insert in batches of %d from JSON (PutMany, as import): %s\n", b.insertBatch, rate(b.inserts, time.Since(start), cpuTime()-cpu0, server.since(ctx, scpu0)))
 
 	// One at a time from several writers at once, each with its archive
 	// opened on its own, as runs and mesh runners on several hosts are.
 	if b.writers > 1 {
 		per := b.inserts / b.writers
-		docs := make([][][]byte, b.writers)
+		docs := make([][]result.Document, b.writers)
 		for w := range docs {
 			docs[w] = gen(per)
 		}
@@ -196,7 +255,7 @@ func (b bench) run() error {
 			go func() {
 				defer wg.Done()
 				for _, d := range docs[w] {
-					if _, err := archives[w].PutJSON(ctx, d); err != nil {
+					if _, err := archives[w].Put(ctx, d); err != nil {
 						errs <- err
 						return
 					}
@@ -208,7 +267,7 @@ func (b bench) run() error {
 		if err := <-errs; err != nil {
 			return err
 		}
-		fmt.Printf("insert one at a time from %d writers at once: %s\n", b.writers, rate(per*b.writers, time.Since(start), cpuTime()-cpu0, server.since(ctx, scpu0)))
+		fmt.Printf("insert one at a time from %d writers at once (Put): %s\n", b.writers, rate(per*b.writers, time.Since(start), cpuTime()-cpu0, server.since(ctx, scpu0)))
 	}
 
 	// One series' history, for several series: the query alone, and the

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"wirespeed/internal/result"
+	"wirespeed/internal/sysinfo"
 	"wirespeed/internal/testkit"
 )
 
@@ -517,5 +518,49 @@ func TestUnreachablePostgres(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
 			t.Errorf("open %s: %v; want %q without the password", Redact(tc.url), err, tc.want)
 		}
+	}
+}
+
+// TestScrub: the strings a document brings (its title and labels, the
+// hosts, the environment) are kept escaped in the rows and
+// environments history and the dashboard print, and the document itself
+// as it came.
+func TestScrub(t *testing.T) {
+	ctx := context.Background()
+	a := open(t, Target{Backend: SQLite, Path: filepath.Join(t.TempDir(), "a.db")})
+	doc := Synthetic{Source: "A\x1b]0;owned\x07", Destination: "B", Started: t0, BitsPerSecond: 1e9,
+		Labels: map[string]string{"k\u202e": "v\x1b[2J"}, Remote: func(e *sysinfo.Env) { e.KernelRelease = "6.8\r\nroot# " }}.Document()
+	doc.Title = "t\x1b[31m"
+	if _, err := a.Put(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := a.Results(ctx, Filter{})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("rows %v, %v", rows, err)
+	}
+	r := rows[0]
+	if r.Title != `t\x1b[31m` || r.Source != `A\x1b]0;owned\x07` || r.Labels[`k\u202e`] != `v\x1b[2J` || !strings.HasPrefix(r.Series, `A\x1b]0;owned\x07|B|`) {
+		t.Errorf("row title %q source %q labels %q series %q: want each escaped", r.Title, r.Source, r.Labels, r.Series)
+	}
+	envs, err := a.Envs(ctx, []int64{r.EnvID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kernel string
+	for _, f := range envs[r.EnvID].Remote {
+		if f.Name == "kernel" {
+			kernel = f.Value
+		}
+	}
+	if kernel != `6.8\r\nroot# ` {
+		t.Errorf("remote kernel %q, want it escaped", kernel)
+	}
+	d, err := a.Document(ctx, r.DocumentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back result.Document
+	if err := json.Unmarshal(d.JSON, &back); err != nil || back.Title != doc.Title {
+		t.Errorf("the archived document's title %q, %v; want it as it came, %q", back.Title, err, doc.Title)
 	}
 }

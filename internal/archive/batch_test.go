@@ -3,8 +3,10 @@ package archive
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -182,4 +184,61 @@ func TestConcurrentBatches(t *testing.T) {
 			t.Errorf("archive holds %+v, %v; want %d of each", c, err, docs*rounds+1)
 		}
 	})
+}
+
+// TestPrepareDocument: a document prepared from the value a command
+// holds is the one prepared from its JSON (what import and flush read):
+// the same digest, body, rows and environments, for every kind of
+// document, recorded runs among them; and the value is left as it was
+// (its strings are escaped in the rows, not in it).
+func TestPrepareDocument(t *testing.T) {
+	var docs []any
+	files, _ := filepath.Glob("../report/testdata/*.json")
+	for _, f := range files {
+		d, err := result.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, d)
+	}
+	if len(docs) < 5 {
+		t.Fatalf("%d recorded documents in ../report/testdata, want the run, rr, udp, tradeoff ones", len(docs))
+	}
+	run := Synthetic{Source: "A\x1b[2J", Destination: "B", Started: t0, BitsPerSecond: 1e9, Labels: map[string]string{"k": "v\u202e"}}.Document()
+	sweep := run
+	sweep.Result = result.Result{}
+	sweep.Points = []result.Point{{MsgSize: 1024, Result: run.Result}, {MsgSize: 65536, Result: run.Result}}
+	matrix := run
+	matrix.Result = result.Result{}
+	matrix.Matrix = &result.Matrix{Rows: []result.MatrixRow{{Index: 1, Label: "tso=off", Points: []result.Point{{MsgSize: 1024, Result: run.Result}}}}}
+	mesh := result.MeshDocument{Schema: result.MeshSchema, Command: "mesh", Pairs: []result.MeshPair{{Source: "h1", Destination: "h2", Result: &run.Result}}}
+	live := run
+	live.Started = time.Now() // a monotonic reading and the local zone, as a run's
+	docs = append(docs, run, live, &sweep, matrix, mesh, &mesh)
+	for i, d := range docs {
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Prepare(b)
+		if err != nil {
+			t.Fatalf("document %d: %v", i, err)
+		}
+		got, gb, err := PrepareDocument(d)
+		if err != nil {
+			t.Fatalf("document %d: %v", i, err)
+		}
+		if string(gb) != string(b) {
+			t.Errorf("document %d: PrepareDocument's JSON differs from json.Marshal's", i)
+		}
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(Prepared{}, extracted{})); diff != "" {
+			t.Errorf("document %d: prepared from the value (-from JSON +from value):\n%s", i, diff)
+		}
+	}
+	if run.Labels["k"] != "v\u202e" || run.Result.Local.Hostname != "A\x1b[2J" {
+		t.Errorf("the document's strings were changed: %q, %q", run.Labels, run.Result.Local.Hostname)
+	}
+	if _, _, err := PrepareDocument(result.Document{Schema: result.Schema, Command: "run"}); !errors.Is(err, ErrNotResult) {
+		t.Errorf("a document with no result: %v, want ErrNotResult", err)
+	}
 }

@@ -3,6 +3,7 @@ package archive
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -198,8 +199,9 @@ func rowOf(path, command, title string, labels map[string]string, version string
 		ThroughputBPS: s.BitsPerSecond,
 		Iterations:    1,
 		Title:         title,
-		Labels:        labels,
-		ToolVersion:   version,
+		Labels:        maps.Clone(labels), // scrubbed in place
+
+		ToolVersion: version,
 	}
 	row.Series = SeriesKey(row.Source, row.Destination, row.Test, row.MsgSize, row.Settings)
 	if rr := s.RRSummary; rr != nil && rr.Latency.Count > 0 {

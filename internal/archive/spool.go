@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -163,26 +162,30 @@ func (s Spool) Flush(ctx context.Context, a *Archive) (Flushed, error) {
 // document was spooled to (empty when archived) and the archive's error.
 // err is set only when the document could not be kept at all.
 func (s Spool) Keep(ctx context.Context, t Target, doc any) (k Kept, err error) {
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return k, err
+	p, b, perr := PrepareDocument(doc)
+	if b == nil {
+		return k, perr
 	}
 	a, aerr := Open(ctx, t)
 	if aerr == nil {
 		defer a.Close()
 		k.Flushed, aerr = s.Flush(ctx, a)
-		if aerr == nil {
-			k.Added, aerr = a.PutJSON(ctx, b)
+		if aerr == nil && perr == nil {
+			var added []Added
+			if added, aerr = a.PutPrepared(ctx, []*Prepared{p}); aerr == nil {
+				k.Added = added[0]
+			}
 		}
+	}
+	if perr != nil {
+		// Nothing measured: nothing to keep for later.
+		k.ArchiveErr = perr
+		return k, nil
 	}
 	if aerr == nil {
 		return k, nil
 	}
 	k.ArchiveErr = aerr
-	if errors.Is(aerr, ErrNotResult) {
-		// Nothing measured: nothing to keep for later.
-		return k, nil
-	}
 	k.Spooled, err = s.Save(t, b)
 	return k, err
 }
