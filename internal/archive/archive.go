@@ -465,9 +465,6 @@ const (
 // documents, each by digest) are taken in one order, so that two
 // batches holding some of the same documents never deadlock.
 func (a *Archive) PutPrepared(ctx context.Context, ps []*Prepared) ([]Added, error) {
-	if len(ps) == 0 {
-		return nil, nil
-	}
 	return a.putPrepared(ctx, ps, false)
 }
 

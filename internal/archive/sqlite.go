@@ -34,10 +34,10 @@ func openSQLite(t Target) (*Archive, error) {
 	// writers queue on the busy timeout rather than fail on upgrading a
 	// read lock; foreign keys are not used. With WAL, synchronous=NORMAL
 	// commits without waiting for the disk: the archive stays whole
-	// through any crash, and a crash of the process (or of wirespeed's
-	// host's processes, short of the kernel) loses nothing committed;
-	// a power loss or a kernel crash may lose the transactions committed
-	// since the last checkpoint synced the log (the newest results).
+	// through any crash, and a crash of a process loses nothing
+	// committed; a power loss or a kernel crash may lose the
+	// transactions committed since a checkpoint last synced the log (the
+	// newest results).
 	// A spool's flush, which deletes its files once they are archived,
 	// commits with synchronous=FULL instead (writeSQLite).
 	q := url.Values{}
