@@ -2,9 +2,11 @@ package archive
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"wirespeed/internal/result"
+	"wirespeed/internal/sysinfo"
 	"wirespeed/internal/testkit"
 )
 
@@ -284,10 +287,22 @@ func TestParseTarget(t *testing.T) {
 func TestNotAResult(t *testing.T) {
 	a := open(t, Target{Backend: SQLite, Path: filepath.Join(t.TempDir(), "a.db")})
 	empty, _ := json.Marshal(result.Document{Schema: result.Schema, Command: "run"})
-	for _, in := range []string{`{"schema":"prometheus/v1"}`, `[1,2,3]`, `{"hello":1}`, `not json`, string(empty)} {
-		_, err := a.PutJSON(context.Background(), []byte(in))
-		if !errors.Is(err, ErrNotResult) {
-			t.Errorf("PutJSON(%.30q): %v; want ErrNotResult", in, err)
+	emptyMesh, _ := json.Marshal(result.MeshDocument{Schema: result.MeshSchema, Command: "mesh",
+		Pairs: []result.MeshPair{{Source: "A", Destination: "B", Error: "refused"}}})
+	for _, tc := range []struct{ in, want string }{
+		{`{"schema":"prometheus/v1"}`, `schema "prometheus/v1", this wirespeed archives`},
+		{`{"schema":"wirespeed/result/v2","tool":{}}`, "a newer wirespeed wrote it?"},
+		{`[1,2,3]`, "not a JSON object"},
+		{`{"hello":1}`, `no "schema" field`},
+		{`not json`, "not JSON"},
+		{`{"schema":"wirespeed/result/v1","summary":"fast"}`, "cannot unmarshal"},
+		{`{"schema":"wirespeed/result/v1","schema":"other"}`, `schema "other"`},
+		{string(empty), "holds no measured result"},
+		{string(emptyMesh), "no measured pair"},
+	} {
+		_, err := a.PutJSON(context.Background(), []byte(tc.in))
+		if !errors.Is(err, ErrNotResult) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("PutJSON(%.40q): %v; want ErrNotResult saying %q", tc.in, err, tc.want)
 		}
 	}
 	if c, _ := a.Count(context.Background()); c.Documents != 0 {
@@ -387,4 +402,165 @@ func TestPruneExportImport(t *testing.T) {
 			t.Errorf("import of the export added %d, want 5", added)
 		}
 	})
+}
+
+// TestForeignDatabase: a database that holds another program's tables
+// and no wirespeed schema is refused, naming them, and nothing is
+// written to it.
+func TestForeignDatabase(t *testing.T) {
+	backends(t, func(t *testing.T, target Target) {
+		ctx := context.Background()
+		var db *sql.DB
+		var err error
+		if target.Backend == SQLite {
+			db, err = sql.Open("sqlite", target.Path)
+		} else {
+			db, err = sql.Open("pgx", target.URL.String())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		table := "moz_places"
+		if target.Backend == Postgres {
+			// A shared database may hold other programs' tables; one of a
+			// name wirespeed's schema uses is refused.
+			if _, err := db.ExecContext(ctx, `CREATE TABLE invoices (id INT)`); err != nil {
+				t.Fatal(err)
+			}
+			table = "results"
+		}
+		if _, err := db.ExecContext(ctx, `CREATE TABLE `+table+` (id INT, url TEXT)`); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(ctx, target)
+		if !errors.Is(err, ErrForeign) || !strings.Contains(err.Error(), table) || !strings.Contains(err.Error(), "give") {
+			t.Errorf("open: %v; want ErrForeign naming %s and what to do", err, table)
+		}
+		var n int
+		q := `SELECT COUNT(*) FROM sqlite_master WHERE name = 'wirespeed_meta'`
+		if target.Backend == Postgres {
+			q = `SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'wirespeed_meta'`
+		}
+		if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil || n != 0 {
+			t.Errorf("wirespeed_meta tables after the refusal: %d, %v; want none written", n, err)
+		}
+		if target.Backend == Postgres {
+			// Other programs' tables alone are no reason to refuse.
+			if _, err := db.ExecContext(ctx, `DROP TABLE results`); err != nil {
+				t.Fatal(err)
+			}
+			if a, err := Open(ctx, target); err != nil {
+				t.Errorf("open beside another program's table: %v", err)
+			} else {
+				a.Close()
+			}
+		}
+	})
+}
+
+// TestDamagedSQLite: an archive whose pages were overwritten past its
+// schema (a disk's damage, not a wrong file) fails with the damaged-file
+// error and what to do, at open or at the first read, and never panics.
+func TestDamagedSQLite(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	a := open(t, Target{Backend: SQLite, Path: path})
+	for i := range 300 {
+		if _, err := a.Put(ctx, synth(i, 1e9)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(b) / 2; i < len(b); i++ {
+		b[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err = Open(ctx, Target{Backend: SQLite, Path: path})
+	if err == nil {
+		defer a.Close()
+		_, err = a.Results(ctx, Filter{})
+	}
+	if err == nil || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), "move it aside") {
+		t.Errorf("a damaged archive: %v; want the damaged-file error saying what to do", err)
+	}
+}
+
+// TestUnreachablePostgres: a URL the driver cannot use, and a server
+// that is not there, each say what is wrong, without the password.
+func TestUnreachablePostgres(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	for _, tc := range []struct{ url, want string }{
+		{"postgres://ws:secret@127.0.0.1:1/wirespeed?sslmode=bogus", "not a valid PostgreSQL URL"},
+		{fmt.Sprintf("postgres://ws:secret@127.0.0.1:%d/wirespeed?sslmode=disable", port), "is PostgreSQL running there"},
+	} {
+		target, err := ParseTarget(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		_, err = Open(ctx, target)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("open %s: %v; want %q without the password", Redact(tc.url), err, tc.want)
+		}
+	}
+}
+
+// TestScrub: the strings a document brings (its title and labels, the
+// hosts, the environment) are kept escaped in the rows and
+// environments history and the dashboard print, and the document itself
+// as it came.
+func TestScrub(t *testing.T) {
+	ctx := context.Background()
+	a := open(t, Target{Backend: SQLite, Path: filepath.Join(t.TempDir(), "a.db")})
+	doc := Synthetic{Source: "A\x1b]0;owned\x07", Destination: "B", Started: t0, BitsPerSecond: 1e9,
+		Labels: map[string]string{"k\u202e": "v\x1b[2J"}, Remote: func(e *sysinfo.Env) { e.KernelRelease = "6.8\r\nroot# " }}.Document()
+	doc.Title = "t\x1b[31m"
+	if _, err := a.Put(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := a.Results(ctx, Filter{})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("rows %v, %v", rows, err)
+	}
+	r := rows[0]
+	if r.Title != `t\x1b[31m` || r.Source != `A\x1b]0;owned\x07` || r.Labels[`k\u202e`] != `v\x1b[2J` || !strings.HasPrefix(r.Series, `A\x1b]0;owned\x07|B|`) {
+		t.Errorf("row title %q source %q labels %q series %q: want each escaped", r.Title, r.Source, r.Labels, r.Series)
+	}
+	envs, err := a.Envs(ctx, []int64{r.EnvID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kernel string
+	for _, f := range envs[r.EnvID].Remote {
+		if f.Name == "kernel" {
+			kernel = f.Value
+		}
+	}
+	if kernel != `6.8\r\nroot# ` {
+		t.Errorf("remote kernel %q, want it escaped", kernel)
+	}
+	d, err := a.Document(ctx, r.DocumentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back result.Document
+	if err := json.Unmarshal(d.JSON, &back); err != nil || back.Title != doc.Title {
+		t.Errorf("the archived document's title %q, %v; want it as it came, %q", back.Title, err, doc.Title)
+	}
 }

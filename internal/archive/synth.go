@@ -27,6 +27,9 @@ type Synthetic struct {
 	// SendSize is -m; 0 is 131072.
 	SendSize int
 	Labels   map[string]string
+	// Remote, when set, changes the destination's environment record
+	// after it is made (a driver, an MTU, a governor, ...).
+	Remote func(*sysinfo.Env)
 }
 
 // Document builds the document.
@@ -58,6 +61,9 @@ func (s Synthetic) Document() result.Document {
 		Directions: []result.DirectionResult{{Direction: spec.ClientToServer, Sender: result.Local, Receiver: result.Remote, Summary: sum}},
 		Local:      result.SideInfo{Hostname: s.Source, Env: env(s.Source, s.Destination, true)},
 		Remote:     result.SideInfo{Hostname: s.Destination, Address: s.Destination + ":7575", Env: env(s.Destination, s.Source, s.TSO)},
+	}
+	if s.Remote != nil {
+		s.Remote(r.Remote.Env)
 	}
 	if len(s.Iterations) > 1 {
 		var mean float64

@@ -37,6 +37,15 @@ func Env(w io.Writer, env sysinfo.Env, opts EnvOptions) {
 	default:
 		row("cpu", "-")
 	}
+	if f := env.CPUFreq; f != nil {
+		g := f.Governor()
+		if !f.Available {
+			g = "none (no cpufreq: the hypervisor or the firmware sets the frequency)"
+		} else if f.Driver != "" {
+			g += "; scaling driver " + f.Driver
+		}
+		row("cpu governor", "%s", g)
+	}
 	// The long values continue under themselves, the label column
 	// (its longest label, "congestion control", and two spaces) empty.
 	long := func(label string, parts []string, sep string) {
