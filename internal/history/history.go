@@ -79,6 +79,31 @@ func DefaultFigure(test string) Figure {
 	return Figures[0]
 }
 
+// Panels are the figures a test's history is drawn with, a panel of
+// one unit each, the test's DefaultFigure first: a TCP stream test's
+// throughput and its round-trip time, an RRUL test's throughput and
+// its latency under load, a request/response test's latency and
+// throughput, UDP_STREAM's throughput and loss.
+func Panels(test string) [][]Figure {
+	f := func(names ...string) []Figure {
+		var out []Figure
+		for _, n := range names {
+			x, _ := FigureNamed(n)
+			out = append(out, x)
+		}
+		return out
+	}
+	switch test {
+	case "TCP_RR", "UDP_RR", "TCP_CRR":
+		return [][]Figure{f("p50", "p90", "p99"), f("throughput")}
+	case "RRUL":
+		return [][]Figure{f("throughput"), f("p50", "p90", "p99")}
+	case "UDP_STREAM":
+		return [][]Figure{f("throughput"), f("loss")}
+	}
+	return [][]Figure{f("throughput"), f("rtt")}
+}
+
 // Key says what a series is.
 type Key struct {
 	Source      string `json:"source"`

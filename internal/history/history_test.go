@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -188,5 +189,28 @@ func TestLatencyInterval(t *testing.T) {
 	}
 	if s.Points[1].Lo != nil {
 		t.Errorf("a point of one iteration has an interval from %v", *s.Points[1].Lo)
+	}
+}
+
+func TestPanels(t *testing.T) {
+	for test, want := range map[string]string{
+		"TCP_STREAM": "[[throughput] [rtt]]", "TCP_MAERTS": "[[throughput] [rtt]]",
+		"TCP_RR": "[[p50 p90 p99] [throughput]]", "RRUL": "[[throughput] [p50 p90 p99]]",
+		"UDP_STREAM": "[[throughput] [loss]]",
+	} {
+		var names [][]string
+		for _, p := range Panels(test) {
+			var n []string
+			for _, f := range p {
+				n = append(n, f.Name)
+			}
+			names = append(names, n)
+		}
+		if got := fmt.Sprint(names); got != want {
+			t.Errorf("%s: panels %s, want %s", test, got, want)
+		}
+		if Panels(test)[0][0].Name != DefaultFigure(test).Name {
+			t.Errorf("%s: the first panel's first figure is not the default figure %s", test, DefaultFigure(test).Name)
+		}
 	}
 }
