@@ -323,6 +323,19 @@ func TestBrowserEscapesLabels(t *testing.T) {
 	if imgs != 0 || !strings.Contains(rows, evil) {
 		t.Errorf("pair page: %d img elements besides the chart, rows %q; want none and the title as text", imgs, rows)
 	}
+	// The chart names the host in its key: as text in the SVG, which
+	// opened on its own shows no element of the host's making either.
+	svg, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector("img.chart").src).then(r => r.text())`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(svg, evil) || !strings.Contains(svg, "&lt;img src=x onerror=alert(1)&gt;") {
+		t.Errorf("the chart's SVG does not hold the host escaped")
+	}
+	do(t, ctx, chromedp.Navigate(js[string](t, ctx, `document.querySelector("img.chart").src`)))
+	if n := js[int](t, ctx, `document.getElementsByTagName("img").length`); n != 0 {
+		t.Errorf("the chart opened alone has %d img elements", n)
+	}
 	time.Sleep(300 * time.Millisecond) // a dialog, had one opened, is reported by then
 }
 
