@@ -37,6 +37,9 @@ func Env(w io.Writer, env sysinfo.Env, opts EnvOptions) {
 	default:
 		row("cpu", "-")
 	}
+	if env.Governor != "" {
+		row("cpu governor", "%s", env.Governor)
+	}
 	cc := orDash(env.CongestionControl.Default)
 	if len(env.CongestionControl.Available) > 0 {
 		cc += " (available: " + strings.Join(env.CongestionControl.Available, " ") + ")"

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"wirespeed/internal/netdev"
@@ -99,4 +100,14 @@ func TestLab(t *testing.T) {
 	Lab(&b, LabStatus{Name: "theirs", Owner: "alice (uid 1000)", Unreadable: "reading it needs root (CAP_SYS_ADMIN)"})
 	Lab(&b, LabStatus{Name: "jumbo", Owner: "bob (uid 1001)", MTU: 9000})
 	testkit.Golden(t, "lab-status.golden", b.String())
+}
+
+// TestEnvGovernor: the governor is a row of its own and an item of the
+// one-line summary, where recorded; absent otherwise (the goldens).
+func TestEnvGovernor(t *testing.T) {
+	var b strings.Builder
+	Env(&b, sysinfo.Env{Hostname: "h", Governor: "powersave"}, EnvOptions{})
+	if !strings.Contains(b.String(), "cpu governor        powersave") {
+		t.Errorf("env text lacks the governor row:\n%s", b.String())
+	}
 }

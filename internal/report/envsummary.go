@@ -73,5 +73,8 @@ func envLine(env sysinfo.Env, socketCC string) string {
 		cc = "cc " + socketCC + " (default " + orDash(env.CongestionControl.Default) + ")"
 	}
 	parts = append(parts, cc)
+	if env.Governor != "" {
+		parts = append(parts, "governor "+env.Governor)
+	}
 	return strings.Join(parts, ", ")
 }

@@ -25,6 +25,10 @@ type Env struct {
 	// CongestionControl is the TCP congestion control a socket gets unless
 	// it asks for another, and the ones the kernel has loaded.
 	CongestionControl CongestionControl `json:"congestion_control"`
+	// Governor is the CPUs' frequency governor ("performance",
+	// "powersave"; the distinct ones joined by "/" when CPUs differ);
+	// empty where the kernel has no cpufreq driver.
+	Governor string `json:"governor,omitempty"`
 	// Sysctls holds the settings that change results, by their sysctl
 	// name ("net.ipv4.tcp_rmem"), each as the numbers the kernel shows:
 	// three for tcp_rmem and tcp_wmem (min, default, max bytes), one for
@@ -139,6 +143,9 @@ func (e *Env) Fields() []EnvField {
 	add("cpu", e.CPU.Model)
 	add("cpus", strconv.Itoa(e.CPU.Count))
 	add("cc", e.CongestionControl.Default)
+	if e.Governor != "" {
+		add("governor", e.Governor)
+	}
 	if ifc := e.Interface; ifc != nil {
 		add("interface", ifc.Name)
 		add("driver", ifc.Driver)

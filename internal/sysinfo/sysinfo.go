@@ -20,6 +20,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"wirespeed/internal/measure"
@@ -33,6 +34,11 @@ var ErrUnsupported = fmt.Errorf("%w on this platform", errors.ErrUnsupported)
 type Options struct {
 	// ProcRoot is where procfs is mounted; "" means "/proc".
 	ProcRoot string
+	// SysRoot is where sysfs is mounted, for the CPU frequency governor.
+	// "" means "/sys" when ProcRoot is the default, and no governor read
+	// when ProcRoot names a fixture tree, so that a fixture is never
+	// mixed with the machine's /sys.
+	SysRoot string
 	// Dev names the interface to describe. When empty, the interface is
 	// the one the route to Peer leaves by; when Peer is not valid either,
 	// the record has no interface.
@@ -82,6 +88,13 @@ func Collect(ctx context.Context, opts Options) (Env, []string, error) {
 		if v, ok := c.sysctl(name); ok {
 			env.Sysctls[name] = v
 		}
+	}
+	sys := opts.SysRoot
+	if sys == "" && filepath.Clean(root) == measure.DefaultProcRoot {
+		sys = "/sys"
+	}
+	if sys != "" {
+		env.Governor = readGovernor(sys)
 	}
 	env.DataPath = c.dataPath(env.KernelRelease, filepath.Clean(root) == measure.DefaultProcRoot)
 	if err := ctx.Err(); err != nil {
@@ -150,6 +163,27 @@ func (c *collector) sysctl(name string) ([]int64, bool) {
 		vals[i] = v
 	}
 	return vals, true
+}
+
+// readGovernor reads the CPUs' frequency governors
+// (devices/system/cpu/cpuN/cpufreq/scaling_governor under sysfs): one
+// name when every CPU has the same, else the distinct names sorted and
+// joined by "/". It is "" where the kernel has no cpufreq driver, as in
+// most virtual machines: nothing to record then, and no warning.
+func readGovernor(sys string) string {
+	paths, _ := filepath.Glob(filepath.Join(sys, "devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"))
+	var names []string
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if g := strings.TrimSpace(string(b)); g != "" && !slices.Contains(names, g) {
+			names = append(names, g)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, "/")
 }
 
 func readErr(err error) error {

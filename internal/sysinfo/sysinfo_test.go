@@ -12,7 +12,7 @@ import (
 )
 
 func TestCollectFixture(t *testing.T) {
-	env, warnings, err := Collect(context.Background(), Options{ProcRoot: "testdata/proc"})
+	env, warnings, err := Collect(context.Background(), Options{ProcRoot: "testdata/proc", SysRoot: "testdata/sys"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +27,7 @@ func TestCollectFixture(t *testing.T) {
 			Default:   "cubic",
 			Available: []string{"reno", "cubic", "bbr"},
 		},
+		Governor: "performance",
 		Sysctls: map[string][]int64{
 			"net.ipv4.tcp_rmem":        {4096, 131072, 6291456},
 			"net.ipv4.tcp_wmem":        {4096, 16384, 4194304},
@@ -73,6 +74,29 @@ func TestCollectPartial(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings lack %q:\n%s", want, all)
 		}
+	}
+}
+
+// TestGovernor: CPUs that differ give their governors sorted and
+// joined; a fixture proc root without a sys root reads no governor
+// (not the machine's); a sys root without cpufreq gives none.
+func TestGovernor(t *testing.T) {
+	if g := readGovernor("testdata/sys-mixed"); g != "performance/powersave" {
+		t.Errorf("mixed governors read as %q, want performance/powersave", g)
+	}
+	if g := readGovernor(t.TempDir()); g != "" {
+		t.Errorf("no cpufreq read as %q, want none", g)
+	}
+	env, _, err := Collect(context.Background(), Options{ProcRoot: "testdata/proc"})
+	if err != nil || env.Governor != "" {
+		t.Errorf("a fixture proc root alone: governor %q, %v; want none", env.Governor, err)
+	}
+	var names []string
+	for _, f := range (&Env{Governor: "powersave"}).Fields() {
+		names = append(names, f.Name+"="+f.Value)
+	}
+	if !strings.Contains(strings.Join(names, " "), "cc= governor=powersave") {
+		t.Errorf("fields %v lack the governor after cc", names)
 	}
 }
 
