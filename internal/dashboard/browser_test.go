@@ -75,7 +75,7 @@ func seed(t testing.TB, a *archive.Archive) map[string]string {
 		}
 	}
 	// round 13: 13%3 = 1, so +1 Mbit/s (+10 Mbit/s for a->b).
-	return map[string]string{"a->b": "6010 Mbit/s", "b->a": "211 Mbit/s", "a->c": "131 Mbit/s",
+	return map[string]string{"a->b": "6.01 Gbit/s", "b->a": "211 Mbit/s", "a->c": "131 Mbit/s",
 		"c->a": "311 Mbit/s", "b->c": "231 Mbit/s", "c->b": "321 Mbit/s"}
 }
 
@@ -201,12 +201,20 @@ func TestBrowserGridShowsEveryPair(t *testing.T) {
 			t.Errorf("%s is %q, want %s", pair, class, wantState)
 		}
 	}
+	// a->b regressed; the other five directions steady.
+	if c := text(t, ctx, "#counts"); c != "6 directions: 1 regressed, 5 steady" {
+		t.Errorf("counts %q, want 6 directions: 1 regressed, 5 steady", c)
+	}
+	// Not colour alone: the regressed half is marked.
+	if mark := js[string](t, ctx, fmt.Sprintf(`getComputedStyle(document.querySelector(%q), "::before").content`, cellSel("a->b"))); mark != `"▼ "` {
+		t.Errorf("a->b's mark %s, want \"▼ \"", mark)
+	}
 	// Hovering a cell says when, what and the limit kind (in the bar at
 	// the bottom; the title, which focus shows too, says the same).
 	rect := js[[]float64](t, ctx, fmt.Sprintf(`(r => [r.x + r.width/2, r.y + r.height/2])(document.querySelector(%q).getBoundingClientRect())`, cellSel("a->b")))
 	do(t, ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, rect[0], rect[1]))
 	tip := text(t, ctx, "#tip")
-	for _, w := range []string{"a -> b", "6010 Mbit/s", "2026-11-20 13:00:00 UTC", "limited by link", "regressed"} {
+	for _, w := range []string{"a -> b", "6.01 Gbit/s", "2026-11-20 13:00:00 UTC", "limited by link", "regressed"} {
 		if !strings.Contains(tip, w) {
 			t.Errorf("focus details %q lack %q", tip, w)
 		}
@@ -370,12 +378,12 @@ func TestBrowserKeyboardFocus(t *testing.T) {
 		t.Fatalf("Tab went through %q and never reached the first cell, a->b", got)
 	}
 	tip := text(t, ctx, "#tip")
-	for _, w := range []string{"a -> b", "6010 Mbit/s", "2026-11-20 13:00:00 UTC", "limited by link", "regressed", "fell 9409 -> 6010 Mbit/s"} {
+	for _, w := range []string{"a -> b", "6.01 Gbit/s", "2026-11-20 13:00:00 UTC", "limited by link", "regressed", "fell 9409 -> 6010 Mbit/s"} {
 		if !strings.Contains(tip, w) {
 			t.Errorf("focused a->b, the details %q lack %q", tip, w)
 		}
 	}
-	if l := js[string](t, ctx, `document.activeElement.getAttribute("aria-label")`); l != "a → b: 6010 Mbit/s, regressed" {
+	if l := js[string](t, ctx, `document.activeElement.getAttribute("aria-label")`); l != "a → b: 6.01 Gbit/s, regressed" {
 		t.Errorf("a->b's accessible name %q", l)
 	}
 	// The next Tab: the lower half of the same cell, b->a, whose details
@@ -384,7 +392,7 @@ func TestBrowserKeyboardFocus(t *testing.T) {
 	if f := focused(); f != "b->a" {
 		t.Fatalf("after a->b, Tab focused %q, want b->a", f)
 	}
-	if tip := text(t, ctx, "#tip"); !strings.Contains(tip, "b -> a: 211 Mbit/s") || !strings.Contains(tip, "steady") || strings.Contains(tip, "6010") {
+	if tip := text(t, ctx, "#tip"); !strings.Contains(tip, "b -> a: 211 Mbit/s") || !strings.Contains(tip, "steady") || strings.Contains(tip, "6.01") {
 		t.Errorf("focused b->a, the details say %q", tip)
 	}
 	do(t, ctx, chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS("main.pairpage")))

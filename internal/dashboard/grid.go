@@ -183,7 +183,7 @@ func (s *Server) buildGrid(ctx context.Context, test string) (*Grid, error) {
 			return c
 		}
 		p := last(sr)
-		c.Figure = report.FigureValue(sr.Unit, p.Value)
+		c.Figure = report.FigureShort(sr.Unit, p.Value)
 		c.State, c.Why = Steady, fmt.Sprintf("no change point in %d results", len(sr.Points))
 		if n := len(sr.Changes); n > 0 {
 			ch := sr.Changes[n-1]

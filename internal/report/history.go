@@ -57,7 +57,8 @@ func seriesName(k history.Key) string {
 	return s
 }
 
-// envSentence is "B: tso on -> off, mtu 1500 -> 9000; A: kernel ...".
+// envSentence is "B: tso on -> off, mtu 1500 -> 9000; A: kernel ...",
+// a qdisc's rate in Mbit/s ("qdisc tbf 200 Mbit/s -> tbf 120 Mbit/s").
 func envSentence(env []history.EnvChange) string {
 	var parts []string
 	var host string
@@ -73,7 +74,7 @@ func envSentence(env []history.EnvChange) string {
 			flush()
 			host = e.Host
 		}
-		b, a := e.Before, e.After
+		b, a := qdiscRate(e.Name, e.Before, FigureValue), qdiscRate(e.Name, e.After, FigureValue)
 		if b == "" {
 			b = "(none)"
 		}
@@ -233,6 +234,24 @@ func CheckText(w io.Writer, v history.Verdict) {
 		fmt.Fprintf(w, "; at that time %s", e)
 	}
 	fmt.Fprintln(w)
+}
+
+// FigureShort writes a figure for a grid's cell: three significant
+// digits, throughput in Gbit/s from 1 Gbit/s (so that 9675 Mbit/s and
+// 10.3 Gbit/s are not neighbours: 9.68 and 10.3 Gbit/s), Mbit/s from 1
+// Mbit/s, kbit/s below; a latency in ms from 10 ms; others as
+// FigureValue.
+func FigureShort(unit string, v float64) string {
+	if unit != "bits/s" {
+		return FigureValue(unit, v)
+	}
+	switch a := math.Abs(v); {
+	case a >= 1e9:
+		return trimFloat(v/1e9) + " Gbit/s"
+	case a >= 1e6:
+		return trimFloat(v/1e6) + " Mbit/s"
+	}
+	return trimFloat(v/1e3) + " kbit/s"
 }
 
 // FigureValue writes a history figure with its unit for people:

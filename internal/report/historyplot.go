@@ -540,7 +540,7 @@ func EnvLabel(env []history.EnvChange) string {
 // envItem is one change, short: "tso off", "mtu 1500→9000", "qdisc tbf
 // 200M→120M", "cc bbr".
 func envItem(e history.EnvChange) string {
-	b, a := shortEnvValue(e.Name, e.Before), shortEnvValue(e.Name, e.After)
+	b, a := qdiscRate(e.Name, e.Before, rateShort), qdiscRate(e.Name, e.After, rateShort)
 	switch {
 	case a == "":
 		return e.Name + " removed"
@@ -559,9 +559,10 @@ func envItem(e history.EnvChange) string {
 	return e.Name + " " + a
 }
 
-// shortEnvValue shortens a qdisc's "tbf rate_bps=120000000" to "tbf
-// 120M"; other values are kept.
-func shortEnvValue(name, v string) string {
+// qdiscRate writes a qdisc's "tbf rate_bps=120000000" with its rate
+// as format writes bits/s ("tbf 120M" for a label, "tbf 120 Mbit/s"
+// for a sentence); other items' values are kept.
+func qdiscRate(name, v string, format func(unit string, bps float64) string) string {
 	if name != "qdisc" {
 		return v
 	}
@@ -573,23 +574,26 @@ func shortEnvValue(name, v string) string {
 	if err != nil {
 		return v
 	}
-	var r string
+	return kind + " " + format("bits/s", bps)
+}
+
+// rateShort is "120M", "1.50G", "500k".
+func rateShort(_ string, bps float64) string {
 	switch {
 	case bps >= 1e9:
-		r = trimFloat(bps/1e9) + "G"
+		return trimFloat(bps/1e9) + "G"
 	case bps >= 1e6:
-		r = trimFloat(bps/1e6) + "M"
-	default:
-		r = trimFloat(bps/1e3) + "k"
+		return trimFloat(bps/1e6) + "M"
 	}
-	return kind + " " + r
+	return trimFloat(bps/1e3) + "k"
 }
 
 // timeTicks mark a time axis (Unix seconds, shown in UTC) at round
 // steps, from a minute to a week, the fewest that give at most six
 // labels, with a minor tick between; a label names the date under the
-// time at the first tick and wherever the day changes. gonum's
-// TimeTicks placed them at 00:36, 03:23, 06:10.
+// time at the first tick and wherever the day changes; a tick within a
+// 25th of the axis' right end is left unlabelled. gonum's TimeTicks
+// placed them at 00:36, 03:23, 06:10.
 type timeTicks struct{}
 
 var timeSteps = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
@@ -626,6 +630,11 @@ func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
 			lastDay = day
 		} else if step >= 24*time.Hour {
 			label = tm.Format("01-02")
+		}
+		if hi-float64(t) < (hi-lo)/25 {
+			// Centred on its tick, the label would run off the figure's
+			// right edge.
+			label = ""
 		}
 		ticks = append(ticks, plot.Tick{Value: float64(t), Label: label})
 		if mid := float64(t + sec/2); mid <= hi {
