@@ -325,9 +325,11 @@ var envColor = color.RGBA{R: 0x7a, G: 0x4a, B: 0x00, A: 0xff}
 // axis, and, in a strip under the lowest panel, a short label. A label
 // goes in the first lane (row) of the strip where it does not overlap
 // the one before it, so that changes close in time stack rather than
-// overprint; each hangs from a leader line at its time. Past maxLanes,
-// a change keeps its mark and its leader and the strip says how many
-// are not labelled.
+// overprint; each hangs from a leader line at its time, and the same
+// label at close times (a mesh round's pairs) is written once, the
+// leaders of all of them ending on it. Past maxLanes, a change keeps its
+// mark and its leader and a lane under the others says how many are not
+// labelled.
 type envMarks struct {
 	xs     []float64
 	labels []string
@@ -395,6 +397,9 @@ type placed struct {
 	x           vg.Length // the mark
 	left, right vg.Length // the text's extent
 	lane        int       // -1: not labelled
+	// same is set when the label is the one before's, whose text it
+	// shares: its leader ends on that label.
+	same bool
 }
 
 func (m *envMarks) textStyle(p *plot.Plot) draw.TextStyle {
@@ -414,9 +419,21 @@ func (m *envMarks) layout(p *plot.Plot, trX func(float64) vg.Length, width vg.Le
 	// name.
 	ends := []vg.Length{stripNameX + st.Width(stripName)}
 	var out []placed
+	unlabelled := false
 	for i, x := range m.xs {
 		cx := trX(x)
 		w := st.Width(m.labels[i])
+		// The same change at close times (the pairs of one mesh round,
+		// measured one after another): one label, a leader from each.
+		if k := len(out) - 1; k >= 0 && m.labels[i] == m.labels[k] && out[k].lane >= 0 {
+			for out[k].same {
+				k--
+			}
+			if first := out[k]; cx-first.x < w {
+				out = append(out, placed{x: cx, left: first.left, right: first.right, lane: first.lane, same: true})
+				continue
+			}
+		}
 		pl := placed{x: cx, left: cx + gap, right: cx + gap + w, lane: -1}
 		if pl.right > width {
 			pl.left, pl.right = cx-gap-w, cx-gap
@@ -433,7 +450,12 @@ func (m *envMarks) layout(p *plot.Plot, trX func(float64) vg.Length, width vg.Le
 				break
 			}
 		}
+		unlabelled = unlabelled || pl.lane < 0
 		out = append(out, pl)
+	}
+	if unlabelled {
+		// A lane of its own for saying how many are not labelled.
+		return out, len(ends) + 1
 	}
 	return out, len(ends)
 }
@@ -451,7 +473,7 @@ func stripHeight(lanes int) vg.Length {
 // draw draws the strip in c under a panel whose data area has the time
 // transform trX.
 func (m *envMarks) draw(c draw.Canvas, p *plot.Plot, trX func(float64) vg.Length) {
-	labels, _ := m.layout(p, trX, c.Max.X)
+	labels, lanes := m.layout(p, trX, c.Max.X)
 	st := m.textStyle(p)
 	top := c.Max.Y - vg.Points(4)
 	laneY := func(lane int) vg.Length { return top - vg.Points(6) - (vg.Length(lane)+0.5)*laneHeight }
@@ -471,23 +493,30 @@ func (m *envMarks) draw(c draw.Canvas, p *plot.Plot, trX func(float64) vg.Length
 		c.StrokeLine2(ls, pl.x, top, pl.x, laneY(lane))
 	}
 	for i, pl := range labels {
-		if pl.lane < 0 {
+		if pl.lane < 0 || pl.same {
 			continue
 		}
 		y := laneY(pl.lane)
 		h := laneHeight / 2
 		c.FillPolygon(color.White, []vg.Point{{X: pl.left - 1, Y: y - h}, {X: pl.right + 1, Y: y - h}, {X: pl.right + 1, Y: y + h}, {X: pl.left - 1, Y: y + h}})
-		near := pl.left
-		if pl.right < pl.x {
-			near = pl.right
-		}
-		c.StrokeLine2(ls, pl.x, y, near, y)
 		c.FillText(st, vg.Point{X: pl.left, Y: y}, m.labels[i])
 	}
+	// Each leader's foot joins its label's nearer end.
+	for _, pl := range labels {
+		if pl.lane < 0 {
+			continue
+		}
+		y := laneY(pl.lane)
+		switch {
+		case pl.x < pl.left:
+			c.StrokeLine2(ls, pl.x, y, pl.left, y)
+		case pl.x > pl.right:
+			c.StrokeLine2(ls, pl.right, y, pl.x, y)
+		}
+	}
 	if unlabelled > 0 {
-		more := st
-		more.XAlign = draw.XRight
-		c.FillText(more, vg.Point{X: c.Max.X - vg.Points(2), Y: c.Min.Y + vg.Points(5)},
+		// In the lane layout keeps for it, under the others.
+		c.FillText(st, vg.Point{X: c.Min.X + stripNameX, Y: laneY(lanes - 1)},
 			fmt.Sprintf("%d more not labelled: see the list of changes", unlabelled))
 	}
 }

@@ -125,8 +125,43 @@ func TestHistoryEnvLanes(t *testing.T) {
 			unlabelled++
 		}
 	}
-	if lanes != maxLanes || unlabelled == 0 || len(pl) != 70 {
-		t.Errorf("%d lanes, %d of %d unlabelled; want %d lanes and some unlabelled", lanes, unlabelled, len(pl), maxLanes)
+	if lanes != maxLanes+1 || unlabelled == 0 || len(pl) != 70 {
+		t.Errorf("%d lanes, %d of %d unlabelled; want %d lanes and one saying how many are unlabelled", lanes, unlabelled, len(pl), maxLanes+1)
+	}
+	if err := drawEvery(f); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestHistoryEnvSameLabel: one change seen by several series at close
+// times (a mesh round's pairs, a minute apart) is labelled once, every
+// mark's leader ending on that label; the same change far off is
+// labelled again.
+func TestHistoryEnvSameLabel(t *testing.T) {
+	tbf := []history.EnvChange{{Host: "h4", Name: "qdisc", Before: "tbf rate_bps=200000000", After: "tbf rate_bps=120000000"}}
+	var series []history.Series
+	for k := range 3 {
+		s := historySeries(40, nil)
+		s.Key.Source = fmt.Sprintf("h%d", k+1)
+		at := h0.Add(10*15*time.Minute + time.Duration(k)*time.Minute)
+		s.Steps = []history.EnvStep{{Index: 10, Time: at, Env: tbf}}
+		if k == 0 {
+			s.Steps = append(s.Steps, history.EnvStep{Index: 35, Time: h0.Add(35 * 15 * time.Minute), Env: tbf})
+		}
+		series = append(series, s)
+	}
+	f, err := HistoryPlot(series)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := f.size()
+	pl, lanes := f.envLayout(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: w, Y: 10 * vg.Centimeter}}})
+	var got []string
+	for _, p := range pl {
+		got = append(got, fmt.Sprint(p.lane, p.same))
+	}
+	if strings.Join(got, " ") != "0 false 0 true 0 true 0 false" || lanes != 1 {
+		t.Errorf("lane and sameness of the 4 marks %v in %d lanes, want the first three on one label and the far one on its own, in one lane", got, lanes)
 	}
 	if err := drawEvery(f); err != nil {
 		t.Error(err)
