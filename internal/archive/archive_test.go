@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
 	"wirespeed/internal/sysinfo"
 	"wirespeed/internal/testkit"
 )
@@ -120,6 +122,9 @@ func TestPutAndResults(t *testing.T) {
 		if tso != "on" {
 			t.Errorf("remote env %v: want tso on", envs[r.EnvID].Remote)
 		}
+		if r.RTTMicros != nil || r.LatencyP50Micros != nil {
+			t.Errorf("a run without intervals or latency has RTT %v, p50 %v; want neither", r.RTTMicros, r.LatencyP50Micros)
+		}
 		if got, _ := a.Results(ctx, Filter{Labels: map[string]string{"kernel": "stock"}}); len(got) != 0 {
 			t.Errorf("label filter kernel=stock selected %d rows", len(got))
 		}
@@ -127,6 +132,47 @@ func TestPutAndResults(t *testing.T) {
 			t.Errorf("since filter selected %d rows", len(got))
 		}
 	})
+}
+
+// TestLatencyColumns: a stream test's RTT is the mean of its intervals'
+// sender RTTs (those that have one), an RR test's percentiles its
+// transaction times', an RRUL test's its loaded round trips', in
+// microseconds.
+func TestLatencyColumns(t *testing.T) {
+	ctx := context.Background()
+	a := open(t, Target{Backend: SQLite, Path: filepath.Join(t.TempDir(), "a.db")})
+	stream := Synthetic{Source: "A", Destination: "B", Started: t0, BitsPerSecond: 1e9, RTTMicros: []float64{120, 0, 180, 150}}.Document()
+	rr := Synthetic{Source: "A", Destination: "B", Started: t0.Add(time.Hour), BitsPerSecond: 1e5,
+		Latency: &stats.Latency{Count: 1000, P50: 31, P90: 40, P99: 77}}.Document()
+	rrul := Synthetic{Source: "A", Destination: "B", Started: t0.Add(2 * time.Hour), BitsPerSecond: 9e8}.Document()
+	rrul.Spec.Kind, rrul.Result.Spec.Kind = spec.RRUL, spec.RRUL
+	rrul.Result.Summary.UnderLoad = &result.UnderLoad{Loaded: result.Phase{All: result.Latency{P50Ms: 2.5, P90Ms: 4, P99Ms: 12.25, Samples: 200}}}
+	for _, d := range []result.Document{stream, rr, rrul} {
+		if _, err := a.Put(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := a.Results(ctx, Filter{})
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("%d rows, %v; want 3", len(rows), err)
+	}
+	show := func(p *float64) string {
+		if p == nil {
+			return "nil"
+		}
+		return fmt.Sprint(*p)
+	}
+	for i, want := range []struct{ test, rtt, p50, p90, p99 string }{
+		{"TCP_STREAM", "150", "nil", "nil", "nil"},
+		{"TCP_RR", "nil", "31", "40", "77"},
+		{"RRUL", "nil", "2500", "4000", "12250"},
+	} {
+		r := rows[i]
+		got := []string{r.Test, show(r.RTTMicros), show(r.LatencyP50Micros), show(r.LatencyP90Micros), show(r.LatencyP99Micros)}
+		if fmt.Sprint(got) != fmt.Sprint([]string{want.test, want.rtt, want.p50, want.p90, want.p99}) {
+			t.Errorf("row %d: test, rtt, p50, p90, p99 = %v, want %+v", i, got, want)
+		}
+	}
 }
 
 // TestConcurrentWriters: processes writing one archive at once (each
@@ -184,8 +230,19 @@ func TestMigration(t *testing.T) {
 		if err := a.migrate(ctx, 1); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.Put(ctx, synth(0, 1e9)); err != nil {
-			t.Fatal(err)
+		// A row as schema 1 had it (this wirespeed's insert names the
+		// columns of later migrations).
+		for _, stmt := range []string{
+			`INSERT INTO documents (sha256, kind, started_us, added_us, body) VALUES ('x', 'run', 0, 0, '')`,
+			`INSERT INTO envs (sha256, body) VALUES ('y', '{}')`,
+			`INSERT INTO results (document_id, path, started_us, command, test, source, destination, msg_size, settings, series,
+				throughput_bps, iterations, iter_bps, iter_p50, limit_kind, title, labels, tool_version, env_id)
+				SELECT d.id, '', 0, 'run', 'TCP_STREAM', 'A', 'B', 131072, '', 'A|B|TCP_STREAM|131072|', 1e9, 1, '', '', '', '', '', 'old', e.id
+				FROM documents d, envs e`,
+		} {
+			if _, err := a.db.ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if v, _ := version(ctx, a.db); v != 1 {
 			t.Fatalf("version %d, want 1", v)
@@ -204,8 +261,15 @@ func TestMigration(t *testing.T) {
 		if err := b.db.QueryRowContext(ctx, q).Scan(&n); err != nil || n != 1 {
 			t.Errorf("index results_series: %d, %v; want it made by migration 2", n, err)
 		}
-		if rows, _ := b.Results(ctx, Filter{}); len(rows) != 1 {
-			t.Errorf("%d rows after migration, want 1", len(rows))
+		if rows, _ := b.Results(ctx, Filter{}); len(rows) != 1 || rows[0].ThroughputBPS != 1e9 || rows[0].RTTMicros != nil {
+			t.Errorf("rows after migration %+v, want the one of 1 Gbit/s, without an RTT", rows)
+		}
+		// Migration 3's column takes the RTTs of what is archived next.
+		if _, err := b.Put(ctx, Synthetic{Source: "A", Destination: "B", Started: t0, BitsPerSecond: 1e9, RTTMicros: []float64{100, 300}}.Document()); err != nil {
+			t.Fatal(err)
+		}
+		if rows, _ := b.Results(ctx, Filter{Since: t0}); len(rows) != 1 || rows[0].RTTMicros == nil || *rows[0].RTTMicros != 200 {
+			t.Errorf("rows after migration and a put %+v, want one with an RTT of 200 us", rows)
 		}
 	})
 }

@@ -105,19 +105,19 @@ const (
 		INSERT INTO results (document_id, path, started_us, command, test, source, destination, msg_size,
 			settings, series, throughput_bps, latency_p50_us, latency_p90_us, latency_p99_us, loss_pct,
 			local_cpu_pct, remote_cpu_pct, local_sd, remote_sd, ci_lo, ci_hi, iterations, iter_bps, iter_p50,
-			limit_kind, title, labels, tool_version, env_id)
+			limit_kind, title, labels, tool_version, env_id, rtt_us)
 		SELECT d.id, u.path, u.started_us, u.command, u.test, u.source, u.destination, u.msg_size,
 			u.settings, u.series, u.throughput_bps, u.p50, u.p90, u.p99, u.loss,
 			u.lcpu, u.rcpu, u.lsd, u.rsd, u.ci_lo, u.ci_hi, u.iterations, u.iter_bps, u.iter_p50,
-			u.limit_kind, u.title, u.labels, u.tool_version, (SELECT e.id FROM envs e WHERE e.sha256 = u.env)
+			u.limit_kind, u.title, u.labels, u.tool_version, (SELECT e.id FROM envs e WHERE e.sha256 = u.env), u.rtt_us
 		FROM d CROSS JOIN unnest($6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[],
 			$13::text[], $14::text[], $15::float8[], $16::float8[], $17::float8[], $18::float8[], $19::float8[],
 			$20::float8[], $21::float8[], $22::float8[], $23::float8[], $24::float8[], $25::float8[], $26::bigint[],
-			$27::text[], $28::text[], $29::text[], $30::text[], $31::text[], $32::text[], $33::text[])
+			$27::text[], $28::text[], $29::text[], $30::text[], $31::text[], $32::text[], $33::float8[], $34::text[])
 			WITH ORDINALITY AS u(path, started_us, command, test, source, destination, msg_size,
 			settings, series, throughput_bps, p50, p90, p99, loss,
 			lcpu, rcpu, lsd, rsd, ci_lo, ci_hi, iterations, iter_bps, iter_p50,
-			limit_kind, title, labels, tool_version, env, n)
+			limit_kind, title, labels, tool_version, rtt_us, env, n)
 		ORDER BY u.n
 		RETURNING 1
 	)
@@ -230,5 +230,6 @@ func pgColumns(rows []extracted) []any {
 		strs(func(r *extracted) string { return r.Title }),
 		strs(func(r *extracted) string { return labelsJSON(r.Labels) }),
 		strs(func(r *extracted) string { return r.ToolVersion }),
+		opts(func(r *extracted) *float64 { return r.RTTMicros }),
 	}
 }

@@ -74,6 +74,9 @@ var migrations = []string{
 	CREATE INDEX results_started ON results (started_us);
 	CREATE INDEX results_pair ON results (source, destination, test);
 	CREATE INDEX documents_started ON documents (started_us)`,
+	// 3: a stream test's TCP round-trip time (Row.RTTMicros); the rows
+	// archived before it have none.
+	`ALTER TABLE results ADD COLUMN rtt_us {{REAL}}`,
 }
 
 // SchemaVersion is the schema version this wirespeed writes.

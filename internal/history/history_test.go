@@ -3,6 +3,8 @@ package history
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -251,4 +253,86 @@ func archivedDocs(t *testing.T, docs []any) ([]archive.Row, map[int64]archive.En
 		t.Fatal(err)
 	}
 	return rows, envs
+}
+
+// TestEnvSteps: every change of the environment between consecutive
+// points is a step, at the first point after it, whether the figure
+// moved there (B's TSO) or not (A's kernel, on the client's side).
+func TestEnvSteps(t *testing.T) {
+	var docs []archive.Synthetic
+	for i := range 12 {
+		d := archive.Synthetic{Source: "A", Destination: "B", Started: t0.Add(time.Duration(i) * time.Hour), BitsPerSecond: 941e6 + float64(i%2)*1e6, TSO: true}
+		if i >= 3 {
+			d.Kernel = "6.13.0"
+		}
+		if i >= 7 {
+			d.BitsPerSecond, d.TSO = 612e6+float64(i%2)*1e6, false
+		}
+		docs = append(docs, d)
+	}
+	rows, envs := archived(t, docs)
+	s := Build(rows, Figures[0])[0]
+	if err := s.FindChanges(Options{Alpha: 0.01, Permutations: 199}, envs); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Steps) != 2 {
+		t.Fatalf("steps %+v, want two", s.Steps)
+	}
+	// The synthetic kernel is both sides'.
+	want := []EnvStep{
+		{Index: 3, Time: t0.Add(3 * time.Hour), Env: []EnvChange{
+			{Host: "A", Side: "local", Name: "kernel", Before: "6.12.0", After: "6.13.0"},
+			{Host: "B", Side: "remote", Name: "kernel", Before: "6.12.0", After: "6.13.0"}}},
+		{Index: 7, Time: t0.Add(7 * time.Hour), Env: []EnvChange{{Host: "B", Side: "remote", Name: "tso", Before: "on", After: "off"}}},
+	}
+	if d := cmp.Diff(want, s.Steps); d != "" {
+		t.Errorf("steps (-want +got):\n%s", d)
+	}
+	if len(s.Changes) != 1 || s.Changes[0].Index != 7 {
+		t.Errorf("changes %+v, want one at 7", s.Changes)
+	}
+}
+
+// TestLatencyInterval: a p50 latency that is a mean over iterations
+// gets their Student's t interval at -I's default level, 99%: for 10,
+// 12 and 14 us, 12 ± t(0.995, 2) 9.925 * 2 / sqrt(3) = 12 ± 11.46.
+func TestLatencyInterval(t *testing.T) {
+	p50 := 12.0
+	rows := []archive.Row{{Series: "s", Started: t0, LatencyP50Micros: &p50, Iterations: 3, IterLatencyP50: []float64{10, 12, 14}},
+		{Series: "s", Started: t0.Add(time.Hour), LatencyP50Micros: &p50, Iterations: 1}}
+	f, _ := FigureNamed("p50")
+	s := Build(rows, f)[0]
+	p := s.Points[0]
+	if p.Lo == nil || p.Hi == nil {
+		t.Fatal("a p50 of 3 iterations has no interval")
+	}
+	if math.Abs(*p.Lo-0.54) > 0.01 || math.Abs(*p.Hi-23.46) > 0.01 {
+		t.Errorf("interval %.3f - %.3f, want 0.54 - 23.46", *p.Lo, *p.Hi)
+	}
+	if s.Points[1].Lo != nil {
+		t.Errorf("a point of one iteration has an interval from %v", *s.Points[1].Lo)
+	}
+}
+
+func TestPanels(t *testing.T) {
+	for test, want := range map[string]string{
+		"TCP_STREAM": "[[throughput] [rtt]]", "TCP_MAERTS": "[[throughput] [rtt]]",
+		"TCP_RR": "[[p50 p90 p99] [throughput]]", "RRUL": "[[throughput] [p50 p90 p99]]",
+		"UDP_STREAM": "[[throughput] [loss]]",
+	} {
+		var names [][]string
+		for _, p := range Panels(test) {
+			var n []string
+			for _, f := range p {
+				n = append(n, f.Name)
+			}
+			names = append(names, n)
+		}
+		if got := fmt.Sprint(names); got != want {
+			t.Errorf("%s: panels %s, want %s", test, got, want)
+		}
+		if Panels(test)[0][0].Name != DefaultFigure(test).Name {
+			t.Errorf("%s: the first panel's first figure is not the default figure %s", test, DefaultFigure(test).Name)
+		}
+	}
 }
