@@ -75,6 +75,19 @@ func startK8s(t *testing.T) *k8sCluster {
 		name = "e2e"
 	}
 	c := &k8sCluster{t: t, script: script, env: append(os.Environ(), "WIRESPEED_K8S_NAME="+name)}
+	keep := os.Getenv("WIRESPEED_K8S_KEEP") == "1"
+	if _, err := os.Stat("/run/netns/wirespeed-k8s-" + name); err == nil {
+		if !keep {
+			t.Fatalf("cluster %s is up already: take it down with `WIRESPEED_K8S_NAME=%s %s down`, or reuse it with WIRESPEED_K8S_KEEP=1", name, name, script)
+		}
+		// A cluster kept from an earlier run: start from a clean slate.
+		c.mustKubectl(nil, "delete", "namespace", k8sNS, "--ignore-not-found", "--wait", "--timeout", "2m")
+		if out, err := c.run(5*time.Minute, nil, "images"); err != nil {
+			t.Fatalf("cluster.sh images: %v\n%s", err, out)
+		}
+		t.Logf("reusing cluster %s (WIRESPEED_K8S_KEEP=1)", name)
+		return c
+	}
 	start := time.Now()
 	out, err := c.run(3*time.Minute, nil, "up")
 	if err != nil {
@@ -83,7 +96,7 @@ func startK8s(t *testing.T) *k8sCluster {
 	}
 	t.Logf("cluster up in %.1f s (node Ready, CoreDNS available): %s", time.Since(start).Seconds(), firstLine(out))
 	t.Cleanup(func() {
-		if os.Getenv("WIRESPEED_K8S_KEEP") == "1" {
+		if keep {
 			t.Logf("cluster %s left up (WIRESPEED_K8S_KEEP=1): %s down", name, script)
 			return
 		}
@@ -319,6 +332,10 @@ func TestKubernetesE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	kust := t.TempDir()
+	// kustomize takes another kustomization only by a relative path.
+	if overlay, err = filepath.Rel(kust, overlay); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(kust, "kustomization.yaml"), fmt.Appendf(nil, `apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
@@ -389,17 +406,32 @@ patches:
 	for k, v := range ds.Spec.Template.Metadata.Labels {
 		rogueLabels[k] = v
 	}
-	createPod(t, c, "wirespeed-rogue-server", rogueLabels, rogueSpec)
+	// A ReplicaSet of its own: a bare pod with the servers' labels would be
+	// adopted by the DaemonSet, and deleted as a second pod on the node.
+	rs := map[string]any{
+		"apiVersion": "apps/v1", "kind": "ReplicaSet",
+		"metadata": map[string]any{"name": "wirespeed-rogue-server", "namespace": k8sNS},
+		"spec": map[string]any{
+			"replicas": 1,
+			"selector": map[string]any{"matchLabels": map[string]string{"wirespeed.example/e2e": "rogue"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": rogueLabels}, "spec": rogueSpec},
+		},
+	}
+	b, err := json.Marshal(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mustKubectl(b, "create", "-f", "-")
 	rogue := c.waitPods(90*time.Second, "wirespeed.example/e2e=rogue", "the rogue server running and probed", func(ps []k8sPod) bool {
 		if len(ps) != 1 || len(ps[0].Status.ContainerStatuses) == 0 || ps[0].Status.ContainerStatuses[0].State.Running == nil {
 			return false
 		}
-		return probeFailures(c, "wirespeed-rogue-server") >= 2
+		return ps[0].ready() || probeFailures(c, ps[0].Metadata.Name) >= 2
 	})[0]
 	if rogue.ready() {
 		t.Errorf("the server without the Secret's key is Ready: its readiness probe did not check the key")
 	}
-	t.Logf("the server with another key (%s) is running and not Ready: %s", rogue.Status.PodIP, lastProbeFailure(c, "wirespeed-rogue-server"))
+	t.Logf("the server with another key (%s) is running and not Ready: %s", rogue.Status.PodIP, lastProbeFailure(c, rogue.Metadata.Name))
 
 	// The headless service's endpoints are the three ready servers, not
 	// the rogue.
@@ -449,7 +481,7 @@ patches:
 		after[ip], _ = ethBytes(t, pid)
 	}
 
-	b, err := os.ReadFile(filepath.Join(results, "mesh.json"))
+	b, err = os.ReadFile(filepath.Join(results, "mesh.json"))
 	if err != nil {
 		t.Fatalf("the round's document: %v", err)
 	}
@@ -492,16 +524,28 @@ patches:
 	}
 	c.getJSON(&cj, "cronjob", "wirespeed-mesh")
 	target0 := ips[0]
+	// Each check retries while nothing answers (--wait), as the CronJob's
+	// init container does: a new pod's first connections can come before
+	// kube-router has let it through. Through the policy, a minute is
+	// plenty; refused by it, 15 s of refusals say it is the policy.
+	check := func(addr, key, wait string) []string {
+		args := []string{"check", addr, "--timeout", "3s", "--wait", wait}
+		if key != "" {
+			args = append(args, "--psk-file", key)
+		}
+		return args
+	}
 	checks := map[string][]string{
-		"right-key":    {"check", net.JoinHostPort(target0, "7575"), "--psk-file", "/etc/wirespeed/psk", "--timeout", "5s"},
-		"wrong-key":    {"check", net.JoinHostPort(target0, "7575"), "--psk-file", "/etc/wirespeed-rogue/psk", "--timeout", "5s"},
-		"rogue-server": {"check", net.JoinHostPort(rogue.Status.PodIP, "7575"), "--psk-file", "/etc/wirespeed/psk", "--timeout", "5s"},
-		"metrics-port": {"check", net.JoinHostPort(target0, "9575"), "--timeout", "5s"},
+		"right-key":    check(net.JoinHostPort(target0, "7575"), "/etc/wirespeed/psk", "60s"),
+		"wrong-key":    check(net.JoinHostPort(target0, "7575"), "/etc/wirespeed-rogue/psk", "60s"),
+		"rogue-server": check(net.JoinHostPort(rogue.Status.PodIP, "7575"), "/etc/wirespeed/psk", "60s"),
+		"refused":      check(net.JoinHostPort(target0, "7575"), "/etc/wirespeed/psk", "15s"),
+		"metrics-port": check(net.JoinHostPort(target0, "9575"), "", "15s"),
 	}
 	labelled := map[string]string{labelName: "wirespeed", labelComponent: "mesh", "wirespeed.example/e2e": "probe"}
 	unlabelled := map[string]string{"app": "not-wirespeed", "wirespeed.example/e2e": "probe"}
 	createPod(t, c, "e2e-labelled", labelled, checkPodSpec(t, cj.Spec.JobTemplate.Spec.Template.Spec, checks, "right-key", "wrong-key", "rogue-server"))
-	createPod(t, c, "e2e-unlabelled", unlabelled, checkPodSpec(t, cj.Spec.JobTemplate.Spec.Template.Spec, checks, "right-key", "metrics-port"))
+	createPod(t, c, "e2e-unlabelled", unlabelled, checkPodSpec(t, cj.Spec.JobTemplate.Spec.Template.Spec, checks, "refused", "metrics-port"))
 	probes := c.waitPods(2*time.Minute, "wirespeed.example/e2e=probe", "the check pods done", func(ps []k8sPod) bool {
 		if len(ps) != 2 {
 			return false
@@ -521,11 +565,12 @@ patches:
 		"e2e-labelled/right-key": {0, "both sides proved the pre-shared key"},
 		// A client with another key: the server refuses it.
 		"e2e-labelled/wrong-key": {1, "proof does not match this server's pre-shared key"},
-		// A server with another key: the client refuses it.
-		"e2e-labelled/rogue-server": {1, "the server does not know the pre-shared key"},
+		// A server with another key: refused (it finds the client's
+		// proof wrong before it would have to give its own).
+		"e2e-labelled/rogue-server": {1, "authentication failed"},
 		// Without the labels the test port is closed by the policy (the key
 		// is right: only the network can refuse it)...
-		"e2e-unlabelled/right-key": {1, "connect to " + net.JoinHostPort(target0, "7575")},
+		"e2e-unlabelled/refused": {1, "connect to " + net.JoinHostPort(target0, "7575")},
 		// ...and the metrics port open: the connection is made, and what
 		// answers is not a wirespeed server but the metrics' HTTP.
 		"e2e-unlabelled/metrics-port": {1, "not a wirespeed server"},
@@ -593,6 +638,7 @@ func checkPodSpec(t *testing.T, spec map[string]any, checks map[string][]string,
 	var s map[string]any
 	json.Unmarshal(b, &s)
 	tmpl := s["containers"].([]any)[0].(map[string]any)
+	delete(s, "initContainers") // the checks wait themselves
 	var ctrs []any
 	for _, n := range names {
 		var ctr map[string]any

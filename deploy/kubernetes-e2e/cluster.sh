@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
 # cluster.sh build|up|down|status: a single-node Kubernetes cluster for the
-# end-to-end tests of deploy/kubernetes, built from source and run inside a
-# network namespace this script creates, so that every node, pod and
-# service address exists only there.
+# end-to-end test of deploy/kubernetes (cmd/wirespeed's TestKubernetesE2E),
+# built from source and run inside a network namespace this script
+# creates, so that every node, pod and service address exists only there.
 #
-#   build  compiles Kubernetes and CoreDNS (versions pinned below) into
-#          $WIRESPEED_K8S_CACHE (default /var/cache/wirespeed-k8s), outside
-#          any work tree. Reused when complete: a second build returns at
-#          once. About 35 minutes cold on 2 cores, 6.5 GB of disk.
-#   up     starts the cluster from the cache (about 30 s) and imports the
-#          images (wirespeed from this repository, pause, CoreDNS).
-#   down   stops everything up started, by PID, and undoes every host change.
+#   build     compiles Kubernetes, CoreDNS and kube-router (versions pinned
+#             below) into $WIRESPEED_K8S_CACHE (default
+#             /var/cache/wirespeed-k8s), outside any work tree, with Go
+#             caches of its own there. Reused when complete: a second build
+#             returns at once. About 35 minutes cold on 2 cores, 6.5 GB.
+#   up        starts the cluster from the cache (about 30 s) and imports the
+#             images (wirespeed built from this repository, pause, CoreDNS).
+#   down      stops everything up started, by PID, and undoes every host
+#             change; it says whether the host is as up found it.
+#   status    the cache and the cluster.
+#   complete  exit 0 when the cache is complete (what .ci/run asks).
+#   images    builds and imports the images again (after a change of the
+#             code, into a cluster that is up).
+#   kubectl   the cache's kubectl, inside the namespace, as the cluster's admin.
+#   exec      a command inside the cluster's network namespace.
+#
+# WIRESPEED_K8S_NAME (default e2e) names the cluster: its namespace is
+# wirespeed-k8s-NAME, its state /var/tmp/wirespeed-k8s-NAME, so clusters of
+# different names can run side by side.
 #
 # Needs root and Debian's containerd, runc, containernetworking-plugins,
-# etcd-server, iptables, conntrack and openssl.
+# etcd-server, etcd-client, iptables, ipset and openssl.
 set -euo pipefail
 
 K8S_VERSION=v1.37.2
@@ -258,7 +270,7 @@ HOST_DIRS=(/run/containerd /var/lib/cni /var/lib/kubelet /var/log/containers /va
 # what up found.
 KUBELET_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$E2E_DIR/../../.." && pwd)
+REPO=$(cd "$E2E_DIR/../.." && pwd)
 SOCK=$STATE/containerd/containerd.sock
 KUBECONFIG_ADMIN=$STATE/pki/admin.kubeconfig
 
@@ -522,11 +534,43 @@ start_components() {
 		--kubeconfig "$STATE/pki/kubelet.kubeconfig" --root-dir "$STATE/kubelet" \
 		--cert-dir "$STATE/pki" --node-ip "$NODE_IP" --hostname-override "$NODE"
 	start kube-proxy "$BIN/kube-proxy" --config "$STATE/config/kube-proxy.yaml"
-	# kube-router: only its NetworkPolicy firewall.
+}
+
+# start_policy starts kube-router's NetworkPolicy firewall alone (no
+# routing, no service proxy, no CNI); it needs its node registered.
+start_policy() {
 	start kube-router "$BIN/kube-router" --kubeconfig "$STATE/pki/kube-router.kubeconfig" \
 		--hostname-override "$NODE" --run-firewall=true --run-router=false \
 		--run-service-proxy=false --enable-cni=false --enable-ipv6=false \
 		--metrics-port 0 --health-port 20244
+	wait_for 60 "kube-router's firewall" in_ns curl -sf http://127.0.0.1:20244/healthz
+}
+
+# check_running says which component exited, with the end of its log.
+check_running() {
+	local name
+	while read -r name; do
+		our_pid "$(cat "$STATE/pid/$name")" && continue
+		tail -20 "$STATE/log/$name.log" >&2
+		die "$name exited (its log: $STATE/log/$name.log)"
+	done <"$STATE/pid/order"
+}
+
+# make_cgroups makes the kubelet's cgroup root in every cgroup v1
+# hierarchy (it refuses to start without it); a cpuset cgroup takes no
+# task before it has CPUs and memory nodes, so it gets its parent's.
+make_cgroups() {
+	local h
+	for h in /sys/fs/cgroup/*; do
+		[ "${h##*/}" = unified ] && continue
+		[ -d "$h" ] && [ ! -L "$h" ] || continue
+		mkdir -p "$h$CGROUP_ROOT"
+	done
+	local cs=/sys/fs/cgroup/cpuset
+	if [ -d "$cs$CGROUP_ROOT" ]; then
+		cat "$cs/cpuset.cpus" >"$cs$CGROUP_ROOT/cpuset.cpus"
+		cat "$cs/cpuset.mems" >"$cs$CGROUP_ROOT/cpuset.mems"
+	fi
 }
 
 record_host() {
@@ -544,17 +588,20 @@ record_host() {
 }
 
 # host_snapshot is what down compares to say the host is as up found it:
-# the host's network devices, addresses, routes, firewall, network
-# namespaces and mounts, and the sysctls the cluster touches.
+# the host's network devices, addresses, routes and firewall, the sysctls
+# the cluster touches, and of the network namespaces and mounts the ones
+# that could be this cluster's (other engineers' labs come and go).
 host_snapshot() {
-	ip -o link show | sed 's/^[0-9]*: //; s/ state .*//' | sort
-	ip -o addr show | awk '{print $2, $3, $4}' | sort
-	ip route show table all | sort
-	iptables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//' | sort
-	ip6tables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//' | sort
-	ip netns list | sort
-	awk '{print $5}' /proc/self/mountinfo | sort
-	sysctl net.ipv4.ip_forward net.ipv6.conf.all.forwarding net.bridge.bridge-nf-call-iptables "${KUBELET_SYSCTLS[@]}"
+	{
+		ip -o link show | sed 's/^[0-9]*: //; s/ state .*//' | sort
+		ip -o addr show | awk '{print $2, $3, $4}' | sort
+		ip route show table all | sort
+		iptables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//' | sort
+		ip6tables-save | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//' | sort
+		ip netns list | grep -E "^($NS|cni-)" | sort
+		awk '{print $5}' /proc/self/mountinfo | grep -E "^($STATE|/run/containerd|/var/lib/kubelet|/run/netns/($NS|cni-))" | sort
+		sysctl net.ipv4.ip_forward net.ipv6.conf.all.forwarding net.bridge.bridge-nf-call-iptables "${KUBELET_SYSCTLS[@]}"
+	} 2>/dev/null || true
 }
 
 cmd_up() {
@@ -578,13 +625,16 @@ cmd_up() {
 	# (both are per network namespace).
 	in_ns sysctl -qw net.ipv4.ip_forward=1
 	in_ns sysctl -qw net.bridge.bridge-nf-call-iptables=1
+	make_cgroups
 	make_pki
 	write_configs
 	start_components
 	wait_for 90 "node $NODE registered" kc get node "$NODE"
 	wait_for 90 "node $NODE Ready" kc wait --for=condition=Ready --timeout=5s "node/$NODE"
+	start_policy
 	kc apply -f "$E2E_DIR/coredns.yaml" >/dev/null
 	wait_for 120 "CoreDNS ready" kc -n kube-system wait --for=condition=Available --timeout=5s deployment/coredns
+	check_running
 	local t1
 	t1=$(date +%s.%N)
 	printf 'cluster %s up in %.1f s: node %s Ready, CoreDNS Available\n' "$NAME" "$(echo "$t1 - $t0" | bc)" "$NODE"
@@ -598,7 +648,7 @@ cmd_up() {
 our_pid() {
 	local pid=$1
 	[ -r "/proc/$pid/cmdline" ] || return 1
-	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -e "$STATE" -e "$BIN/"
+	{ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -e "$STATE" -e "$BIN/"
 }
 
 stop_pid() { # name pid
@@ -636,7 +686,7 @@ kill_containers() {
 shim_pids() {
 	local p
 	for p in /proc/[0-9]*; do
-		tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "-address $SOCK" && echo "${p#/proc/}"
+		{ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qF -- "-address $SOCK" && echo "${p#/proc/}"
 	done
 	return 0
 }
@@ -727,23 +777,34 @@ cmd_status() {
 
 # ---------------------------------------------------------------- main
 
-case "${1:-}" in
-build) cmd_build ;;
-up) cmd_up ;;
-down) cmd_down ;;
-status) cmd_status ;;
-complete) cache_complete ;;
-kubectl)
-	shift
-	kc "$@"
-	;;
-exec)
-	shift
-	in_ns "$@"
-	;;
-*)
-	echo "usage: $0 build|up|down|status|complete|kubectl ARGS...|exec COMMAND..." >&2
-	echo "  WIRESPEED_K8S_CACHE (default /var/cache/wirespeed-k8s), WIRESPEED_K8S_NAME (default e2e)" >&2
-	exit 2
-	;;
-esac
+main() {
+	case "${1:-}" in
+	build) cmd_build ;;
+	up) cmd_up ;;
+	down) cmd_down ;;
+	status) cmd_status ;;
+	complete) cache_complete ;;
+	images)
+		[ -e "/run/netns/$NS" ] || die "cluster $NAME is not up"
+		make_images
+		;;
+	kubectl)
+		shift
+		kc "$@"
+		;;
+	exec)
+		shift
+		in_ns "$@"
+		;;
+	*)
+		echo "usage: $0 build|up|down|status|complete|images|kubectl ARGS...|exec COMMAND..." >&2
+		echo "  WIRESPEED_K8S_CACHE (default /var/cache/wirespeed-k8s), WIRESPEED_K8S_NAME (default e2e)" >&2
+		exit 2
+		;;
+	esac
+}
+
+# Sourced (for a look at one function), it only defines them.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	main "$@"
+fi

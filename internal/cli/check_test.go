@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"net"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,50 @@ func TestCheckTakesNoTestSlot(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "refused: busy") {
 		t.Errorf("the server refused something as busy:\n%s", logs.String())
+	}
+}
+
+// TestCheckWait: --wait retries while nothing answers (a server that
+// starts later is found), and gives up at once on a server that answered
+// and refused the key.
+func TestCheckWait(t *testing.T) {
+	key := writeFile(t, "key", []byte("0123456789abcdef0123456789abcdef\n"))
+	other := writeFile(t, "other", []byte("fedcba9876543210fedcba9876543210\n"))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+
+	// Nothing listens: every attempt is refused until --wait runs out.
+	start := time.Now()
+	code, _, errOut := execute(t, context.Background(), "check", addr, "--wait", "700ms")
+	if d := time.Since(start); code != ExitRuntime || !strings.Contains(errOut, "attempts in") || d < 500*time.Millisecond || d > 3*time.Second {
+		t.Errorf("nothing listening, --wait 700ms: exit %d after %v, %q", code, d, errOut)
+	}
+
+	// The server starts 600 ms into the check.
+	type outcome struct {
+		code      int
+		out, errs string
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		code, out, errOut := execute(t, context.Background(), "check", addr, "--psk-file", key, "--wait", "10s")
+		done <- outcome{code, out, errOut}
+	}()
+	time.Sleep(600 * time.Millisecond)
+	startServe(t, "--psk-file", key, "--listen", addr)
+	o := <-done
+	if o.code != ExitOK || !regexp.MustCompile(`both sides proved the pre-shared key, at attempt \d+ after \d+\.\d s`).MatchString(o.out) {
+		t.Errorf("a server started late: exit %d, %q %q", o.code, o.out, o.errs)
+	}
+
+	// It answers and refuses the key: no point in trying again.
+	start = time.Now()
+	code, _, errOut = execute(t, context.Background(), "check", addr, "--psk-file", other, "--wait", "10s")
+	if d := time.Since(start); code != ExitRuntime || !strings.Contains(errOut, "does not match") || d > 3*time.Second {
+		t.Errorf("the wrong key with --wait 10s: exit %d after %v, %q", code, d, errOut)
 	}
 }

@@ -61,8 +61,9 @@ type k8sPodSpec struct {
 		RunAsNonRoot *bool `json:"runAsNonRoot"`
 		RunAsUser    int   `json:"runAsUser"`
 	} `json:"securityContext"`
-	Containers []k8sContainer `json:"containers"`
-	Volumes    []struct {
+	Containers     []k8sContainer `json:"containers"`
+	InitContainers []k8sContainer `json:"initContainers"`
+	Volumes        []struct {
 		Name   string `json:"name"`
 		Secret *struct {
 			SecretName string `json:"secretName"`
@@ -493,6 +494,21 @@ func TestKubernetesManifests(t *testing.T) {
 		}
 		if flagValue(mesh, "local") != "none" {
 			t.Errorf("%s: --local none relays every pair, so that the servers export every pair", m.file)
+		}
+		// Before the round, an init container waits for the NetworkPolicy
+		// to let the new pod through: a check of the service's name with
+		// the mesh's key, retried.
+		init := m.tmpl.Spec
+		init.Containers, init.InitContainers = init.InitContainers, nil
+		if len(init.Containers) != 1 {
+			t.Errorf("%s: %d init containers, want one waiting for the servers", m.file, len(init.Containers))
+			continue
+		}
+		_, wait := checkPod(t, m.file+" initContainers", init, secret, image)
+		if wait.Name() != "check" || len(wait.Flags().Args()) != 1 || wait.Flags().Args()[0] != dns ||
+			flagValue(wait, "psk-file") != flagValue(mesh, "psk-file") || flagValue(wait, "wait") == "" {
+			t.Errorf("%s: the init container runs wirespeed %s %v (--psk-file %q, --wait %q), want check %s --psk-file %s --wait DURATION",
+				m.file, wait.Name(), wait.Flags().Args(), flagValue(wait, "psk-file"), flagValue(wait, "wait"), dns, flagValue(mesh, "psk-file"))
 		}
 	}
 }
