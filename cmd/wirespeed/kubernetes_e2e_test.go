@@ -94,7 +94,7 @@ func startK8s(t *testing.T) *k8sCluster {
 		c.down()
 		t.Fatalf("cluster.sh up: %v\n%s", err, out)
 	}
-	t.Logf("cluster up in %.1f s (node Ready, CoreDNS available): %s", time.Since(start).Seconds(), firstLine(out))
+	t.Logf("cluster up in %.1f s (node Ready, CoreDNS available):\n%s", time.Since(start).Seconds(), strings.TrimSpace(out))
 	t.Cleanup(func() {
 		if keep {
 			t.Logf("cluster %s left up (WIRESPEED_K8S_KEEP=1): %s down", name, script)
@@ -289,18 +289,6 @@ func randomKey(t *testing.T) string {
 	return hex.EncodeToString(b)
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		for _, l := range strings.Split(s, "\n") {
-			if strings.HasPrefix(l, "cluster ") {
-				return l
-			}
-		}
-	}
-	return s
-}
-
 // TestKubernetesE2E deploys deploy/kubernetes with the e2e overlay on a
 // real cluster and checks what the manifests promise: the servers become
 // ready through a real wirespeed check; a server with another key never
@@ -366,24 +354,6 @@ patches:
 	applied := time.Now()
 	c.mustKubectl(nil, "apply", "-k", kust)
 
-	serverSel := labelName + "=wirespeed," + labelComponent + "=server"
-	servers := c.waitPods(3*time.Minute, serverSel, "three ready servers", func(ps []k8sPod) bool {
-		n := 0
-		for _, p := range ps {
-			if p.ready() {
-				n++
-			}
-		}
-		return n == 3 && len(ps) == 3
-	})
-	toReady := time.Since(applied)
-	var ips []string
-	for _, p := range servers {
-		ips = append(ips, p.Status.PodIP)
-	}
-	slices.Sort(ips)
-	t.Logf("3 servers Ready %.1f s after kubectl apply -k (a DaemonSet pod, two of the Deployment): %s", toReady.Seconds(), strings.Join(ips, " "))
-
 	// A server without the Secret's key: the DaemonSet's pod spec (its
 	// readiness probe included, which proves the Secret's key), its server
 	// started with another key. A probe that did not check the key (a TCP
@@ -422,6 +392,25 @@ patches:
 		t.Fatal(err)
 	}
 	c.mustKubectl(b, "create", "-f", "-")
+
+	serverSel := labelName + "=wirespeed," + labelComponent + "=server"
+	servers := c.waitPods(3*time.Minute, serverSel+",!wirespeed.example/e2e", "three ready servers", func(ps []k8sPod) bool {
+		n := 0
+		for _, p := range ps {
+			if p.ready() {
+				n++
+			}
+		}
+		return n == 3 && len(ps) == 3
+	})
+	toReady := time.Since(applied)
+	var ips []string
+	for _, p := range servers {
+		ips = append(ips, p.Status.PodIP)
+	}
+	slices.Sort(ips)
+	t.Logf("3 servers Ready %.1f s after kubectl apply -k (a DaemonSet pod, two of the Deployment): %s", toReady.Seconds(), strings.Join(ips, " "))
+
 	rogue := c.waitPods(90*time.Second, "wirespeed.example/e2e=rogue", "the rogue server running and probed", func(ps []k8sPod) bool {
 		if len(ps) != 1 || len(ps[0].Status.ContainerStatuses) == 0 || ps[0].Status.ContainerStatuses[0].State.Running == nil {
 			return false
@@ -429,9 +418,10 @@ patches:
 		return ps[0].ready() || probeFailures(c, ps[0].Metadata.Name) >= 2
 	})[0]
 	if rogue.ready() {
-		t.Errorf("the server without the Secret's key is Ready: its readiness probe did not check the key")
+		t.Errorf("the server without the Secret's key (%s) is Ready: its readiness probe did not check the key", rogue.Status.PodIP)
+	} else {
+		t.Logf("the server with another key (%s) is running and not Ready: %s", rogue.Status.PodIP, lastProbeFailure(c, rogue.Metadata.Name))
 	}
-	t.Logf("the server with another key (%s) is running and not Ready: %s", rogue.Status.PodIP, lastProbeFailure(c, rogue.Metadata.Name))
 
 	// The headless service's endpoints are the three ready servers, not
 	// the rogue.
@@ -735,7 +725,7 @@ func waitJob(t *testing.T, c *k8sCluster, name string, limit time.Duration) {
 			return
 		}
 		if job.Status.Failed > 0 || time.Now().After(deadline) {
-			logs, _ := c.kubectl(nil, "-n", k8sNS, "logs", "job/"+name)
+			logs, _ := c.kubectl(nil, "-n", k8sNS, "logs", "job/"+name, "--all-containers")
 			out, _ := c.kubectl(nil, "-n", k8sNS, "describe", "job", name)
 			t.Fatalf("job %s did not complete (failed %d):\n%s\n%s", name, job.Status.Failed, logs, out)
 		}

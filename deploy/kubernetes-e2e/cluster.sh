@@ -388,7 +388,10 @@ make_images() {
 	local d=$STATE/images
 	mkdir -p "$d"
 	log "building wirespeed from $REPO"
+	local t0
+	t0=$(date +%s)
 	(cd "$REPO" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X wirespeed/internal/cli.Version=e2e" -o "$d/wirespeed" ./cmd/wirespeed)
+	log "built wirespeed in $(($(date +%s) - t0)) s"
 	image_tar "$d/wirespeed.tar" localhost/wirespeed:e2e "$d/wirespeed" usr/local/bin/wirespeed /usr/local/bin/wirespeed
 	image_tar "$d/pause.tar" registry.k8s.io/pause:3.10.1 "$BIN/pause" pause /pause
 	image_tar "$d/coredns.tar" localhost/coredns:e2e "$BIN/coredns" coredns /coredns
@@ -396,6 +399,7 @@ make_images() {
 	for t in pause coredns wirespeed; do
 		in_ns ctr --address "$SOCK" -n k8s.io images import --all-platforms "$d/$t.tar" >/dev/null
 	done
+	log "images imported: pause, coredns, wirespeed"
 }
 
 # ---- configuration files
@@ -517,6 +521,7 @@ start_components() {
 		--authorization-mode Node,RBAC --profiling=false
 	start containerd containerd --config "$STATE/containerd/config.toml"
 	wait_for 60 "API server ready" kc get --raw /readyz
+	log "etcd and the API server ready"
 	start kube-controller-manager "$BIN/kube-controller-manager" \
 		--kubeconfig "$STATE/pki/controller-manager.kubeconfig" \
 		--authentication-kubeconfig "$STATE/pki/controller-manager.kubeconfig" \
@@ -631,7 +636,9 @@ cmd_up() {
 	start_components
 	wait_for 90 "node $NODE registered" kc get node "$NODE"
 	wait_for 90 "node $NODE Ready" kc wait --for=condition=Ready --timeout=5s "node/$NODE"
+	log "node $NODE Ready"
 	start_policy
+	log "kube-router's NetworkPolicy firewall running"
 	kc apply -f "$E2E_DIR/coredns.yaml" >/dev/null
 	wait_for 120 "CoreDNS ready" kc -n kube-system wait --for=condition=Available --timeout=5s deployment/coredns
 	check_running
