@@ -78,15 +78,22 @@ func startK8s(t *testing.T) *k8sCluster {
 	keep := os.Getenv("WIRESPEED_K8S_KEEP") == "1"
 	if _, err := os.Stat("/run/netns/wirespeed-k8s-" + name); err == nil {
 		if !keep {
-			t.Fatalf("cluster %s is up already: take it down with `WIRESPEED_K8S_NAME=%s %s down`, or reuse it with WIRESPEED_K8S_KEEP=1", name, name, script)
+			// Left up by a run that was killed before its cleanup: the
+			// name is this test's, so is the cluster.
+			t.Logf("cluster %s was left up (a killed run?): taking it down first; WIRESPEED_K8S_KEEP=1 reuses a cluster instead", name)
+			c.down()
+			if _, err := os.Stat("/run/netns/wirespeed-k8s-" + name); err == nil {
+				t.Fatalf("cluster %s is still up after cluster.sh down", name)
+			}
+		} else {
+			// A cluster kept from an earlier run: start from a clean slate.
+			c.mustKubectl(nil, "delete", "namespace", k8sNS, "--ignore-not-found", "--wait", "--timeout", "2m")
+			if out, err := c.run(5*time.Minute, nil, "images"); err != nil {
+				t.Fatalf("cluster.sh images: %v\n%s", err, out)
+			}
+			t.Logf("reusing cluster %s (WIRESPEED_K8S_KEEP=1)", name)
+			return c
 		}
-		// A cluster kept from an earlier run: start from a clean slate.
-		c.mustKubectl(nil, "delete", "namespace", k8sNS, "--ignore-not-found", "--wait", "--timeout", "2m")
-		if out, err := c.run(5*time.Minute, nil, "images"); err != nil {
-			t.Fatalf("cluster.sh images: %v\n%s", err, out)
-		}
-		t.Logf("reusing cluster %s (WIRESPEED_K8S_KEEP=1)", name)
-		return c
 	}
 	start := time.Now()
 	out, err := c.run(3*time.Minute, nil, "up")
