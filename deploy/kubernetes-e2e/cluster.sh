@@ -704,11 +704,9 @@ cmd_down() {
 		log "cluster $NAME is not up"
 		return 0
 	fi
-	# Pods first, while the kubelet still runs: their sandboxes' networks
-	# are taken down through CNI and their volumes unmounted.
-	if [ -f "$STATE/pid/kubelet" ] && our_pid "$(cat "$STATE/pid/kubelet")"; then
-		kc delete namespace --ignore-not-found --wait=false -l wirespeed-e2e=true >/dev/null 2>&1 || true
-	fi
+	# The pods are not deleted one by one: their containers are killed
+	# through containerd, their mounts undone below, and their network
+	# namespaces' devices go with the cluster's namespace.
 	local name
 	for name in kube-router kube-proxy kubelet kube-scheduler kube-controller-manager; do
 		[ -f "$STATE/pid/$name" ] && stop_pid "$name" "$(cat "$STATE/pid/$name")"
@@ -734,9 +732,6 @@ cmd_down() {
 	# The kubelet's cgroups, innermost first.
 	local c
 	for c in /sys/fs/cgroup/*"$CGROUP_ROOT"; do
-		[ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true
-	done
-	for c in /sys/fs/cgroup/*/"${CGROUP_ROOT#/}"; do
 		[ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true
 	done
 	if [ -f "$STATE/host-sysctls" ]; then
