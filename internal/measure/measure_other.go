@@ -27,3 +27,9 @@ func statUnavailable(err error) error {
 }
 
 func readQdisc(string) (QdiscStats, error) { return QdiscStats{}, ErrUnsupported }
+
+type netnsHandle = struct{}
+
+func openNetnsQdisc(string, string) (*NetnsQdisc, error) { return nil, ErrUnsupported }
+func (q *NetnsQdisc) read() (QdiscStats, error)          { return QdiscStats{}, ErrUnsupported }
+func (q *NetnsQdisc) close()                             {}

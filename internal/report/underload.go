@@ -111,20 +111,25 @@ func rate(bps float64) string { return fmt.Sprintf("%.1f Mbit/s", bps/1e6) }
 
 // QueueLine says where an RRUL run's delay built: `the queue: tbf on
 // wsul-va (client side), 240 KB backlog, about 96 ms at 20 Mbit/s; socket
-// queues under 1 ms`, or that the endpoints' queues do not explain it.
+// queues under 1 ms`, `tbf on wst-rb (router), ...` in a routed lab, or
+// that the queues sampled do not explain it.
 func QueueLine(u *result.UnderLoad) string {
 	q := u.Queue
 	var named []string
 	for _, s := range q.Sides {
 		if s.DelayMs >= 1 && s.DelayMs >= 0.1*u.IncreaseMs {
-			named = append(named, fmt.Sprintf("%s on %s (%s side), %s backlog, about %s ms at %s",
-				s.Kind, s.Dev, sideName(s.Side), units.FormatBytes(s.BacklogBytes), ms(s.DelayMs), units.FormatBits(s.RateBitsPerSecond)))
+			where := sideName(s.Side) + " side"
+			if s.Side == result.Router {
+				where = "router"
+			}
+			named = append(named, fmt.Sprintf("%s on %s (%s), %s backlog, about %s ms at %s",
+				s.Kind, s.Dev, where, units.FormatBytes(s.BacklogBytes), ms(s.DelayMs), units.FormatBits(s.RateBitsPerSecond)))
 		}
 	}
 	var b strings.Builder
 	switch {
 	case q.Where == "elsewhere":
-		fmt.Fprintf(&b, "the queue is elsewhere on the path: the endpoints' queues hold about %s ms of the %s ms increase", ms(q.QdiscMs), ms(u.IncreaseMs))
+		fmt.Fprintf(&b, "the queue is elsewhere on the path: the queues sampled hold about %s ms of the %s ms increase", ms(q.QdiscMs), ms(u.IncreaseMs))
 		if len(named) > 0 {
 			fmt.Fprintf(&b, " (%s)", strings.Join(named, "; "))
 		}
@@ -137,7 +142,7 @@ func QueueLine(u *result.UnderLoad) string {
 	}
 	var socket []string
 	for _, s := range q.Sides {
-		if s.SocketDelayMs >= 1 {
+		if s.Side != result.Router && s.SocketDelayMs >= 1 {
 			socket = append(socket, fmt.Sprintf("%s ms on the %s side", ms(s.SocketDelayMs), sideName(s.Side)))
 		}
 	}
