@@ -188,7 +188,7 @@ func dialHint(err error) string {
 	var ne net.Error
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "; nothing listens there: start `wirespeed serve` on that host or give the port it listens on"
+		return "; nothing listens there, or a firewall rejects the port (a Kubernetes NetworkPolicy does): start `wirespeed serve` on that host, give the port it listens on, or let this host through"
 	case errors.As(err, &ne) && ne.Timeout():
 		return "; no answer: the host is down or a firewall drops the port"
 	}

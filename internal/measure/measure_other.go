@@ -43,3 +43,9 @@ func readSmall(path string, buf []byte) (int, error) {
 	}
 	return n, err
 }
+
+type netnsHandle = struct{}
+
+func openNetnsQdisc(string, string) (*NetnsQdisc, error) { return nil, ErrUnsupported }
+func (q *NetnsQdisc) read() (QdiscStats, error)          { return QdiscStats{}, ErrUnsupported }
+func (q *NetnsQdisc) close()                             {}
