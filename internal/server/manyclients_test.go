@@ -151,6 +151,9 @@ func idleServer() int {
 // one of the loopback addresses at the default of 8 per address.
 func TestIdleSessionMemory(t *testing.T) {
 	const sessions, perSession = 500, 40 << 10
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory is in the server's VmRSS: run without -race")
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
