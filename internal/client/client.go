@@ -55,6 +55,12 @@ type Config struct {
 	// to that many bits/s in all: a relaying server's --max-udp-rate.
 	MaxUDPRRRate float64
 
+	// RelayOnly says the connection only asks the server to relay tests
+	// (Relay), as a mesh's runner does for a pair it is not in: no result
+	// carries this side's idle CPU baseline, so Dial does not wait for
+	// one; a Run on such a client has none in its record.
+	RelayOnly bool
+
 	// BindAddr and BindDev are where the control connection leaves from
 	// (-B, --bind-dev; the data connections take theirs from the spec):
 	// the zero Addr and "" for wherever the kernel routes it.
@@ -171,7 +177,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	c.SetDeadline(time.Time{})
 	// The idle CPU baseline, once per connection: the server takes its
 	// own at the same moment, and neither has started a test.
-	cl.idleBaseline(ctx)
+	if !cfg.RelayOnly {
+		cl.idleBaseline(ctx)
+	}
 	return cl, nil
 }
 

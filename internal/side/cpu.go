@@ -23,6 +23,9 @@ import (
 type cpuMeter struct {
 	procRoot string
 	pid      int
+	// reuse is how old a scan of the tasks another run of this process
+	// took may be and still serve as one of this window's (scans).
+	reuse time.Duration
 
 	mu       sync.Mutex
 	opened   bool
@@ -47,24 +50,120 @@ func newCPUMeter(cfg *Config) *cpuMeter {
 	if root == "" {
 		root = measure.DefaultProcRoot
 	}
-	return &cpuMeter{procRoot: root, pid: os.Getpid()}
+	return &cpuMeter{procRoot: root, pid: os.Getpid(), reuse: scanReuse(cfg.Spec.Omit + cfg.Spec.Duration)}
 }
 
-// taskSample is this process's threads and every process on the host at
-// one moment, for telling which thread did the work and how much CPU
-// other processes took; err says why they are missing.
+// taskSample is this process's threads and every process on the host,
+// each with the moment it was read (threadsAt, procsAt), for telling which
+// thread did the work and how much CPU other processes took; err says why
+// they are missing. Its maps may be shared with other runs' meters
+// (scans): read them, never write.
 type taskSample struct {
-	threads, procs measure.Tasks
-	err            error
+	threads, procs     measure.Tasks
+	threadsAt, procsAt time.Time
+	err                error
 }
 
 func (m *cpuMeter) tasks() taskSample {
 	var ts taskSample
-	ts.threads, ts.err = measure.ReadThreads(m.procRoot, m.pid)
+	ts.threads, ts.threadsAt, ts.err = scans.take(scanKey{m.procRoot, m.pid}, m.reuse)
 	if ts.err == nil {
-		ts.procs, ts.err = measure.ReadProcesses(m.procRoot)
+		ts.procs, ts.procsAt, ts.err = scans.take(scanKey{procRoot: m.procRoot}, m.reuse)
 	}
 	return ts
+}
+
+// The scans of the tasks are the costly part of a window's CPU figures:
+// a few milliseconds for every process on a host of a few hundred, and
+// this process's threads, at each end of every run's window. A server
+// running 64 tests at once made 128 of each, for figures about the one
+// host and process they share, and they were two fifths of its CPU. So
+// the runs of one process share them (scans): a window's end takes a scan
+// another run took at most reuse before (or waits for the one under way)
+// instead of making its own. Its figures of threads and of other
+// processes are then over the span between its two scans of each, not
+// its window: the span starts and ends at most reuse before the window's
+// ends, and the utilizations are over the span's own length, so they
+// stay right for it.
+var scans = scanCache{read: readScan}
+
+// readScan reads this process's threads (key.pid set) or every process
+// (key.pid 0) now.
+func readScan(key scanKey) (measure.Tasks, error) {
+	if key.pid != 0 {
+		return measure.ReadThreads(key.procRoot, key.pid)
+	}
+	return measure.ReadProcesses(key.procRoot)
+}
+
+// scanReuse is how old a shared scan may be for a window of length d: a
+// fiftieth of it (2%), at most 200 ms.
+func scanReuse(d time.Duration) time.Duration { return min(d/50, 200*time.Millisecond) }
+
+// scanCache holds the newest scan of each kind, and the one under way.
+type scanCache struct {
+	read    func(scanKey) (measure.Tasks, error)
+	mu      sync.Mutex
+	entries map[scanKey]*scanEntry
+}
+
+// scanKey names a scan: the threads of process pid, or with pid 0 every
+// process, under a proc root.
+type scanKey struct {
+	procRoot string
+	pid      int
+}
+
+type scanEntry struct {
+	tasks   measure.Tasks
+	at      time.Time // when the newest successful scan started; zero for none
+	running chan struct{}
+	err     error // of the scan under way, once it is done
+}
+
+// take returns a scan no older than reuse, and when it started, making
+// one when there is none; a caller that finds a scan under way waits for
+// it, since it will be the freshest.
+func (c *scanCache) take(key scanKey, reuse time.Duration) (measure.Tasks, time.Time, error) {
+	c.mu.Lock()
+	if c.entries == nil {
+		c.entries = map[scanKey]*scanEntry{}
+	}
+	e := c.entries[key]
+	if e == nil {
+		e = &scanEntry{}
+		c.entries[key] = e
+	}
+	for e.running != nil {
+		running := e.running
+		c.mu.Unlock()
+		<-running
+		c.mu.Lock()
+		if e.running == nil && e.err == nil && !e.at.IsZero() {
+			tasks, at := e.tasks, e.at
+			c.mu.Unlock()
+			return tasks, at, nil
+		}
+		// It failed, or another caller started the next: go round.
+	}
+	if !e.at.IsZero() && time.Since(e.at) <= reuse {
+		tasks, at := e.tasks, e.at
+		c.mu.Unlock()
+		return tasks, at, nil
+	}
+	done := make(chan struct{})
+	e.running = done
+	c.mu.Unlock()
+	at := time.Now()
+	tasks, err := c.read(key)
+	c.mu.Lock()
+	e.running, e.err = nil, err
+	if err == nil {
+		e.tasks, e.at = tasks, at
+	}
+	c.mu.Unlock()
+	close(done)
+	return tasks, at, err
 }
 
 // sample reads both counters at one moment.
@@ -138,18 +237,28 @@ func (m *cpuMeter) result(res *result.SideResult) {
 		case m.tasks1.err != nil:
 			c.TasksError = m.tasks1.err.Error()
 		default:
-			c.Threads = measure.TaskDelta(m.tasks0.threads, m.tasks1.threads, elapsed).Busiest
+			// Over the span between each kind's two scans (shared ones
+			// may be a little older than the window's ends).
+			c.Threads = measure.TaskDelta(m.tasks0.threads, m.tasks1.threads, span(m.tasks0.threadsAt, m.tasks1.threadsAt, elapsed)).Busiest
 			for _, th := range c.Threads {
 				sh, ok := usage.SharesOf(th.LastCPU)
 				if ok && th.LastCPU != usage.BusiestCPU && !slices.ContainsFunc(c.ThreadCPUShares, func(s measure.CPUShares) bool { return s.CPU == sh.CPU }) {
 					c.ThreadCPUShares = append(c.ThreadCPUShares, sh)
 				}
 			}
-			others := measure.TaskDelta(m.tasks0.procs, m.tasks1.procs, elapsed, m.pid)
+			others := measure.TaskDelta(m.tasks0.procs, m.tasks1.procs, span(m.tasks0.procsAt, m.tasks1.procsAt, elapsed), m.pid)
 			c.OtherProcessesUtilPct, c.OtherProcesses = others.UtilPct, others.Busiest
 		}
 		res.CPU = &c
 	}
+}
+
+// span is the seconds from a to b, or elapsed when either is unknown.
+func span(a, b time.Time, elapsed float64) float64 {
+	if a.IsZero() || !b.After(a) {
+		return elapsed
+	}
+	return b.Sub(a).Seconds()
 }
 
 // cpuSample is the meter's readings at one moment, for a window it fills
