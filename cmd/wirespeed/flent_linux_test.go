@@ -3,16 +3,16 @@ package main
 import (
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"wirespeed/internal/lab"
-	"wirespeed/internal/result"
+	"wirespeed/internal/nstest"
 	"wirespeed/internal/testkit"
 )
 
@@ -66,119 +66,163 @@ func demoMode(t *testing.T, l *lab.Lab, dir, host string) bool {
 	return false
 }
 
-// TestRRULAgainstFlent: on the same lab (tbf 20mbit, 100 ms queues on
-// both ends, cubic), wirespeed's loaded median round trip agrees with
-// flent's rrul_be ping median (Debian's flent, driving netperf) within
-// x0.75-1.33.
+// TestRRULAgainstFlent: wirespeed against flent's rrul_be (Debian's
+// flent, driving netperf built with --enable-demo).
 //
-// It runs only with WIRESPEED_FLENT=1: on this kernel the two disagree
-// (wirespeed's loaded p50 was x2.26 flent's with netserver on the
-// namespace's bbr, x1.64 with cubic as both namespaces' default), and
-// until that is understood the check stays out of CI rather than red.
+// On the issue's lab, the queues on each end's own egress, the two loads
+// differ, not the measurers: flent's ping median is x0.4-0.6 of
+// wirespeed's loaded p50 there (docs/cookbook.md). A host's own qdisc is
+// governed by TCP small queues: each socket may hold about two of its
+// packets in it, and a packet's size is set by TSO autosizing, which
+// since Linux 5.18 adds up to 64 KB for a flow whose smallest round trip
+// is under a millisecond (net.ipv4.tcp_tso_rtt_log). wirespeed opens all
+// its flows before the load, on the idle path (a few microseconds on
+// veth), so each may hold ~128 KB in the queue; netperf opens each flow's
+// connection as its process starts, most of them after the first flows
+// filled a queue, so their smallest round trip is milliseconds, their
+// packets two segments, and they hold ~7.5 KB each (ss: "t7456"). The
+// "on each end" subtest shows that flent's pings measure its own load
+// correctly (irtt beside them agrees), and logs what each load kept in
+// the queues.
+//
+// Where the queue is a router's, no host's small-queue limit applies and
+// both loads fill it: the "router" subtest holds the issue's check there,
+// wirespeed's loaded p50 within x0.75-1.33 of flent's ping median.
+//
+// netperf is not a Debian package: the test skips, saying so, where no
+// netperf with demo mode is found (WIRESPEED_NETPERF_DIR, PATH or
+// /opt/netperf-demo/bin).
 func TestRRULAgainstFlent(t *testing.T) {
 	testkit.Serial(t)
-	if os.Getenv("WIRESPEED_FLENT") != "1" {
-		t.Skip("flent against RRUL runs with WIRESPEED_FLENT=1: the two disagree on this kernel (x1.64-2.26), see docs/cookbook.md")
-	}
 	if _, err := exec.LookPath("flent"); err != nil {
 		t.Skip("needs flent (Debian package flent)")
 	}
+	needIrtt(t)
 	dir, why := netperfDemoDir()
 	if dir == "" {
 		t.Skip(why)
 	}
-	l, addr, _ := rrulLab(t, "100ms")
-	// flent's --test-parameter tcp_cong_control sets netperf's own
-	// sockets only: netserver's download flows would use the namespace's
-	// default (bbr on this machine), which keeps its queue short, and the
-	// two tools would load the path differently. cubic as the default of
-	// both namespaces makes flent's load what wirespeed's --cc cubic is.
-	// A namespace may only default to an allowed algorithm, and the
-	// allowed list is the host's: cubic joins it for the test and the
-	// list is restored after.
-	const allowed = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
-	was, err := os.ReadFile(allowed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Contains(strings.Fields(string(was)), "cubic") {
-		if err := os.WriteFile(allowed, []byte(strings.TrimSpace(string(was))+" cubic"), 0o644); err != nil {
-			t.Fatalf("allow cubic: %v", err)
-		}
-		t.Cleanup(func() {
-			if err := os.WriteFile(allowed, was, 0o644); err != nil {
-				t.Errorf("restore %s to %q: %v", allowed, was, err)
+	t.Run("on each end", func(t *testing.T) {
+		l, addr, _ := rrulLab(t, "100ms")
+		cubicDefault(t, l)
+		irttAddr := startIrttServer(t, l)
+		startNetserver(t, l, dir)
+		twice(t, func() string {
+			fl := startFlent(t, l, dir)
+			// flent's flows run from 5 s to 25 s; irtt from 10 s to 20 s.
+			time.Sleep(10 * time.Second)
+			var queues [2]float64
+			sampled := make(chan struct{})
+			go func() {
+				defer close(sampled)
+				for range 8 {
+					for i, s := range []lab.Side{lab.A, lab.B} {
+						queues[i] += float64(egressBacklog(t, l, s)) / 8
+					}
+					time.Sleep(time.Second)
+				}
+			}()
+			ir := irttClient(t, l, irttAddr, 20*time.Millisecond, 10*time.Second)
+			<-sampled
+			ping, pingIn := fl.wait(t, ir)
+			t.Logf("flent's load kept %.0f bytes in the server side's queue and %.0f in the client side's; its ping median over the loaded part %.1f ms", queues[0], queues[1], ping)
+			why := agree(t, "flent's ICMP ping median against irtt's, over the same 10 s of flent's load", pingIn, median(ir.rtts()))
+			if m := median(ir.rtts()); m < 10 {
+				// A starved flent (a CI attempt at load average 40)
+				// starts its flows late: irtt then measured an idle path.
+				return fmt.Sprintf("flent's load was not on during irtt's 10 s (irtt's median %.2f ms, the queues' %.0f and %.0f bytes): flent started its flows late", m, queues[0], queues[1])
 			}
+			doc := labRun(t, l, rrulArgs(addr, 16)...)
+			if q := doc.Summary.UnderLoad.Queue; q != nil {
+				for _, s := range q.Sides {
+					t.Logf("wirespeed's load kept %.0f bytes in the %s side's queue", s.BacklogBytes, s.Side)
+				}
+			}
+			t.Logf("on each end's queue (not a check: the loads differ, see above): wirespeed's loaded p50 %.1f ms, flent's ping median %.1f ms, x%.2f",
+				doc.Summary.UnderLoad.Loaded.All.P50Ms, ping, doc.Summary.UnderLoad.Loaded.All.P50Ms/ping)
+			return why
 		})
-	}
-	for _, s := range []lab.Side{lab.A, lab.B} {
-		cmd := exec.Command("sysctl", "-qw", "net.ipv4.tcp_congestion_control=cubic")
-		if err := l.Start(s, cmd); err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("sysctl tcp_congestion_control=cubic in side %s: %v", s, err)
-		}
-	}
+	})
+	t.Run("router", func(t *testing.T) {
+		cfg := routerTBF
+		cfg.BothWays = true
+		r := nstest.NewRouted(t, cfg)
+		cubicDefault(t, r.Lab)
+		addr := labServer(t, r.Lab, 7575)
+		startNetserver(t, r.Lab, dir)
+		twice(t, func() string {
+			fl := startFlent(t, r.Lab, dir)
+			ping, _ := fl.wait(t, irttResult{})
+			doc := labRun(t, r.Lab, rrulArgs(addr, 16)...)
+			u := doc.Summary.UnderLoad
+			if q := u.Queue; q != nil {
+				t.Logf("wirespeed's queue: %s, %.1f ms of the %.1f ms increase", q.Where, q.QdiscMs, u.IncreaseMs)
+			}
+			return agree(t, "wirespeed's loaded p50 against flent's rrul_be ping median, the queues on the router", u.Loaded.All.P50Ms, ping)
+		})
+	})
+}
+
+// startNetserver starts netserver (from dir) in side a of l and checks
+// that netperf there has demo mode, skipping t if not.
+func startNetserver(t *testing.T, l *lab.Lab, dir string) {
+	t.Helper()
 	srv := exec.Command(filepath.Join(dir, "netserver"), "-D", "-p", "12865")
 	if err := l.Start(lab.A, srv); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
 	time.Sleep(300 * time.Millisecond)
-	host := l.A.IPv4.String()
-	if !demoMode(t, l, dir, host) {
+	if !demoMode(t, l, dir, l.A.IPv4.String()) {
 		t.Skipf("netperf in %s has no demo mode (-D): flent needs netperf built with --enable-demo", dir)
 	}
-	out := t.TempDir()
-	fl := exec.Command("flent", "rrul_be", "-H", host, "-l", "20", "-D", out, "--test-parameter", "tcp_cong_control=cubic")
-	fl.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
-	var log strings.Builder
-	fl.Stdout, fl.Stderr = &log, &log
-	if err := l.Start(lab.B, fl); err != nil {
+}
+
+// flentRun is a flent rrul_be run under way in side b.
+type flentRun struct {
+	cmd     *exec.Cmd
+	log     *strings.Builder
+	out     string
+	started time.Time
+}
+
+// startFlent starts `flent rrul_be` for 20 s from side b against side
+// a's netserver, with netperf from dir first on PATH and cubic on
+// netperf's sockets.
+func startFlent(t *testing.T, l *lab.Lab, dir string) *flentRun {
+	t.Helper()
+	f := &flentRun{log: &strings.Builder{}, out: t.TempDir()}
+	f.cmd = exec.Command("flent", "rrul_be", "-H", l.A.IPv4.String(), "-l", "20", "-D", f.out, "--test-parameter", "tcp_cong_control=cubic")
+	f.cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
+	f.cmd.Stdout, f.cmd.Stderr = f.log, f.log
+	f.started = time.Now()
+	if err := l.Start(lab.B, f.cmd); err != nil {
 		t.Fatal(err)
 	}
-	// What flent's load keeps in each queue, from the kernel, between
-	// its flows' 8th and 20th second.
-	time.Sleep(13 * time.Second)
-	var flentQueue [2]float64
-	for range 10 {
-		for i, s := range []lab.Side{lab.A, lab.B} {
-			flentQueue[i] += float64(egressBacklog(t, l, s)) / 10
-		}
-		time.Sleep(time.Second)
+	return f
+}
+
+// wait waits for flent and returns its ICMP ping median over the
+// loaded part and, when ir has round trips, over the seconds irtt ran.
+func (f *flentRun) wait(t *testing.T, ir irttResult) (loaded, inIrtt float64) {
+	t.Helper()
+	if err := f.cmd.Wait(); err != nil {
+		t.Fatalf("flent: %v\n%s", err, f.log.String())
 	}
-	if err := fl.Wait(); err != nil {
-		t.Fatalf("flent: %v\n%s", err, log.String())
-	}
-	files, _ := filepath.Glob(filepath.Join(out, "*.flent.gz"))
+	files, _ := filepath.Glob(filepath.Join(f.out, "*.flent.gz"))
 	if len(files) != 1 {
-		t.Fatalf("flent wrote %v\n%s", files, log.String())
+		t.Fatalf("flent wrote %v\n%s", files, f.log.String())
 	}
 	// flent's pings run 5 s alone before its flows and 5 s after them
 	// (its DELAY); its summary's median counts those too. The median of
 	// the loaded part is what the plot shows under load, and what
 	// wirespeed's loaded phase measures.
-	ping := flentMedian(t, files[0], "Ping (ms) ICMP", 5, 25)
-
-	u := rrulRun(t, l, addr, "-l", "20")
-	ratio := u.Loaded.All.P50Ms / ping
-	t.Logf("flent rrul_be ICMP ping median %.1f ms; wirespeed loaded p50 %.1f ms: x%.2f", ping, u.Loaded.All.P50Ms, ratio)
-	t.Logf("flent's load kept %.0f bytes in the server side's queue and %.0f in the client side's", flentQueue[0], flentQueue[1])
-	if ratio < 0.75 || ratio > 1.33 {
-		var ws [2]float64
-		if q := u.Queue; q != nil {
-			for _, s := range q.Sides {
-				if s.Side == result.Remote {
-					ws[0] = s.BacklogBytes
-				} else {
-					ws[1] = s.BacklogBytes
-				}
-			}
-		}
-		t.Errorf("wirespeed's loaded p50 %.1f ms is x%.2f flent's ping median %.1f ms, not within x0.75-1.33; flent's flows kept %.0f and %.0f bytes in the server and client sides' queues, wirespeed's %.0f and %.0f",
-			u.Loaded.All.P50Ms, ratio, ping, flentQueue[0], flentQueue[1], ws[0], ws[1])
+	loaded = flentMedian(t, files[0], "Ping (ms) ICMP", 5, 25)
+	if from, to := ir.window(); !from.IsZero() {
+		t0 := flentStart(t, files[0])
+		inIrtt = flentMedian(t, files[0], "Ping (ms) ICMP", from.Sub(t0).Seconds(), to.Sub(t0).Seconds())
 	}
+	return loaded, inIrtt
 }
 
 // flentMedian is the median of a flent data file's series over the
@@ -210,9 +254,33 @@ func flentMedian(t *testing.T, path, series string, from, to float64) float64 {
 	if len(v) < 10 {
 		t.Fatalf("flent's %q has %d values", series, len(v))
 	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
+	return median(v)
+}
+
+// flentStart is when a flent data file's x values count from: its
+// metadata's T0.
+func flentStart(t *testing.T, path string) time.Time {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Metadata struct {
+			T0 string `json:"T0"`
+		} `json:"metadata"`
+	}
+	if err := json.NewDecoder(z).Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	t0, err := time.Parse(time.RFC3339Nano, d.Metadata.T0)
+	if err != nil {
+		t.Fatalf("flent's T0 %q: %v", d.Metadata.T0, err)
+	}
+	return t0
 }

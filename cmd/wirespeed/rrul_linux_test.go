@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -275,4 +276,49 @@ func egressBacklog(t *testing.T, l *lab.Lab, s lab.Side) uint32 {
 		t.Fatal(err)
 	}
 	return backlog
+}
+
+// routerTBF is tc's `tbf rate 20mbit burst 16kb latency 100ms` as the
+// kernel holds it: a 16,384-byte bucket and a queue of the latency at
+// the rate plus the bucket, 2.5 MB/s x 100 ms + 16,384 = 266,384 bytes.
+var routerTBF = lab.RoutedConfig{RateBitsPerSecond: 20_000_000, BurstBytes: 16 << 10, LimitBytes: 266_384}
+
+// TestRRULQueueRouter: in a routed lab (a -> r -> b) where only the
+// router is shaped, the hosts' own qdiscs hold nothing and the client
+// samples the router's: the result names the router, its sampled backlog
+// over the tbf's rate accounts for the increase within 30%, and with the
+// router shaped one way the named queue is that way's egress.
+func TestRRULQueueRouter(t *testing.T) {
+	testkit.Serial(t)
+	for _, tt := range []struct {
+		name     string
+		bothWays bool
+		load     string
+		devs     []string // the router egresses that must be named
+	}{
+		{"down", false, "down", []string{lab.RouterDeviceB}},
+		{"both", true, "both", []string{"wst-ra", lab.RouterDeviceB}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := routerTBF
+			cfg.BothWays = tt.bothWays
+			r := nstest.NewRouted(t, cfg)
+			addr := labServer(t, r.Lab, 7575)
+			u := rrulRun(t, r.Lab, addr, "--load", tt.load)
+			checkAttribution(t, u, "router")
+			var named []string
+			for _, s := range u.Queue.Sides {
+				if s.Side == result.Router && s.DelayMs >= 0.1*u.IncreaseMs {
+					named = append(named, s.Dev)
+					if s.Netns != r.Router.Netns || s.RateBitsPerSecond != 20e6 || s.RateFrom != "tbf" {
+						t.Errorf("router queue %+v: want %s's tbf at 20 Mbit/s", s, r.Router.Netns)
+					}
+				}
+			}
+			slices.Sort(named)
+			if !slices.Equal(named, tt.devs) {
+				t.Errorf("the router queues named are %v, want %v", named, tt.devs)
+			}
+		})
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -189,7 +190,7 @@ func (a *Archive) explain(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, ErrNewerSchema) {
+	if errors.Is(err, ErrNewerSchema) || errors.Is(err, ErrForeign) {
 		return fmt.Errorf("archive %s: %w", a.target, err)
 	}
 	return a.dialect.explain(a.target, err)
@@ -214,38 +215,177 @@ type Document struct {
 	JSON    []byte
 }
 
-// Parse reads one document's JSON: a results document or a mesh round
+// parse reads one document's JSON: a results document or a mesh round
 // of this schema version. The error says which it is not.
-func Parse(b []byte) (kind string, rows []extracted, err error) {
-	var head struct {
-		Schema string `json:"schema"`
+func parse(b []byte) (kind string, rows []extracted, err error) {
+	schema := schemaOf(b)
+	if schema == "" {
+		var head struct {
+			Schema *string `json:"schema"`
+		}
+		if err := json.Unmarshal(b, &head); err != nil {
+			return "", nil, fmt.Errorf("not a JSON object: %v: %w", err, ErrNotResult)
+		}
+		if head.Schema == nil || *head.Schema == "" {
+			return "", nil, fmt.Errorf("no \"schema\" field: %w", ErrNotResult)
+		}
+		schema = *head.Schema
 	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return "", nil, fmt.Errorf("not JSON: %v: %w", err, ErrNotResult)
-	}
-	switch head.Schema {
+	switch schema {
 	case result.Schema:
 		var doc result.Document
 		if err := json.Unmarshal(b, &doc); err != nil {
 			return "", nil, fmt.Errorf("%v: %w", err, ErrNotResult)
 		}
-		// A document may come from anyone, and history prints its
-		// strings: they are escaped as a peer's are.
-		peertext.Scrub(&doc)
-		rows, err := rowsOf(&doc)
-		return "result", rows, err
+		return resultRows(&doc)
 	case result.MeshSchema:
 		var doc result.MeshDocument
 		if err := json.Unmarshal(b, &doc); err != nil {
 			return "", nil, fmt.Errorf("%v: %w", err, ErrNotResult)
 		}
-		peertext.Scrub(&doc)
-		rows, err := rowsOfMesh(&doc)
-		return "mesh", rows, err
-	case "":
-		return "", nil, fmt.Errorf("no \"schema\" field: %w", ErrNotResult)
+		return meshRows(&doc)
 	}
-	return "", nil, fmt.Errorf("schema %q, this wirespeed archives %q and %q: %w", head.Schema, result.Schema, result.MeshSchema, ErrNotResult)
+	if strings.HasPrefix(schema, "wirespeed/") {
+		return "", nil, fmt.Errorf("schema %q, this wirespeed archives %q and %q (a newer wirespeed wrote it? archive it with that one): %w",
+			schema, result.Schema, result.MeshSchema, ErrNotResult)
+	}
+	return "", nil, fmt.Errorf("schema %q, this wirespeed archives %q and %q: %w", schema, result.Schema, result.MeshSchema, ErrNotResult)
+}
+
+// scrubbed escapes the strings of rows as a peer's are: a document may
+// come from anyone, and history and the dashboard print what its rows
+// and environments hold. The rows are what the archive keeps apart from
+// the document (kept as it came), so they are what is scrubbed: the
+// whole document's walk was a sixth of a put's CPU time.
+func scrubbed(rows []extracted) []extracted {
+	for i := range rows {
+		peertext.Scrub(&rows[i].Row)
+		peertext.Scrub(&rows[i].env)
+	}
+	return rows
+}
+
+// schemaOf is the schema a compact document names, when it names one
+// this wirespeed archives: read from its first field, where wirespeed
+// writes it, without decoding the whole document once more for it (a
+// document's decoding is a third of a put's CPU time). Anything else is
+// "", for parse to look closer.
+func schemaOf(b []byte) string {
+	const head = `{"schema":"`
+	if !bytes.HasPrefix(b, []byte(head)) {
+		return ""
+	}
+	rest := b[len(head):]
+	for _, s := range []string{result.Schema, result.MeshSchema} {
+		if len(rest) > len(s) && string(rest[:len(s)]) == s && rest[len(s)] == '"' {
+			return s
+		}
+	}
+	return ""
+}
+
+// Prepared is a document made ready for the archive: checked, its rows
+// and environments extracted, its digest taken and its body compressed.
+// Prepare does all of a put's work that needs no database, so that a
+// write transaction holds its locks only for the writes.
+type Prepared struct {
+	kind, sum string
+	started   int64
+	body      []byte // gzip of the compact JSON
+	rows      []extracted
+	// envKey is each row's environment's digest; envs each distinct
+	// environment's JSON by its digest.
+	envKey []string
+	envs   map[string]string
+}
+
+// Results is how many result rows the document has.
+func (p *Prepared) Results() int { return len(p.rows) }
+
+// Prepare readies one document given as its JSON (a results document or
+// a mesh round) for PutPrepared. Its error wraps ErrNotResult when the
+// JSON is not such a document.
+func Prepare(b []byte) (*Prepared, error) {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, b); err != nil {
+		return nil, fmt.Errorf("not JSON: %v: %w", err, ErrNotResult)
+	}
+	b = compact.Bytes()
+	kind, rows, err := parse(b)
+	if err != nil {
+		return nil, err
+	}
+	return prepared(kind, b, rows), nil
+}
+
+// PrepareDocument readies a document a command holds (a results
+// document or a mesh round, as a value or a pointer) without decoding
+// its JSON again: its rows are taken from the value, and its JSON is
+// json.Marshal's (compact, so the digest is Prepare's of the same
+// document). Decoding a run's document was two thirds of archiving it.
+// It returns the JSON too, for a caller to spool. Anything else is
+// marshalled and handed to Prepare.
+func PrepareDocument(doc any) (*Prepared, []byte, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		kind string
+		rows []extracted
+	)
+	switch d := doc.(type) {
+	case result.Document:
+		kind, rows, err = resultRows(&d)
+	case *result.Document:
+		kind, rows, err = resultRows(d)
+	case result.MeshDocument:
+		kind, rows, err = meshRows(&d)
+	case *result.MeshDocument:
+		kind, rows, err = meshRows(d)
+	default:
+		p, err := Prepare(b)
+		return p, b, err
+	}
+	if err != nil {
+		return nil, b, err
+	}
+	return prepared(kind, b, rows), b, nil
+}
+
+func resultRows(d *result.Document) (string, []extracted, error) {
+	if d.Schema != result.Schema {
+		return "", nil, fmt.Errorf("schema %q: %w", d.Schema, ErrNotResult)
+	}
+	rows, err := rowsOf(d)
+	return "result", scrubbed(rows), err
+}
+
+func meshRows(d *result.MeshDocument) (string, []extracted, error) {
+	if d.Schema != result.MeshSchema {
+		return "", nil, fmt.Errorf("schema %q: %w", d.Schema, ErrNotResult)
+	}
+	rows, err := rowsOfMesh(d)
+	return "mesh", scrubbed(rows), err
+}
+
+// prepared digests and compresses a document's compact JSON b, with its
+// rows.
+func prepared(kind string, b []byte, rows []extracted) *Prepared {
+	// The same document written indented (-o) and compact (--archive)
+	// has one digest: it is the compact form's.
+	sum := sha256.Sum256(b)
+	p := &Prepared{kind: kind, sum: hex.EncodeToString(sum[:]), body: gz(b), rows: rows, envs: map[string]string{}}
+	p.started = micros(rows[0].Started)
+	for _, r := range rows {
+		p.started = min(p.started, micros(r.Started))
+		eb, _ := json.Marshal(r.env)
+		es := sha256.Sum256(eb)
+		key := hex.EncodeToString(es[:])
+		p.envKey = append(p.envKey, key)
+		p.envs[key] = string(eb)
+	}
+	return p
 }
 
 // PutJSON archives one document given as its JSON: a results document
@@ -253,38 +393,129 @@ func Parse(b []byte) (kind string, rows []extracted, err error) {
 // is not written again, so that importing a file twice, or a spool
 // flushed by two processes at once, adds it once.
 func (a *Archive) PutJSON(ctx context.Context, b []byte) (Added, error) {
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, b); err != nil {
-		return Added{}, fmt.Errorf("not JSON: %v: %w", err, ErrNotResult)
-	}
-	b = compact.Bytes()
-	kind, rows, err := Parse(b)
+	p, err := Prepare(b)
 	if err != nil {
 		return Added{}, err
 	}
-	// The same document written indented (-o) and compact (--archive)
-	// has one digest: it is the compact form's.
-	sum := sha256.Sum256(b)
-	added, err := a.put(ctx, kind, hex.EncodeToString(sum[:]), b, rows)
-	return added, a.explain(err)
+	added, err := a.PutPrepared(ctx, []*Prepared{p})
+	if err != nil {
+		return Added{}, err
+	}
+	return added[0], nil
 }
 
 // Put archives a results document.
 func (a *Archive) Put(ctx context.Context, doc result.Document) (Added, error) {
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return Added{}, err
-	}
-	return a.PutJSON(ctx, b)
+	return a.putDocument(ctx, &doc)
 }
 
 // PutMesh archives a mesh round.
 func (a *Archive) PutMesh(ctx context.Context, doc result.MeshDocument) (Added, error) {
-	b, err := json.Marshal(doc)
+	return a.putDocument(ctx, &doc)
+}
+
+func (a *Archive) putDocument(ctx context.Context, doc any) (Added, error) {
+	p, _, err := PrepareDocument(doc)
 	if err != nil {
 		return Added{}, err
 	}
-	return a.PutJSON(ctx, b)
+	added, err := a.PutPrepared(ctx, []*Prepared{p})
+	if err != nil {
+		return Added{}, err
+	}
+	return added[0], nil
+}
+
+// PutMany archives several documents (as their JSON) in one
+// transaction, as PutPrepared does; it returns how many were new. A
+// document that is not one fails the whole call, naming it.
+func (a *Archive) PutMany(ctx context.Context, docs [][]byte) (int, error) {
+	ps := make([]*Prepared, len(docs))
+	for i, b := range docs {
+		p, err := Prepare(b)
+		if err != nil {
+			return 0, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		ps[i] = p
+	}
+	added, err := a.PutPrepared(ctx, ps)
+	n := 0
+	for _, ad := range added {
+		if ad.New {
+			n++
+		}
+	}
+	return n, err
+}
+
+// BatchDocuments and BatchBytes bound a batch a caller collects for
+// PutPrepared: at most this many documents, or this many bytes of their
+// JSON. Past a few hundred documents a batch saves little more, and it
+// holds the archive's write lock (SQLite) and its documents in memory.
+const (
+	BatchDocuments = 500
+	BatchBytes     = 32 << 20
+)
+
+// PutPrepared archives documents in one transaction, all or none: what
+// importing many files and flushing a spool want, a commit (and, on
+// PostgreSQL, a round trip) for the batch instead of one a document.
+// Added says of each document whether it was new. Several processes may
+// put batches at once: the rows each batch locks (environments, then
+// documents, each by digest) are taken in one order, so that two
+// batches holding some of the same documents never deadlock.
+func (a *Archive) PutPrepared(ctx context.Context, ps []*Prepared) ([]Added, error) {
+	return a.putPrepared(ctx, ps, false)
+}
+
+// putPrepared is PutPrepared; durable makes the commit wait for the
+// disk on SQLite too (see writeSQLite), for a caller that deletes the
+// documents' other copy once they are archived.
+func (a *Archive) putPrepared(ctx context.Context, ps []*Prepared, durable bool) ([]Added, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	b := newBatch(ps)
+	var err error
+	if a.target.Backend == Postgres {
+		err = a.writePostgres(ctx, a.now(), b)
+	} else {
+		err = a.writeSQLite(ctx, a.now(), b, durable)
+	}
+	if err != nil {
+		return nil, a.explain(err)
+	}
+	return b.added, nil
+}
+
+// batch is a put's documents in the order they are written, and their
+// environments.
+type batch struct {
+	docs []*Prepared
+	// order[i] is the index in docs of the i-th document by digest.
+	order []int
+	// envKeys are the distinct environments' digests, sorted; envs their
+	// JSON.
+	envKeys []string
+	envs    map[string]string
+	added   []Added
+}
+
+func newBatch(ps []*Prepared) *batch {
+	b := &batch{docs: ps, envs: map[string]string{}, added: make([]Added, len(ps))}
+	for i, p := range ps {
+		b.order = append(b.order, i)
+		b.added[i].Results = len(p.rows)
+		for k, v := range p.envs {
+			if _, ok := b.envs[k]; !ok {
+				b.envs[k] = v
+				b.envKeys = append(b.envKeys, k)
+			}
+		}
+	}
+	sort.Slice(b.order, func(i, j int) bool { return ps[b.order[i]].sum < ps[b.order[j]].sum })
+	sort.Strings(b.envKeys)
+	return b
 }
 
 // gzipWriters are reused: a new writer clears a megabyte of state,
@@ -312,141 +543,19 @@ func gunzip(b []byte) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(r, result.MaxFileBytes))
 }
 
-func (a *Archive) put(ctx context.Context, kind, sum string, body []byte, rows []extracted) (Added, error) {
-	tx, err := a.db.BeginTx(ctx, nil)
-	if err != nil {
-		return Added{}, err
-	}
-	defer tx.Rollback()
-	added, err := a.putTx(ctx, tx, a.now(), kind, sum, body, rows)
-	if err != nil {
-		return Added{}, err
-	}
-	return added, tx.Commit()
-}
-
-// PutMany archives several documents (as their JSON) in one
-// transaction: what importing many files, or filling an archive for a
-// benchmark, wants. A document that is not one fails the whole call.
-func (a *Archive) PutMany(ctx context.Context, docs [][]byte) (int, error) {
-	type parsed struct {
-		kind, sum string
-		body      []byte
-		rows      []extracted
-	}
-	ps := make([]parsed, len(docs))
-	for i, b := range docs {
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, b); err != nil {
-			return 0, fmt.Errorf("document %d: not JSON: %v: %w", i+1, err, ErrNotResult)
-		}
-		kind, rows, err := Parse(compact.Bytes())
-		if err != nil {
-			return 0, fmt.Errorf("document %d: %w", i+1, err)
-		}
-		sum := sha256.Sum256(compact.Bytes())
-		ps[i] = parsed{kind, hex.EncodeToString(sum[:]), compact.Bytes(), rows}
-	}
-	tx, err := a.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, a.explain(err)
-	}
-	defer tx.Rollback()
-	n := 0
-	now := a.now()
-	for _, p := range ps {
-		added, err := a.putTx(ctx, tx, now, p.kind, p.sum, p.body, p.rows)
-		if err != nil {
-			return 0, a.explain(err)
-		}
-		if added.New {
-			n++
-		}
-	}
-	return n, a.explain(tx.Commit())
-}
-
-// The statements of a put.
-const (
-	insertDocument = `INSERT INTO documents (sha256, kind, started_us, added_us, body) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (sha256) DO NOTHING RETURNING id`
-	selectEnv = `SELECT id FROM envs WHERE sha256 = $1`
-	insertEnv = `INSERT INTO envs (sha256, body) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING`
-	insertRow = `INSERT INTO results (document_id, path, started_us, command, test, source, destination, msg_size,
-		settings, series, throughput_bps, latency_p50_us, latency_p90_us, latency_p99_us, loss_pct,
-		local_cpu_pct, remote_cpu_pct, local_sd, remote_sd, ci_lo, ci_hi, iterations, iter_bps, iter_p50,
-		limit_kind, title, labels, tool_version, env_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)`
-)
-
-func (a *Archive) putTx(ctx context.Context, tx *sql.Tx, now time.Time, kind, sum string, body []byte, rows []extracted) (Added, error) {
-	started := rows[0].Started
-	for _, r := range rows {
-		if r.Started.Before(started) {
-			started = r.Started
-		}
-	}
-	st, err := a.stmt(ctx, tx, insertDocument)
-	if err != nil {
-		return Added{}, err
-	}
-	var docID int64
-	err = st.QueryRowContext(ctx, sum, kind, micros(started), micros(now), gz(body)).Scan(&docID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Added{Results: len(rows)}, nil
-	}
-	if err != nil {
-		return Added{}, err
-	}
-	sel, err := a.stmt(ctx, tx, selectEnv)
-	if err != nil {
-		return Added{}, err
-	}
-	ins, err := a.stmt(ctx, tx, insertRow)
-	if err != nil {
-		return Added{}, err
-	}
-	envIDs := map[string]int64{}
-	for _, r := range rows {
-		eb, _ := json.Marshal(r.env)
-		es := sha256.Sum256(eb)
-		key := hex.EncodeToString(es[:])
-		id, ok := envIDs[key]
-		if !ok {
-			// Environments repeat: look first, insert only a new one (an
-			// upsert would write, and lock, the row every time).
-			err := sel.QueryRowContext(ctx, key).Scan(&id)
-			if errors.Is(err, sql.ErrNoRows) {
-				if _, err := tx.ExecContext(ctx, insertEnv, key, string(eb)); err != nil {
-					return Added{}, err
-				}
-				err = sel.QueryRowContext(ctx, key).Scan(&id)
-			}
-			if err != nil {
-				return Added{}, err
-			}
-			envIDs[key] = id
-		}
-		labels := ""
-		if len(r.Labels) > 0 {
-			b, _ := json.Marshal(r.Labels)
-			labels = string(b)
-		}
-		if _, err := ins.ExecContext(ctx, docID, r.Path, micros(r.Started), r.Command, r.Test, r.Source, r.Destination, r.MsgSize,
-			r.Settings, r.Series, r.ThroughputBPS, r.LatencyP50Micros, r.LatencyP90Micros, r.LatencyP99Micros, r.LossPct,
-			r.LocalCPUPct, r.RemoteCPUPct, r.LocalServiceDemand, r.RemoteServiceDemand, r.CILo, r.CIHi, r.Iterations,
-			floats(r.IterThroughput), floats(r.IterLatencyP50), r.LimitKind, r.Title, labels, r.ToolVersion, id); err != nil {
-			return Added{}, err
-		}
-	}
-	return Added{New: true, Results: len(rows)}, nil
-}
-
 func floats(v []float64) string {
 	if len(v) == 0 {
 		return ""
 	}
 	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func labelsJSON(l map[string]string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(l)
 	return string(b)
 }
 

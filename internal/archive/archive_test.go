@@ -2,9 +2,11 @@ package archive
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +16,9 @@ import (
 	"time"
 
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
+	"wirespeed/internal/sysinfo"
 	"wirespeed/internal/testkit"
 )
 
@@ -117,6 +122,9 @@ func TestPutAndResults(t *testing.T) {
 		if tso != "on" {
 			t.Errorf("remote env %v: want tso on", envs[r.EnvID].Remote)
 		}
+		if r.RTTMicros != nil || r.LatencyP50Micros != nil {
+			t.Errorf("a run without intervals or latency has RTT %v, p50 %v; want neither", r.RTTMicros, r.LatencyP50Micros)
+		}
 		if got, _ := a.Results(ctx, Filter{Labels: map[string]string{"kernel": "stock"}}); len(got) != 0 {
 			t.Errorf("label filter kernel=stock selected %d rows", len(got))
 		}
@@ -124,6 +132,47 @@ func TestPutAndResults(t *testing.T) {
 			t.Errorf("since filter selected %d rows", len(got))
 		}
 	})
+}
+
+// TestLatencyColumns: a stream test's RTT is the mean of its intervals'
+// sender RTTs (those that have one), an RR test's percentiles its
+// transaction times', an RRUL test's its loaded round trips', in
+// microseconds.
+func TestLatencyColumns(t *testing.T) {
+	ctx := context.Background()
+	a := open(t, Target{Backend: SQLite, Path: filepath.Join(t.TempDir(), "a.db")})
+	stream := Synthetic{Source: "A", Destination: "B", Started: t0, BitsPerSecond: 1e9, RTTMicros: []float64{120, 0, 180, 150}}.Document()
+	rr := Synthetic{Source: "A", Destination: "B", Started: t0.Add(time.Hour), BitsPerSecond: 1e5,
+		Latency: &stats.Latency{Count: 1000, P50: 31, P90: 40, P99: 77}}.Document()
+	rrul := Synthetic{Source: "A", Destination: "B", Started: t0.Add(2 * time.Hour), BitsPerSecond: 9e8}.Document()
+	rrul.Spec.Kind, rrul.Result.Spec.Kind = spec.RRUL, spec.RRUL
+	rrul.Result.Summary.UnderLoad = &result.UnderLoad{Loaded: result.Phase{All: result.Latency{P50Ms: 2.5, P90Ms: 4, P99Ms: 12.25, Samples: 200}}}
+	for _, d := range []result.Document{stream, rr, rrul} {
+		if _, err := a.Put(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := a.Results(ctx, Filter{})
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("%d rows, %v; want 3", len(rows), err)
+	}
+	show := func(p *float64) string {
+		if p == nil {
+			return "nil"
+		}
+		return fmt.Sprint(*p)
+	}
+	for i, want := range []struct{ test, rtt, p50, p90, p99 string }{
+		{"TCP_STREAM", "150", "nil", "nil", "nil"},
+		{"TCP_RR", "nil", "31", "40", "77"},
+		{"RRUL", "nil", "2500", "4000", "12250"},
+	} {
+		r := rows[i]
+		got := []string{r.Test, show(r.RTTMicros), show(r.LatencyP50Micros), show(r.LatencyP90Micros), show(r.LatencyP99Micros)}
+		if fmt.Sprint(got) != fmt.Sprint([]string{want.test, want.rtt, want.p50, want.p90, want.p99}) {
+			t.Errorf("row %d: test, rtt, p50, p90, p99 = %v, want %+v", i, got, want)
+		}
+	}
 }
 
 // TestConcurrentWriters: processes writing one archive at once (each
@@ -181,8 +230,19 @@ func TestMigration(t *testing.T) {
 		if err := a.migrate(ctx, 1); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.Put(ctx, synth(0, 1e9)); err != nil {
-			t.Fatal(err)
+		// A row as schema 1 had it (this wirespeed's insert names the
+		// columns of later migrations).
+		for _, stmt := range []string{
+			`INSERT INTO documents (sha256, kind, started_us, added_us, body) VALUES ('x', 'run', 0, 0, '')`,
+			`INSERT INTO envs (sha256, body) VALUES ('y', '{}')`,
+			`INSERT INTO results (document_id, path, started_us, command, test, source, destination, msg_size, settings, series,
+				throughput_bps, iterations, iter_bps, iter_p50, limit_kind, title, labels, tool_version, env_id)
+				SELECT d.id, '', 0, 'run', 'TCP_STREAM', 'A', 'B', 131072, '', 'A|B|TCP_STREAM|131072|', 1e9, 1, '', '', '', '', '', 'old', e.id
+				FROM documents d, envs e`,
+		} {
+			if _, err := a.db.ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if v, _ := version(ctx, a.db); v != 1 {
 			t.Fatalf("version %d, want 1", v)
@@ -201,8 +261,15 @@ func TestMigration(t *testing.T) {
 		if err := b.db.QueryRowContext(ctx, q).Scan(&n); err != nil || n != 1 {
 			t.Errorf("index results_series: %d, %v; want it made by migration 2", n, err)
 		}
-		if rows, _ := b.Results(ctx, Filter{}); len(rows) != 1 {
-			t.Errorf("%d rows after migration, want 1", len(rows))
+		if rows, _ := b.Results(ctx, Filter{}); len(rows) != 1 || rows[0].ThroughputBPS != 1e9 || rows[0].RTTMicros != nil {
+			t.Errorf("rows after migration %+v, want the one of 1 Gbit/s, without an RTT", rows)
+		}
+		// Migration 3's column takes the RTTs of what is archived next.
+		if _, err := b.Put(ctx, Synthetic{Source: "A", Destination: "B", Started: t0, BitsPerSecond: 1e9, RTTMicros: []float64{100, 300}}.Document()); err != nil {
+			t.Fatal(err)
+		}
+		if rows, _ := b.Results(ctx, Filter{Since: t0}); len(rows) != 1 || rows[0].RTTMicros == nil || *rows[0].RTTMicros != 200 {
+			t.Errorf("rows after migration and a put %+v, want one with an RTT of 200 us", rows)
 		}
 	})
 }
@@ -284,10 +351,22 @@ func TestParseTarget(t *testing.T) {
 func TestNotAResult(t *testing.T) {
 	a := open(t, Target{Backend: SQLite, Path: filepath.Join(t.TempDir(), "a.db")})
 	empty, _ := json.Marshal(result.Document{Schema: result.Schema, Command: "run"})
-	for _, in := range []string{`{"schema":"prometheus/v1"}`, `[1,2,3]`, `{"hello":1}`, `not json`, string(empty)} {
-		_, err := a.PutJSON(context.Background(), []byte(in))
-		if !errors.Is(err, ErrNotResult) {
-			t.Errorf("PutJSON(%.30q): %v; want ErrNotResult", in, err)
+	emptyMesh, _ := json.Marshal(result.MeshDocument{Schema: result.MeshSchema, Command: "mesh",
+		Pairs: []result.MeshPair{{Source: "A", Destination: "B", Error: "refused"}}})
+	for _, tc := range []struct{ in, want string }{
+		{`{"schema":"prometheus/v1"}`, `schema "prometheus/v1", this wirespeed archives`},
+		{`{"schema":"wirespeed/result/v2","tool":{}}`, "a newer wirespeed wrote it?"},
+		{`[1,2,3]`, "not a JSON object"},
+		{`{"hello":1}`, `no "schema" field`},
+		{`not json`, "not JSON"},
+		{`{"schema":"wirespeed/result/v1","summary":"fast"}`, "cannot unmarshal"},
+		{`{"schema":"wirespeed/result/v1","schema":"other"}`, `schema "other"`},
+		{string(empty), "holds no measured result"},
+		{string(emptyMesh), "no measured pair"},
+	} {
+		_, err := a.PutJSON(context.Background(), []byte(tc.in))
+		if !errors.Is(err, ErrNotResult) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("PutJSON(%.40q): %v; want ErrNotResult saying %q", tc.in, err, tc.want)
 		}
 	}
 	if c, _ := a.Count(context.Background()); c.Documents != 0 {
@@ -387,4 +466,165 @@ func TestPruneExportImport(t *testing.T) {
 			t.Errorf("import of the export added %d, want 5", added)
 		}
 	})
+}
+
+// TestForeignDatabase: a database that holds another program's tables
+// and no wirespeed schema is refused, naming them, and nothing is
+// written to it.
+func TestForeignDatabase(t *testing.T) {
+	backends(t, func(t *testing.T, target Target) {
+		ctx := context.Background()
+		var db *sql.DB
+		var err error
+		if target.Backend == SQLite {
+			db, err = sql.Open("sqlite", target.Path)
+		} else {
+			db, err = sql.Open("pgx", target.URL.String())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		table := "moz_places"
+		if target.Backend == Postgres {
+			// A shared database may hold other programs' tables; one of a
+			// name wirespeed's schema uses is refused.
+			if _, err := db.ExecContext(ctx, `CREATE TABLE invoices (id INT)`); err != nil {
+				t.Fatal(err)
+			}
+			table = "results"
+		}
+		if _, err := db.ExecContext(ctx, `CREATE TABLE `+table+` (id INT, url TEXT)`); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(ctx, target)
+		if !errors.Is(err, ErrForeign) || !strings.Contains(err.Error(), table) || !strings.Contains(err.Error(), "give") {
+			t.Errorf("open: %v; want ErrForeign naming %s and what to do", err, table)
+		}
+		var n int
+		q := `SELECT COUNT(*) FROM sqlite_master WHERE name = 'wirespeed_meta'`
+		if target.Backend == Postgres {
+			q = `SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'wirespeed_meta'`
+		}
+		if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil || n != 0 {
+			t.Errorf("wirespeed_meta tables after the refusal: %d, %v; want none written", n, err)
+		}
+		if target.Backend == Postgres {
+			// Other programs' tables alone are no reason to refuse.
+			if _, err := db.ExecContext(ctx, `DROP TABLE results`); err != nil {
+				t.Fatal(err)
+			}
+			if a, err := Open(ctx, target); err != nil {
+				t.Errorf("open beside another program's table: %v", err)
+			} else {
+				a.Close()
+			}
+		}
+	})
+}
+
+// TestDamagedSQLite: an archive whose pages were overwritten past its
+// schema (a disk's damage, not a wrong file) fails with the damaged-file
+// error and what to do, at open or at the first read, and never panics.
+func TestDamagedSQLite(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	a := open(t, Target{Backend: SQLite, Path: path})
+	for i := range 300 {
+		if _, err := a.Put(ctx, synth(i, 1e9)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(b) / 2; i < len(b); i++ {
+		b[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err = Open(ctx, Target{Backend: SQLite, Path: path})
+	if err == nil {
+		defer a.Close()
+		_, err = a.Results(ctx, Filter{})
+	}
+	if err == nil || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), "move it aside") {
+		t.Errorf("a damaged archive: %v; want the damaged-file error saying what to do", err)
+	}
+}
+
+// TestUnreachablePostgres: a URL the driver cannot use, and a server
+// that is not there, each say what is wrong, without the password.
+func TestUnreachablePostgres(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	for _, tc := range []struct{ url, want string }{
+		{"postgres://ws:secret@127.0.0.1:1/wirespeed?sslmode=bogus", "not a valid PostgreSQL URL"},
+		{fmt.Sprintf("postgres://ws:secret@127.0.0.1:%d/wirespeed?sslmode=disable", port), "is PostgreSQL running there"},
+	} {
+		target, err := ParseTarget(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		_, err = Open(ctx, target)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("open %s: %v; want %q without the password", Redact(tc.url), err, tc.want)
+		}
+	}
+}
+
+// TestScrub: the strings a document brings (its title and labels, the
+// hosts, the environment) are kept escaped in the rows and
+// environments history and the dashboard print, and the document itself
+// as it came.
+func TestScrub(t *testing.T) {
+	ctx := context.Background()
+	a := open(t, Target{Backend: SQLite, Path: filepath.Join(t.TempDir(), "a.db")})
+	doc := Synthetic{Source: "A\x1b]0;owned\x07", Destination: "B", Started: t0, BitsPerSecond: 1e9,
+		Labels: map[string]string{"k\u202e": "v\x1b[2J"}, Remote: func(e *sysinfo.Env) { e.KernelRelease = "6.8\r\nroot# " }}.Document()
+	doc.Title = "t\x1b[31m"
+	if _, err := a.Put(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := a.Results(ctx, Filter{})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("rows %v, %v", rows, err)
+	}
+	r := rows[0]
+	if r.Title != `t\x1b[31m` || r.Source != `A\x1b]0;owned\x07` || r.Labels[`k\u202e`] != `v\x1b[2J` || !strings.HasPrefix(r.Series, `A\x1b]0;owned\x07|B|`) {
+		t.Errorf("row title %q source %q labels %q series %q: want each escaped", r.Title, r.Source, r.Labels, r.Series)
+	}
+	envs, err := a.Envs(ctx, []int64{r.EnvID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kernel string
+	for _, f := range envs[r.EnvID].Remote {
+		if f.Name == "kernel" {
+			kernel = f.Value
+		}
+	}
+	if kernel != `6.8\r\nroot# ` {
+		t.Errorf("remote kernel %q, want it escaped", kernel)
+	}
+	d, err := a.Document(ctx, r.DocumentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back result.Document
+	if err := json.Unmarshal(d.JSON, &back); err != nil || back.Title != doc.Title {
+		t.Errorf("the archived document's title %q, %v; want it as it came, %q", back.Title, err, doc.Title)
+	}
 }

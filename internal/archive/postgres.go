@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 )
@@ -21,7 +22,9 @@ var postgresDialect = dialect{
 	real: "DOUBLE PRECISION",
 	// One lock of wirespeed's own (any constant): two processes opening
 	// a new archive at once migrate it one after the other.
-	lock:    "SELECT pg_advisory_xact_lock(75750026)",
+	lock: "SELECT pg_advisory_xact_lock(75750026)",
+	tables: `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()
+		AND table_name IN ('documents', 'envs', 'results') ORDER BY table_name`,
 	explain: explainPostgres,
 }
 
@@ -82,4 +85,151 @@ func explainPostgres(t Target, err error) error {
 	return fmt.Errorf("archive %s: %w", t, scrubPGError(err))
 }
 
-var _ = stdlib.GetDefaultDriver
+// The statements of a put on PostgreSQL, for a batch that is one round
+// trip and one commit: the environments of all the batch's documents
+// in one statement, then one statement per document that inserts it and
+// its rows (as arrays, unnested) only when it is new. Each statement of
+// a pipeline sees what the ones before it wrote; the environment a row
+// names is always there (were it not, the subquery's NULL would fail
+// the batch rather than drop the row).
+const (
+	pgInsertEnvs = `INSERT INTO envs (sha256, body)
+		SELECT u.sha256, u.body FROM unnest($1::text[], $2::text[]) AS u(sha256, body)
+		WHERE NOT EXISTS (SELECT 1 FROM envs e WHERE e.sha256 = u.sha256)
+		ORDER BY u.sha256
+		ON CONFLICT (sha256) DO NOTHING`
+	pgInsertDocument = `WITH d AS (
+		INSERT INTO documents (sha256, kind, started_us, added_us, body) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (sha256) DO NOTHING RETURNING id
+	), r AS (
+		INSERT INTO results (document_id, path, started_us, command, test, source, destination, msg_size,
+			settings, series, throughput_bps, latency_p50_us, latency_p90_us, latency_p99_us, loss_pct,
+			local_cpu_pct, remote_cpu_pct, local_sd, remote_sd, ci_lo, ci_hi, iterations, iter_bps, iter_p50,
+			limit_kind, title, labels, tool_version, env_id, rtt_us)
+		SELECT d.id, u.path, u.started_us, u.command, u.test, u.source, u.destination, u.msg_size,
+			u.settings, u.series, u.throughput_bps, u.p50, u.p90, u.p99, u.loss,
+			u.lcpu, u.rcpu, u.lsd, u.rsd, u.ci_lo, u.ci_hi, u.iterations, u.iter_bps, u.iter_p50,
+			u.limit_kind, u.title, u.labels, u.tool_version, (SELECT e.id FROM envs e WHERE e.sha256 = u.env), u.rtt_us
+		FROM d CROSS JOIN unnest($6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[],
+			$13::text[], $14::text[], $15::float8[], $16::float8[], $17::float8[], $18::float8[], $19::float8[],
+			$20::float8[], $21::float8[], $22::float8[], $23::float8[], $24::float8[], $25::float8[], $26::bigint[],
+			$27::text[], $28::text[], $29::text[], $30::text[], $31::text[], $32::text[], $33::float8[], $34::text[])
+			WITH ORDINALITY AS u(path, started_us, command, test, source, destination, msg_size,
+			settings, series, throughput_bps, p50, p90, p99, loss,
+			lcpu, rcpu, lsd, rsd, ci_lo, ci_hi, iterations, iter_bps, iter_p50,
+			limit_kind, title, labels, tool_version, rtt_us, env, n)
+		ORDER BY u.n
+		RETURNING 1
+	)
+	SELECT (SELECT COUNT(*) FROM d), (SELECT COUNT(*) FROM r)`
+)
+
+// writePostgres writes a batch as one pipeline: one round trip, run by
+// the server as one implicit transaction (all or none) and committed
+// once, instead of a round trip a statement. The batch's rows are locked
+// in one order (the environments, then the documents by digest), so
+// that concurrent batches with documents in common wait for each other
+// rather than deadlock.
+func (a *Archive) writePostgres(ctx context.Context, now time.Time, b *batch) error {
+	conn, err := a.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		pc := dc.(*stdlib.Conn).Conn()
+		var pb pgx.Batch
+		bodies := make([]string, len(b.envKeys))
+		for i, k := range b.envKeys {
+			bodies[i] = b.envs[k]
+		}
+		// The statements' plans are the same for any arguments, but the
+		// server would plan them anew for each (their arrays' lengths
+		// make a custom plan look cheaper): half of its time a put.
+		// set_config(..., true) holds for this transaction only.
+		pb.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`)
+		pb.Queue(pgInsertEnvs, b.envKeys, bodies)
+		for _, i := range b.order {
+			p := b.docs[i]
+			args := append([]any{p.sum, p.kind, p.started, micros(now), p.body}, pgColumns(p.rows)...)
+			pb.Queue(pgInsertDocument, append(args, p.envKey)...)
+		}
+		br := pc.SendBatch(ctx, &pb)
+		defer br.Close()
+		for range 2 {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		for _, i := range b.order {
+			var docs, rows int
+			if err := br.QueryRow().Scan(&docs, &rows); err != nil {
+				return err
+			}
+			b.added[i].New = docs == 1
+		}
+		// The commit's outcome arrives with the pipeline's end.
+		return br.Close()
+	})
+}
+
+// pgColumns are a document's rows as the arrays pgInsertDocument
+// unnests, in its order (without the environment, which is last).
+func pgColumns(rows []extracted) []any {
+	n := len(rows)
+	strs := func(f func(r *extracted) string) []string {
+		v := make([]string, n)
+		for i := range rows {
+			v[i] = f(&rows[i])
+		}
+		return v
+	}
+	ints := func(f func(r *extracted) int64) []int64 {
+		v := make([]int64, n)
+		for i := range rows {
+			v[i] = f(&rows[i])
+		}
+		return v
+	}
+	opts := func(f func(r *extracted) *float64) []*float64 {
+		v := make([]*float64, n)
+		for i := range rows {
+			v[i] = f(&rows[i])
+		}
+		return v
+	}
+	bps := make([]float64, n)
+	for i := range rows {
+		bps[i] = rows[i].ThroughputBPS
+	}
+	return []any{
+		strs(func(r *extracted) string { return r.Path }),
+		ints(func(r *extracted) int64 { return micros(r.Started) }),
+		strs(func(r *extracted) string { return r.Command }),
+		strs(func(r *extracted) string { return r.Test }),
+		strs(func(r *extracted) string { return r.Source }),
+		strs(func(r *extracted) string { return r.Destination }),
+		ints(func(r *extracted) int64 { return int64(r.MsgSize) }),
+		strs(func(r *extracted) string { return r.Settings }),
+		strs(func(r *extracted) string { return r.Series }),
+		bps,
+		opts(func(r *extracted) *float64 { return r.LatencyP50Micros }),
+		opts(func(r *extracted) *float64 { return r.LatencyP90Micros }),
+		opts(func(r *extracted) *float64 { return r.LatencyP99Micros }),
+		opts(func(r *extracted) *float64 { return r.LossPct }),
+		opts(func(r *extracted) *float64 { return r.LocalCPUPct }),
+		opts(func(r *extracted) *float64 { return r.RemoteCPUPct }),
+		opts(func(r *extracted) *float64 { return r.LocalServiceDemand }),
+		opts(func(r *extracted) *float64 { return r.RemoteServiceDemand }),
+		opts(func(r *extracted) *float64 { return r.CILo }),
+		opts(func(r *extracted) *float64 { return r.CIHi }),
+		ints(func(r *extracted) int64 { return int64(r.Iterations) }),
+		strs(func(r *extracted) string { return floats(r.IterThroughput) }),
+		strs(func(r *extracted) string { return floats(r.IterLatencyP50) }),
+		strs(func(r *extracted) string { return r.LimitKind }),
+		strs(func(r *extracted) string { return r.Title }),
+		strs(func(r *extracted) string { return labelsJSON(r.Labels) }),
+		strs(func(r *extracted) string { return r.ToolVersion }),
+		opts(func(r *extracted) *float64 { return r.RTTMicros }),
+	}
+}

@@ -67,7 +67,7 @@ func (f Filter) labelsMatch(r Row) bool {
 
 const rowColumns = `id, document_id, path, started_us, command, test, source, destination, msg_size, settings, series,
 	throughput_bps, latency_p50_us, latency_p90_us, latency_p99_us, loss_pct, local_cpu_pct, remote_cpu_pct,
-	local_sd, remote_sd, ci_lo, ci_hi, iterations, iter_bps, iter_p50, limit_kind, title, labels, tool_version, env_id`
+	local_sd, remote_sd, ci_lo, ci_hi, iterations, iter_bps, iter_p50, limit_kind, title, labels, tool_version, env_id, rtt_us`
 
 // Results returns the results the filter selects, oldest first.
 func (a *Archive) Results(ctx context.Context, f Filter) ([]Row, error) {
@@ -119,11 +119,11 @@ func (a *Archive) Series(ctx context.Context, f Filter) ([]SeriesCount, error) {
 func scanRow(rows *sql.Rows) (Row, error) {
 	var r Row
 	var started int64
-	var p50, p90, p99, loss, lcpu, rcpu, lsd, rsd, lo, hi sql.NullFloat64
+	var p50, p90, p99, loss, lcpu, rcpu, lsd, rsd, lo, hi, rtt sql.NullFloat64
 	var iterBPS, iterP50, labels string
 	err := rows.Scan(&r.ID, &r.DocumentID, &r.Path, &started, &r.Command, &r.Test, &r.Source, &r.Destination, &r.MsgSize,
 		&r.Settings, &r.Series, &r.ThroughputBPS, &p50, &p90, &p99, &loss, &lcpu, &rcpu, &lsd, &rsd, &lo, &hi,
-		&r.Iterations, &iterBPS, &iterP50, &r.LimitKind, &r.Title, &labels, &r.ToolVersion, &r.EnvID)
+		&r.Iterations, &iterBPS, &iterP50, &r.LimitKind, &r.Title, &labels, &r.ToolVersion, &r.EnvID, &rtt)
 	if err != nil {
 		return r, err
 	}
@@ -133,7 +133,7 @@ func scanRow(rows *sql.Rows) (Row, error) {
 		v   sql.NullFloat64
 	}{{&r.LatencyP50Micros, p50}, {&r.LatencyP90Micros, p90}, {&r.LatencyP99Micros, p99}, {&r.LossPct, loss},
 		{&r.LocalCPUPct, lcpu}, {&r.RemoteCPUPct, rcpu}, {&r.LocalServiceDemand, lsd}, {&r.RemoteServiceDemand, rsd},
-		{&r.CILo, lo}, {&r.CIHi, hi}} {
+		{&r.CILo, lo}, {&r.CIHi, hi}, {&r.RTTMicros, rtt}} {
 		if f.v.Valid {
 			*f.dst = ptr(f.v.Float64)
 		}

@@ -3,9 +3,11 @@ package archive
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"wirespeed/internal/result"
@@ -43,10 +45,18 @@ type Row struct {
 	Series string
 
 	ThroughputBPS float64
-	// The figures a result may lack are nil then.
+	// The figures a result may lack are nil then. The latency
+	// percentiles are a request/response test's transaction times, and
+	// an RRUL test's round trips under load (its loaded phase, UDP and
+	// TCP probes together).
 	LatencyP50Micros, LatencyP90Micros, LatencyP99Micros *float64
-	LossPct                                              *float64
-	LocalCPUPct, RemoteCPUPct                            *float64
+	// RTTMicros is a TCP stream test's round-trip time: its senders'
+	// smoothed RTT (the largest of its streams' at each interval's end),
+	// the mean over the intervals. Nil for other tests, and for rows
+	// archived before schema 3.
+	RTTMicros                 *float64
+	LossPct                   *float64
+	LocalCPUPct, RemoteCPUPct *float64
 	// LocalServiceDemand and RemoteServiceDemand are CPU microseconds per
 	// KB moved (per transaction for request/response tests).
 	LocalServiceDemand, RemoteServiceDemand *float64
@@ -197,14 +207,23 @@ func rowOf(path, command, title string, labels map[string]string, version string
 		ThroughputBPS: s.BitsPerSecond,
 		Iterations:    1,
 		Title:         title,
-		Labels:        labels,
-		ToolVersion:   version,
+		Labels:        maps.Clone(labels), // scrubbed in place
+
+		ToolVersion: version,
 	}
 	row.Series = SeriesKey(row.Source, row.Destination, row.Test, row.MsgSize, row.Settings)
 	if rr := s.RRSummary; rr != nil && rr.Latency.Count > 0 {
 		row.LatencyP50Micros = ptr(rr.Latency.P50)
 		row.LatencyP90Micros = ptr(rr.Latency.P90)
 		row.LatencyP99Micros = ptr(rr.Latency.P99)
+	}
+	if u := s.UnderLoad; u != nil && u.Loaded.All.Samples > 0 {
+		row.LatencyP50Micros = ptr(1e3 * u.Loaded.All.P50Ms)
+		row.LatencyP90Micros = ptr(1e3 * u.Loaded.All.P90Ms)
+		row.LatencyP99Micros = ptr(1e3 * u.Loaded.All.P99Ms)
+	}
+	if r.Spec.Kind != spec.UDPStream && r.Spec.Kind != spec.RRUL && !r.Spec.Kind.RR() {
+		row.RTTMicros = meanRTT(r.Intervals)
 	}
 	if u := s.UDPSummary; u != nil {
 		row.LossPct = ptr(u.LossPct)
@@ -242,6 +261,23 @@ func rowOf(path, command, title string, labels map[string]string, version string
 	return extracted{Row: row, env: Env{Local: r.Local.Env.Fields(), Remote: r.Remote.Env.Fields()}}
 }
 
+// meanRTT is the mean of the intervals' sender RTTs, over those that
+// have one; nil when none has.
+func meanRTT(ivs []result.Interval) *float64 {
+	var sum float64
+	n := 0
+	for _, iv := range ivs {
+		if iv.RTTMicros > 0 {
+			sum += iv.RTTMicros
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return ptr(sum / float64(n))
+}
+
 func demand(perKB, perTr float64, rr bool) *float64 {
 	v := perKB
 	if rr {
@@ -271,7 +307,7 @@ var seriesIgnored = map[string]bool{
 // asked (`parallel=4 cc=bbr`) and a setting added to the spec later
 // does not split the series of results written before it.
 func settingsOf(t spec.Test, extra string) string {
-	m, defaults := specMap(t), specMap(spec.Default())
+	m, defaults := specMap(t), defaultSpec()
 	var words []string
 	for k, v := range m {
 		if seriesIgnored[k] {
@@ -314,6 +350,10 @@ func settingsOf(t spec.Test, extra string) string {
 	sort.Strings(words)
 	return strings.Join(words, " ")
 }
+
+// defaultSpec is the default spec's settings, made once: remaking them
+// for every result was a tenth of an insert's CPU time.
+var defaultSpec = sync.OnceValue(func() map[string]any { return specMap(spec.Default()) })
 
 func specMap(t spec.Test) map[string]any {
 	b, err := json.Marshal(t)

@@ -74,6 +74,9 @@ var migrations = []string{
 	CREATE INDEX results_started ON results (started_us);
 	CREATE INDEX results_pair ON results (source, destination, test);
 	CREATE INDEX documents_started ON documents (started_us)`,
+	// 3: a stream test's TCP round-trip time (Row.RTTMicros); the rows
+	// archived before it have none.
+	`ALTER TABLE results ADD COLUMN rtt_us {{REAL}}`,
 }
 
 // SchemaVersion is the schema version this wirespeed writes.
@@ -84,7 +87,10 @@ type dialect struct {
 	id, blob, real string
 	// lock takes the migration lock inside a transaction (SQLite's
 	// transactions take the write lock as they begin).
-	lock    string
+	lock string
+	// tables lists the tables that make a database without wirespeed's
+	// version record another program's (foreign).
+	tables  string
 	explain func(Target, error) error
 }
 
@@ -118,9 +124,51 @@ func version(ctx context.Context, q interface {
 	return n, nil
 }
 
+// ErrForeign is wrapped by Open's error when the database holds tables
+// that are not a wirespeed archive's, so that wirespeed does not write
+// its own into another program's database.
+var ErrForeign = errors.New("holds tables that are not a wirespeed archive's")
+
+// foreign fails when a database without wirespeed's version record
+// holds tables wirespeed would not own: any table at all in a SQLite
+// file (a file given by mistake: a browser's history, another tool's
+// store), and in a PostgreSQL database, which may be shared, tables of
+// the names wirespeed's migrations create.
+func (a *Archive) foreign(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, a.dialect.tables)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return err
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if a.target.Backend == SQLite {
+		return fmt.Errorf("%w (%s) and no wirespeed schema: it is another program's SQLite database; give --archive a file of wirespeed's own (a new one is made)", ErrForeign, strings.Join(names, ", "))
+	}
+	return fmt.Errorf("%w (%s) and no wirespeed schema: give wirespeed a database of its own, or a schema of its own (search_path in the URL's options)", ErrForeign, strings.Join(names, ", "))
+}
+
 // migrate brings the schema to version want (tests stop short of the
 // latest to test a migration).
 func (a *Archive) migrate(ctx context.Context, want int) error {
+	// An archive at this version (every open but a new archive's first)
+	// is read, not locked: the migration's write transaction (a DDL
+	// statement and a commit) was half of what a run's put cost.
+	if have, err := version(ctx, a.db); err == nil && have == want {
+		return nil
+	}
 	tx, err := a.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -137,6 +185,11 @@ func (a *Archive) migrate(ctx context.Context, want int) error {
 	have, err := version(ctx, tx)
 	if err != nil {
 		return err
+	}
+	if have == 0 {
+		if err := a.foreign(ctx, tx); err != nil {
+			return err
+		}
 	}
 	if have > len(migrations) {
 		return fmt.Errorf("%w (schema %d; this wirespeed knows up to %d): upgrade wirespeed to use it, or give another archive", ErrNewerSchema, have, len(migrations))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -102,13 +101,36 @@ type Flushed struct {
 }
 
 // Flush writes the documents spooled for a's target to it, oldest
-// first, and removes each the archive took. It stops at the first error
-// of the archive (the rest wait for the next flush).
+// first, in batches of a transaction each, and removes each file once
+// its batch is committed; on SQLite that commit waits for the disk, so
+// that a power loss cannot lose a document whose file is gone. It stops
+// at the first error of the archive (the rest wait for the next flush).
 func (s Spool) Flush(ctx context.Context, a *Archive) (Flushed, error) {
 	var f Flushed
 	files, err := s.Pending(a.Target())
 	if err != nil {
 		return f, err
+	}
+	var (
+		ps    []*Prepared
+		paths []string
+		size  int
+	)
+	write := func() error {
+		if len(ps) == 0 {
+			return nil
+		}
+		if _, err := a.putPrepared(ctx, ps, true); err != nil {
+			return err
+		}
+		for _, path := range paths {
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("spool: %w", err)
+			}
+		}
+		f.Written += len(ps)
+		ps, paths, size = ps[:0], paths[:0], 0
+		return nil
 	}
 	for _, path := range files {
 		b, err := os.ReadFile(path)
@@ -118,20 +140,20 @@ func (s Spool) Flush(ctx context.Context, a *Archive) (Flushed, error) {
 		if err != nil {
 			return f, fmt.Errorf("spool: %w", err)
 		}
-		if _, err := a.PutJSON(ctx, bytes.TrimSpace(b)); err != nil {
-			if errors.Is(err, ErrNotResult) {
-				os.Rename(path, path+".rejected")
-				f.Rejected = append(f.Rejected, fmt.Sprintf("%s: %v", path+".rejected", err))
-				continue
+		p, err := Prepare(bytes.TrimSpace(b))
+		if err != nil {
+			os.Rename(path, path+".rejected")
+			f.Rejected = append(f.Rejected, fmt.Sprintf("%s: %v", path+".rejected", err))
+			continue
+		}
+		ps, paths, size = append(ps, p), append(paths, path), size+len(b)
+		if len(ps) >= BatchDocuments || size >= BatchBytes {
+			if err := write(); err != nil {
+				return f, err
 			}
-			return f, err
 		}
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return f, fmt.Errorf("spool: %w", err)
-		}
-		f.Written++
 	}
-	return f, nil
+	return f, write()
 }
 
 // Keep archives a document, flushing the spool of the target first; when
@@ -140,26 +162,30 @@ func (s Spool) Flush(ctx context.Context, a *Archive) (Flushed, error) {
 // document was spooled to (empty when archived) and the archive's error.
 // err is set only when the document could not be kept at all.
 func (s Spool) Keep(ctx context.Context, t Target, doc any) (k Kept, err error) {
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return k, err
+	p, b, perr := PrepareDocument(doc)
+	if b == nil {
+		return k, perr
 	}
 	a, aerr := Open(ctx, t)
 	if aerr == nil {
 		defer a.Close()
 		k.Flushed, aerr = s.Flush(ctx, a)
-		if aerr == nil {
-			k.Added, aerr = a.PutJSON(ctx, b)
+		if aerr == nil && perr == nil {
+			var added []Added
+			if added, aerr = a.PutPrepared(ctx, []*Prepared{p}); aerr == nil {
+				k.Added = added[0]
+			}
 		}
+	}
+	if perr != nil {
+		// Nothing measured: nothing to keep for later.
+		k.ArchiveErr = perr
+		return k, nil
 	}
 	if aerr == nil {
 		return k, nil
 	}
 	k.ArchiveErr = aerr
-	if errors.Is(aerr, ErrNotResult) {
-		// Nothing measured: nothing to keep for later.
-		return k, nil
-	}
 	k.Spooled, err = s.Save(t, b)
 	return k, err
 }

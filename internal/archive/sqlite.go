@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ var sqliteDialect = dialect{
 	id:      "INTEGER PRIMARY KEY",
 	blob:    "BLOB",
 	real:    "REAL",
+	tables:  `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'wirespeed_meta' ORDER BY name`,
 	explain: explainSQLite,
 }
 
@@ -30,7 +32,14 @@ func openSQLite(t Target) (*Archive, error) {
 	// WAL lets history read while a run writes; every transaction takes
 	// the write lock as it begins (_txlock=immediate), so that two
 	// writers queue on the busy timeout rather than fail on upgrading a
-	// read lock; foreign keys are not used.
+	// read lock; foreign keys are not used. With WAL, synchronous=NORMAL
+	// commits without waiting for the disk: the archive stays whole
+	// through any crash, and a crash of a process loses nothing
+	// committed; a power loss or a kernel crash may lose the
+	// transactions committed since a checkpoint last synced the log (the
+	// newest results).
+	// A spool's flush, which deletes its files once they are archived,
+	// commits with synchronous=FULL instead (writeSQLite).
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -62,4 +71,85 @@ func explainSQLite(t Target, err error) error {
 		}
 	}
 	return fmt.Errorf("archive %s: %w", t, err)
+}
+
+// The statements of a put on SQLite.
+const (
+	sqliteInsertDocument = `INSERT INTO documents (sha256, kind, started_us, added_us, body) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (sha256) DO NOTHING RETURNING id`
+	sqliteSelectEnv = `SELECT id FROM envs WHERE sha256 = $1`
+	sqliteInsertEnv = `INSERT INTO envs (sha256, body) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING`
+	sqliteInsertRow = `INSERT INTO results (document_id, path, started_us, command, test, source, destination, msg_size,
+		settings, series, throughput_bps, latency_p50_us, latency_p90_us, latency_p99_us, loss_pct,
+		local_cpu_pct, remote_cpu_pct, local_sd, remote_sd, ci_lo, ci_hi, iterations, iter_bps, iter_p50,
+		limit_kind, title, labels, tool_version, env_id, rtt_us)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`
+)
+
+// writeSQLite writes a batch in one transaction, its statements
+// prepared once per archive. SQLite has one writer at a time (the
+// transaction takes the write lock as it begins), so the order of the
+// writes is the batch's only for the ids. durable commits with
+// synchronous=FULL, waiting for the log to reach the disk.
+func (a *Archive) writeSQLite(ctx context.Context, now time.Time, b *batch, durable bool) error {
+	conn, err := a.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if durable {
+		if _, err := conn.ExecContext(ctx, `PRAGMA synchronous=FULL`); err != nil {
+			return err
+		}
+		defer conn.ExecContext(context.Background(), `PRAGMA synchronous=NORMAL`)
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmts := map[string]*sql.Stmt{}
+	for _, q := range []string{sqliteInsertDocument, sqliteSelectEnv, sqliteInsertEnv, sqliteInsertRow} {
+		if stmts[q], err = a.stmt(ctx, tx, q); err != nil {
+			return err
+		}
+	}
+	// Environments repeat: look first, insert only a new one (an upsert
+	// would write the row every time).
+	envIDs := map[string]int64{}
+	for _, key := range b.envKeys {
+		var id int64
+		err := stmts[sqliteSelectEnv].QueryRowContext(ctx, key).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			if _, err := stmts[sqliteInsertEnv].ExecContext(ctx, key, b.envs[key]); err != nil {
+				return err
+			}
+			err = stmts[sqliteSelectEnv].QueryRowContext(ctx, key).Scan(&id)
+		}
+		if err != nil {
+			return err
+		}
+		envIDs[key] = id
+	}
+	for _, i := range b.order {
+		p := b.docs[i]
+		var docID int64
+		err := stmts[sqliteInsertDocument].QueryRowContext(ctx, p.sum, p.kind, p.started, micros(now), p.body).Scan(&docID)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // already in the archive
+		}
+		if err != nil {
+			return err
+		}
+		for j, r := range p.rows {
+			if _, err := stmts[sqliteInsertRow].ExecContext(ctx, docID, r.Path, micros(r.Started), r.Command, r.Test, r.Source, r.Destination, r.MsgSize,
+				r.Settings, r.Series, r.ThroughputBPS, r.LatencyP50Micros, r.LatencyP90Micros, r.LatencyP99Micros, r.LossPct,
+				r.LocalCPUPct, r.RemoteCPUPct, r.LocalServiceDemand, r.RemoteServiceDemand, r.CILo, r.CIHi, r.Iterations,
+				floats(r.IterThroughput), floats(r.IterLatencyP50), r.LimitKind, r.Title, labelsJSON(r.Labels), r.ToolVersion, envIDs[p.envKey[j]], r.RTTMicros); err != nil {
+				return err
+			}
+		}
+		b.added[i].New = true
+	}
+	return tx.Commit()
 }

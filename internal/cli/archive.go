@@ -205,27 +205,54 @@ exit status is then 1.`,
 			defer a.Close()
 			var failed []string
 			var docs, added, results int
-			for _, file := range args {
-				bs, err := archive.ReadDocumentFile(file)
-				for _, b := range bs {
-					ad, perr := a.PutJSON(cmd.Context(), b)
-					if perr != nil {
-						if !errors.Is(perr, archive.ErrNotResult) {
-							return fmt.Errorf("import %s: %w", file, perr)
-						}
-						err = errors.Join(err, perr)
-						continue
-					}
+			// The documents are written in batches, a transaction each (a
+			// directory of files is written at the rate of a batch, not
+			// of a commit a file); from begins the batch's files.
+			var (
+				batch []*archive.Prepared
+				size  int
+				from  string
+			)
+			write := func() error {
+				ads, err := a.PutPrepared(cmd.Context(), batch)
+				if err != nil {
+					return fmt.Errorf("import %s and the files after it: %w; importing them again adds only what is missing", from, err)
+				}
+				for _, ad := range ads {
 					docs++
 					if ad.New {
 						added++
 						results += ad.Results
 					}
 				}
+				batch, size = batch[:0], 0
+				return nil
+			}
+			for _, file := range args {
+				bs, err := archive.ReadDocumentFile(file)
+				for _, b := range bs {
+					p, perr := archive.Prepare(b)
+					if perr != nil {
+						err = errors.Join(err, perr)
+						continue
+					}
+					if len(batch) == 0 {
+						from = file
+					}
+					batch, size = append(batch, p), size+len(b)
+					if len(batch) >= archive.BatchDocuments || size >= archive.BatchBytes {
+						if err := write(); err != nil {
+							return err
+						}
+					}
+				}
 				if err != nil {
 					fmt.Fprintf(e.stderr, "wirespeed: import %s: %v; give result or mesh documents that wirespeed wrote\n", file, err)
 					failed = append(failed, file)
 				}
+			}
+			if err := write(); err != nil {
+				return err
 			}
 			fmt.Fprintf(e.stdout, "%d documents read, %d new (%d results), %d already in %s\n", docs, added, results, docs-added, a.Target())
 			if len(failed) > 0 {

@@ -16,6 +16,7 @@ import (
 
 	"wirespeed/internal/archive"
 	"wirespeed/internal/result"
+	"wirespeed/internal/sysinfo"
 	"wirespeed/internal/testkit"
 )
 
@@ -297,4 +298,39 @@ func TestArchiveProcesses(t *testing.T) {
 			t.Errorf("archive flush: exit %d: %s%s", code, out, errOut)
 		}
 	})
+}
+
+// TestHistoryNamesGovernor: results whose destination's CPUs went from
+// the powersave governor to performance, and rose: history's change
+// line names the governor's change.
+func TestHistoryNamesGovernor(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	noise := []float64{1, -2, 3, 0, -1, 2, -3, 1, 0, 2, -2, 1}
+	var files []string
+	for i := range 20 {
+		gov, bps := "powersave", 612.0
+		if i >= 12 {
+			gov, bps = "performance", 941.0
+		}
+		s := archive.Synthetic{Source: "A", Destination: "B", Started: t0.Add(time.Duration(i) * time.Hour), BitsPerSecond: (bps + noise[i%len(noise)]) * 1e6, TSO: true,
+			Remote: func(e *sysinfo.Env) {
+				e.CPUFreq = &sysinfo.CPUFreq{Available: true, Driver: "acpi-cpufreq", Governors: map[int]string{0: gov, 1: gov}}
+			}}
+		path := filepath.Join(dir, fmt.Sprintf("%02d.json", i))
+		if err := result.WriteFile(path, s.Document()); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, path)
+	}
+	db := filepath.Join(dir, "a.db")
+	ctx := context.Background()
+	if code, out, errOut := execute(t, ctx, append([]string{"archive", "import", "--archive", db}, files...)...); code != ExitOK {
+		t.Fatalf("import: exit %d: %s%s", code, out, errOut)
+	}
+	code, out, errOut := execute(t, ctx, "history", "--archive", db)
+	want := "--- change: A->B TCP_STREAM rose 612 -> 941 Mbit/s (+54%) at 2026-12-01 14:00:00, p = 0.005; at that time B: governor powersave -> performance"
+	if code != ExitOK || !strings.Contains(out, want) {
+		t.Errorf("history: exit %d; want the line\n%s\nin\n%s%s", code, want, out, errOut)
+	}
 }

@@ -30,7 +30,7 @@ func TestRunRecordsSocketCongestionControl(t *testing.T) {
 	}
 	cc := avail[i]
 	csvPath := filepath.Join(t.TempDir(), "r.csv")
-	code, out, errOut := execute(t, context.Background(), "run", "-l", "0.3", "-i", "0", "--cc", cc, "-o", csvPath)
+	code, out, errOut := execute(t, context.Background(), "run", "-l", "0.3", "-i", "0", "-v", "--cc", cc, "-o", csvPath)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

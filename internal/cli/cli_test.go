@@ -45,9 +45,11 @@ func TestRunUDPAndRR(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"-t", "udp_stream", "-b", "50M"}, []string{"Messages", "local sends", "remote receives", "datagrams:", "RcvbufErrors"}},
+		{[]string{"-t", "udp_stream", "-b", "50M"}, []string{"Messages", "local sends", "remote receives", "datagrams:", "lost", "jitter"}},
+		{[]string{"-t", "udp_stream", "-b", "50M", "-v"}, []string{"datagrams:", "RcvbufErrors", "SndbufErrors"}},
 		{[]string{"-t", "udp_stream", "-R", "-m", "64"}, []string{"remote sends", "local receives", "server->client datagrams"}},
-		{[]string{"-t", "tcp_rr", "-r", "32,256", "--burst", "2"}, []string{"Trans.", "latency us:", "transactions over the whole run"}},
+		{[]string{"-t", "tcp_rr", "-r", "32,256", "--burst", "2"}, []string{"Trans.", "latency us:", "32-byte requests, 256-byte responses, 2 in flight"}},
+		{[]string{"-t", "tcp_rr", "-v"}, []string{"Trans.", "latency us:", "transactions over the whole run"}},
 		{[]string{"-t", "udp_rr"}, []string{"Trans.", "latency us:"}},
 		{[]string{"-t", "tcp_crr", "-P", "2"}, []string{"Trans.", "latency us:"}},
 	}

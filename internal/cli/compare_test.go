@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"wirespeed/internal/report"
 	"wirespeed/internal/testkit"
 )
 
@@ -41,6 +42,7 @@ func TestCompareGolden(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			testkit.Golden(t, filepath.Join("compare", tc.name+".txt.golden"), out)
+			testkit.CheckWidth(t, tc.name, out, report.Width)
 		})
 	}
 }

@@ -61,8 +61,9 @@ type k8sPodSpec struct {
 		RunAsNonRoot *bool `json:"runAsNonRoot"`
 		RunAsUser    int   `json:"runAsUser"`
 	} `json:"securityContext"`
-	Containers []k8sContainer `json:"containers"`
-	Volumes    []struct {
+	Containers     []k8sContainer `json:"containers"`
+	InitContainers []k8sContainer `json:"initContainers"`
+	Volumes        []struct {
 		Name   string `json:"name"`
 		Secret *struct {
 			SecretName string `json:"secretName"`
@@ -99,6 +100,9 @@ type k8sContainer struct {
 }
 
 type k8sProbe struct {
+	Exec *struct {
+		Command []string `json:"command"`
+	} `json:"exec"`
 	TCPSocket *struct {
 		Port json.RawMessage `json:"port"`
 	} `json:"tcpSocket"`
@@ -363,8 +367,21 @@ func TestKubernetesManifests(t *testing.T) {
 	if containerPort(srv, "metrics") != metrics || ds.Template.Metadata.Annotations["prometheus.io/port"] != strconv.Itoa(metrics) {
 		t.Errorf("--metrics-listen port %d, container port %d, scrape annotation %q", metrics, containerPort(srv, "metrics"), ds.Template.Metadata.Annotations["prometheus.io/port"])
 	}
-	if srv.ReadinessProbe == nil || srv.ReadinessProbe.TCPSocket == nil || probePort(t, srv, srv.ReadinessProbe.TCPSocket.Port) != port {
-		t.Errorf("the readiness probe should connect to the test port %d", port)
+	// Ready means the server answers as a wirespeed server and proves the
+	// Secret's key (wirespeed check), not that something accepts TCP.
+	if p := srv.ReadinessProbe; p == nil || p.Exec == nil || len(p.Exec.Command) < 2 || p.Exec.Command[0] != "/usr/local/bin/wirespeed" {
+		t.Errorf("the readiness probe should exec the image's /usr/local/bin/wirespeed check, not %+v", p)
+	} else {
+		check := parseArgs(t, "daemonset.yaml readinessProbe", p.Exec.Command[1:])
+		if check.Name() != "check" {
+			t.Errorf("the readiness probe runs wirespeed %s, want check", check.Name())
+		}
+		if got := check.Flags().Args(); len(got) != 1 || portOf(t, "daemonset.yaml", got[0]) != port {
+			t.Errorf("the readiness probe checks %q, want the test port %d on loopback", got, port)
+		}
+		if k := flagValue(check, "psk-file"); k != flagValue(serve, "psk-file") {
+			t.Errorf("the readiness probe proves the key in %q, serve reads %q", k, flagValue(serve, "psk-file"))
+		}
 	}
 	if p := srv.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/metrics" || probePort(t, srv, p.HTTPGet.Port) != metrics {
 		t.Errorf("the liveness probe should get /metrics on port %d", metrics)
@@ -477,6 +494,21 @@ func TestKubernetesManifests(t *testing.T) {
 		}
 		if flagValue(mesh, "local") != "none" {
 			t.Errorf("%s: --local none relays every pair, so that the servers export every pair", m.file)
+		}
+		// Before the round, an init container waits for the NetworkPolicy
+		// to let the new pod through: a check of the service's name with
+		// the mesh's key, retried.
+		init := m.tmpl.Spec
+		init.Containers, init.InitContainers = init.InitContainers, nil
+		if len(init.Containers) != 1 {
+			t.Errorf("%s: %d init containers, want one waiting for the servers", m.file, len(init.Containers))
+			continue
+		}
+		_, wait := checkPod(t, m.file+" initContainers", init, secret, image)
+		if wait.Name() != "check" || len(wait.Flags().Args()) != 1 || wait.Flags().Args()[0] != dns ||
+			flagValue(wait, "psk-file") != flagValue(mesh, "psk-file") || flagValue(wait, "wait") == "" {
+			t.Errorf("%s: the init container runs wirespeed %s %v (--psk-file %q, --wait %q), want check %s --psk-file %s --wait DURATION",
+				m.file, wait.Name(), wait.Flags().Args(), flagValue(wait, "psk-file"), flagValue(wait, "wait"), dns, flagValue(mesh, "psk-file"))
 		}
 	}
 }

@@ -19,15 +19,18 @@ type envFlags struct {
 	json     bool
 	features bool
 	procRoot string
+	sysRoot  string
 }
 
 func newEnvCmd(e *env) *cobra.Command {
 	f := &envFlags{}
 	cmd := &cobra.Command{
 		Use:   "env",
-		Short: "Print this host's environment: kernel, CPU, interface, offloads, qdisc, sysctls",
+		Short: "Print this host's environment: kernel, CPU, governor, interface, offloads, qdisc, sysctls",
 		Long: `Print the environment record every result carries for each side: hostname,
-kernel release, CPU, TCP congestion control, the sysctls that change results
+kernel release, CPU, each CPU's frequency governor (cpufreq's
+scaling_governor; "none" where the kernel offers no cpufreq, as in many
+virtual machines), TCP congestion control, the sysctls that change results
 (tcp_rmem, tcp_wmem, rmem_max, wmem_max, tcp_mtu_probing, busy_poll,
 busy_read), and for one interface its driver, MTU, link speed and duplex,
 offload features (with ethtool's names, fixed or changeable) and root qdisc.
@@ -42,7 +45,7 @@ With --json the record is printed as the JSON object results embed.`,
   wirespeed env --peer 127.0.0.1 --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := sysinfo.Options{ProcRoot: f.procRoot, Dev: f.dev}
+			opts := sysinfo.Options{ProcRoot: f.procRoot, SysRoot: f.sysRoot, Dev: f.dev}
 			if f.peer != "" {
 				if f.dev != "" {
 					return usagef("--dev and --peer both choose the interface; give one")
@@ -77,6 +80,7 @@ With --json the record is printed as the JSON object results embed.`,
 	fl.BoolVar(&f.json, "json", false, "print the record as JSON")
 	fl.BoolVar(&f.features, "features", false, "list every kernel feature of the interface, not only ethtool's groups")
 	fl.StringVar(&f.procRoot, "proc-root", measure.DefaultProcRoot, "where procfs is mounted")
+	fl.StringVar(&f.sysRoot, "sys-root", sysinfo.DefaultSysRoot, "where sysfs is mounted, for the CPU governors")
 	// --proc was this flag's first name; it stays, hidden, for scripts.
 	fl.StringVar(&f.procRoot, "proc", measure.DefaultProcRoot, "where procfs is mounted")
 	fl.MarkDeprecated("proc", "use --proc-root, as run and serve do")

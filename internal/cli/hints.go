@@ -137,6 +137,9 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 			return "iperf3's -A CPU[,REMOTE] is -T CPU[,REMOTE] here (--pin, netperf's -T)"
 		}
 	case "V":
+		if has("verbose") {
+			return "-V means two things: iperf3's -V (more detail) is -v here (--json has every figure); netperf's -V is wirespeed version"
+		}
 		if has("json") {
 			return "-V means two things: iperf3's -V (more detail) is --json here, every figure of the run; netperf's -V is wirespeed version"
 		}

@@ -76,7 +76,7 @@ job. Too little history to test is exit status 2.`,
 	fl.StringVarP(&f.test, "test", "t", "", "only results of this test (TCP_STREAM, TCP_RR, ...)")
 	fl.VarP(bytesValue{&f.size}, "size", "m", "only results at this message size (request size for request/response tests)")
 	fl.StringArrayVar(&f.labels, "label", nil, "only results recorded with --label `KEY=VALUE` (repeat for several)")
-	fl.StringVar(&f.figure, "figure", "", "figure to follow: throughput, p50, p90, p99, loss, local_sd, remote_sd, local_cpu, remote_cpu (default: p50 for request/response tests, throughput otherwise)")
+	fl.StringVar(&f.figure, "figure", "", "figure to follow: throughput, p50, p90, p99, rtt, loss, local_sd, remote_sd, local_cpu, remote_cpu (default: p50 for request/response tests, throughput otherwise)")
 	fl.BoolVar(&f.json, "json", false, `print {"series":[{"key":...,"points":[...],"changes":[...]}]}`)
 	fl.StringVarP(&f.output, "output", "o", "", "also plot the series to `FILE`: .png, .svg or .pdf")
 	fl.BoolVar(&f.check, "check", false, "exit 1 when the newest points of a series are a significant regression")

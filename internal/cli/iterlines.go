@@ -28,6 +28,8 @@ func iterationLines(w io.Writer, show bool, mu *sync.Mutex, resetHeader func()) 
 			resetHeader()
 			return
 		}
-		fmt.Fprintln(w, report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence))
+		for _, l := range report.FitClauses(report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence)) {
+			fmt.Fprintln(w, l)
+		}
 	}
 }

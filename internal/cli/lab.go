@@ -140,7 +140,7 @@ shows as drops rather than as added latency.`,
 	fl.StringVar(&f.ipv6, "ipv6", lab.DefaultIPv6.String(), "unique local IPv6 subnet of the link")
 	fl.BoolVar(&f.server, "server", true, "start wirespeed serve in side a (--server=false for none); lab down stops it")
 	fl.IntVar(&f.port, "port", server.DefaultPort, "port of the server in side a")
-	fl.IntVar(&f.hosts, "hosts", 0, "make a mesh lab of this many hosts h1..hN on one bridge, a server in each (2 to 16; mesh subnets 10.77.1.0/24 and fd00:77:1::/64 unless --ipv4/--ipv6)")
+	fl.IntVar(&f.hosts, "hosts", 0, fmt.Sprintf("make a mesh lab of this many hosts h1..hN on one bridge, a server in each (2 to %d; mesh subnets %s and %s unless --ipv4/--ipv6)", lab.MaxMeshHosts, lab.DefaultMeshIPv4, lab.DefaultMeshIPv6))
 	fl.StringArrayVar(&f.hostRates, "host-rate", nil, "rate limit on one mesh host's link, like h3=100mbit (repeatable; overrides --rate for that host)")
 	return cmd
 }

@@ -86,14 +86,15 @@ func upMesh(ctx context.Context, e *env, cfg lab.MeshConfig, server bool, port i
 }
 
 // startMeshServers starts wirespeed serve in every host of m, as
-// startLabServer does in side a of a two-host lab, with one key for all.
+// startLabServer does in side a of a two-host lab, with one key for all,
+// each relaying toward the other hosts (lab.MeshServeArgs).
 func startMeshServers(ctx context.Context, m *lab.Mesh, port int) error {
 	key, err := lab.MakeMeshKey(m.Name)
 	if err != nil {
 		return err
 	}
 	for i, h := range m.Hosts {
-		cmd, err := selfCommand(lab.ServeArgs(port, key)...)
+		cmd, err := selfCommand(lab.MeshServeArgs(port, key, m.Hosts)...)
 		if err != nil {
 			return err
 		}

@@ -96,7 +96,7 @@ func TestLabMeshFromCLI(t *testing.T) {
 		{[]string{"lab", "run", "--name", name, "--from", "h1", "--to", "h9", "--", "-l", "0.2"}, "no host \"h9\""},
 		{[]string{"lab", "run", "--name", name, "--from", "h2", "--to", "h2", "--", "-l", "0.2"}, "name two hosts"},
 		{[]string{"lab", "up", "--name", name + "x", "--hosts", "3", "--host-rate", "h4=1mbit"}, "h1 to h3"},
-		{[]string{"lab", "up", "--name", name + "x", "--hosts", "1"}, "2 to 16"},
+		{[]string{"lab", "up", "--name", name + "x", "--hosts", "1"}, "2 to 32"},
 		{[]string{"lab", "up", "--name", name + "x", "--host-rate", "h1=1mbit"}, "add --hosts"},
 	} {
 		code, _, stderr := runMain(t, tt.args...)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -31,6 +32,7 @@ type matrixFlags struct {
 	sets        []string
 	keep        bool
 	settle      time.Duration
+	resume      string
 }
 
 func newMatrixCmd(e *env) *cobra.Command {
@@ -104,6 +106,7 @@ waits after each change before measuring.`,
 	addRunFlags(cmd, &f.run)
 	fl := cmd.Flags()
 	f.run.record.register(fl)
+	registerVerbose(fl, &f.run.verbose)
 	fl.StringVar(&f.dev, "dev", "", "this host's interface to change (the one that carries the test)")
 	fl.StringVar(&f.remoteDev, "remote-dev", "", "the server's interface to change too (the server needs --allow-netconf and --psk-file, this client --psk-file)")
 	fl.StringVar(&f.remoteNetns, "remote-netns", "", "change --remote-dev in this network namespace of this host instead of asking the server (a lab's side a)")
@@ -111,6 +114,7 @@ waits after each change before measuring.`,
 	fl.StringVar(&f.sizes, "sizes", "", "run a sweep of these message sizes for every combination (as wirespeed sweep --sizes)")
 	fl.BoolVar(&f.keep, "keep", false, "leave the last combination's settings in place instead of restoring them")
 	fl.DurationVar(&f.settle, "settle", time.Second, "wait this long after changing settings before measuring (NICs that reset their link need a few seconds)")
+	fl.StringVar(&f.resume, "resume", "", "continue the interrupted matrix in FILE.json: keep its complete rows, measure the others, write FILE.json after each (the other flags as the matrix had them)")
 	return cmd
 }
 
@@ -160,6 +164,11 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 			return usagef("--set %s=...: give --remote-dev, the server's interface", d.Key())
 		}
 	}
+	if f.resume != "" {
+		if err := f.resumeFrom(&plan, sizesSet); err != nil {
+			return err
+		}
+	}
 	c, err := connect(ctx, e, &f.run, target, portSet, base.IPVersion, nil)
 	if err != nil {
 		return err
@@ -170,8 +179,10 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	if plan.Changers, err = openChangers(e, f, c.Client); err != nil {
 		return err
 	}
-	obs := &matrixObserver{e: e, text: !f.run.json, label: c.label, sizes: plan.Sizes}
-	sinks := f.run.sinks(e.stdout, report.TextOptions{Server: c.addr})
+	obs := &matrixObserver{e: e, text: !f.run.json, verbose: f.run.verbose, label: c.label, sizes: plan.Sizes}
+	text := f.run.textOptions()
+	text.Server = c.addr
+	sinks := f.run.sinks(e.stdout, text)
 	doc, runErr := matrix.Run(ctx, plan, matrix.Options{
 		Measure:  c.iterate,
 		Changed:  func(ctx context.Context) error { _, err := c.RefreshEnv(ctx); return err },
@@ -196,11 +207,43 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	}
 	if doc.Interrupted {
 		if left := matrix.NotMeasured(plan.Dimensions, doc); len(left) > 0 {
-			fmt.Fprintf(e.stderr, "matrix interrupted: %d of %d rows not measured: %s\n",
-				len(left), len(matrix.Combinations(plan.Dimensions)), strings.Join(left, "; "))
+			again := "keep the matrix in a file with -o FILE.json to continue it with --resume"
+			if out := f.run.output; strings.EqualFold(filepath.Ext(out), ".json") {
+				again = "continue with the same command and --resume " + out
+			}
+			fmt.Fprintf(e.stderr, "matrix interrupted: %d of %d rows not measured: %s; %s\n",
+				len(left), len(matrix.Combinations(plan.Dimensions)), strings.Join(left, "; "), again)
 		}
 		return errInterrupted
 	}
+	return nil
+}
+
+// resumeFrom makes plan continue the interrupted matrix in --resume's
+// file, as sweep --resume does: the file is written back after each row
+// (-o, if given, must name it), the sizes are the file's unless --sizes
+// is given, and a file measured with other settings is refused, each
+// difference named (matrix.Plan.Differences).
+func (f *matrixFlags) resumeFrom(plan *matrix.Plan, sizesSet bool) error {
+	if out := f.run.output; out != "" && out != f.resume {
+		return usagef("--resume %s writes the matrix back to that file; drop -o %s or give the same name", f.resume, out)
+	}
+	prev, err := result.ReadFile(f.resume)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	if prev.Command != "matrix" || prev.Matrix == nil {
+		return fmt.Errorf("resume %s: it holds the result of `wirespeed %s`, not of a matrix", f.resume, prev.Command)
+	}
+	if !sizesSet {
+		plan.Sizes = prev.Sizes
+	}
+	if diffs := plan.Differences(&prev, f.dev, f.remoteDev, f.remoteNetns); len(diffs) > 0 {
+		return usagef("resume %s: the file was measured with other settings: %s; give the command line of the interrupted matrix, or start a new file with -o",
+			f.resume, strings.Join(diffs, "; "))
+	}
+	f.run.output = f.resume
+	plan.Doc = &prev
 	return nil
 }
 
@@ -234,11 +277,12 @@ func openChangers(e *env, f *matrixFlags, c *client.Client) ([]matrix.Changer, e
 // matrixObserver shows a matrix as it goes: in text mode the heading and
 // a table row per row on stdout; a line per iteration on stderr.
 type matrixObserver struct {
-	e     *env
-	text  bool
-	label string
-	sizes []int
-	table *report.MatrixTable
+	e       *env
+	text    bool
+	verbose bool // -v: every column
+	label   string
+	sizes   []int
+	table   *report.MatrixTable
 
 	// For the time left: when the matrix began, iterations finished and
 	// the rows (of size points, with --sizes) they belong to.
@@ -252,6 +296,9 @@ func (o *matrixObserver) Begin(doc *result.Document) {
 	o.table = report.NewMatrixTable(doc.Matrix, len(o.sizes) > 0, doc.Spec.Kind.RR(), doc.Repeat.ConfidenceLevel)
 	if doc.Spec.Kind == spec.RRUL {
 		o.table.WithUnderLoad() // idle and loaded latency columns (RRUL)
+	}
+	if o.verbose {
+		o.table.Verbose()
 	}
 	if !o.text {
 		return
@@ -283,9 +330,12 @@ func (o *matrixObserver) Iteration(i, n int, label string, ev iterate.Event) {
 		o.rowsDone++
 		o.rowIters += ev.Iteration
 	}
-	fmt.Fprintf(o.e.stderr, "matrix: row %d of %d (%s), %s bytes: %s; %s\n",
-		i, n, label, size, report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence),
+	line := fmt.Sprintf("matrix: row %d of %d (%s), %s bytes; %s; %s",
+		i, n, label, size, report.IterationProgress(ev.Iteration, ev.Max, ev.Result, ev.Confidence),
 		matrixLeft(time.Since(o.start), o.iters, ev, o.pointsLeft(i, n, ev), o.rowsDone, o.rowIters))
+	for _, l := range report.FitClauses(line) {
+		fmt.Fprintln(o.e.stderr, l)
+	}
 }
 
 // pointsLeft is how many measurements (rows, or row and size points with
@@ -323,3 +373,6 @@ func (o *matrixObserver) Row(row result.MatrixRow) {
 		o.table.Row(o.e.stdout, row)
 	}
 }
+
+// Kept shows a row of the resumed matrix as a measured one.
+func (o *matrixObserver) Kept(row result.MatrixRow) { o.Row(row) }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"wirespeed/internal/iterate"
+	"wirespeed/internal/matrix"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
@@ -138,7 +140,96 @@ func TestMatrixProgressLine(t *testing.T) {
 	ev.Result.Spec = spec.Default()
 	ev.Result.Spec.SendSize = 131072
 	o.Iteration(1, 4, "tso=on", ev)
-	if line := errOut.String(); !strings.Contains(line, "matrix: row 1 of 4 (tso=on), 131072 bytes: ") || !strings.Contains(line, " left\n") {
+	if line := errOut.String(); !strings.Contains(line, "matrix: row 1 of 4 (tso=on), 131072 bytes; ") || !strings.Contains(line, " left\n") {
 		t.Errorf("progress line %q: want the row, its size and the time left", line)
+	}
+}
+
+// TestMatrixResume interrupts a real matrix (of directions, against the
+// embedded server: no device to change) once its first row is in the
+// file, then resumes it from the file: the first row is kept as it was
+// measured (its start time unchanged), the others are measured, and the
+// document ends with every row once, in order. A resume with other
+// settings is refused, naming each setting that differs.
+func TestMatrixResume(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.json")
+	args := []string{"matrix", "--set", "direction=stream,maerts,bidir", "-l", "0.3", "-i", "0", "--cpu=false"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Ctrl-C as soon as the file holds the first row.
+		for ctx.Err() == nil {
+			if doc, err := result.ReadFile(path); err == nil && doc.Matrix != nil && len(doc.Matrix.Rows) >= 1 {
+				cancel()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	code, _, errOut := execute(t, ctx, append(args, "-o", path)...)
+	if code != ExitRuntime || !strings.Contains(errOut, "interrupted") {
+		t.Fatalf("interrupted matrix: exit %d: %s", code, errOut)
+	}
+	first, err := result.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Interrupted || len(first.Matrix.Rows) == 0 || len(first.Matrix.Rows) > 2 {
+		t.Fatalf("interrupted file: interrupted %v, %d rows", first.Interrupted, len(first.Matrix.Rows))
+	}
+	if want := "continue with the same command and --resume " + path; !strings.Contains(errOut, want) || !strings.Contains(errOut, "direction=TCP_BIDIR") {
+		t.Errorf("the interrupted matrix does not list its rows left and say %q:\n%s", want, errOut)
+	}
+	kept := first.Matrix.Rows[0]
+
+	// Other settings: refused by name, nothing measured, the file as it was.
+	for _, tc := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"-P", "2"}, "parallel 1 in the file, 2 now"},
+		{[]string{"--cc", "cubic"}, "congestion_control"},
+		{[]string{"--iterations", "3,2"}, "iterations and confidence"},
+	} {
+		code, _, errOut := execute(t, context.Background(), append(append(slices.Clone(args), tc.extra...), "--resume", path)...)
+		if code != ExitUsage || !strings.Contains(errOut, "other settings") || !strings.Contains(errOut, tc.want) {
+			t.Errorf("resume with %v: exit %d, want a usage error naming %q: %s", tc.extra, code, tc.want, errOut)
+		}
+	}
+	code, _, errOut = execute(t, context.Background(), "matrix", "--set", "direction=stream,maerts", "-l", "0.3", "-i", "0", "--cpu=false", "--resume", path)
+	if code != ExitUsage || !strings.Contains(errOut, "--set direction=TCP_STREAM,TCP_MAERTS,TCP_BIDIR in the file") {
+		t.Errorf("resume with other --set: exit %d: %s", code, errOut)
+	}
+	code, _, errOut = execute(t, context.Background(), append(slices.Clone(args), "--resume", path, "-o", path+".csv")...)
+	if code != ExitUsage || !strings.Contains(errOut, "writes the matrix back to that file") {
+		t.Errorf("resume with another -o: exit %d: %s", code, errOut)
+	}
+
+	code, out, errOut := execute(t, context.Background(), append(slices.Clone(args), "--resume", path)...)
+	if code != ExitOK {
+		t.Fatalf("resumed matrix: exit %d: %s\n%s", code, errOut, out)
+	}
+	doc, err := result.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for i, r := range doc.Matrix.Rows {
+		labels = append(labels, r.Label)
+		if r.Index != i+1 || !matrix.Complete(r) || r.Points[0].Summary.BitsPerSecond <= 0 {
+			t.Errorf("row %d (%s): index %d, complete %v", i+1, r.Label, r.Index, matrix.Complete(r))
+		}
+	}
+	if want := "direction=TCP_STREAM,direction=TCP_MAERTS,direction=TCP_BIDIR"; strings.Join(labels, ",") != want || doc.Interrupted {
+		t.Errorf("resumed file: rows %v (want %s), interrupted %v", labels, want, doc.Interrupted)
+	}
+	if got := doc.Matrix.Rows[0].Points[0]; !got.Started.Equal(kept.Points[0].Started) || got.Summary.BitsPerSecond != kept.Points[0].Summary.BitsPerSecond {
+		t.Errorf("row 1 was measured again: started %v, was %v", got.Started, kept.Points[0].Started)
+	}
+	// The table shows every row, the kept one too.
+	for _, k := range []string{"TCP_STREAM", "TCP_MAERTS", "TCP_BIDIR"} {
+		if !strings.Contains(out, "  "+k+" ") {
+			t.Errorf("table lacks the row of %s:\n%s", k, out)
+		}
 	}
 }

@@ -68,7 +68,7 @@ func (f *runFlags) measureRuns(ctx context.Context, lv *live, command, addr stri
 		}
 		return runErr
 	}
-	if err := emit(f.sinks(lv.w, report.TextOptions{Unit: f.out.unit}), report.Doc{Results: &doc}); err != nil {
+	if err := emit(f.sinks(lv.w, f.textOptions()), report.Doc{Results: &doc}); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -88,9 +88,10 @@ func (f *runFlags) measureRuns(ctx context.Context, lv *live, command, addr stri
 type live struct {
 	w          io.Writer
 	out        *outputFlags
-	text       bool // the terminal shows text
-	stream     bool // --json-stream
-	iterations bool // iteration lines (text, and more than one iteration)
+	textOpts   report.TextOptions // how its results read (-f, -v)
+	text       bool               // the terminal shows text
+	stream     bool               // --json-stream
+	iterations bool               // iteration lines (text, and more than one iteration)
 	label      string
 	doc        *result.Document // its title and labels head each test
 
@@ -103,7 +104,7 @@ type live struct {
 // as the headings name it) is set once it is known.
 func (f *runFlags) newLive(w io.Writer, rep spec.Repeat) *live {
 	text := !f.json && !f.out.jsonStream && f.out.fields == nil
-	return &live{w: w, out: &f.out, text: text, stream: f.out.jsonStream, iterations: text && rep.Repeats()}
+	return &live{w: w, out: &f.out, textOpts: f.textOptions(), text: text, stream: f.out.jsonStream, iterations: text && rep.Repeats()}
 }
 
 // tick is the interval handler of t's runs; nil when nothing shows them.
@@ -167,6 +168,6 @@ func (l *live) Measured(_ int, r result.Result) {
 	l.flushTicks()
 	if l.text {
 		fmt.Fprintln(l.w)
-		report.TextIn(l.w, r, l.out.unit)
+		report.TextIn(l.w, r, l.textOpts)
 	}
 }

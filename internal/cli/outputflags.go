@@ -38,6 +38,11 @@ func (o *outputFlags) register(fl *pflag.FlagSet) {
 	fl.VarP(rateUnitValue{&o.unit}, "format", "f", "units of throughput in text tables and interval lines, as iperf3's and netperf's -f: k, m, g, t (10^3..10^12 bits/s) or K, M, G, T (KBytes/s..TBytes/s, 1024s); default 10^6bits/sec in tables, adaptive in interval lines; JSON is always bits/s")
 }
 
+// registerVerbose is -v, which run, sweep, matrix and mesh share.
+func registerVerbose(fl *pflag.FlagSet, v *bool) {
+	fl.BoolVarP(v, "verbose", "v", false, "text: the detail under the answer: each stream, each side's CPU, device and environment, every column of a table, notes and warnings in full (iperf3's -V); the JSON has all of it either way")
+}
+
 // rateUnitValue is -f: one letter of k m g t K M G T.
 type rateUnitValue struct{ u *units.RateUnit }
 

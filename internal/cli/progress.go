@@ -124,8 +124,11 @@ func (p *progress) Iteration(ev iterate.Event) {
 		p.draw()
 		return
 	}
-	fmt.Fprintf(p.w, "sweep: size %d of %d (%d bytes): %s; %s\n",
-		p.k+1, p.n, p.size, report.IterationLine(ev.Iteration, ev.Max, ev.Result, ev.Confidence), p.times())
+	line := fmt.Sprintf("sweep: size %d of %d (%d bytes): %s; %s",
+		p.k+1, p.n, p.size, report.IterationProgress(ev.Iteration, ev.Max, ev.Result, ev.Confidence), p.times())
+	for _, l := range report.FitClauses(line) {
+		fmt.Fprintln(p.w, l)
+	}
 }
 
 // Measured says that point k finished.

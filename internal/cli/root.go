@@ -119,7 +119,7 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 		}
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
-	root.AddCommand(newRunCmd(e), newServeCmd(e), newVersionCmd(e))
+	root.AddCommand(newRunCmd(e), newServeCmd(e), newCheckCmd(e), newVersionCmd(e))
 	root.AddCommand(newEnvCmd(e), newLabCmd(e))
 	root.AddCommand(newSweepCmd(e), newPlotCmd(e))
 	root.AddCommand(newMeshCmd(e))

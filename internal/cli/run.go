@@ -47,9 +47,15 @@ type runFlags struct {
 	archive     string
 	archiveSink *archiveSink
 	rrul        rrulFlags // --load, --idle, the probe intervals (RRUL, rrulflags.go)
+	verbose     bool      // -v (run, sweep, matrix, mesh)
 	// logLevel is --log-level: debug logs each phase of a run with its
 	// time (connect, hello, baseline, streams, windows, result, bye).
 	logLevel string
+}
+
+// textOptions are the choices of the text report the flags make.
+func (f *runFlags) textOptions() report.TextOptions {
+	return report.TextOptions{Unit: f.out.unit, Verbose: f.verbose}
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -73,7 +79,9 @@ Tests (-t, any case):
   TCP_CRR      a new connection for every transaction
 
 The throughput is what the receiver counted over the measurement window;
-the sender's count is shown beside it.`,
+-v shows the sender's count beside it, with each stream, each side's CPU,
+device and environment. The text fits 100 columns; the JSON (--json) has
+every figure.`,
 		Example: `  wirespeed run                          # embedded loopback server, 10 s TCP_STREAM
   wirespeed run host -l 60 -m 64K        # 60 s with 64 KiB sends
   wirespeed run host -t TCP_BIDIR -P 4   # both directions, 4 streams each
@@ -101,6 +109,7 @@ the sender's count is shown beside it.`,
 	addRunFlags(cmd, f)
 	f.record.register(cmd.Flags())
 	f.out.register(cmd.Flags())
+	registerVerbose(cmd.Flags(), &f.verbose)
 	addIperf3Flags(cmd, f)
 	return cmd
 }

@@ -74,6 +74,7 @@ same test settings, iterations and sizes as the command line.`,
 	addRunFlags(cmd, &f.run)
 	fl := cmd.Flags()
 	f.run.record.register(fl)
+	registerVerbose(fl, &f.run.verbose)
 	fl.StringVar(&f.sizes, "sizes", defaultSizes, "message sizes, one point each: a list (1,64,1460,8K) and ranges FROM..TOxFACTOR (64..65536x2) or FROM..TO+STEP")
 	fl.StringVar(&f.resume, "resume", "", "continue the interrupted sweep in FILE.json: keep its complete points, run the others, write FILE.json after each")
 	return cmd
@@ -129,9 +130,9 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 	text := !f.run.json
 	prog := newProgress(e.stderr, isTerminal(e.stderr), base, rep, len(sizes))
 	defer prog.stop()
-	obs := sweepObserver{progress: prog}
+	obs := sweepObserver{progress: prog, verbose: f.run.verbose}
 	f.run.output = out
-	sinks := f.run.sinks(e.stdout, report.TextOptions{})
+	sinks := f.run.sinks(e.stdout, f.run.textOptions())
 	// Every point saves the document (-o), so that --resume finds it.
 	opts := sweep.Options{Measure: c.iterate, Observer: &obs,
 		Save: func(d *result.Document) error { return sinks.Emit(report.Doc{Results: d, Partial: true}) }}
@@ -139,7 +140,7 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 		report.Record(e.stdout, plan.Doc.Title, plan.Doc.Labels)
 		report.Heading(e.stdout, sweep.AtSize(base, sizes[0]), c.label)
 		fmt.Fprintf(e.stdout, "sweep of message sizes %s\n\n", sweep.FormatSizes(sizes))
-		report.SweepHeader(e.stdout, rep.ConfidenceLevel, base.Kind)
+		report.SweepHeader(e.stdout, rep.ConfidenceLevel, base.Kind, f.run.verbose)
 		obs.stdout = e.stdout
 	}
 	doc, runErr := sweep.Run(ctx, plan, opts)
@@ -161,7 +162,8 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 // measured.
 type sweepObserver struct {
 	*progress
-	stdout io.Writer
+	stdout  io.Writer
+	verbose bool // -v: every column
 }
 
 func (o *sweepObserver) Kept(k int, p result.Point) {
@@ -176,7 +178,7 @@ func (o *sweepObserver) Measured(k int, p result.Point) {
 
 func (o *sweepObserver) row(p result.Point) {
 	if o.stdout != nil {
-		o.above(func() { report.SweepRow(o.stdout, p) })
+		o.above(func() { report.SweepRow(o.stdout, p, o.verbose) })
 	}
 }
 

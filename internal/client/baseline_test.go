@@ -57,3 +57,32 @@ func TestBaselineOncePerConnection(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestRelayOnlyTakesNoBaseline: a connection that only relays (a mesh's
+// runner for a pair it is not in) does not wait for a baseline no result
+// carries; a Run on it has none in its record.
+func TestRelayOnlyTakesNoBaseline(t *testing.T) {
+	calls := 0
+	real := *client.TakeBaseline
+	*client.TakeBaseline = func(ctx context.Context, procRoot string, window time.Duration) (*measure.CPUBaseline, error) {
+		calls++
+		return real(ctx, procRoot, window)
+	}
+	defer func() { *client.TakeBaseline = real }()
+	addr, stop := servertest.Start(t, server.Config{})
+	defer stop()
+	c := servertest.Dial(t, client.Config{Addr: addr, RelayOnly: true})
+	defer c.Close()
+	if calls != 0 {
+		t.Fatalf("a relay-only Dial took %d baselines, want none", calls)
+	}
+	sp := spec.Default()
+	sp.Duration, sp.Interval, sp.CPU = 200*time.Millisecond, 0, true
+	res, err := c.Run(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 0 || res.Local.Env == nil || res.Local.Env.CPUBaseline != nil {
+		t.Errorf("%d baselines, local record %+v: want none", calls, res.Local.Env)
+	}
+}

@@ -55,6 +55,12 @@ type Config struct {
 	// to that many bits/s in all: a relaying server's --max-udp-rate.
 	MaxUDPRRRate float64
 
+	// RelayOnly says the connection only asks the server to relay tests
+	// (Relay), as a mesh's runner does for a pair it is not in: no result
+	// carries this side's idle CPU baseline, so Dial does not wait for
+	// one; a Run on such a client has none in its record.
+	RelayOnly bool
+
 	// BindAddr and BindDev are where the control connection leaves from
 	// (-B, --bind-dev; the data connections take theirs from the spec):
 	// the zero Addr and "" for wherever the kernel routes it.
@@ -173,8 +179,10 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	log.Debug("hello exchanged", "server", cfg.Addr, "version", version)
 	// The idle CPU baseline, once per connection: the server takes its
 	// own at the same moment, and neither has started a test.
-	cl.idleBaseline(ctx)
-	log.Debug("idle baseline taken")
+	if !cfg.RelayOnly {
+		cl.idleBaseline(ctx)
+		log.Debug("idle baseline taken")
+	}
 	return cl, nil
 }
 
@@ -183,7 +191,7 @@ func dialHint(err error) string {
 	var ne net.Error
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "; nothing listens there: start `wirespeed serve` on that host or give the port it listens on"
+		return "; nothing listens there, or a firewall rejects the port (a Kubernetes NetworkPolicy does): start `wirespeed serve` on that host, give the port it listens on, or let this host through"
 	case errors.As(err, &ne) && ne.Timeout():
 		return "; no answer: the host is down or a firewall drops the port"
 	}

@@ -12,11 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"wirespeed/internal/archive"
+	"wirespeed/internal/stats"
 )
 
 // The browser tests drive Debian's chromium (headless) against the
@@ -45,8 +48,9 @@ func put(t testing.TB, a *archive.Archive, s archive.Synthetic, title string) {
 
 // seed writes 14 rounds between hosts a, b and c, one result per
 // direction each hour. a->b falls from ~9.4 to ~6 Gbit/s at round 7,
-// when b's TSO was turned off; the others are steady, each at its own
-// figure, the newest of which the grid must show.
+// when b's TSO was turned off, and its RTT rises from ~250 to ~900 us;
+// the others are steady, each at its own figure, the newest of which
+// the grid must show.
 func seed(t testing.TB, a *archive.Archive) map[string]string {
 	t.Helper()
 	hosts := []string{"a", "b", "c"}
@@ -57,19 +61,21 @@ func seed(t testing.TB, a *archive.Archive) map[string]string {
 					continue
 				}
 				bps := float64(100*(i+1)+10*(j+1))*1e6 + float64(round%3)*1e6
+				rtt := float64(100 + 10*i + j)
 				tso := true
 				if src == "a" && dst == "b" {
-					bps = 9.4e9 + float64(round%3)*1e7
+					bps, rtt = 9.4e9+float64(round%3)*1e7, 250+float64(round%3)*10
 					if round >= 7 {
-						bps, tso = 6e9+float64(round%3)*1e7, false
+						bps, rtt, tso = 6e9+float64(round%3)*1e7, 900+float64(round%3)*10, false
 					}
 				}
-				put(t, a, archive.Synthetic{Source: src, Destination: dst, Started: t0.Add(time.Duration(round) * time.Hour), BitsPerSecond: bps, TSO: tso}, "")
+				put(t, a, archive.Synthetic{Source: src, Destination: dst, Started: t0.Add(time.Duration(round) * time.Hour), BitsPerSecond: bps, TSO: tso,
+					RTTMicros: []float64{rtt - 5, rtt + 5}}, "")
 			}
 		}
 	}
 	// round 13: 13%3 = 1, so +1 Mbit/s (+10 Mbit/s for a->b).
-	return map[string]string{"a->b": "6010 Mbit/s", "b->a": "211 Mbit/s", "a->c": "131 Mbit/s",
+	return map[string]string{"a->b": "6.01 Gbit/s", "b->a": "211 Mbit/s", "a->c": "131 Mbit/s",
 		"c->a": "311 Mbit/s", "b->c": "231 Mbit/s", "c->b": "321 Mbit/s"}
 }
 
@@ -195,12 +201,20 @@ func TestBrowserGridShowsEveryPair(t *testing.T) {
 			t.Errorf("%s is %q, want %s", pair, class, wantState)
 		}
 	}
+	// a->b regressed; the other five directions steady.
+	if c := text(t, ctx, "#counts"); c != "6 directions: 1 regressed, 5 steady" {
+		t.Errorf("counts %q, want 6 directions: 1 regressed, 5 steady", c)
+	}
+	// Not colour alone: the regressed half is marked.
+	if mark := js[string](t, ctx, fmt.Sprintf(`getComputedStyle(document.querySelector(%q), "::before").content`, cellSel("a->b"))); mark != `"▼ "` {
+		t.Errorf("a->b's mark %s, want \"▼ \"", mark)
+	}
 	// Hovering a cell says when, what and the limit kind (in the bar at
 	// the bottom; the title, which focus shows too, says the same).
 	rect := js[[]float64](t, ctx, fmt.Sprintf(`(r => [r.x + r.width/2, r.y + r.height/2])(document.querySelector(%q).getBoundingClientRect())`, cellSel("a->b")))
 	do(t, ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, rect[0], rect[1]))
 	tip := text(t, ctx, "#tip")
-	for _, w := range []string{"a -> b", "6010 Mbit/s", "2026-11-20 13:00:00 UTC", "limited by link", "regressed"} {
+	for _, w := range []string{"a -> b", "6.01 Gbit/s", "2026-11-20 13:00:00 UTC", "limited by link", "regressed"} {
 		if !strings.Contains(tip, w) {
 			t.Errorf("focus details %q lack %q", tip, w)
 		}
@@ -231,6 +245,34 @@ func TestBrowserPairHistory(t *testing.T) {
 	}
 	if imgs != 1 {
 		t.Errorf("%d charts loaded, want 1", imgs)
+	}
+	// The RTT beside the throughput: its column (the 13:00 point's is
+	// round 13's 900 + 10 us), its change point, and the chart's second
+	// panel; the environment change listed and marked on the chart's
+	// time axis.
+	heads := js[string](t, ctx, `Array.from(document.querySelectorAll("table.points th")).map(h => h.textContent).join("|")`)
+	if !strings.Contains(heads, "|throughput|rtt|") {
+		t.Errorf("table heads %q, want throughput then rtt", heads)
+	}
+	if row := text(t, ctx, "table.points tbody tr:nth-child(1)"); !strings.Contains(row, "6010 Mbit/s") || !strings.Contains(row, "910 us") {
+		t.Errorf("newest row %q, want 6010 Mbit/s and 910 us", row)
+	}
+	// The segments' means: (250*3 + 260*2 + 270*2) / 7 and (910*3 +
+	// 920*2 + 900*2) / 7.
+	if !strings.Contains(changes, "rtt rose 259 -> 910 us") {
+		t.Errorf("change points %q lack the RTT's", changes)
+	}
+	if steps := text(t, ctx, "ul.steps"); !strings.Contains(steps, "2026-11-20 07:00:00 b: tso off") {
+		t.Errorf("environment changes %q, want b's TSO at 07:00", steps)
+	}
+	svg, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector("img.chart").src).then(r => r.text())`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{">b: tso off<", ">rtt (us)<", ">throughput (Mbit/s)<", ">environment<"} {
+		if !strings.Contains(svg, w) {
+			t.Errorf("the chart's SVG lacks the text %q", w)
+		}
 	}
 	// Compare the newest and the oldest point, then the newest's JSON.
 	do(t, ctx, chromedp.Click(chromedp.CSS(`table.points tbody tr:nth-child(1) input`)),
@@ -289,5 +331,105 @@ func TestBrowserEscapesLabels(t *testing.T) {
 	if imgs != 0 || !strings.Contains(rows, evil) {
 		t.Errorf("pair page: %d img elements besides the chart, rows %q; want none and the title as text", imgs, rows)
 	}
+	// The chart names the host in its key: as text in the SVG, which
+	// opened on its own shows no element of the host's making either.
+	svg, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector("img.chart").src).then(r => r.text())`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(svg, evil) || !strings.Contains(svg, "&lt;img src=x onerror=alert(1)&gt;") {
+		t.Errorf("the chart's SVG does not hold the host escaped")
+	}
+	do(t, ctx, chromedp.Navigate(js[string](t, ctx, `document.querySelector("img.chart").src`)))
+	if n := js[int](t, ctx, `document.getElementsByTagName("img").length`); n != 0 {
+		t.Errorf("the chart opened alone has %d img elements", n)
+	}
 	time.Sleep(300 * time.Millisecond) // a dialog, had one opened, is reported by then
+}
+
+// TestBrowserKeyboardFocus: Tab, pressed as a keyboard user presses it
+// (input.dispatchKeyEvent), reaches the grid's cells in order; the
+// focused cell's details (when, what, the limit kind, why its colour)
+// appear in the bar, and its accessible name says its direction, figure
+// and state; Enter opens its pair.
+func TestBrowserKeyboardFocus(t *testing.T) {
+	ctx := browser(t)
+	a := openArchive(t)
+	seed(t, a)
+	ts := serve(t, a)
+	do(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("table.grid")))
+	// A headless page is never the focused window, so focus events do
+	// not fire in it unless it pretends to be.
+	if _, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	focused := func() string {
+		return js[string](t, ctx, `(e => e && e.matches("a.half") ? e.dataset.pair : (e ? e.tagName + " " + e.textContent.trim() : ""))(document.activeElement)`)
+	}
+	var got []string
+	for range 20 {
+		do(t, ctx, chromedp.KeyEvent(kb.Tab))
+		got = append(got, focused())
+		if got[len(got)-1] == "a->b" {
+			break
+		}
+	}
+	if got[len(got)-1] != "a->b" {
+		t.Fatalf("Tab went through %q and never reached the first cell, a->b", got)
+	}
+	tip := text(t, ctx, "#tip")
+	for _, w := range []string{"a -> b", "6.01 Gbit/s", "2026-11-20 13:00:00 UTC", "limited by link", "regressed", "fell 9409 -> 6010 Mbit/s"} {
+		if !strings.Contains(tip, w) {
+			t.Errorf("focused a->b, the details %q lack %q", tip, w)
+		}
+	}
+	if l := js[string](t, ctx, `document.activeElement.getAttribute("aria-label")`); l != "a → b: 6.01 Gbit/s, regressed" {
+		t.Errorf("a->b's accessible name %q", l)
+	}
+	// The next Tab: the lower half of the same cell, b->a, whose details
+	// replace a->b's.
+	do(t, ctx, chromedp.KeyEvent(kb.Tab))
+	if f := focused(); f != "b->a" {
+		t.Fatalf("after a->b, Tab focused %q, want b->a", f)
+	}
+	if tip := text(t, ctx, "#tip"); !strings.Contains(tip, "b -> a: 211 Mbit/s") || !strings.Contains(tip, "steady") || strings.Contains(tip, "6.01") {
+		t.Errorf("focused b->a, the details say %q", tip)
+	}
+	do(t, ctx, chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS("main.pairpage")))
+	if h := text(t, ctx, "h1"); !strings.HasPrefix(h, "b → a") {
+		t.Errorf("Enter on b->a opened %q", h)
+	}
+}
+
+// TestBrowserLatencyPanels: a request/response pair's page charts its
+// latency percentiles above its throughput and tabulates both.
+func TestBrowserLatencyPanels(t *testing.T) {
+	ctx := browser(t)
+	a := openArchive(t)
+	for round := range 8 {
+		put(t, a, archive.Synthetic{Source: "x", Destination: "y", Started: t0.Add(time.Duration(round) * time.Hour), BitsPerSecond: 1e6,
+			Latency: &stats.Latency{Count: 1000, P50: float64(30 + round), P90: 50, P99: 90}}, "")
+	}
+	ts := serve(t, a)
+	do(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("table.grid")))
+	if got := text(t, ctx, cellSel("x->y")); got != "37.0 us" {
+		t.Errorf("the grid shows x->y's latest p50 as %q, want 37.0 us", got)
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(cellSel("x->y"))), chromedp.WaitVisible(chromedp.CSS("table.points")))
+	heads := js[string](t, ctx, `Array.from(document.querySelectorAll("table.points th")).map(h => h.textContent).join("|")`)
+	if !strings.Contains(heads, "|p50|p90|p99|throughput|") {
+		t.Errorf("table heads %q, want p50, p90, p99, throughput", heads)
+	}
+	if row := js[string](t, ctx, `Array.from(document.querySelectorAll("table.points tbody tr:nth-child(1) td.num")).map(c => c.textContent).join("|")`); row != "37.0 us|50.0 us|90.0 us|1.00 Mbit/s|1" {
+		t.Errorf("newest row's figures %q, want 37.0 us|50.0 us|90.0 us|1.00 Mbit/s|1", row)
+	}
+	svg, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector("img.chart").src).then(r => r.text())`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{">latency (p50, p90, p99) (us)<", ">throughput (Mbit/s)<", ">History: latency (p50, p90, p99) and throughput<"} {
+		if !strings.Contains(svg, w) {
+			t.Errorf("the chart's SVG lacks the text %q", w)
+		}
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,9 +108,14 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// securityHeaders are on every answer: no script but the embedded
-// file, no frames, no sniffing.
+// csp is on every answer: no script but the embedded file, no frames,
+// no sniffing.
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// chartCSP is a chart's, opened on its own (a new tab): gonum's SVG
+// styles its text inline and embeds its fonts as data: URLs, which
+// csp would block; it may run no script at all.
+const chartCSP = "default-src 'none'; style-src 'unsafe-inline'; font-src data:; img-src data:; base-uri 'none'; frame-ancestors 'none'"
 
 // ServeHTTP checks authentication, refuses what is not a read, and sets
 // the security headers.
@@ -250,10 +256,19 @@ type pairPage struct {
 }
 
 type seriesView struct {
-	Name, Figure, Unit string
-	Chart              string
-	Changes            []changeView
-	Points             []pointView
+	Name string
+	// Figures are the table's figure columns after the main figure's
+	// (rtt, p90, p99, throughput).
+	Main    string
+	Figures []string
+	// HasCI and HasTitle say whether any point has an interval or a
+	// title (the table's columns for them, else left out).
+	HasCI, HasTitle bool
+	Chart           string
+	Alt             string
+	Changes         []changeView
+	Steps           []changeView
+	Points          []pointView
 }
 
 type changeView struct {
@@ -262,12 +277,21 @@ type changeView struct {
 
 type pointView struct {
 	When, Figure, CI, Limit, Title, Note string
+	Extra                                []string
 	Iterations                           int
 	ID                                   int64
-	Change                               bool
+	Change, Step                         bool
 }
 
-func (s *Server) pairSeries(ctx context.Context, q url.Values) ([]history.Series, error) {
+// pairSet is one series of a pair (a message size and settings) in
+// every figure it is charted with: the panels of history.Panels, each
+// a series per figure that has points.
+type pairSet struct {
+	Main   history.Series
+	Panels [][]history.Series
+}
+
+func (s *Server) pairSeries(ctx context.Context, q url.Values) ([]pairSet, error) {
 	src, dst, test := q.Get("src"), q.Get("dst"), q.Get("test")
 	if src == "" || dst == "" || test == "" {
 		return nil, fmt.Errorf("give src, dst and test")
@@ -276,51 +300,155 @@ func (s *Server) pairSeries(ctx context.Context, q url.Values) ([]history.Series
 	if err != nil {
 		return nil, err
 	}
-	series := history.Build(rows, history.DefaultFigure(test))
-	envs, err := s.o.Archive.Envs(ctx, history.EnvIDs(series))
+	panels := history.Panels(test)
+	// Each figure's series, by key; the main figure's give the order.
+	byFigure := map[string]map[history.Key]history.Series{}
+	var all []history.Series
+	for _, p := range panels {
+		for _, fig := range p {
+			byFigure[fig.Name] = map[history.Key]history.Series{}
+			for _, sr := range history.Build(rows, fig) {
+				byFigure[fig.Name][sr.Key] = sr
+				all = append(all, sr)
+			}
+		}
+	}
+	envs, err := s.o.Archive.Envs(ctx, history.EnvIDs(all))
 	if err != nil {
 		return nil, err
 	}
-	for i := range series {
-		if err := series[i].FindChanges(history.Options{Alpha: s.o.Alpha, Permutations: s.o.Permutations}, envs); err != nil {
-			return nil, err
+	var out []pairSet
+	for _, main := range history.Build(rows, panels[0][0]) {
+		var set pairSet
+		for _, p := range panels {
+			var ss []history.Series
+			for _, fig := range p {
+				sr, ok := byFigure[fig.Name][main.Key]
+				if !ok {
+					continue
+				}
+				if err := sr.FindChanges(history.Options{Alpha: s.o.Alpha, Permutations: s.o.Permutations}, envs); err != nil {
+					return nil, err
+				}
+				ss = append(ss, sr)
+			}
+			if len(ss) > 0 {
+				set.Panels = append(set.Panels, ss)
+			}
 		}
+		set.Main = set.Panels[0][0]
+		out = append(out, set)
 	}
-	return series, nil
+	return out, nil
 }
+
+const timeFormat = "2006-01-02 15:04:05"
 
 func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	series, err := s.pairSeries(r.Context(), q)
+	sets, err := s.pairSeries(r.Context(), q)
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, err)
 		return
 	}
 	pp := &pairPage{Source: q.Get("src"), Destination: q.Get("dst"), Test: q.Get("test")}
 	var newest time.Time
-	for i, sr := range series {
-		v := seriesView{Name: fmt.Sprintf("%s %d B %s", sr.Key.Test, sr.Key.MsgSize, sr.Key.Settings), Figure: sr.Figure, Unit: sr.Unit}
+	for i, set := range sets {
+		sr := set.Main
+		name := fmt.Sprintf("%s %d B", sr.Key.Test, sr.Key.MsgSize)
+		if sr.Key.Settings != "" {
+			name += " " + sr.Key.Settings
+		}
+		v := seriesView{Name: name, Main: sr.Figure}
 		cq := url.Values{"src": {pp.Source}, "dst": {pp.Destination}, "test": {pp.Test}, "series": {strconv.Itoa(i)}}
 		v.Chart = "/chart.svg?" + cq.Encode()
-		at := map[int]string{}
-		for _, c := range sr.Changes {
+		// The other figures, as table columns, by result.
+		extra := map[int64][]string{}
+		var others []history.Series
+		for _, p := range set.Panels {
+			for _, o := range p {
+				if o.Figure == sr.Figure {
+					continue
+				}
+				others = append(others, o)
+				v.Figures = append(v.Figures, o.Figure)
+			}
+		}
+		for k, o := range others {
+			for _, p := range o.Points {
+				if extra[p.ResultID] == nil {
+					extra[p.ResultID] = make([]string, len(others))
+				}
+				extra[p.ResultID][k] = report.FigureValue(o.Unit, p.Value)
+			}
+		}
+		var figs []string
+		for _, p := range set.Panels {
+			for _, o := range p {
+				figs = append(figs, o.Figure)
+			}
+		}
+		v.Alt = "history of " + strings.Join(figs, ", ") + ": points with confidence bands, change points dashed, environment changes dotted and labelled under the time axis"
+		// The change points of every figure, by time.
+		changeAt := map[int64]string{}
+		var changes []history.Change
+		var changeOf []history.Series
+		for _, p := range set.Panels {
+			for _, o := range p {
+				for _, c := range o.Changes {
+					changes = append(changes, c)
+					changeOf = append(changeOf, o)
+				}
+			}
+		}
+		order := make([]int, len(changes))
+		for k := range order {
+			order[k] = k
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return changes[a].Time.Compare(changes[b].Time) })
+		for _, k := range order {
+			c, o := changes[k], changeOf[k]
 			env := report.EnvSentence(c.Env)
 			if env == "" {
 				env = "the recorded environment did not change"
 			}
-			v.Changes = append(v.Changes, changeView{When: c.Time.UTC().Format("2006-01-02 15:04:05"), Sentence: report.ChangeSentence(sr, c), Env: env})
-			at[c.Index] = env
+			v.Changes = append(v.Changes, changeView{When: c.Time.UTC().Format(timeFormat), Sentence: report.ChangeSentence(o, c), Env: env})
+			id := o.Points[c.Index].ResultID
+			if _, ok := changeAt[id]; !ok {
+				changeAt[id] = o.Figure
+			} else if !strings.Contains(changeAt[id], o.Figure) {
+				changeAt[id] += ", " + o.Figure
+			}
+		}
+		// Every change of the environment between consecutive points.
+		stepAt := map[int64]string{}
+		for _, st := range sr.Steps {
+			env := report.EnvSentence(st.Env)
+			v.Steps = append(v.Steps, changeView{When: st.Time.UTC().Format(timeFormat), Sentence: report.EnvLabel(st.Env), Env: env})
+			stepAt[sr.Points[st.Index].ResultID] = env
 		}
 		for j := len(sr.Points) - 1; j >= 0; j-- {
 			p := sr.Points[j]
-			pv := pointView{When: p.Time.UTC().Format("2006-01-02 15:04:05"), Figure: report.FigureValue(sr.Unit, p.Value),
-				Limit: p.Limit, Title: p.Title, Iterations: p.Iterations, ID: p.ResultID}
+			pv := pointView{When: p.Time.UTC().Format(timeFormat), Figure: report.FigureValue(sr.Unit, p.Value),
+				Limit: p.Limit, Title: p.Title, Iterations: p.Iterations, ID: p.ResultID, Extra: extra[p.ResultID]}
+			if pv.Extra == nil {
+				pv.Extra = make([]string, len(others))
+			}
 			if p.Lo != nil && p.Hi != nil {
 				pv.CI = report.FigureValue(sr.Unit, *p.Lo) + " – " + report.FigureValue(sr.Unit, *p.Hi)
+				v.HasCI = true
 			}
-			if env, ok := at[j]; ok {
-				pv.Change, pv.Note = true, "change point: "+env
+			v.HasTitle = v.HasTitle || p.Title != ""
+			var notes []string
+			if figs, ok := changeAt[p.ResultID]; ok {
+				pv.Change = true
+				notes = append(notes, "change point ("+figs+")")
 			}
+			if env, ok := stepAt[p.ResultID]; ok {
+				pv.Step = true
+				notes = append(notes, "environment: "+env)
+			}
+			pv.Note = strings.Join(notes, "; ")
 			v.Points = append(v.Points, pv)
 			if p.Time.After(newest) {
 				newest = p.Time
@@ -329,22 +457,22 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 		pp.Series = append(pp.Series, v)
 	}
 	c, _ := s.o.Archive.Count(r.Context())
-	s.render(w, "pair.html", view{Title: pp.Source + " -> " + pp.Destination + " " + pp.Test, Pair: pp, Newest: newest, Count: c.Results})
+	s.render(w, "pair.html", view{Title: pp.Source + " → " + pp.Destination + " " + pp.Test, Pair: pp, Newest: newest, Count: c.Results})
 }
 
 func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	series, err := s.pairSeries(r.Context(), q)
+	sets, err := s.pairSeries(r.Context(), q)
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, err)
 		return
 	}
 	i, err := strconv.Atoi(q.Get("series"))
-	if err != nil || i < 0 || i >= len(series) {
+	if err != nil || i < 0 || i >= len(sets) {
 		s.fail(w, http.StatusNotFound, fmt.Errorf("no series %q of that pair", q.Get("series")))
 		return
 	}
-	f, err := report.HistoryPlot(series[i : i+1])
+	f, err := report.HistoryPanels(sets[i].Panels...)
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
@@ -355,6 +483,7 @@ func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Content-Security-Policy", chartCSP)
 	w.Write(b.Bytes())
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"wirespeed/internal/archive"
@@ -47,6 +48,34 @@ func (c Cell) Tip() string {
 		s += ", limited by " + c.Limit
 	}
 	return s + "; " + c.State + ": " + c.Why
+}
+
+// Label is the cell's accessible name: its direction, figure and
+// state ("a → b: 6010 Mbit/s, regressed"); Tip, its title, describes it.
+func (c Cell) Label() string {
+	if c.State == NoData {
+		return fmt.Sprintf("%s → %s: no data", c.Source, c.Destination)
+	}
+	return fmt.Sprintf("%s → %s: %s, %s", c.Source, c.Destination, c.Figure, stateNames[c.State])
+}
+
+var stateNames = map[string]string{Steady: "steady", Improved: "improved", Regressed: "regressed", Failing: "failing", NoData: "no data"}
+
+// Summary counts the grid's directions by state, the worst first: "12
+// directions: 1 failing, 2 regressed, 9 steady".
+func (g *Grid) Summary() string {
+	n := 0
+	var parts []string
+	for _, st := range []string{Failing, Regressed, Improved, Steady, NoData} {
+		if k := g.Counts[st]; k > 0 {
+			n += k
+			parts = append(parts, fmt.Sprintf("%d %s", k, stateNames[st]))
+		}
+	}
+	if n == 0 {
+		return "no directions measured yet"
+	}
+	return fmt.Sprintf("%d directions: %s", n, strings.Join(parts, ", "))
 }
 
 // Grid is the mesh grid of one test: rows are sources, columns
@@ -154,7 +183,7 @@ func (s *Server) buildGrid(ctx context.Context, test string) (*Grid, error) {
 			return c
 		}
 		p := last(sr)
-		c.Figure = report.FigureValue(sr.Unit, p.Value)
+		c.Figure = report.FigureShort(sr.Unit, p.Value)
 		c.State, c.Why = Steady, fmt.Sprintf("no change point in %d results", len(sr.Points))
 		if n := len(sr.Changes); n > 0 {
 			ch := sr.Changes[n-1]
@@ -191,6 +220,8 @@ func (s *Server) buildGrid(ctx context.Context, test string) (*Grid, error) {
 				continue
 			}
 			pc := PairCell{Fwd: cell(a, b), Rev: cell(b, a)}
+			// Each direction is counted once: as the top half of its
+			// source's row.
 			g.Counts[pc.Fwd.State]++
 			row.Cells = append(row.Cells, pc)
 		}

@@ -2,10 +2,13 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"wirespeed/internal/archive"
@@ -13,8 +16,10 @@ import (
 
 // TestScreenshots takes the docs' screenshots of the archive in
 // $WIRESPEED_DASHBOARD_ARCHIVE (a real lab mesh's; see docs/dashboard.md)
-// into $WIRESPEED_DASHBOARD_SHOTS: the grid and the pair $WIRESPEED_DASHBOARD_PAIR
-// (a data-pair, "h4->h1"). Without them it skips.
+// into $WIRESPEED_DASHBOARD_SHOTS: the grid (of $WIRESPEED_DASHBOARD_TEST, or
+// the newest result's test) and the pair $WIRESPEED_DASHBOARD_PAIR
+// (a data-pair, "h4->h1"), its half focused in the grid's shot.
+// Without them it skips.
 func TestScreenshots(t *testing.T) {
 	path, dir := os.Getenv("WIRESPEED_DASHBOARD_ARCHIVE"), os.Getenv("WIRESPEED_DASHBOARD_SHOTS")
 	if path == "" || dir == "" {
@@ -36,9 +41,20 @@ func TestScreenshots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	do(t, ctx, chromedp.EmulateViewport(1000, 560), chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("table.grid")))
-	shot("dashboard-grid.png")
+	home := ts.URL + "/"
+	if test := os.Getenv("WIRESPEED_DASHBOARD_TEST"); test != "" {
+		home += "?test=" + url.QueryEscape(test)
+	}
+	do(t, ctx, chromedp.EmulateViewport(1000, 560), chromedp.Navigate(home), chromedp.WaitVisible(chromedp.CSS("table.grid")))
 	pair := os.Getenv("WIRESPEED_DASHBOARD_PAIR")
+	if pair != "" {
+		// The pair's half focused, as Tab leaves it: its details in the bar.
+		if _, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+		js[chromedp.Void](t, ctx, fmt.Sprintf(`document.querySelector(%q).focus()`, cellSel(pair)))
+	}
+	shot("dashboard-grid.png")
 	if pair == "" {
 		return
 	}

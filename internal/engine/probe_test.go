@@ -3,7 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"io"
 	"net"
+	"net/netip"
+	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -64,5 +69,149 @@ func TestUDPEchoerBoundsRate(t *testing.T) {
 	// reads it; what it read and did not echo it dropped.
 	if int64(got) != e.Echoed() || e.Dropped() < 20 || e.Echoed()+e.Dropped() > 2020 {
 		t.Errorf("echoed %d (client counted %d), dropped %d", e.Echoed(), got, e.Dropped())
+	}
+}
+
+// TestTCPProbeServerBounds: a hostile client of an RRUL test opens more
+// TCP probe connections than a prober ever has out (tcpProbesInFlight)
+// and sends nothing on them. The server holds tcpProbesInFlight of them
+// and closes every further one unanswered at once (the client reads its
+// end of stream), counting it; a connection from another address than
+// the test's peer is closed at once even with room for it; and a held
+// connection is still answered
+// when its byte comes.
+func TestTCPProbeServerBounds(t *testing.T) {
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewTCPProbeServer(ln, netip.MustParseAddr("127.0.0.1"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		ln.Close()
+	}()
+	addr := ln.Addr().String()
+	closedAtOnce := func(c net.Conn) bool {
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		var b [1]byte
+		n, err := c.Read(b[:])
+		return n == 0 && err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
+	}
+	// With room for it, a connection from another address than the
+	// peer's is closed unanswered all the same.
+	other, err := net.DialTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, ln.Addr().(*net.TCPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !closedAtOnce(other) {
+		t.Error("a connection from 127.0.0.2, not the test's peer, was not closed at once")
+	}
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range tcpProbesInFlight {
+		c, err := net.Dial("tcp4", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	// The server accepts connections in the order they came (the
+	// listen backlog is a queue), so every further one finds the held
+	// ones out, silent for up to tcpProbeTimeout.
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s within 5 s", what)
+			}
+		}
+	}
+	const extra = 8
+	for i := range extra {
+		c, err := net.Dial("tcp4", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !closedAtOnce(c) {
+			t.Errorf("connection %d over the %d held was not closed at once", i+1, tcpProbesInFlight)
+		}
+	}
+	if got := srv.Refused(); got != extra+1 {
+		t.Errorf("%d connections refused, want %d", got, extra+1)
+	}
+	c := held[0]
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	var b [1]byte
+	if _, err := c.Write([]byte{7}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(c, b[:]); err != nil || b[0] != 7 {
+		t.Errorf("a held probe's answer: %v %v", b, err)
+	}
+	waitFor("the answered probe to be counted", func() bool { return srv.Answered() == 1 })
+}
+
+// TestTCPProberBounded: against a server that accepts every probe
+// connection and never answers, the prober has at most
+// tcpProbesInFlight connections open at once, skips (and counts) the
+// probes due meanwhile, and returns once each open probe has had its
+// tcpProbeTimeout.
+func TestTCPProberBounded(t *testing.T) {
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var open, most atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := open.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			go func() {
+				defer open.Add(-1)
+				defer c.Close()
+				io.Copy(io.Discard, c) // never answers; ends when the prober closes
+			}()
+		}
+	}()
+	p := NewTCPProber("tcp4", ln.Addr().String(), Options{}, 10*time.Millisecond, time.Now(), 1000)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	n := int64(len(p.Samples()))
+	t.Logf("%d probes sent, %d skipped, at most %d open at once; Run took %v", n, p.Skipped.Load(), most.Load(), took)
+	if most.Load() > tcpProbesInFlight || n != tcpProbesInFlight {
+		t.Errorf("%d probes sent and at most %d connections open at once, want %d", n, most.Load(), tcpProbesInFlight)
+	}
+	if p.Skipped.Load() < 20 {
+		t.Errorf("%d probes skipped in 0.5 s at 10 ms with all %d out", p.Skipped.Load(), tcpProbesInFlight)
+	}
+	for _, s := range p.Samples() {
+		if s.RTTNanos >= 0 {
+			t.Errorf("a probe the server never answered has a round trip: %+v", s)
+		}
+	}
+	if took < tcpProbeTimeout || took > tcpProbeTimeout+2*time.Second {
+		t.Errorf("Run took %v, want the %v of the probes out and little more", took, tcpProbeTimeout)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"wirespeed/internal/archive"
+	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
 	"wirespeed/internal/sysinfo"
 )
@@ -47,6 +48,7 @@ var Figures = []Figure{
 		samples: func(r archive.Row) []float64 { return r.IterLatencyP50 }},
 	{Name: "p90", Unit: "us", value: func(r archive.Row) (float64, bool) { return opt(r.LatencyP90Micros) }},
 	{Name: "p99", Unit: "us", value: func(r archive.Row) (float64, bool) { return opt(r.LatencyP99Micros) }},
+	{Name: "rtt", Unit: "us", value: func(r archive.Row) (float64, bool) { return opt(r.RTTMicros) }},
 	{Name: "loss", Unit: "%", value: func(r archive.Row) (float64, bool) { return opt(r.LossPct) }},
 	{Name: "local_sd", Unit: "us/KB", value: func(r archive.Row) (float64, bool) { return opt(r.LocalServiceDemand) }},
 	{Name: "remote_sd", Unit: "us/KB", value: func(r archive.Row) (float64, bool) { return opt(r.RemoteServiceDemand) }},
@@ -77,6 +79,31 @@ func DefaultFigure(test string) Figure {
 	return Figures[0]
 }
 
+// Panels are the figures a test's history is drawn with, a panel of
+// one unit each, the test's DefaultFigure first: a TCP stream test's
+// throughput and its round-trip time, an RRUL test's throughput and
+// its latency under load, a request/response test's latency and
+// throughput, UDP_STREAM's throughput and loss.
+func Panels(test string) [][]Figure {
+	f := func(names ...string) []Figure {
+		var out []Figure
+		for _, n := range names {
+			x, _ := FigureNamed(n)
+			out = append(out, x)
+		}
+		return out
+	}
+	switch test {
+	case "TCP_RR", "UDP_RR", "TCP_CRR":
+		return [][]Figure{f("p50", "p90", "p99"), f("throughput")}
+	case "RRUL":
+		return [][]Figure{f("throughput"), f("p50", "p90", "p99")}
+	case "UDP_STREAM":
+		return [][]Figure{f("throughput"), f("loss")}
+	}
+	return [][]Figure{f("throughput"), f("rtt")}
+}
+
 // Key says what a series is.
 type Key struct {
 	Source      string `json:"source"`
@@ -92,8 +119,10 @@ type Key struct {
 type Point struct {
 	Time  time.Time `json:"time"`
 	Value float64   `json:"value"`
-	// Lo and Hi bound the confidence interval of a throughput that is a
-	// mean over iterations.
+	// Lo and Hi bound the confidence interval of a figure that is a
+	// mean over iterations: a throughput's as the result gives it (at
+	// its run's level), a p50 latency's computed from its iterations'
+	// (at spec.DefaultConfidenceLevel, -I's default).
 	Lo         *float64 `json:"lo,omitempty"`
 	Hi         *float64 `json:"hi,omitempty"`
 	Iterations int      `json:"iterations"`
@@ -138,6 +167,15 @@ type Change struct {
 	Env []EnvChange `json:"env,omitempty"`
 }
 
+// EnvStep is what changed in the environment between two consecutive
+// points of a series, whether or not the figure changed there.
+type EnvStep struct {
+	// Index is the first point with the new environment; Time its time.
+	Index int         `json:"index"`
+	Time  time.Time   `json:"time"`
+	Env   []EnvChange `json:"env"`
+}
+
 // Series is the history of one series.
 type Series struct {
 	Key            Key      `json:"key"`
@@ -146,6 +184,9 @@ type Series struct {
 	HigherIsBetter bool     `json:"higher_is_better"`
 	Points         []Point  `json:"points"`
 	Changes        []Change `json:"changes"`
+	// Steps are every change of the environment between consecutive
+	// points (FindChanges), oldest first.
+	Steps []EnvStep `json:"env_steps,omitempty"`
 }
 
 // Build groups rows (oldest first) into series for figure fig, in the
@@ -174,6 +215,11 @@ func Build(rows []archive.Row, fig Figure) []Series {
 		}
 		if fig.samples != nil {
 			p.samples = fig.samples(r)
+		}
+		if p.Lo == nil && len(p.samples) >= 2 {
+			if sum, err := stats.Summarize(p.samples, spec.DefaultConfidenceLevel); err == nil && sum.Computable() {
+				p.Lo, p.Hi = &sum.Lo, &sum.Hi
+			}
 		}
 		out[i].Points = append(out[i].Points, p)
 	}
@@ -211,8 +257,21 @@ type Options struct {
 // has iterations, their spread is used too: the change is kept only if
 // Welch's t-test of the two segments' iterations agrees at Alpha, and
 // its P is the larger of the two p-values. envs are the environments
-// of the points (archive.Archive.Envs of EnvIDs).
+// of the points (archive.Archive.Envs of EnvIDs). It also lists every
+// change of the environment between consecutive points (Steps).
 func (s *Series) FindChanges(o Options, envs map[int64]archive.Env) error {
+	s.Steps = nil
+	for i := 1; i < len(s.Points); i++ {
+		a, b := s.Points[i-1].envID, s.Points[i].envID
+		// Environments are stored once each: the same id is the same
+		// environment.
+		if a == b {
+			continue
+		}
+		if env := EnvDiff(s.Key, envs[a], envs[b]); len(env) > 0 {
+			s.Steps = append(s.Steps, EnvStep{Index: i, Time: s.Points[i].Time, Env: env})
+		}
+	}
 	values := make([]float64, len(s.Points))
 	for i, p := range s.Points {
 		values[i] = p.Value

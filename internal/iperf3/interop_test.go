@@ -340,7 +340,7 @@ func checkResult(t *testing.T, m mode, res result.Result) {
 		t.Errorf("throughput %g", res.Summary.BitsPerSecond)
 	}
 	said := strings.Join(res.Warnings, "\n")
-	if !strings.Contains(said, "iperf3 server") || !strings.Contains(said, "without interval samples, TCP_INFO") {
+	if !strings.Contains(said, "remote side is iperf3") || !strings.Contains(said, "no intervals, TCP_INFO") {
 		t.Errorf("result does not say what the iperf3 server could not provide:\n%s", said)
 	}
 	if c := res.Summary.RemoteCPU; c == nil || c.CPUs != 0 || c.ElapsedS <= 0 {

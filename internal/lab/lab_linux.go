@@ -132,6 +132,9 @@ func up(ctx context.Context, cfg Config, created map[Side]bool) (*Lab, error) {
 // calling thread into the new namespace, so it runs on a locked thread
 // that is thrown away afterwards.
 func newNamed(name string) (netns.NsHandle, error) {
+	if err := shareNetnsDir(netnsDir); err != nil {
+		return netns.None(), fmt.Errorf("make namespace %s: %w", name, err)
+	}
 	type result struct {
 		h   netns.NsHandle
 		err error
@@ -147,6 +150,62 @@ func newNamed(name string) (netns.NsHandle, error) {
 		return netns.None(), fmt.Errorf("make namespace %s: %w", name, r.err)
 	}
 	return r.h, nil
+}
+
+// shareNetnsDir makes dir a shared mount point of its own, as iproute2's
+// `ip netns add` does before its first namespace, so that the two agree.
+// netns.NewNamed bind-mounts namespaces into a plain directory; a later
+// `ip netns add` (a test's, a user's) then finds dir not a mount point and
+// bind-mounts dir over itself, and every namespace mounted before is
+// hidden under that mount: `lab down` can no longer remove it ("device
+// or resource busy"). Making dir a mount point first leaves `ip` nothing
+// to remount. When dir is not a mount point but already holds live
+// namespaces (made by an older wirespeed, or by netns.NewNamed
+// elsewhere), upgrading it would hide them in the same way, so it is
+// left as it is.
+func shareNetnsDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	// Succeeds only on a mount point (EINVAL otherwise), and marks it
+	// shared, as iproute2 does.
+	err := unix.Mount("", dir, "none", unix.MS_SHARED|unix.MS_REC, "")
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("make %s a shared mount: %w", dir, err)
+	}
+	live, err := holdsNamespaces(dir)
+	if err != nil || live {
+		return err
+	}
+	if err := unix.Mount(dir, dir, "none", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s onto itself: %w", dir, err)
+	}
+	if err := unix.Mount("", dir, "none", unix.MS_SHARED|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("make %s a shared mount: %w", dir, err)
+	}
+	return nil
+}
+
+// holdsNamespaces reports whether any entry of dir is a mounted namespace
+// (a file on nsfs), not the empty placeholder file left where one was.
+func holdsNamespaces(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		var st unix.Statfs_t
+		if err := unix.Statfs(filepath.Join(dir, e.Name()), &st); err != nil {
+			continue // gone meanwhile
+		}
+		if st.Type == unix.NSFS_MAGIC {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func ipNet(p netip.Prefix) *net.IPNet {

@@ -19,8 +19,9 @@ import (
 // Defaults of MeshConfig.
 const DefaultMeshHosts = 3
 
-// MaxMeshHosts bounds the hosts of a mesh lab.
-const MaxMeshHosts = 16
+// MaxMeshHosts bounds the hosts of a mesh lab: each runs a server of
+// its own (some 20 MB each), and 32 fill a /26 of the default subnet.
+const MaxMeshHosts = 32
 
 // Default subnets of a mesh lab, apart from a two-host lab's.
 var (

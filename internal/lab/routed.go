@@ -10,10 +10,10 @@ import (
 // "wst-<name>-a", "wst-<name>-r" and "wst-<name>-b"; a's "wst-a" is joined
 // to the router's "wst-ra", the router's "wst-rb" to b's "wst-b", each
 // pair on a subnet of its own (IPv4 only), and the router forwards between
-// them. Its egress toward b can be shaped with a tbf whose queue is as
-// short as asked, so the path's bottleneck, and the drops it makes, are
-// on the router, apart from both hosts. Remove (Down) takes the router's
-// namespace away too.
+// them. Its egress toward b (and with BothWays toward a as well) can be
+// shaped with a tbf whose queue is as long as asked, so the path's
+// bottleneck, and the drops it makes, are on the router, apart from both
+// hosts. Remove (Down) takes the router's namespace away too.
 
 // Router is the side name of a routed lab's router.
 const Router Side = "r"
@@ -37,6 +37,10 @@ type RoutedConfig struct {
 	// BurstBytes is the tbf's bucket; 0 takes TBF's. A large one lets
 	// the start of a flood through before the shaping drops any.
 	BurstBytes uint32
+	// BothWays puts the same tbf on the router's egress toward a too,
+	// so that each direction's bottleneck, and its queue, is the
+	// router's: neither host's own qdisc holds the backlog.
+	BothWays bool
 }
 
 // Routed is a routed lab that is up: a Lab of its hosts a and b (Do, Down,
@@ -65,4 +69,31 @@ func UpRouted(ctx context.Context, cfg RoutedConfig) (*Routed, error) {
 		return nil, fmt.Errorf("routed lab %q up: %w", cfg.Name, err)
 	}
 	return r, nil
+}
+
+// RouterEgress is one egress of a routed lab's router, as a host of the
+// lab sees it: the router's namespace, the device, and the host the
+// device leads to.
+type RouterEgress struct {
+	Netns  string
+	Dev    string
+	Toward Side
+}
+
+// RouterHere returns the router's egresses when the calling thread is
+// in a host (a or b) of a routed lab: the one toward the other host
+// first, then the one toward this host. It returns none, and no error,
+// in any other namespace. It reads /run/netns only; sampling the
+// router's qdiscs (measure.OpenNetnsQdisc) needs root.
+func RouterHere() ([]RouterEgress, error) { return routerHere() }
+
+// routerEgresses are a routed lab's router egresses as host s sees them.
+func routerEgresses(name string, s Side) []RouterEgress {
+	ns := Namespace(name, Router)
+	toA := RouterEgress{Netns: ns, Dev: "wst-ra", Toward: A}
+	toB := RouterEgress{Netns: ns, Dev: RouterDeviceB, Toward: B}
+	if s == A {
+		return []RouterEgress{toB, toA}
+	}
+	return []RouterEgress{toA, toB}
 }

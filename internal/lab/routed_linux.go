@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -97,7 +98,7 @@ func routedUp(ctx context.Context, cfg RoutedConfig, created *[]string) (*Routed
 	} {
 		name := Namespace(cfg.Name, h.side)
 		setup := hostSetup{addrs: []netip.Prefix{netip.PrefixFrom(h.a, h.subnet.Bits())}}
-		if h.side == Router && h.dev == r.Router.Dev {
+		if h.side == Router && (h.dev == r.Router.Dev || cfg.BothWays && h.dev == r.RouterA.Dev) {
 			setup.rate, setup.burst, setup.limit = cfg.RateBitsPerSecond, cfg.BurstBytes, cfg.LimitBytes
 		}
 		link, limit, err := setUpHost(nl[h.side], ns[h.side], Host{Netns: name, Dev: h.dev}, setup)
@@ -162,4 +163,42 @@ func (r *Routed) RouterQdisc() (sent, drops uint64, err error) {
 		}
 	}
 	return 0, 0, fmt.Errorf("no tbf statistics on %s in %s", r.Router.Dev, r.Router.Netns)
+}
+
+// hostNamespace matches a lab host's namespace name: its lab and side.
+var hostNamespace = regexp.MustCompile(`^wst-(.+)-([ab])$`)
+
+func routerHere() ([]RouterEgress, error) {
+	self, err := netns.Get()
+	if err != nil {
+		return nil, fmt.Errorf("this thread's network namespace: %w", err)
+	}
+	defer self.Close()
+	entries, err := os.ReadDir(netnsDir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	for _, e := range entries {
+		m := hostNamespace.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		h, err := netns.GetFromName(e.Name())
+		if err != nil {
+			continue
+		}
+		same := h.Equal(self)
+		h.Close()
+		if !same {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(netnsDir, Namespace(m[1], Router))); err != nil {
+			return nil, nil // a two-host lab: no router
+		}
+		return routerEgresses(m[1], Side(m[2])), nil
+	}
+	return nil, nil
 }

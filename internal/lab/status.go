@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"strconv"
+	"strings"
 
 	"wirespeed/internal/units"
 )
@@ -18,6 +20,22 @@ import (
 // server its own; its devices are the namespace's, its end and lo).
 func ServeArgs(port int, keyFile string) []string {
 	return []string{"serve", "--listen", ":" + strconv.Itoa(port), "--log-level", "info", "--psk-file", keyFile, "--allow-netconf"}
+}
+
+// MeshServeArgs is the command line of the server in each host of a mesh
+// lab: ServeArgs, relaying third-party tests toward the other hosts (and
+// nothing else), so that wirespeed mesh run in one host measures every
+// ordered pair, the others through their source's server.
+func MeshServeArgs(port int, keyFile string, hosts []Host) []string {
+	var peers []string
+	for _, h := range hosts {
+		for _, a := range []netip.Addr{h.IPv4, h.IPv6} {
+			if a.IsValid() {
+				peers = append(peers, a.String())
+			}
+		}
+	}
+	return append(ServeArgs(port, keyFile), "--allow-relay", "--relay-peers", strings.Join(peers, ","))
 }
 
 // MinRate is the lowest rate a lab's tbf takes, in bits/s.

@@ -42,6 +42,10 @@ type Plan struct {
 	// Settle is the wait after a row's settings before measuring.
 	Settle time.Duration
 	Tool   result.Tool
+	// Doc is the document of an interrupted matrix to continue (see
+	// Differences): its complete rows are kept as they are and only the
+	// others measured. Nil starts a new one.
+	Doc *result.Document
 }
 
 // Observer is told how a matrix goes.
@@ -55,6 +59,9 @@ type Observer interface {
 	Iteration(i, n int, label string, ev iterate.Event)
 	// Row says a row was measured or skipped (row.Skipped says why).
 	Row(row result.MatrixRow)
+	// Kept says a row of the resumed document (Plan.Doc) is complete and
+	// is kept as it is, not measured again.
+	Kept(row result.MatrixRow)
 }
 
 // Options are how a matrix measures, and who is told.
@@ -129,6 +136,11 @@ func (m *matrixRun) run(ctx context.Context) error {
 		Sizes:   m.plan.Sizes,
 		Matrix:  mx,
 	}
+	if prev := m.plan.Doc; prev != nil {
+		// A resumed matrix keeps its title and labels (the flags may
+		// give others).
+		m.doc.Title, m.doc.Labels = prev.Title, prev.Labels
+	}
 
 	runErr := m.check(ctx)
 	if runErr == nil {
@@ -171,18 +183,37 @@ func (m *matrixRun) check(ctx context.Context) error {
 }
 
 // rows measures every combination in order, telling the observer of each
-// row as it finishes and saving the document after each.
+// row as it finishes and saving the document after each. A row the
+// resumed document holds complete (Complete) is kept, not measured.
 func (m *matrixRun) rows(ctx context.Context) error {
 	combos := Combinations(m.plan.Dimensions)
+	kept := map[string]result.MatrixRow{}
+	if m.plan.Doc != nil && m.plan.Doc.Matrix != nil {
+		for _, r := range m.plan.Doc.Matrix.Rows {
+			if Complete(r) {
+				kept[r.Label] = r
+			}
+		}
+	}
 	m.obs.Begin(m.doc)
 	measured := 0
 	for i, combo := range combos {
+		settings := rowRecord(combo)
+		label := result.RowLabel(settings)
+		if r, ok := kept[label]; ok {
+			r.Index = i + 1
+			m.addRow(r)
+			m.obs.Kept(r)
+			if r.Skipped == "" {
+				measured++
+			}
+			continue
+		}
 		if ctx.Err() != nil {
 			m.doc.Interrupted = true
 			break
 		}
-		settings := rowRecord(combo)
-		row := result.MatrixRow{Index: i + 1, Label: result.RowLabel(settings), Settings: settings, Points: []result.Point{}}
+		row := result.MatrixRow{Index: i + 1, Label: label, Settings: settings, Points: []result.Point{}}
 		skip, err := m.apply(ctx, combo, &row)
 		if ctx.Err() != nil {
 			// Interrupted while changing: the devices are being restored.
@@ -303,6 +334,25 @@ type nopObserver struct{}
 func (nopObserver) Begin(*result.Document)                    {}
 func (nopObserver) Iteration(int, int, string, iterate.Event) {}
 func (nopObserver) Row(result.MatrixRow)                      {}
+func (nopObserver) Kept(result.MatrixRow)                     {}
+
+// Complete reports whether a row was dealt with: measured to its end
+// (every point complete), or skipped because the kernel would not take
+// it. A resumed matrix keeps such rows and measures the others.
+func Complete(r result.MatrixRow) bool {
+	if r.Skipped != "" {
+		return true
+	}
+	if r.Interrupted || len(r.Points) == 0 {
+		return false
+	}
+	for _, p := range r.Points {
+		if !p.Complete() {
+			return false
+		}
+	}
+	return true
+}
 
 // NotMeasured lists the labels of the combinations of dims that doc does
 // not hold measured, in the order a matrix runs them: those it never
@@ -312,7 +362,7 @@ func NotMeasured(dims []Dimension, doc *result.Document) []string {
 	done := map[string]bool{}
 	if doc != nil && doc.Matrix != nil {
 		for _, r := range doc.Matrix.Rows {
-			if r.Skipped != "" || (!r.Interrupted && len(r.Points) > 0) {
+			if Complete(r) {
 				done[r.Label] = true
 			}
 		}
@@ -324,4 +374,64 @@ func NotMeasured(dims []Dimension, doc *result.Document) []string {
 		}
 	}
 	return out
+}
+
+// Differences lists how the matrix in prev was measured otherwise than
+// plan asks, one phrase per setting, as a sweep's resume does
+// (sweep.Differences: the test but for what the rows vary, the
+// iterations and confidence, the sizes), then the settings varied and
+// the devices changed (localDev and remoteDev, in remoteNetns, as the
+// flags give them: "" for none). A matrix resumes only when there is
+// none.
+func (plan Plan) Differences(prev *result.Document, localDev, remoteDev, remoteNetns string) []string {
+	var diffs []string
+	var was []string
+	if prev.Matrix != nil {
+		for _, d := range prev.Matrix.Dimensions {
+			was = append(was, d.Key()+"="+strings.Join(d.Values, ","))
+		}
+	}
+	var now []string
+	for _, d := range plan.Dimensions {
+		r := d.record()
+		now = append(now, r.Key()+"="+strings.Join(r.Values, ","))
+	}
+	if strings.Join(was, " ") != strings.Join(now, " ") {
+		diffs = append(diffs, fmt.Sprintf("--set %s in the file, --set %s now", strings.Join(was, " --set "), strings.Join(now, " --set ")))
+	}
+	dev := func(flag string, d *result.MatrixDevice, name, netns string) {
+		w, n := "none", "none"
+		if d != nil {
+			w = d.Dev
+			if d.Netns != "" {
+				w += " in " + d.Netns
+			}
+		}
+		if name != "" {
+			n = name
+			if netns != "" {
+				n += " in " + netns
+			}
+		}
+		if w != n {
+			diffs = append(diffs, fmt.Sprintf("%s %s in the file, %s now", flag, w, n))
+		}
+	}
+	if prev.Matrix != nil {
+		dev("--dev", prev.Matrix.Local, localDev, "")
+		dev("--remote-dev", prev.Matrix.Remote, remoteDev, remoteNetns)
+	}
+	// The document's test is its first measured row's (addRow), with
+	// that row's direction and, for sweeps, its first size.
+	base := plan.Base
+	if prev.Matrix != nil {
+		combos := Combinations(plan.Dimensions)
+		for _, r := range prev.Matrix.Rows {
+			if len(r.Points) > 0 && r.Index >= 1 && r.Index <= len(combos) {
+				base = testOf(plan.Base, combos[r.Index-1])
+				break
+			}
+		}
+	}
+	return append(diffs, sweep.Differences(prev.Spec, base, prev.Repeat, plan.Repeat, prev.Sizes, plan.Sizes)...)
 }

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -236,6 +237,7 @@ func (r *rowRecorder) Row(row result.MatrixRow) {
 	}
 	r.rows = append(r.rows, w)
 }
+func (r *rowRecorder) Kept(row result.MatrixRow) { r.rows = append(r.rows, row.Label+" kept") }
 
 // TestRun: every combination in order, the settings made in a safe
 // order, a row skipped when a setting does not hold, the document saved
@@ -406,7 +408,7 @@ func TestNotMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt := []result.Point{{MsgSize: 131072}}
+	pt := []result.Point{{MsgSize: 131072, Result: result.Result{Directions: []result.DirectionResult{{Direction: spec.ClientToServer}}}}}
 	doc := &result.Document{Matrix: &result.Matrix{Rows: []result.MatrixRow{
 		{Index: 1, Label: "tso=on mtu=1500", Points: pt},
 		{Index: 2, Label: "tso=on mtu=9000", Skipped: "the kernel would not take it", Points: []result.Point{}},
@@ -415,5 +417,128 @@ func TestNotMeasured(t *testing.T) {
 	want := []string{"tso=off mtu=1500", "tso=off mtu=9000"}
 	if d := cmp.Diff(want, NotMeasured(dims, doc)); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestResume: a matrix interrupted in its third row keeps the two before
+// it; resumed, it keeps them as they are (not measured again, not set on
+// the device) and measures the third and fourth, each row once, in
+// order, and the device restored both times.
+func TestResume(t *testing.T) {
+	dims, _ := ParseDimensions([]string{"tso=on,off", "mtu=1500,9000"})
+	fc := &fakeChanger{}
+	plan := Plan{Base: testSpec(), Repeat: spec.DefaultRepeat(), Dimensions: dims, Changers: []Changer{fc}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	measured := 0
+	count := countMeasure(&measured)
+	interrupting := func(ctx context.Context, t spec.Test, rep spec.Repeat, p func(iterate.Event)) (result.Result, error) {
+		res, err := count(ctx, t, rep, p)
+		if measured == 3 { // the third row: stopped as Ctrl-C stops it
+			cancel()
+			res.Interrupted = true
+		}
+		return res, err
+	}
+	first, err := Run(ctx, plan, Options{Measure: interrupting})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Interrupted || len(first.Matrix.Rows) != 3 || !first.Matrix.Rows[2].Interrupted {
+		t.Fatalf("interrupted matrix: interrupted %v, %d rows", first.Interrupted, len(first.Matrix.Rows))
+	}
+	if left := NotMeasured(dims, first); strings.Join(left, "; ") != "tso=off mtu=1500; tso=off mtu=9000" {
+		t.Errorf("not measured: %q", left)
+	}
+	if fc.finished != 1 {
+		t.Errorf("interrupted: device finished %d times", fc.finished)
+	}
+
+	// The file as -o wrote it, read back.
+	b, err := json.Marshal(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev result.Document
+	if err := json.Unmarshal(b, &prev); err != nil {
+		t.Fatal(err)
+	}
+	if diffs := plan.Differences(&prev, "fake0", "", ""); len(diffs) > 0 {
+		t.Fatalf("the same plan differs: %q", diffs)
+	}
+	fc2 := &fakeChanger{}
+	plan.Changers, plan.Doc = []Changer{fc2}, &prev
+	measured = 0
+	rec := &rowRecorder{}
+	doc, err := Run(context.Background(), plan, Options{Measure: countMeasure(&measured), Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"tso=on mtu=1500 kept", "tso=on mtu=9000 kept", "tso=off mtu=1500", "tso=off mtu=9000"}
+	if diff := cmp.Diff(want, rec.rows); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	var labels []string
+	for i, r := range doc.Matrix.Rows {
+		labels = append(labels, r.Label)
+		if r.Index != i+1 || r.Interrupted || len(r.Points) != 1 {
+			t.Errorf("row %d: index %d, interrupted %v, %d points", i+1, r.Index, r.Interrupted, len(r.Points))
+		}
+	}
+	if diff := cmp.Diff([]string{"tso=on mtu=1500", "tso=on mtu=9000", "tso=off mtu=1500", "tso=off mtu=9000"}, labels); diff != "" {
+		t.Errorf("every row once, in order (-want +got):\n%s", diff)
+	}
+	var sets []string
+	for _, s := range fc2.sets {
+		sets = append(sets, fmt.Sprint(s))
+	}
+	if diff := cmp.Diff([]string{"[mtu=1500 tso=off]", "[mtu=9000 tso=off]"}, sets); diff != "" {
+		t.Errorf("settings made on resuming: only the rows measured (-want +got):\n%s", diff)
+	}
+	if measured != 2 || doc.Interrupted || fc2.finished != 1 || len(NotMeasured(dims, doc)) != 0 {
+		t.Errorf("measured %d, interrupted %v, finished %d, not measured %q", measured, doc.Interrupted, fc2.finished, NotMeasured(dims, doc))
+	}
+	if doc.Summary.BitsPerSecond != prev.Matrix.Rows[0].Points[0].Summary.BitsPerSecond {
+		t.Errorf("the top level is not the first row's point")
+	}
+}
+
+// TestResumeDifferences: a resumed matrix whose settings differ from the
+// file's is refused, each difference named as the flag that sets it.
+func TestResumeDifferences(t *testing.T) {
+	dims, _ := ParseDimensions([]string{"tso=on,off"})
+	plan := Plan{Base: testSpec(), Repeat: spec.DefaultRepeat(), Dimensions: dims, Changers: []Changer{&fakeChanger{}}}
+	measured := 0
+	prev, err := Run(context.Background(), plan, Options{Measure: countMeasure(&measured)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := plan
+	other.Base.Parallel = 4
+	other.Repeat.MaxIterations, other.Repeat.MinIterations = 5, 3
+	other.Dimensions, _ = ParseDimensions([]string{"tso=on,off", "gro=on,off"})
+	other.Sizes = []int{64, 1024}
+	got := strings.Join(other.Differences(prev, "eth1", "eth2", ""), "; ")
+	for _, want := range []string{
+		"--set tso=on,off in the file, --set tso=on,off --set gro=on,off now",
+		"--dev fake0 in the file, eth1 now",
+		"--remote-dev none in the file, eth2 now",
+		"parallel 1 in the file, 4 now",
+		"iterations and confidence --iterations 1,1",
+		"sizes none in the file, 64,1024 now",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("differences lack %q:\n%s", want, got)
+		}
+	}
+	// The direction rows vary is not a difference of the test.
+	dirs, _ := ParseDimensions([]string{"direction=maerts,stream"})
+	dplan := Plan{Base: testSpec(), Repeat: spec.DefaultRepeat(), Dimensions: dirs}
+	dprev, err := Run(context.Background(), dplan, Options{Measure: countMeasure(&measured)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := dplan.Differences(dprev, "", "", ""); len(d) > 0 {
+		t.Errorf("a matrix of directions differs from itself: %q", d)
 	}
 }

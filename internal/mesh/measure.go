@@ -28,6 +28,7 @@ func PairMeasure(cfg client.Config, t spec.Test, rep spec.Repeat) Measure {
 			return c.Iterate(ctx, t, rep, nil)
 		}
 		cfg.Addr = src.Address
+		cfg.RelayOnly = true // this host is not in the pair: no baseline of its own
 		c, err := client.Dial(ctx, cfg)
 		if err != nil {
 			return result.Result{}, err

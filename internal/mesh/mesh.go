@@ -93,25 +93,42 @@ func Run(ctx context.Context, plan Plan, opts Options) *result.MeshDocument {
 	return doc
 }
 
-// measureAll runs the scheduler: it starts any pending pair whose peers
-// are both free while fewer than plan.Concurrency run.
+// measureAll runs the scheduler: while fewer than plan.Concurrency run,
+// it starts the first pending pair, in the order of scheduleOrder, whose
+// peers are both free and have no pair before it left to start: each peer
+// plays its pairs in that order, so that one whose pair finished early
+// never takes up a pair of a later round and leaves the next round's
+// partner waiting for it (schedule.go).
 func measureAll(ctx context.Context, plan Plan, opts Options) []result.MeshPair {
 	peers, pairs := plan.Peers, plan.Pairs
 	out := make([]result.MeshPair, len(pairs))
-	pending := make([]int, len(pairs))
-	for i := range pending {
-		pending[i] = i
+	pending := scheduleOrder(len(peers), pairs) // schedule.go
+	queue := make([][]int, len(peers))          // each peer's pairs, in that order
+	for _, i := range pending {
+		p := pairs[i]
+		queue[p.Src] = append(queue[p.Src], i)
+		if p.Dst != p.Src {
+			queue[p.Dst] = append(queue[p.Dst], i)
+		}
 	}
 	busy := make([]bool, len(peers))
+	next := func(i int) bool {
+		p := pairs[i]
+		return !busy[p.Src] && !busy[p.Dst] && queue[p.Src][0] == i && queue[p.Dst][0] == i
+	}
 	done := make(chan int)
 	running, finished := 0, 0
 	for len(pending) > 0 || running > 0 {
 		if running < max(plan.Concurrency, 1) && ctx.Err() == nil {
-			k := slices.IndexFunc(pending, func(i int) bool { return !busy[pairs[i].Src] && !busy[pairs[i].Dst] })
+			k := slices.IndexFunc(pending, next)
 			if k >= 0 {
 				i := pending[k]
 				pending = slices.Delete(pending, k, k+1)
 				p := pairs[i]
+				queue[p.Src] = queue[p.Src][1:]
+				if p.Dst != p.Src {
+					queue[p.Dst] = queue[p.Dst][1:]
+				}
 				busy[p.Src], busy[p.Dst] = true, true
 				running++
 				go func() {

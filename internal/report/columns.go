@@ -16,6 +16,19 @@ const gap = 2
 // lines up under its header.
 type fixedColumns struct {
 	widths []int
+	hidden map[int]bool // columns left out of every line (hide)
+}
+
+// hide leaves columns out of every line, header and rows: the default
+// text's tables show fewer columns than -v's, from the same cells.
+func (c *fixedColumns) hide(cols ...int) *fixedColumns {
+	if c.hidden == nil {
+		c.hidden = map[int]bool{}
+	}
+	for _, i := range cols {
+		c.hidden[i] = true
+	}
+	return c
 }
 
 // newFixedColumns starts columns at these widths (a copy is kept).
@@ -54,7 +67,9 @@ func (c *fixedColumns) header(cells []string) string {
 func (c *fixedColumns) format(cells []string, note string) string {
 	var b strings.Builder
 	for i, s := range cells {
-		fmt.Fprintf(&b, "%*s", c.widths[i], s)
+		if !c.hidden[i] {
+			fmt.Fprintf(&b, "%*s", c.widths[i], s)
+		}
 	}
 	if note != "" {
 		b.WriteString("  " + note)

@@ -50,11 +50,13 @@ func adjustedColumn(a stats.Adjustment) string {
 // caveats.
 func Compare(w io.Writer, res comparison.Result) {
 	base := res.Sources[0]
-	fmt.Fprintf(w, "baseline %s; compared: %s\n", base, strings.Join(res.Sources[1:], ", "))
-	fmt.Fprintf(w, "%s at alpha %g over each point's iterations\n", testName(res.Options.Test), res.Options.Alpha)
-	fmt.Fprintf(w, "%s; higher/lower: significant, ~: not significant\n", adjustment(res))
+	// The prose wraps at Width; the tables are as wide as their cells.
+	say := func(format string, a ...any) { writeWrapped(w, fmt.Sprintf(format, a...), false) }
+	say("baseline %s; compared: %s", base, strings.Join(res.Sources[1:], ", "))
+	say("%s at alpha %g over each point's iterations", testName(res.Options.Test), res.Options.Alpha)
+	say("%s; higher/lower: significant, ~: not significant", adjustment(res))
 	if res.AcrossDirections {
-		fmt.Fprintf(w, "across directions: each point of %s is matched with the other direction's at the same settings and message size (named by the baseline's test)\n", base)
+		say("across directions: each point of %s is matched with the other direction's at the same settings and message size (named by the baseline's test)", base)
 	}
 
 	fmt.Fprintf(w, "\nwhat differs from %s:\n", base)
@@ -98,7 +100,7 @@ func Compare(w io.Writer, res comparison.Result) {
 				for _, k := range ks {
 					s = append(s, k.String())
 				}
-				fmt.Fprintf(w, "only in %s, not compared: %s\n", name, strings.Join(s, "; "))
+				say("only in %s, not compared: %s", name, strings.Join(s, "; "))
 			}
 		}
 	}
@@ -111,7 +113,9 @@ func Compare(w io.Writer, res comparison.Result) {
 				more = fmt.Sprintf(" and %d more", len(at)-3)
 				at = at[:3]
 			}
-			fmt.Fprintf(w, "warning: %s (%s%s)\n", wn.Text, strings.Join(at, "; "), more)
+			// A comparison's warning is its advice (how many
+			// iterations would do): wrapped, not cut.
+			say("warning: %s (%s%s)", wn.Text, strings.Join(at, "; "), more)
 		}
 	}
 }

@@ -29,7 +29,11 @@ func levelPct(level float64) string {
 // Confidence writes how the mean of a repeated measurement was reached:
 // the iterations, the interval asked and, per figure, the interval
 // achieved, with NOT REACHED where it is wider than asked.
-func Confidence(w io.Writer, s result.Summary) {
+func Confidence(w io.Writer, s result.Summary) { confidence(w, s, true) }
+
+// confidence is Confidence; verbose, its first line says the per-stream
+// figures (which only -v shows) are the last iteration's.
+func confidence(w io.Writer, s result.Summary, verbose bool) {
 	c := s.Confidence
 	if c == nil {
 		return
@@ -42,8 +46,12 @@ func Confidence(w io.Writer, s result.Summary) {
 	if verdict == "" {
 		verdict = string(c.Stop)
 	}
-	fmt.Fprintf(w, "mean of %d iteration%s (per-stream figures: the last iteration's); interval asked +/-%.4g%% @ %s%% conf.: %s\n",
-		c.Iterations, plural(c.Iterations), c.WidthPct/2, levelPct(c.Level), verdict)
+	streams := ""
+	if verbose {
+		streams = " (per-stream figures: the last iteration's)"
+	}
+	fmt.Fprintf(w, "mean of %d iteration%s%s; interval asked +/-%.4g%% @ %s%% conf.: %s\n",
+		c.Iterations, plural(c.Iterations), streams, c.WidthPct/2, levelPct(c.Level), verdict)
 	line := func(name string, f *result.FigureConfidence) {
 		if f == nil {
 			return
@@ -61,16 +69,32 @@ func Confidence(w io.Writer, s result.Summary) {
 
 // IterationLine is the line that ends one iteration of a repeated
 // measurement, as the run, sweep and matrix commands show it:
-// "iteration 2 of at most 10: 9341.22 10^6bits/sec, local CPU 48.1%,
-// remote CPU 51.0%; so far +/-1.2% @ 99% conf.". The CPU figures appear
+// "iteration 2 of at most 10: 9341.22 10^6bits/sec, CPU 48.1% local,
+// 51.0% remote; so far +/-1.2% @ 99% conf.". The CPU figures appear
 // when measured, the interval once the iterations so far give one.
+// FitClauses writes it in Width.
 func IterationLine(iteration, max int, res result.Result, conf *result.Confidence) string {
+	return iterationLine(iteration, max, res, conf, true)
+}
+
+// IterationProgress is IterationLine without the CPU figures, for the
+// progress lines of a sweep or a matrix, which name the point before it
+// (its row shows the CPU).
+func IterationProgress(iteration, max int, res result.Result, conf *result.Confidence) string {
+	return iterationLine(iteration, max, res, conf, false)
+}
+
+func iterationLine(iteration, max int, res result.Result, conf *result.Confidence, cpu bool) string {
 	s := fmt.Sprintf("iteration %d of at most %d: %.2f 10^6bits/sec", iteration, max, units.Mega(res.Summary.BitsPerSecond))
-	if c := res.Summary.LocalCPU; c != nil {
-		s += fmt.Sprintf(", local CPU %.1f%%", c.UtilPct)
-	}
-	if c := res.Summary.RemoteCPU; c != nil {
-		s += fmt.Sprintf(", remote CPU %.1f%%", c.UtilPct)
+	l, r := res.Summary.LocalCPU, res.Summary.RemoteCPU
+	switch {
+	case !cpu:
+	case l != nil && r != nil:
+		s += fmt.Sprintf(", CPU %.1f%% local, %.1f%% remote", l.UtilPct, r.UtilPct)
+	case l != nil:
+		s += fmt.Sprintf(", CPU %.1f%% local", l.UtilPct)
+	case r != nil:
+		s += fmt.Sprintf(", CPU %.1f%% remote", r.UtilPct)
 	}
 	if conf != nil && conf.AchievedPct != nil {
 		s += "; so far " + PlusMinus(conf.FigureConfidence, conf.Level)

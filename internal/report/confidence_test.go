@@ -28,7 +28,7 @@ func TestIterationLine(t *testing.T) {
 				RemoteCPU:     &measure.CPU{UtilPct: 51},
 			}},
 			conf: &result.Confidence{Level: 0.99, FigureConfidence: result.FigureConfidence{AchievedPct: &achieved}},
-			want: "iteration 1 of at most 10: 1.50 10^6bits/sec, local CPU 48.1%, remote CPU 51.0%; so far +/-1.2% @ 99% conf.",
+			want: "iteration 1 of at most 10: 1.50 10^6bits/sec, CPU 48.1% local, 51.0% remote; so far +/-1.2% @ 99% conf.",
 		},
 		{
 			name: "no interval yet, interrupted",
@@ -43,5 +43,9 @@ func TestIterationLine(t *testing.T) {
 				t.Errorf("IterationLine:\n got %q\nwant %q", got, tt.want)
 			}
 		})
+	}
+	// The progress of a sweep or matrix leaves the CPU to the row.
+	if got, want := IterationProgress(1, 10, tests[1].res, tests[1].conf), "iteration 1 of at most 10: 1.50 10^6bits/sec; so far +/-1.2% @ 99% conf."; got != want {
+		t.Errorf("IterationProgress:\n got %q\nwant %q", got, want)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
@@ -20,7 +19,7 @@ func hasCPU(s result.Summary) bool { return s.LocalCPU != nil || s.RemoteCPU != 
 // shows the CPU on its total row: CPU is measured per side, not per
 // direction.
 func cpuTable(w io.Writer, res result.Result, u units.RateUnit) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "Recv\tSend\tSend\t\t\tLocal\tRemote\tLocal\tRemote\t\t")
 	fmt.Fprintln(tw, "Socket\tSocket\tMessage\tElapsed\t\tCPU\tCPU\tService\tService\t\t")
 	fmt.Fprintln(tw, "Size\tSize\tSize\tTime\tThroughput\tUtil\tUtil\tDemand\tDemand\t\t")
@@ -97,21 +96,86 @@ func cpuSplit(s result.Summary) string {
 // other processes used enough of the CPUs to spoil its figures
 // (result.OthersWarning).
 func CPU(w io.Writer, s result.Summary) {
-	sides := []struct {
+	cpuLines(w, s)
+	warnings(w, othersWarnings(s, true, false, nil), true)
+}
+
+// cpuLines are CPU's top-like lines, without the warnings.
+func cpuLines(w io.Writer, s result.Summary) {
+	for _, c := range []struct {
 		name string
-		side result.Side
 		cpu  *measure.CPU
-	}{{"local", result.Local, s.LocalCPU}, {"remote", result.Remote, s.RemoteCPU}}
-	for _, c := range sides {
+	}{{"local", s.LocalCPU}, {"remote", s.RemoteCPU}} {
 		if c.cpu != nil {
 			fmt.Fprintf(w, "%-6s %s\n", c.name, cpuLine(*c.cpu))
 		}
 	}
+}
+
+// othersWarnings are the warnings of the sides where other processes
+// used enough of the CPUs to spoil the CPU figures (result.OthersFigures):
+// in full when verbose, else short, the busiest process by name.
+//
+// Not verbose, a side whose run the limit line already says other
+// processes held back (limited) has none, and when both sides ran on one
+// host (oneHost: loopback, or a lab's namespaces) the first one found
+// says it for both, without a side: they measured the same processes.
+func othersWarnings(s result.Summary, verbose, oneHost bool, limited func(result.Side) bool) []string {
+	sides := []struct {
+		side result.Side
+		cpu  *measure.CPU
+	}{{result.Local, s.LocalCPU}, {result.Remote, s.RemoteCPU}}
+	var out []string
 	for i, c := range sides {
-		if msg := result.OthersWarning(c.side, c.cpu, sides[1-i].cpu); msg != "" {
-			fmt.Fprintf(w, "warning: %s\n", msg)
+		o := result.OthersFigures(c.side, c.cpu, sides[1-i].cpu)
+		if verbose {
+			if o != nil {
+				out = append(out, o.Text())
+			}
+			continue
+		}
+		who := string(c.side) + " side: "
+		if oneHost {
+			who = ""
+		}
+		switch {
+		case o == nil || limited(c.side) || (oneHost && (len(out) > 0 || limited(sides[1-i].side))):
+		case o.BaselineOnly():
+			out = append(out, fmt.Sprintf("%sthe host was %.0f%% busy before the test; CPU figures may include that load",
+				who, o.Baseline.UtilPct))
+		default:
+			m := fmt.Sprintf("%sCPU figures include other processes' %.0f%% of a CPU", who, o.UtilPct)
+			if p := o.Busiest; p != nil {
+				m += fmt.Sprintf(" (%s %.0f%%)", p.Name, p.UtilPct)
+			}
+			out = append(out, m)
 		}
 	}
+	return out
+}
+
+// othersLimited reports whether res's limit line (or one of its
+// directions') names other processes on a side.
+func othersLimited(res result.Result) func(result.Side) bool {
+	return func(side result.Side) bool {
+		ls := []*result.Limit{res.Summary.Limit}
+		for _, d := range res.Directions {
+			ls = append(ls, d.Summary.Limit)
+		}
+		for _, l := range ls {
+			if l != nil && l.Kind == result.LimitOtherProcesses && l.Evidence.Others != nil && l.Evidence.Others.Side == side {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// oneHost reports whether both sides of res ran on one host: their
+// environment records name the same host.
+func oneHost(res result.Result) bool {
+	l, r := res.Local.Env, res.Remote.Env
+	return l != nil && r != nil && l.Hostname != "" && l.Hostname == r.Hostname && l.KernelRelease == r.KernelRelease
 }
 
 func cpuLine(c measure.CPU) string {
@@ -142,20 +206,6 @@ func cpuLine(c measure.CPU) string {
 	}
 	fmt.Fprintf(&b, "; wirespeed %.2fs user %.2fs sys over %.2fs)", c.ProcessUserS, c.ProcessSystemS, c.ElapsedS)
 	return b.String()
-}
-
-// measurement writes what Text shows after each side's figures: the CPU
-// lines and the confidence interval of a repeated measurement, after a
-// blank line.
-func measurement(w io.Writer, res result.Result) {
-	if hasCPU(res.Summary) {
-		fmt.Fprintln(w)
-		CPU(w, res.Summary)
-	}
-	if res.Summary.Confidence != nil {
-		fmt.Fprintln(w)
-		Confidence(w, res.Summary)
-	}
 }
 
 // processOnlyLine is the CPU line of a side that reported only its own

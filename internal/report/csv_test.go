@@ -40,7 +40,7 @@ func csvRecords(t *testing.T, doc result.Document) []map[string]string {
 func TestCSVHasTheTextsFigures(t *testing.T) {
 	doc := load(t, "cpu.json")
 	var text bytes.Buffer
-	Text(&text, doc.Result)
+	TextIn(&text, doc.Result, TextOptions{Verbose: true}) // the CPU lines are -v's
 	rec := csvRecords(t, doc)[0]
 	for side, c := range map[string]*measure.CPU{"local": doc.Summary.LocalCPU, "remote": doc.Summary.RemoteCPU} {
 		line := fmt.Sprintf("%.1f%%us %.1f%%sy %.1f%%hi %.1f%%si", c.UserPct, c.SystemPct, c.IRQPct, c.SoftIRQPct)
@@ -76,7 +76,7 @@ func TestCRRSocketSizes(t *testing.T) {
 	doc.Local.Env = &sysinfo.Env{Sysctls: map[string][]int64{"net.ipv4.tcp_wmem": {4096, 16384, 4194304}, "net.ipv4.tcp_rmem": {4096, 131072, 6291456}}}
 	var text bytes.Buffer
 	RRTable(&text, doc.Result)
-	if !strings.Contains(text.String(), "16384*  131072*") || !strings.Contains(text.String(), "tcp_wmem and tcp_rmem defaults") {
+	if !strings.Contains(text.String(), "16384*  131072*") || !strings.Contains(text.String(), "(tcp_wmem, tcp_rmem)") {
 		t.Errorf("TCP_CRR table:\n%s", text.String())
 	}
 	rec := csvRecords(t, doc)[0]

@@ -19,7 +19,9 @@ import (
 // none.
 func dataPathHeading(w io.Writer, t spec.Test) {
 	if parts := dataPathParts(t); len(parts) > 0 {
-		fmt.Fprintf(w, "data path: %s\n", strings.Join(parts, "; "))
+		for _, l := range fitList("data path: ", parts, "; ", 2) {
+			fmt.Fprintln(w, l)
+		}
 	}
 }
 

@@ -56,13 +56,17 @@ func TestDataPathText(t *testing.T) {
 			Local:  result.SideInfo{DataPath: &result.DataPath{RecvBatch: 8}},
 			Remote: result.SideInfo{DataPath: &result.DataPath{SendBatch: 64}}},
 	}
+	// The heading is the default text's; the data path records are -v's.
 	var buf bytes.Buffer
 	for k, res := range results {
 		fmt.Fprintf(&buf, "--- %d\n", k+1)
-		Heading(&buf, res.Spec, "127.0.0.1:7575")
+		var head bytes.Buffer
+		Heading(&head, res.Spec, "127.0.0.1:7575")
+		checkWidth(t, "heading", head.String())
+		buf.Write(head.Bytes())
 		DataPath(&buf, res)
 	}
-	testkit.Golden(t, "datapath.txt.golden", buf.String())
+	testkit.Golden(t, "datapath-v.txt.golden", buf.String())
 }
 
 // TestEnvDataPath: the environment record's line on what the kernel

@@ -7,6 +7,11 @@
 //
 //   - text.go: one run's table and per-side figures; cpu.go the top-like
 //     CPU line; datapath.go the data path records.
+//   - fit.go: the default text's width (Width, 100 columns) and how a
+//     line is made to fit it: a warning cut after a clause (brief), a
+//     list or a note continued on the next line, tables without trailing
+//     blanks. -v (TextOptions.Verbose) adds the detail, which may be
+//     wider.
 //   - confidence.go, points.go, sweep.go: iteration lines, the cells of a
 //     point (+/-%, iterations, notes) and netperf's sweep table.
 //   - matrix.go, mesh.go, compare.go, lab.go, labserver.go: the tables of

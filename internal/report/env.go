@@ -37,11 +37,32 @@ func Env(w io.Writer, env sysinfo.Env, opts EnvOptions) {
 	default:
 		row("cpu", "-")
 	}
-	cc := orDash(env.CongestionControl.Default)
-	if len(env.CongestionControl.Available) > 0 {
-		cc += " (available: " + strings.Join(env.CongestionControl.Available, " ") + ")"
+	if f := env.CPUFreq; f != nil {
+		g := f.Governor()
+		if !f.Available {
+			g = "none (no cpufreq: the hypervisor or the firmware sets the frequency)"
+		} else if f.Driver != "" {
+			g += "; scaling driver " + f.Driver
+		}
+		row("cpu governor", "%s", g)
 	}
-	row("congestion control", "%s", cc)
+	// The long values continue under themselves, the label column
+	// (its longest label, "congestion control", and two spaces) empty.
+	long := func(label string, parts []string, sep string) {
+		for i, l := range fitListIn(Width-len("congestion control  "), "", parts, sep, 0) {
+			if i > 0 {
+				label = ""
+			}
+			row(label, "%s", l)
+		}
+	}
+	ccParts := []string{orDash(env.CongestionControl.Default)}
+	if av := env.CongestionControl.Available; len(av) > 0 {
+		ccParts[0] += " (available:"
+		ccParts = append(ccParts, av...)
+		ccParts[len(ccParts)-1] += ")"
+	}
+	long("congestion control", ccParts, " ")
 	names := make([]string, 0, len(env.Sysctls))
 	for n := range env.Sysctls {
 		names = append(names, n)
@@ -59,7 +80,7 @@ func Env(w io.Writer, env sysinfo.Env, opts EnvOptions) {
 		row(label, "%s = %s", n, strings.Join(vals, " "))
 	}
 	if env.DataPath != nil {
-		row("data path", "%s", dataPathSupport(*env.DataPath))
+		long("data path", strings.Split(dataPathSupport(*env.DataPath), ", "), ", ")
 	}
 	tw.Flush()
 	if env.Interface == nil {

@@ -61,6 +61,9 @@ func TestEnvText(t *testing.T) {
 			e.Interface.Driver, e.Interface.DriverVersion = "", ""
 			return e
 		}()},
+		{name: "env-governors", env: sysinfo.Env{Hostname: "h", CPU: sysinfo.CPUInfo{Count: 4},
+			CPUFreq: &sysinfo.CPUFreq{Available: true, Driver: "acpi-cpufreq", Governors: map[int]string{0: "powersave", 1: "powersave", 2: "performance", 3: "powersave"}}}},
+		{name: "env-no-cpufreq", env: sysinfo.Env{Hostname: "vm", CPU: sysinfo.CPUInfo{Count: 2}, CPUFreq: &sysinfo.CPUFreq{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,7 +35,7 @@ func EnvSummary(w io.Writer, res result.Result) {
 }
 
 // EnvLine is an environment record in one line:
-// "kernel 6.8.0, wst-a (veth) mtu 9000, rx on tx on sg on tso off gso on
+// "kernel 6.8.0, governor performance, wst-a (veth) mtu 9000, rx on tx on sg on tso off gso on
 // gro on lro off, qdisc noqueue, cc cubic".
 func EnvLine(env sysinfo.Env) string { return envLine(env, "") }
 
@@ -43,6 +43,9 @@ func EnvLine(env sysinfo.Env) string { return envLine(env, "") }
 // when known ("" for none): "cc cubic (default bbr)".
 func envLine(env sysinfo.Env, socketCC string) string {
 	parts := []string{"kernel " + orDash(env.KernelRelease)}
+	if f := env.CPUFreq; f != nil && f.Available {
+		parts = append(parts, "governor "+f.Governor())
+	}
 	if ifc := env.Interface; ifc != nil {
 		dev := ifc.Name
 		if ifc.Driver != "" {

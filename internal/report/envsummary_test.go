@@ -21,8 +21,8 @@ func TestTextWithEnv(t *testing.T) {
 	doc.Local.Env, doc.Remote.Env = &local, &remote
 	doc.Warnings = append(doc.Warnings, "remote side: the kernel counted 7 segments or datagrams with a bad checksum (InCsumErrors) during the run: a NIC computing wrong checksums, often with offload and jumbo frames, shows up this way")
 	var buf bytes.Buffer
-	Text(&buf, doc.Result)
-	testkit.Golden(t, "stream-env.txt.golden", buf.String())
+	TextIn(&buf, doc.Result, TextOptions{Verbose: true}) // the env lines are -v's
+	testkit.Golden(t, "stream-env-v.txt.golden", buf.String())
 }
 
 func TestEnvLineWithoutInterface(t *testing.T) {

@@ -3,15 +3,9 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"strings"
-	"time"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"wirespeed/internal/history"
 )
@@ -29,6 +23,9 @@ func figureValueRef(unit string, v, ref float64) (string, string) {
 		scale, u := rateUnit(ref)
 		return trimFloat(v / scale), u
 	case "us":
+		if ref >= 10000 {
+			return trimFloat(v / 1000), "ms"
+		}
 		return trimFloat(v), "us"
 	case "%":
 		return trimFloat(v), "%"
@@ -60,7 +57,8 @@ func seriesName(k history.Key) string {
 	return s
 }
 
-// envSentence is "B: tso on -> off, mtu 1500 -> 9000; A: kernel ...".
+// envSentence is "B: tso on -> off, mtu 1500 -> 9000; A: kernel ...",
+// a qdisc's rate in Mbit/s ("qdisc tbf 200 Mbit/s -> tbf 120 Mbit/s").
 func envSentence(env []history.EnvChange) string {
 	var parts []string
 	var host string
@@ -76,7 +74,7 @@ func envSentence(env []history.EnvChange) string {
 			flush()
 			host = e.Host
 		}
-		b, a := e.Before, e.After
+		b, a := qdiscRate(e.Name, e.Before, FigureValue), qdiscRate(e.Name, e.After, FigureValue)
 		if b == "" {
 			b = "(none)"
 		}
@@ -238,81 +236,22 @@ func CheckText(w io.Writer, v history.Verdict) {
 	fmt.Fprintln(w)
 }
 
-// HistoryPlot draws each series' figure against time, a line per series
-// with whiskers at the points' confidence intervals, and a dashed
-// vertical line at each change point.
-func HistoryPlot(series []history.Series) (*Figure, error) {
-	if len(series) == 0 {
-		return nil, fmt.Errorf("nothing to plot: no series has points")
+// FigureShort writes a figure for a grid's cell: three significant
+// digits, throughput in Gbit/s from 1 Gbit/s (so that 9675 Mbit/s and
+// 10.3 Gbit/s are not neighbours: 9.68 and 10.3 Gbit/s), Mbit/s from 1
+// Mbit/s, kbit/s below; a latency in ms from 10 ms; others as
+// FigureValue.
+func FigureShort(unit string, v float64) string {
+	if unit != "bits/s" {
+		return FigureValue(unit, v)
 	}
-	unit := series[0].Unit
-	figure := series[0].Figure
-	hi := 0.0
-	for _, s := range series {
-		if s.Unit != unit {
-			return nil, fmt.Errorf("series of %s and of %s in one plot: give --figure", unit, s.Unit)
-		}
-		for _, p := range s.Points {
-			hi = max(hi, p.Value)
-			if p.Hi != nil {
-				hi = max(hi, *p.Hi)
-			}
-		}
+	switch a := math.Abs(v); {
+	case a >= 1e9:
+		return trimFloat(v/1e9) + " Gbit/s"
+	case a >= 1e6:
+		return trimFloat(v/1e6) + " Mbit/s"
 	}
-	scale, yunit := 1.0, unit
-	if unit == "bits/s" {
-		scale, yunit = rateUnit(hi)
-	}
-	p := plot.New()
-	style(p, "History: "+figure, figure+" ("+yunit+")")
-	p.X.Tick.Marker = plot.TimeTicks{Format: "01-02\n15:04", Time: func(t float64) time.Time { return time.Unix(int64(t), 0).UTC() }}
-	p.X.Label.Text = "time (UTC)"
-	p.X.Label.TextStyle.Font.Size = 10
-	p.Y.Min, p.Y.Max = 0, max(hi/scale, 1e-9)*1.25
-	p.Y.Tick.Marker = linearTicks{}
-	var changeLines []plotter.XYs
-	for i, s := range series {
-		if len(s.Points) == 0 {
-			continue
-		}
-		xy := make(plotter.XYs, len(s.Points))
-		c := seriesColor(i)
-		// The interval's ends (whiskers takes the ends; YErrorBars took
-		// offsets from the value).
-		w := &whiskers{col: c, capWidth: vg.Points(6)}
-		for j, pt := range s.Points {
-			x := float64(pt.Time.Unix())
-			xy[j] = plotter.XY{X: x, Y: pt.Value / scale}
-			if pt.Lo != nil && pt.Hi != nil {
-				w.add(x, *pt.Lo/scale, *pt.Hi/scale)
-			}
-		}
-		line, points, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			return nil, err
-		}
-		line.Color, points.Color = c, c
-		points.Radius = vg.Points(2)
-		p.Add(line, points)
-		p.Legend.Add(seriesName(s.Key), line, points)
-		if len(w.xs) > 0 {
-			p.Add(w)
-		}
-		for _, ch := range s.Changes {
-			x := float64(ch.Time.Unix())
-			changeLines = append(changeLines, plotter.XYs{{X: x, Y: 0}, {X: x, Y: p.Y.Max}})
-		}
-	}
-	for _, cl := range changeLines {
-		l, err := plotter.NewLine(cl)
-		if err != nil {
-			continue
-		}
-		l.Color = color.Gray{Y: 90}
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		p.Add(l)
-	}
-	return &Figure{Main: p}, nil
+	return trimFloat(v/1e3) + " kbit/s"
 }
 
 // FigureValue writes a history figure with its unit for people:

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"wirespeed/internal/netdev"
 	"wirespeed/internal/units"
@@ -78,7 +77,7 @@ func Lab(w io.Writer, st LabStatus) {
 					parts = append(parts, f.Name+" "+onOff(f.On))
 				}
 			}
-			for i, line := range wrap(parts, ", ", 64) {
+			for i, line := range fitListIn(64, "", parts, ", ", 0) {
 				label := "offloads:"
 				if i > 0 {
 					label = ""
@@ -89,29 +88,4 @@ func Lab(w io.Writer, st LabStatus) {
 		labServer(w, h.Server)
 	}
 	labServer(w, st.Server)
-}
-
-// wrap joins words with sep into lines of at most width characters (a
-// longer word gets a line of its own).
-func wrap(words []string, sep string, width int) []string {
-	var lines []string
-	cur := ""
-	for i, w := range words {
-		if i < len(words)-1 {
-			w += strings.TrimRight(sep, " ")
-		}
-		switch {
-		case cur == "":
-			cur = w
-		case len(cur)+1+len(w) <= width:
-			cur += " " + w
-		default:
-			lines = append(lines, cur)
-			cur = w
-		}
-	}
-	if cur != "" {
-		lines = append(lines, cur)
-	}
-	return lines
 }

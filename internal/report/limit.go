@@ -11,13 +11,24 @@ import (
 
 // LimitedBy writes what limited the run (package limit, docs/limits.md):
 // one line, or one per direction when a run has two, then its notes.
-func LimitedBy(w io.Writer, res result.Result) {
+func LimitedBy(w io.Writer, res result.Result) { limitedBy(w, res, true) }
+
+// limitedBy is LimitedBy; not verbose, each line is LimitBrief's and fits
+// in Width, and the notes are left to -v.
+func limitedBy(w io.Writer, res result.Result, verbose bool) {
+	line := func(head string, l *result.Limit) {
+		if verbose {
+			fmt.Fprintln(w, head+LimitText(l))
+			limitNotes(w, l)
+			return
+		}
+		fmt.Fprintln(w, limitLine(head, l))
+	}
 	if len(res.Directions) > 1 {
 		any := false
 		for _, d := range res.Directions {
 			if l := d.Summary.Limit; l != nil {
-				fmt.Fprintf(w, "limited by (%s): %s\n", dirLabel(d.Direction), LimitText(l))
-				limitNotes(w, l)
+				line(fmt.Sprintf("limited by (%s): ", dirLabel(d.Direction)), l)
 				any = true
 			}
 		}
@@ -26,8 +37,7 @@ func LimitedBy(w io.Writer, res result.Result) {
 		}
 	}
 	if l := res.Summary.Limit; l != nil {
-		fmt.Fprintf(w, "limited by: %s\n", LimitText(l))
-		limitNotes(w, l)
+		line("limited by: ", l)
 	}
 }
 
@@ -40,15 +50,59 @@ func limitNotes(w io.Writer, l *result.Limit) {
 	}
 }
 
+// limitLine is head and LimitText where that fits in Width, or else
+// LimitBrief, cut to fit where it must be (brief).
+func limitLine(head string, l *result.Limit) string {
+	if full := head + LimitText(l); cols(full) <= Width {
+		return full
+	}
+	return brief(head+LimitBrief(l), Width)
+}
+
+// LimitBrief is LimitText shorter, for a line of the default text that
+// LimitText would make too long: a CPU without its busiest thread, other
+// processes with only the busiest of them, unknown with its reasons after
+// a colon (where a line is cut, brief).
+func LimitBrief(l *result.Limit) string {
+	e := l.Evidence
+	switch l.Kind {
+	case result.LimitSenderCPU, result.LimitReceiverCPU, result.LimitRequesterCPU, result.LimitResponderCPU:
+		if e.CPU != nil {
+			c := *e.CPU
+			c.ThreadPct = 0
+			e.CPU = &c
+			return LimitText(&result.Limit{Kind: l.Kind, Evidence: e})
+		}
+	case result.LimitOtherProcesses:
+		if o := e.Others; o != nil {
+			s := fmt.Sprintf("other processes on the %s host (%.0f%% of a CPU", o.Side, o.UtilPct)
+			if len(o.Busiest) > 0 {
+				b := o.Busiest[0]
+				s += fmt.Sprintf("; busiest %s, pid %d, %.0f%%", b.Name, b.ID, b.UtilPct)
+			}
+			return s + ")"
+		}
+	case result.LimitLink:
+		return "the link (" + rateText(e.Rate, true) + ")"
+	case result.LimitRateCap:
+		return "the rate cap (" + rateText(e.Rate, true) + ")"
+	case result.LimitUnknown:
+		if len(l.Notes) > 0 {
+			return "unknown: " + strings.Join(l.Notes, "; ")
+		}
+	}
+	return LimitText(l)
+}
+
 // LimitText says what a limit is with its main figures:
 // "the sender's CPU (cpu1 99.6%: 38% sys, 61% softirq; busiest thread 97%)".
 func LimitText(l *result.Limit) string {
 	e := l.Evidence
 	switch l.Kind {
 	case result.LimitLink:
-		return "the link (" + rateText(e.Rate) + ")"
+		return "the link (" + rateText(e.Rate, false) + ")"
 	case result.LimitRateCap:
-		return "the rate cap (" + rateText(e.Rate) + ")"
+		return "the rate cap (" + rateText(e.Rate, false) + ")"
 	case result.LimitSenderCPU:
 		return "the sender's CPU" + cpuText(e.CPU)
 	case result.LimitReceiverCPU:
@@ -109,7 +163,9 @@ func LimitText(l *result.Limit) string {
 	return "unknown (" + strings.Join(l.Notes, "; ") + ")"
 }
 
-func rateText(r *result.LimitRate) string {
+// rateText is a rate limit's figures; short, the goodput's share of what
+// the rate allows without the words "after headers".
+func rateText(r *result.LimitRate, short bool) string {
 	if r == nil {
 		return "no figures"
 	}
@@ -131,6 +187,9 @@ func rateText(r *result.LimitRate) string {
 	}
 	if r.Source == "rate" {
 		return fmt.Sprintf("%s of payload; goodput %.1f%% of it", what, r.GoodputPct)
+	}
+	if short {
+		return fmt.Sprintf("%s; goodput %.1f%% of %s", what, r.GoodputPct, units.FormatBits(r.AllowedBitsPerSecond))
 	}
 	return fmt.Sprintf("%s; goodput %.1f%% of the %s it allows after headers", what, r.GoodputPct, units.FormatBits(r.AllowedBitsPerSecond))
 }

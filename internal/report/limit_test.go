@@ -11,7 +11,8 @@ import (
 )
 
 // TestLimitText renders one limit of each kind, with its short form for
-// the tables, into limits.txt.golden.
+// the tables, into limits-v.txt.golden, and the default text's lines of
+// each into limits.txt.golden.
 func TestLimitText(t *testing.T) {
 	ls := []result.Limit{
 		{Kind: result.LimitLink, Side: result.Local, Evidence: result.LimitEvidence{Rate: &result.LimitRate{Source: "qdisc", Qdisc: "tbf", Interface: "wst-b", Side: result.Local,
@@ -31,12 +32,16 @@ func TestLimitText(t *testing.T) {
 		{Kind: result.LimitLatency, Evidence: result.LimitEvidence{RTT: &result.LimitRTT{MeanMicros: 50, InFlight: 4, PredictedPerSecond: 80000, AchievedPct: 97.5}}},
 		{Kind: result.LimitUnknown, Notes: []string{"nothing was received in the window"}},
 	}
-	var b strings.Builder
+	var b, lines strings.Builder
 	for _, l := range ls {
 		fmt.Fprintf(&b, "%-9s %s\n", LimitShort(&l), LimitText(&l))
+		// The default text's line, alone and in a run of two directions.
+		fmt.Fprintln(&lines, limitLine("limited by: ", &l))
+		fmt.Fprintln(&lines, limitLine("limited by (client->server): ", &l))
 	}
 	fmt.Fprintf(&b, "%-9s (no limit recorded)\n", LimitShort(nil))
-	testkit.Golden(t, "limits.txt.golden", b.String())
+	testkit.Golden(t, "limits-v.txt.golden", b.String())
+	testkit.Golden(t, "limits.txt.golden", lines.String())
 	for _, l := range ls {
 		if n := len(LimitShort(&l)); n > 8 {
 			t.Errorf("%s: short form %q is %d characters, the columns hold 8", l.Kind, LimitShort(&l), n)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"wirespeed/internal/result"
@@ -26,6 +27,15 @@ type MatrixTable struct {
 	level float64
 	// underLoad adds RRUL's latency columns (WithUnderLoad).
 	underLoad bool
+	verbose   bool // every column and the CPU split (Verbose)
+}
+
+// Verbose shows the columns the default table leaves out (the socket
+// sizes, the sender's device) and each point's CPU split under it.
+func (t *MatrixTable) Verbose() *MatrixTable {
+	t.verbose = true
+	t.cols.hidden = nil
+	return t
 }
 
 // WithUnderLoad adds RRUL's columns to the table: the idle and loaded
@@ -53,11 +63,16 @@ func NewMatrixTable(m *result.Matrix, sweep, rr bool, level float64) *MatrixTabl
 	}
 	// Socket sizes, message size, elapsed, rate, conf., iter, four CPU,
 	// and what limited the point.
-	nums := []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 9, 9, 9, 8, 10}
+	nums := slices.Clone(sweepCols)
+	// The columns only -v shows: the socket sizes and the sender's
+	// device (as sweepDetail).
+	n := len(widths)
+	detail := []int{n, n + 1, n + 11, n + 12}
 	if !sweep {
 		nums = append(nums[:2:2], nums[3:]...)
+		detail = []int{n, n + 1, n + 10, n + 11}
 	}
-	t.cols = newFixedColumns(append(widths, nums...)...)
+	t.cols = newFixedColumns(append(widths, nums...)...).hide(detail...)
 	return t
 }
 
@@ -133,7 +148,7 @@ func (t *MatrixTable) lines(row result.MatrixRow) []matrixLine {
 			rate = fmt.Sprintf("%.2f", rr.TransactionsPerSecond)
 		}
 		rcvBuf, sndBuf := pointSockets(p)
-		conf, iter, note := pointCells(p)
+		conf, iter, note := pointCells(p, t.verbose)
 		cells := []string{fmt.Sprint(rcvBuf), fmt.Sprint(sndBuf), fmt.Sprint(p.MsgSize), fmt.Sprintf("%.2f", s.ElapsedS), rate, conf, iter}
 		cells = append(cells, strings.Split(cpuCells(s), "\t")...)
 		cells = append(cells, wireCells(s)...)
@@ -143,7 +158,7 @@ func (t *MatrixTable) lines(row result.MatrixRow) []matrixLine {
 		}
 		bidir := bidirLines(p)
 		if len(bidir) > 0 {
-			note = strings.TrimSpace("sum of both directions  " + note)
+			note = strings.TrimSpace(sumNote(t.verbose) + "  " + note)
 		}
 		out = append(out, matrixLine{cells: append(vals, t.numbers(cells)...), note: note})
 		for _, l := range bidir {
@@ -159,7 +174,7 @@ func (t *MatrixTable) lines(row result.MatrixRow) []matrixLine {
 func (t *MatrixTable) Row(w io.Writer, row result.MatrixRow) {
 	for _, l := range t.lines(row) {
 		fmt.Fprintln(w, t.cols.line(l.cells, l.note))
-		if l.split != "" {
+		if l.split != "" && t.verbose {
 			fmt.Fprintln(w, splitIndent+l.split)
 		}
 	}
@@ -202,12 +217,13 @@ func MatrixHeading(w io.Writer, m *result.Matrix) {
 	if len(devs) == 0 {
 		on = " (no device changed)"
 	}
-	fmt.Fprintf(w, "matrix of %s%s: %d combination%s\n", strings.Join(dims, " x "), on, n, plural(n))
+	writeWrapped(w, fmt.Sprintf("matrix of %s%s: %d combination%s", strings.Join(dims, " x "), on, n, plural(n)), false)
 }
 
 // MatrixTableOf writes a whole matrix document: heading, table (every
-// column as wide as its widest value) and notes.
-func MatrixTableOf(w io.Writer, doc result.Document) {
+// column as wide as its widest value) and notes; verbose, with every
+// column (MatrixTable.Verbose) and the notes in full.
+func MatrixTableOf(w io.Writer, doc result.Document, verbose bool) {
 	m := doc.Matrix
 	if m == nil {
 		return
@@ -222,6 +238,9 @@ func MatrixTableOf(w io.Writer, doc result.Document) {
 	if doc.Spec.Kind == spec.RRUL {
 		t.WithUnderLoad()
 	}
+	if verbose {
+		t.Verbose()
+	}
 	for _, r := range m.Rows {
 		t.fit(r)
 	}
@@ -229,23 +248,29 @@ func MatrixTableOf(w io.Writer, doc result.Document) {
 	for _, r := range m.Rows {
 		t.Row(w, r)
 	}
-	MatrixNotes(w, doc)
+	MatrixNotes(w, doc, verbose)
 }
 
 // MatrixNotes writes what the rows cannot say: rows skipped and why, the
 // features the kernel moved on its own, intervals not reached, warnings,
-// one end changed alone, the environment, and whether every device was
-// restored.
-func MatrixNotes(w io.Writer, doc result.Document) {
+// one end changed alone, the environment (verbose) and whether every
+// device was restored. Verbose, each is one line; else each fits in
+// Width, a note wrapped and a warning cut (brief).
+func MatrixNotes(w io.Writer, doc result.Document, verbose bool) {
 	m := doc.Matrix
 	if m == nil {
 		return
 	}
 	fmt.Fprintln(w)
 	for _, r := range m.Rows {
-		name := fmt.Sprintf("row %d (%s)", r.Index, r.Label)
+		// A note names its row by number alone (the table has its
+		// settings) unless verbose.
+		name := fmt.Sprintf("row %d", r.Index)
+		if verbose {
+			name = fmt.Sprintf("row %d (%s)", r.Index, r.Label)
+		}
 		if r.Skipped != "" {
-			fmt.Fprintf(w, "%s: skipped: %s\n", name, r.Skipped)
+			writeWrapped(w, fmt.Sprintf("%s: skipped: %s", name, r.Skipped), verbose)
 		}
 		// A feature moved as a consequence of one setting and then asked
 		// for by another of the same row ended as asked: no news.
@@ -265,37 +290,42 @@ func MatrixNotes(w io.Writer, doc result.Document) {
 				}
 			}
 			if len(moved) > 0 {
-				fmt.Fprintf(w, "%s: setting %s %s on %s also moved %s (the kernel ties them together)\n",
-					name, c.Setting, c.After, c.Device, strings.Join(moved, ", "))
+				writeWrapped(w, fmt.Sprintf("%s: setting %s %s on %s also moved %s (the kernel ties them together)",
+					name, c.Setting, c.After, c.Device, strings.Join(moved, ", ")), verbose)
 			}
 		}
+		said := map[string]bool{} // a warning once per row
 		for _, p := range r.Points {
 			at := name
 			if len(doc.Sizes) > 0 {
 				at = fmt.Sprintf("%s size %d", name, p.MsgSize)
 			}
 			if c := p.Summary.Confidence; c != nil && c.Stop == spec.ReasonMaxHit {
-				fmt.Fprintf(w, "%s: interval not reached in %d iterations (asked +/-%.4g%% @ %s%% conf.):%s\n",
-					at, c.Iterations, c.WidthPct/2, levelPct(c.Level), notReached(c))
+				writeWrapped(w, notReachedLine(at, c, verbose), verbose)
 			}
 			for _, s := range p.Warnings {
-				if strings.Contains(s, "confidence interval not reached") {
+				line := "warning: " + at + ": " + s
+				if !verbose {
+					line = brief(line, Width)
+				}
+				if strings.Contains(s, "confidence interval not reached") || said[line] {
 					continue
 				}
-				fmt.Fprintf(w, "warning: %s: %s\n", at, s)
+				said[line] = true
+				fmt.Fprintln(w, line)
 			}
 		}
 	}
 	if m.Remote == nil {
 		for _, d := range m.Dimensions {
 			if d.Name == "mtu" {
-				fmt.Fprintf(w, "note: the MTU was changed on %s only; the path's MTU is the smaller of both ends' (give --remote-dev to change both)\n", m.Local.Dev)
+				writeWrapped(w, fmt.Sprintf("note: the MTU was changed on %s only; the path's MTU is the smaller of both ends' (give --remote-dev to change both)", m.Local.Dev), verbose)
 				break
 			}
 		}
 	}
 	for _, r := range m.Rows {
-		if len(r.Points) == 0 {
+		if len(r.Points) == 0 || !verbose {
 			continue
 		}
 		res := r.Points[0].Result
@@ -314,7 +344,7 @@ func MatrixNotes(w io.Writer, doc result.Document) {
 	switch {
 	case len(devs) == 0:
 	case len(m.RestoreErrors) > 0:
-		fmt.Fprintf(w, "RESTORE FAILED: %s\n", strings.Join(m.RestoreErrors, "; "))
+		writeWrapped(w, "RESTORE FAILED: "+strings.Join(m.RestoreErrors, "; "), verbose)
 	case m.Keep:
 		fmt.Fprintf(w, "kept the last row's settings on %s (--keep)\n", strings.Join(devs, " and "))
 	default:

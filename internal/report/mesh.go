@@ -30,8 +30,10 @@ func MeshHeading(w io.Writer, doc result.MeshDocument) {
 	if doc.Round > 0 {
 		round = fmt.Sprintf(" round %d,", doc.Round)
 	}
-	fmt.Fprintf(w, "%s mesh of %d peers,%s started %s: %s; %s\n", t.Kind, len(doc.Peers), round,
-		doc.Started.Format("2006-01-02 15:04:05"), what, rows)
+	head := fmt.Sprintf("%s mesh of %d peers,%s started %s:", t.Kind, len(doc.Peers), round, doc.Started.Format("2006-01-02 15:04:05"))
+	for _, l := range fitList("", []string{head, what + ";", rows}, " ", 2) {
+		fmt.Fprintln(w, l)
+	}
 }
 
 // MeshMatrix writes the matrix, rows of senders (or clients) and columns
@@ -102,10 +104,12 @@ func MeshMatrix(w io.Writer, doc result.MeshDocument) {
 	if len(failed) > 0 {
 		fmt.Fprintln(w)
 		for _, f := range failed {
-			fmt.Fprintf(w, "  %s\n", f)
+			for _, l := range wrapNote("  "+f, 4) {
+				fmt.Fprintln(w, l)
+			}
 		}
 	}
-	Warnings(w, doc.Warnings)
+	warnings(w, doc.Warnings, false)
 }
 
 func meshCell(figure string, v float64) string {

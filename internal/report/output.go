@@ -77,6 +77,10 @@ type TextOptions struct {
 	// Server labels a matrix's heading (the address it was measured
 	// against).
 	Server string
+	// Verbose (-v) adds the detail to the answer: each stream's figures,
+	// each side's CPU, device and environment, a table's every column,
+	// the notes and warnings in full (Width holds only the default).
+	Verbose bool
 }
 
 // DocumentText writes the text report of a document, chosen by its kind: a run's
@@ -93,16 +97,16 @@ func DocumentText(w io.Writer, d Doc, o TextOptions) {
 	case doc == nil:
 	case doc.Kind() == result.KindMatrix:
 		Heading(w, doc.Spec, o.Server)
-		MatrixTableOf(w, *doc)
+		MatrixTableOf(w, *doc, o.Verbose)
 	case doc.Kind() == result.KindSweep || len(doc.Sizes) > 0:
-		SweepTable(w, *doc)
+		SweepTable(w, *doc, o.Verbose)
 	default:
 		runs := doc.Runs
 		if len(runs) == 0 {
 			runs = []result.Result{doc.Result}
 		}
 		for _, r := range runs {
-			TextIn(w, r, o.Unit)
+			TextIn(w, r, o)
 			fmt.Fprintln(w)
 		}
 		if len(runs) == 2 && doc.Tradeoff != nil {
@@ -139,10 +143,10 @@ func (s *TextSink) Emit(d Doc) error {
 	case doc == nil:
 	case doc.Kind() == result.KindMatrix:
 		if len(doc.Matrix.Rows) > 0 || len(doc.Matrix.RestoreErrors) > 0 {
-			MatrixNotes(s.W, *doc)
+			MatrixNotes(s.W, *doc, s.Text.Verbose)
 		}
 	case doc.Kind() == result.KindSweep || len(doc.Sizes) > 0:
-		SweepNotes(s.W, *doc)
+		SweepNotes(s.W, *doc, s.Text.Verbose)
 	case len(doc.Runs) == 2 && doc.Tradeoff != nil:
 		fmt.Fprintln(s.W)
 		TradeoffIn(s.W, doc.Runs[0], doc.Runs[1], *doc.Tradeoff, s.Text.Unit)

@@ -32,17 +32,17 @@ func TestDocumentText(t *testing.T) {
 		doc  Doc
 		want func(w io.Writer)
 	}{
-		{"run", Doc{Results: &stream}, func(w io.Writer) { TextIn(w, stream.Result, o.Unit); fmt.Fprintln(w) }},
+		{"run", Doc{Results: &stream}, func(w io.Writer) { TextIn(w, stream.Result, o); fmt.Fprintln(w) }},
 		{"tradeoff", Doc{Results: &trade}, func(w io.Writer) {
-			TextIn(w, trade.Runs[0], o.Unit)
+			TextIn(w, trade.Runs[0], o)
 			fmt.Fprintln(w)
-			TextIn(w, trade.Runs[1], o.Unit)
+			TextIn(w, trade.Runs[1], o)
 			fmt.Fprintln(w)
 			TradeoffIn(w, trade.Runs[0], trade.Runs[1], tr, o.Unit)
 		}},
-		{"sweep", Doc{Results: &sweep}, func(w io.Writer) { SweepTable(w, sweep) }},
-		{"sweep before its first point", Doc{Results: &emptySweep}, func(w io.Writer) { SweepTable(w, emptySweep) }},
-		{"matrix", Doc{Results: &matrix}, func(w io.Writer) { Heading(w, matrix.Spec, o.Server); MatrixTableOf(w, matrix) }},
+		{"sweep", Doc{Results: &sweep}, func(w io.Writer) { SweepTable(w, sweep, o.Verbose) }},
+		{"sweep before its first point", Doc{Results: &emptySweep}, func(w io.Writer) { SweepTable(w, emptySweep, o.Verbose) }},
+		{"matrix", Doc{Results: &matrix}, func(w io.Writer) { Heading(w, matrix.Spec, o.Server); MatrixTableOf(w, matrix, o.Verbose) }},
 		{"mesh", Doc{Mesh: &mesh}, func(w io.Writer) { MeshText(w, mesh) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,8 +65,8 @@ func TestTextSink(t *testing.T) {
 	var want bytes.Buffer
 	fmt.Fprintln(&want)
 	TradeoffIn(&want, trade.Runs[0], trade.Runs[1], tr, 0)
-	SweepNotes(&want, sweep)
-	MatrixNotes(&want, matrix)
+	SweepNotes(&want, sweep, false)
+	MatrixNotes(&want, matrix, false)
 	MeshText(&want, mesh)
 	fmt.Fprintln(&want) // between two rounds
 	MeshText(&want, mesh)
@@ -100,7 +100,7 @@ func TestWriteFile(t *testing.T) {
 	var js, cs, txt, mjs, mcs bytes.Buffer
 	result.Encode(&js, doc)
 	CSV(&cs, doc)
-	TextIn(&txt, doc.Result, 0)
+	TextIn(&txt, doc.Result, TextOptions{})
 	fmt.Fprintln(&txt)
 	MeshJSON(&mjs, mesh)
 	MeshCSV(&mcs, mesh)

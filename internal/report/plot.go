@@ -33,12 +33,18 @@ import (
 // below it.
 type Figure struct {
 	Main *plot.Plot
-	// CPU is the second panel; nil when no result has CPU figures.
+	// CPU is the second panel; nil when no result has CPU figures. A
+	// history's second panel is its latency (HistoryPanels).
 	CPU *plot.Plot
 
 	// sharedX is set when both panels have the same x axis (message
-	// sizes): Draw lines their data areas up.
+	// sizes, a history's time): Draw lines their data areas up.
 	sharedX bool
+	// split is the second panel's share of the height; 0 for 0.4.
+	split float64
+	// env are a history's environment changes, labelled in a strip
+	// under the panels.
+	env *envMarks
 
 	items []plot.Plotter // what Main draws, besides its grid, for tests
 }
@@ -138,10 +144,29 @@ func SavePlot(f *Figure, path string) error {
 }
 
 func (f *Figure) size() (w, h vg.Length) {
+	w, h = 16*vg.Centimeter, 10*vg.Centimeter
 	if f.CPU != nil {
-		return 16 * vg.Centimeter, 16 * vg.Centimeter
+		h = 16 * vg.Centimeter
 	}
-	return 16 * vg.Centimeter, 10 * vg.Centimeter
+	if f.env != nil {
+		_, lanes := f.envLayout(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: w, Y: h}}})
+		h += stripHeight(lanes)
+	}
+	return w, h
+}
+
+// envLayout lays out the environment strip's labels under the panels
+// drawn in c: they depend on the width only, so size can ask before the
+// height is known.
+func (f *Figure) envLayout(c draw.Canvas) ([]placed, int) {
+	_, bottom := f.panels(c)
+	low := f.Main
+	if f.CPU != nil {
+		low = f.CPU
+	}
+	dc := low.DataCanvas(bottom)
+	trX, _ := low.Transforms(&dc)
+	return f.env.layout(low, trX, c.Max.X)
 }
 
 // write draws the figure in the format ext names.
@@ -170,12 +195,41 @@ func (f *Figure) write(out io.Writer, ext string) error {
 // Draw draws the figure on c: the main panel above the CPU panel (60%
 // and 40% of the height), their plotting areas aligned.
 func (f *Figure) Draw(c draw.Canvas) {
-	if f.CPU == nil {
-		f.Main.Draw(c)
-		return
+	var strip draw.Canvas
+	if f.env != nil {
+		_, lanes := f.envLayout(c)
+		strip = c
+		strip.Max.Y = c.Min.Y + stripHeight(lanes)
+		c.Min.Y = strip.Max.Y
 	}
-	split := c.Min.Y + (c.Max.Y-c.Min.Y)*0.4
-	top, bottom := c, c
+	top, bottom := f.panels(c)
+	f.Main.Draw(top)
+	low := f.Main
+	if f.CPU != nil {
+		f.CPU.Draw(bottom)
+		low = f.CPU
+	}
+	if f.env != nil {
+		dc := low.DataCanvas(bottom)
+		trX, _ := low.Transforms(&dc)
+		f.env.draw(strip, low, trX)
+	}
+}
+
+// panels splits c between the panels: the main panel above the second
+// (60% and 40% of the height unless split says otherwise), their
+// plotting areas aligned when they share the x axis. With one panel,
+// both are c.
+func (f *Figure) panels(c draw.Canvas) (top, bottom draw.Canvas) {
+	if f.CPU == nil {
+		return c, c
+	}
+	share := f.split
+	if share == 0 {
+		share = 0.4
+	}
+	split := c.Min.Y + (c.Max.Y-c.Min.Y)*vg.Length(share)
+	top, bottom = c, c
 	top.Min.Y, bottom.Max.Y = split, split
 	// Align the data areas, so that a size on the x axis is at the same
 	// place in both panels: the narrower side of each gives way. The
@@ -193,8 +247,7 @@ func (f *Figure) Draw(c draw.Canvas) {
 			bottom.Max.X += d
 		}
 	}
-	f.Main.Draw(top)
-	f.CPU.Draw(bottom)
+	return top, bottom
 }
 
 // valueAxis sets a value axis over lo..hi (data values, already scaled):
@@ -875,8 +928,8 @@ func (sizeTicks) Ticks(lo, hi float64) []plot.Tick {
 // plot no label under 100 us where its p50 was 24 us. Over more than three
 // decades only the powers of ten are labelled, so the labels do not
 // crowd, and 2 and 5 in the first decade when its power of ten is below
-// the axis. Every labelled value in lo..hi is exact in its text: 0.02, 50,
-// 2000.
+// the axis. Every labelled value in lo..hi is exact in its text, written
+// out: 0.02, 50, 2000, 1000000.
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -898,11 +951,10 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			// ten is below the axis: a label under the lowest data.
 			partial := e == first && p < lo*(1-1e-9)
 			if m == 1 || ((!wide || partial) && (m == 2 || m == 5)) {
-				t.Label = strconv.FormatFloat(float64(m)*p, 'g', 6, 64)
-				if e < 0 {
-					// 0.02, not 2e-02.
-					t.Label = strconv.FormatFloat(v, 'f', int(-e), 64)
-				}
+				// Whole numbers in full, as the other labels of the axis
+				// are (1000000, not 1e+06: an RR plot's max in us), and
+				// fractions to their digit (0.02, not 2e-02).
+				t.Label = strconv.FormatFloat(v, 'f', int(max(-e, 0)), 64)
 			}
 			ticks = append(ticks, t)
 		}

@@ -158,9 +158,9 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// TestTextCPU: the netperf CPU columns and the top-like line per side,
-// for one direction (CPU on the direction's row) and for two (CPU on the
-// total row).
+// TestTextCPU: the netperf CPU columns, for one direction (CPU on the
+// direction's row) and for two (CPU on the total row), and with -v the
+// top-like line per side.
 func TestTextCPU(t *testing.T) {
 	for _, name := range []string{"cpu", "bidir_cpu"} {
 		t.Run(name, func(t *testing.T) {
@@ -168,6 +168,9 @@ func TestTextCPU(t *testing.T) {
 			var buf bytes.Buffer
 			Text(&buf, doc.Result)
 			testkit.Golden(t, name+".txt.golden", buf.String())
+			buf.Reset()
+			TextIn(&buf, doc.Result, TextOptions{Verbose: true})
+			testkit.Golden(t, name+"-v.txt.golden", buf.String())
 		})
 	}
 }
@@ -192,8 +195,8 @@ func TestTextConfidence(t *testing.T) {
 
 // TestTextUDPFragmented renders the run the issue reported: 9216-byte
 // datagrams flooding a 100 Mbit/s link, 611451 sent and 19 received. The
-// text must show the kernels' fragmentation counters and warn, not only
-// print "Okay 611451, Errors 0".
+// text must warn of the fragmentation, and -v show the kernels'
+// fragmentation counters, not only print "Okay 611451, Errors 0".
 func TestTextUDPFragmented(t *testing.T) {
 	sp := spec.Default()
 	sp.Kind, sp.SendSize, sp.Duration, sp.RateBitsPerSecond = spec.UDPStream, 9216, 2e9, 0
@@ -209,4 +212,7 @@ func TestTextUDPFragmented(t *testing.T) {
 	var buf bytes.Buffer
 	Text(&buf, res)
 	testkit.Golden(t, "udp-fragmented.txt.golden", buf.String())
+	buf.Reset()
+	TextIn(&buf, res, TextOptions{Verbose: true})
+	testkit.Golden(t, "udp-fragmented-v.txt.golden", buf.String())
 }

@@ -45,6 +45,8 @@ func sockOptsHeading(w io.Writer, t spec.Test) {
 		p = append(p, "don't fragment")
 	}
 	if len(p) > 0 {
-		fmt.Fprintf(w, "socket options: %s\n", strings.Join(p, "; "))
+		for _, l := range fitList("socket options: ", p, "; ", 2) {
+			fmt.Fprintln(w, l)
+		}
 	}
 }

@@ -14,15 +14,24 @@ import (
 // sweepCols are the sweep table's starting column widths, so that its
 // rows can be printed one at a time as the points finish; a wider value
 // widens its column (fixedColumns).
-var sweepCols = []int{9, 9, 9, 8, 13, 8, 5, 8, 8, 10, 10, 9, 8, 10}
+var sweepCols = []int{9, 9, 9, 8, 13, 7, 5, 8, 8, 8, 8, 9, 8, 9}
+
+// sweepDetail are the sweep table's columns only -v shows: the socket
+// sizes and the sender's device's packets and bytes per packet.
+var sweepDetail = []int{0, 1, 11, 12}
 
 // sweepColumns are the columns of a sweep of kind: RRUL's three latency
-// columns after the others.
-func sweepColumns(kind spec.Kind) *fixedColumns {
+// columns after the others; verbose, every column, else those of
+// sweepDetail left out.
+func sweepColumns(kind spec.Kind, verbose bool) *fixedColumns {
+	c := newFixedColumns(sweepCols...)
 	if kind == spec.RRUL {
-		return newFixedColumns(append(slices.Clone(sweepCols), underLoadCols...)...)
+		c = newFixedColumns(append(slices.Clone(sweepCols), underLoadCols...)...)
 	}
-	return newFixedColumns(sweepCols...)
+	if !verbose {
+		c.hide(sweepDetail...)
+	}
+	return c
 }
 
 // sweepHeaderLines are the head of the sweep table.
@@ -51,8 +60,10 @@ func sweepHeaderLines(level float64, kind spec.Kind) [][]string {
 // the point (LimitShort, docs/limits.md). A sweep of a
 // request/response test shows the request size and the transaction rate
 // instead, as netperf's TCP_RR table does.
-func SweepHeader(w io.Writer, level float64, kind spec.Kind) {
-	writeHeader(w, sweepColumns(kind), sweepHeaderLines(level, kind))
+//
+// Verbose, it has the socket sizes and the sender's device's columns too.
+func SweepHeader(w io.Writer, level float64, kind spec.Kind, verbose bool) {
+	writeHeader(w, sweepColumns(kind, verbose), sweepHeaderLines(level, kind))
 }
 
 func writeHeader(w io.Writer, c *fixedColumns, lines [][]string) {
@@ -63,24 +74,26 @@ func writeHeader(w io.Writer, c *fixedColumns, lines [][]string) {
 }
 
 // SweepRow writes one point's row: the mean over its iterations, with a
-// note when its interval was not reached or it was interrupted, and under
-// it each side's CPU split (us/sy/hi/si) when the point has one. Printed
-// alone, as a sweep's rows are while it runs, a value wider than its
-// column pushes the rest of its row right rather than run into its
-// neighbour.
-func SweepRow(w io.Writer, p result.Point) {
-	sweepPoint(w, sweepColumns(p.Spec.Kind), p)
+// note when its interval was not reached or it was interrupted, and,
+// verbose, under it each side's CPU split (us/sy/hi/si) when the point
+// has one. Printed alone, as a sweep's rows are while it runs, a value
+// wider than its column pushes the rest of its row right rather than run
+// into its neighbour.
+func SweepRow(w io.Writer, p result.Point, verbose bool) {
+	sweepPoint(w, sweepColumns(p.Spec.Kind, verbose), p, verbose)
 }
 
 // sweepPoint writes a point's lines: its row, a line per direction of a
-// test of both at once (bidirLines), and its CPU split.
-func sweepPoint(w io.Writer, c *fixedColumns, p result.Point) {
-	cells, note := sweepCells(p)
+// test of both at once (bidirLines), and, verbose, its CPU split.
+func sweepPoint(w io.Writer, c *fixedColumns, p result.Point, verbose bool) {
+	cells, note := sweepCells(p, verbose)
 	fmt.Fprintln(w, c.line(cells, note))
 	for _, l := range bidirLines(p) {
 		fmt.Fprintln(w, c.line(l.cells, l.note))
 	}
-	splitLine(w, p.Summary)
+	if verbose {
+		splitLine(w, p.Summary)
+	}
 }
 
 // bidirLines are the lines under the row of a point with two directions
@@ -128,10 +141,10 @@ func pointSockets(p result.Point) (rcvBuf, sndBuf int) {
 	return rcv, snd
 }
 
-func sweepCells(p result.Point) (cells []string, note string) {
+func sweepCells(p result.Point, verbose bool) (cells []string, note string) {
 	s := p.Summary
 	rcvBuf, sndBuf := pointSockets(p)
-	conf, iter, note := pointCells(p)
+	conf, iter, note := pointCells(p, verbose)
 	rate := fmt.Sprintf("%.2f", units.Mega(s.BitsPerSecond))
 	if s.RRSummary != nil {
 		rate = fmt.Sprintf("%.2f", s.TransactionsPerSecond)
@@ -145,7 +158,7 @@ func sweepCells(p result.Point) (cells []string, note string) {
 	cells = append(cells, LimitShort(s.Limit))
 	cells = append(cells, underLoadCells(s)...)
 	if len(p.Directions) > 1 {
-		note = strings.TrimSpace("sum of both directions  " + note)
+		note = strings.TrimSpace(sumNote(verbose) + "  " + note)
 	}
 	return cells, note
 }
@@ -154,26 +167,29 @@ func sweepCells(p result.Point) (cells []string, note string) {
 // sizes, every column as wide as its widest value, then what a reader
 // must know about the points: intervals not reached, interruptions and
 // warnings.
-func SweepTable(w io.Writer, doc result.Document) {
+func SweepTable(w io.Writer, doc result.Document, verbose bool) {
 	level := 0.99
 	if doc.Repeat != nil {
 		level = doc.Repeat.ConfidenceLevel
 	}
-	c := sweepColumns(doc.Spec.Kind)
+	c := sweepColumns(doc.Spec.Kind, verbose)
 	for _, p := range doc.Points {
-		cells, _ := sweepCells(p)
+		cells, _ := sweepCells(p, verbose)
 		c.fit(cells)
 	}
 	writeHeader(w, c, sweepHeaderLines(level, doc.Spec.Kind))
 	for _, p := range doc.Points {
-		sweepPoint(w, c, p)
+		sweepPoint(w, c, p, verbose)
 	}
-	SweepNotes(w, doc)
+	SweepNotes(w, doc, verbose)
 }
 
 // SweepNotes writes what the rows cannot say: sizes not measured yet,
 // and each point's warnings.
-func SweepNotes(w io.Writer, doc result.Document) {
+//
+// Verbose, each is one line; else each fits in Width, a note wrapped and
+// a warning cut (brief).
+func SweepNotes(w io.Writer, doc result.Document, verbose bool) {
 	done := map[int]bool{}
 	for _, p := range doc.Points {
 		done[p.MsgSize] = p.Complete()
@@ -198,23 +214,41 @@ func SweepNotes(w io.Writer, doc result.Document) {
 	for _, p := range doc.Points {
 		if c := p.Summary.Confidence; c != nil && c.Stop == spec.ReasonMaxHit {
 			para()
-			fmt.Fprintf(w, "size %d: interval not reached in %d iterations (asked +/-%.4g%% @ %s%% conf.):%s\n",
-				p.MsgSize, c.Iterations, c.WidthPct/2, levelPct(c.Level), notReached(c))
+			writeWrapped(w, notReachedLine(fmt.Sprintf("size %d", p.MsgSize), c, verbose), verbose)
 		}
+		said := map[string]bool{} // a point's warning, once
 		for _, s := range p.Warnings {
+			line := fmt.Sprintf("warning: size %d: %s", p.MsgSize, s)
+			if !verbose {
+				line = brief(line, Width)
+			}
 			// The line above says it once for all the figures.
-			if strings.Contains(s, "confidence interval not reached") {
+			if strings.Contains(s, "confidence interval not reached") || said[line] {
 				continue
 			}
+			said[line] = true
 			para()
-			fmt.Fprintf(w, "warning: size %d: %s\n", p.MsgSize, s)
+			fmt.Fprintln(w, line)
 		}
 	}
 }
 
-// notReached lists the +/- of each figure whose interval is wider than
-// asked.
-func notReached(c *result.Confidence) string {
+// notReachedLine is the note of a point at whose interval was not
+// reached: the +/- of each figure wider than asked after the iterations,
+// and what was asked. Not verbose, it starts with the "!" that marks the
+// point's +/-% cell (pointCells).
+func notReachedLine(at string, c *result.Confidence, verbose bool) string {
+	head := "! " + at + ":"
+	if verbose {
+		head = at + ": interval not reached:"
+	}
+	return fmt.Sprintf("%s after %d iterations%s, asked +/-%.4g%% @ %s%% conf.",
+		head, c.Iterations, notReachedFigures(c), c.WidthPct/2, levelPct(c.Level))
+}
+
+// notReachedFigures lists the +/- of each figure whose interval is wider
+// than asked.
+func notReachedFigures(c *result.Confidence) string {
 	var parts []string
 	for _, f := range []struct {
 		name string
@@ -234,8 +268,11 @@ func notReached(c *result.Confidence) string {
 
 // pointCells are a measured point's +/-% and iterations cells of a sweep
 // or matrix table, "-" when there is no interval, and the note after its
-// row: "not reached" when its interval was not, "INTERRUPTED" when it was.
-func pointCells(p result.Point) (conf, iter, note string) {
+// row: "INTERRUPTED" when it was, "not reached" when its interval was
+// not. Not verbose, an interval not reached is a "!" after its +/-%
+// instead, which the notes under the table explain (notReachedLine): the
+// columns of the default table leave no room for the word.
+func pointCells(p result.Point, verbose bool) (conf, iter, note string) {
 	conf, iter = "-", "1"
 	if c := p.Summary.Confidence; c != nil {
 		iter = fmt.Sprint(c.Iterations)
@@ -243,11 +280,23 @@ func pointCells(p result.Point) (conf, iter, note string) {
 			conf = fmt.Sprintf("%.1f", h)
 		}
 		if c.Stop == spec.ReasonMaxHit {
-			note = "not reached"
+			if verbose {
+				note = "not reached"
+			} else {
+				conf += "!"
+			}
 		}
 	}
 	if p.Interrupted {
 		note = "INTERRUPTED"
 	}
 	return conf, iter, note
+}
+
+// sumNote is the note of a row that sums two directions.
+func sumNote(verbose bool) string {
+	if verbose {
+		return "sum of both directions"
+	}
+	return "sum of both"
 }

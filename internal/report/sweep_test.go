@@ -53,8 +53,11 @@ func sweepDoc(t *testing.T) result.Document {
 
 func TestSweepTable(t *testing.T) {
 	var buf bytes.Buffer
-	SweepTable(&buf, sweepDoc(t))
+	SweepTable(&buf, sweepDoc(t), false)
 	testkit.Golden(t, "sweep.txt.golden", buf.String())
+	buf.Reset()
+	SweepTable(&buf, sweepDoc(t), true)
+	testkit.Golden(t, "sweep-v.txt.golden", buf.String())
 }
 
 func TestSweepCSV(t *testing.T) {
@@ -80,12 +83,12 @@ func TestSweepColumnsWiden(t *testing.T) {
 	lc.ServiceDemandMicrosPerKB, rc.ServiceDemandMicrosPerKB = 10590.94, 10479.985
 	p.Summary.LocalCPU, p.Summary.RemoteCPU = &lc, &rc
 	var row bytes.Buffer
-	SweepRow(&row, *p)
+	SweepRow(&row, *p, true)
 	if !strings.Contains(row.String(), "99.88  10590.940  10479.985") {
 		t.Errorf("row alone: %q", row.String())
 	}
 	var buf bytes.Buffer
-	SweepTable(&buf, doc)
+	SweepTable(&buf, doc, true)
 	lines := strings.Split(buf.String(), "\n")
 	// The header's "Limited" ends where every row's limit does.
 	end := strings.Index(lines[2], "Limited") + len("Limited")
@@ -128,7 +131,7 @@ func TestCPUSplit(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	SweepRow(&buf, result.Point{MsgSize: 1, Result: result.Result{}})
+	SweepRow(&buf, result.Point{MsgSize: 1, Result: result.Result{}}, false)
 	if n := strings.Count(buf.String(), "\n"); n != 1 {
 		t.Errorf("a row without CPU figures has %d lines: %q", n, buf.String())
 	}
@@ -136,11 +139,11 @@ func TestCPUSplit(t *testing.T) {
 
 // TestSweepBidirRow: a TCP_BIDIR point's row is the sum, then a tx and an
 // rx line with the fixture's per-direction throughput (35169.64 and
-// 33785.29 10^6bits/sec), then the CPU split.
+// 33785.29 10^6bits/sec), then (-v) the CPU split.
 func TestSweepBidirRow(t *testing.T) {
 	d := load(t, "bidir_cpu.json")
 	var buf bytes.Buffer
-	SweepRow(&buf, result.Point{MsgSize: d.Spec.SendSize, Result: d.Result})
+	SweepRow(&buf, result.Point{MsgSize: d.Spec.SendSize, Result: d.Result}, true)
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(lines) != 4 || !strings.HasSuffix(lines[0], "sum of both directions") ||
 		!strings.Contains(lines[1], " 35169.64  tx client->server") || !strings.Contains(lines[2], " 33785.29  rx server->client") ||

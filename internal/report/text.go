@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
@@ -28,12 +27,13 @@ func dirLabel(d spec.Direction) string {
 	return string(d)
 }
 
-// Heading describes a run before it starts, as one line.
+// Heading describes a run before it starts: the test, the server, the
+// streams and the length, then what differs from the defaults (the
+// congestion control and payload asked for, the datagrams and their rate,
+// the request and response sizes), on one line where it fits in Width
+// and continued under it where it does not. The lines under it name the
+// data path and socket options asked for.
 func Heading(w io.Writer, t spec.Test, server string) {
-	cc := t.CongestionControl
-	if cc == "" {
-		cc = "system default"
-	}
 	streams := "1 stream"
 	if n := len(t.Streams()); n > 1 {
 		streams = fmt.Sprintf("%d streams", n)
@@ -45,29 +45,55 @@ func Heading(w io.Writer, t spec.Test, server string) {
 	case t.AmountBytes > 0:
 		length = fmt.Sprintf("%d bytes (%s) per direction within %v", t.AmountBytes, units.FormatBytes(float64(t.AmountBytes)), t.Duration)
 	}
-	fmt.Fprintf(w, "wirespeed %s to %s: %s, %s", t.Kind, server, streams, length)
 	if t.Omit > 0 {
-		fmt.Fprintf(w, " after %v warm-up", t.Omit)
+		length += fmt.Sprintf(" after %v warm-up", t.Omit)
 	}
+	parts := []string{streams, length}
 	switch {
 	case t.Kind == spec.UDPStream:
-		rate := "as fast as possible"
-		if t.RateBitsPerSecond > 0 {
-			rate = units.FormatBits(t.RateBitsPerSecond) + " per stream"
-		}
 		size := t.SendSize
 		if t.GSOSize > 0 {
 			size = t.GSOSize // the send is cut into datagrams of this size
 		}
-		fmt.Fprintf(w, ", %d-byte datagrams %s, %s\n", size, dirLabel(t.Directions()[0]), rate)
-	case t.Kind.RR():
-		fmt.Fprintf(w, ", request %d bytes, response %d bytes, burst %d\n", t.RequestSize, t.ResponseSize, t.Burst)
-	default:
-		fmt.Fprintf(w, ", congestion control %s, payload %s", cc, t.Payload.Kind)
-		if t.RateBitsPerSecond > 0 {
-			fmt.Fprintf(w, ", paced to %s per stream", units.FormatBits(t.RateBitsPerSecond))
+		dgrams := fmt.Sprintf("%d-byte datagrams", size)
+		switch {
+		case t.RateBitsPerSecond > 0 && len(t.Streams()) > 1:
+			dgrams += " at " + units.FormatBits(t.RateBitsPerSecond) + " each"
+		case t.RateBitsPerSecond > 0:
+			dgrams += " at " + units.FormatBits(t.RateBitsPerSecond)
+		default:
+			dgrams += " unpaced" // as fast as the sender can
 		}
-		fmt.Fprintln(w)
+		parts = append(parts, dgrams)
+		if t.Directions()[0] == spec.ServerToClient {
+			parts = append(parts, "the server sends")
+		}
+	case t.Kind.RR():
+		sizes := fmt.Sprintf("%d-byte requests and responses", t.RequestSize)
+		if t.RequestSize != t.ResponseSize {
+			sizes = fmt.Sprintf("%d-byte requests, %d-byte responses", t.RequestSize, t.ResponseSize)
+		}
+		parts = append(parts, sizes)
+		if t.Burst > 1 {
+			parts = append(parts, fmt.Sprintf("%d in flight", t.Burst))
+		}
+	default:
+		// The defaults (the system's congestion control, random
+		// payload) go unsaid; the environment lines (-v) and the JSON
+		// name the congestion control the sockets used.
+		if t.CongestionControl != "" {
+			parts = append(parts, "congestion control "+t.CongestionControl)
+		}
+		if t.Payload.Kind != spec.PayloadRandom && t.Payload.Kind != "" {
+			parts = append(parts, "payload "+t.Payload.Kind)
+		}
+		if t.RateBitsPerSecond > 0 {
+			parts = append(parts, "paced to "+units.FormatBits(t.RateBitsPerSecond)+" per stream")
+		}
+	}
+	head := fmt.Sprintf("wirespeed %s to %s: ", t.Kind, server)
+	for _, l := range fitList(head, parts, ", ", 2) {
+		fmt.Fprintln(w, l)
 	}
 	dataPathHeading(w, t)
 	sockOptsHeading(w, t) // -B, --cport, --tos, --mss, ...
@@ -96,11 +122,11 @@ func Record(w io.Writer, title string, labels map[string]string) {
 func IntervalHeader(w io.Writer, k spec.Kind) {
 	switch {
 	case k.RR():
-		fmt.Fprintf(w, "[ ID] %-15s %-17s  %12s        %12s\n", "Direction", "Interval", "Transactions", "trans/s")
+		fmt.Fprintf(w, "[ ID] %-14s %-17s  %12s        %12s\n", "Direction", "Interval", "Transactions", "trans/s")
 	case k == spec.UDPStream:
-		fmt.Fprintf(w, "[ ID] %-15s %-17s %14s  %15s  %8s  %s\n", "Direction", "Interval", "Transfer", "Bitrate", "Jitter", "Lost/Total Datagrams")
+		fmt.Fprintf(w, "[ ID] %-14s %-17s  %11s  %14s  %8s  %s\n", "Direction", "Interval", "Transfer", "Bitrate", "Jitter", "Lost/Total Datagrams")
 	default:
-		fmt.Fprintf(w, "[ ID] %-15s %-17s %14s  %15s  %s\n", "Direction", "Interval", "Transfer", "Bitrate", "Retr  Cwnd")
+		fmt.Fprintf(w, "[ ID] %-14s %-17s  %11s  %14s  %s\n", "Direction", "Interval", "Transfer", "Bitrate", "Retr  Cwnd")
 	}
 }
 
@@ -129,11 +155,11 @@ func TickIn(w io.Writer, tk result.Tick, u units.RateUnit) {
 // datagrams as iperf's do; request/response lines the transaction rate.
 func intervalLine(w io.Writer, id string, d spec.Direction, iv result.Interval, cwnd bool, u units.RateUnit) {
 	if d == spec.RequestResponse {
-		fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %12d trans  %12.0f trans/s\n",
+		fmt.Fprintf(w, "[%s] %-14s %6.2f-%-6.2f sec  %12d trans  %12.0f trans/s\n",
 			id, dirLabel(d), iv.StartS, iv.EndS, iv.Packets, iv.TransactionsPerSecond)
 		return
 	}
-	fmt.Fprintf(w, "[%s] %-15s %6.2f-%-6.2f sec  %12s  %15s",
+	fmt.Fprintf(w, "[%s] %-14s %6.2f-%-6.2f sec  %11s  %14s",
 		id, dirLabel(d), iv.StartS, iv.EndS, units.FormatBytes(float64(iv.Bytes)), u.Format(iv.BitsPerSecond))
 	if iv.Packets > 0 || iv.JitterMs > 0 {
 		fmt.Fprintf(w, "  %5.3f ms  %d/%d (%.2g%%)\n", iv.JitterMs, iv.Lost, iv.Packets+iv.Lost, 100*result.Ratio(float64(iv.Lost), float64(iv.Packets+iv.Lost)))
@@ -146,12 +172,19 @@ func intervalLine(w io.Writer, id string, d spec.Direction, iv result.Interval, 
 	fmt.Fprintln(w)
 }
 
-// Text writes the result of one run: the netperf table, then per direction
-// and side what each measured, then any warnings.
-func Text(w io.Writer, res result.Result) { TextIn(w, res, 0) }
+// Text writes the result of one run as TextIn does with the default
+// options.
+func Text(w io.Writer, res result.Result) { TextIn(w, res, TextOptions{}) }
 
-// TextIn is Text with throughputs in unit u (-f; 0: 10^6bits/sec).
-func TextIn(w io.Writer, res result.Result, u units.RateUnit) {
+// TextIn writes the result of one run, the answer first: the netperf
+// table (with UDP's datagrams or the transactions' latency under it),
+// the interval over iterations, what limited the run, then the
+// warnings, each on one line of at most Width columns. With o.Verbose
+// the detail follows the answer: each stream's figures, each side's CPU,
+// device, environment and data path, the notes of the limit and the
+// warnings in full.
+func TextIn(w io.Writer, res result.Result, o TextOptions) {
+	u := o.Unit
 	if res.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: the run was stopped early; the figures cover only what was measured before.")
 	}
@@ -159,32 +192,48 @@ func TextIn(w io.Writer, res result.Result, u units.RateUnit) {
 	switch {
 	case res.Spec.Kind == spec.UDPStream:
 		udpTable(w, res, u)
+		udpLines(w, res, o.Verbose)
 	case res.Spec.Kind.RR():
 		RRTable(w, res)
+		rrLines(w, res, o.Verbose)
 	default:
 		table(w, res, u)
-		fmt.Fprintln(w)
-		sides(w, res, u)
 	}
-	measurement(w, res)
-	if res.Local.Wire != nil || res.Remote.Wire != nil {
+	if res.Summary.Confidence != nil {
 		fmt.Fprintln(w)
-		Wire(w, res)
+		confidence(w, res.Summary, o.Verbose)
 	}
 	if res.Summary.Limit != nil {
 		fmt.Fprintln(w)
-		LimitedBy(w, res)
+		limitedBy(w, res, o.Verbose)
 	}
-	if res.Local.Env != nil || res.Remote.Env != nil {
-		fmt.Fprintln(w)
-		EnvSummary(w, res)
+	if o.Verbose {
+		if !res.Spec.Kind.RR() && res.Spec.Kind != spec.UDPStream {
+			fmt.Fprintln(w)
+			sides(w, res, u)
+		}
+		if hasCPU(res.Summary) {
+			fmt.Fprintln(w)
+			CPU(w, res.Summary) // the lines, and under them whose load is in them
+		}
+		if res.Local.Wire != nil || res.Remote.Wire != nil {
+			fmt.Fprintln(w)
+			Wire(w, res)
+		}
+		if res.Local.Env != nil || res.Remote.Env != nil {
+			fmt.Fprintln(w)
+			EnvSummary(w, res)
+		}
+		DataPath(w, res)
 	}
-	DataPath(w, res)
-	Warnings(w, res.Warnings)
+	if !o.Verbose {
+		warnings(w, othersWarnings(res.Summary, false, oneHost(res), othersLimited(res)), false)
+	}
+	warnings(w, res.Warnings, o.Verbose)
 }
 
 func udpTable(w io.Writer, res result.Result, unit units.RateUnit) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "Socket\tMessage\tElapsed\tMessages\t\t\t\t\t")
 	fmt.Fprintln(tw, "Size\tSize\tTime\tOkay\tErrors\tThroughput\t\t\t")
 	fmt.Fprintln(tw, "bytes\tbytes\tsecs\t#\t#\t"+unit.Column()+"\t\t\t")
@@ -204,26 +253,57 @@ func udpTable(w io.Writer, res result.Result, unit units.RateUnit) {
 			u.PacketsReceived, unit.Scale(d.Summary.BitsPerSecond), d.Receiver)
 	}
 	tw.Flush()
+}
+
+// udpLines write, under a UDP_STREAM's table, each direction's
+// datagrams as iperf3's summary has them (lost of the total, jitter),
+// what the kernels dropped, and its fragmentation. By default they are
+// short and name only the counts that are not zero; verbose, each
+// kernel's counters in full.
+func udpLines(w io.Writer, res result.Result, verbose bool) {
 	for _, d := range res.Directions {
 		u := d.Summary.UDPSummary
 		if u == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s datagrams: %d sent, %d received, %d lost (%.3g%%), %d out of order, %d duplicate; jitter %.3f ms; %d send errors\n",
-			dirLabel(d.Direction), u.PacketsSent, u.PacketsReceived, u.Lost, u.LossPct, u.OutOfOrder, u.Duplicates, u.JitterMs, u.SendErrors)
 		snd, rcv := res.Local.Counters, res.Remote.Counters
 		if d.Sender == result.Remote {
 			snd, rcv = rcv, snd
 		}
-		if rcv != nil {
-			fmt.Fprintf(w, "  receiver's kernel (%s): Udp RcvbufErrors %d, InErrors %d over the window (dropped at its socket buffer, not on the wire)\n",
-				d.Receiver, rcv.UDP.RcvbufErrors, rcv.UDP.InErrors)
+		fmt.Fprintln(w)
+		if verbose {
+			fmt.Fprintf(w, "%s datagrams: %d sent, %d received, %d lost (%.3g%%), %d out of order, %d duplicate; jitter %.3f ms; %d send errors\n",
+				dirLabel(d.Direction), u.PacketsSent, u.PacketsReceived, u.Lost, u.LossPct, u.OutOfOrder, u.Duplicates, u.JitterMs, u.SendErrors)
+			if rcv != nil {
+				fmt.Fprintf(w, "  receiver's kernel (%s): Udp RcvbufErrors %d, InErrors %d over the window (dropped at its socket buffer, not on the wire)\n",
+					d.Receiver, rcv.UDP.RcvbufErrors, rcv.UDP.InErrors)
+			}
+			if snd != nil {
+				fmt.Fprintf(w, "  sender's kernel (%s): Udp SndbufErrors %d over the window: %d refused by the kernel (EAGAIN, ENOBUFS) and retried, %d taken and then dropped at a full queue of the sender's host (or other sockets' refusals)\n",
+					d.Sender, snd.UDP.SndbufErrors, min(u.SendErrors, snd.UDP.SndbufErrors), max(snd.UDP.SndbufErrors-u.SendErrors, 0))
+			}
+			fragments(w, d, snd, rcv)
+			continue
+		}
+		line := fmt.Sprintf("%s datagrams: %d/%d lost (%.3g%%), jitter %.3f ms", dirLabel(d.Direction),
+			u.Lost, u.PacketsSent, u.LossPct, u.JitterMs)
+		for _, c := range []struct {
+			n    int64
+			what string
+		}{{u.OutOfOrder, "out of order"}, {u.Duplicates, "duplicate"}, {u.SendErrors, "sends refused and retried"}} {
+			if c.n > 0 {
+				line += fmt.Sprintf(", %d %s", c.n, c.what)
+			}
+		}
+		fmt.Fprintln(w, line)
+		if rcv != nil && rcv.UDP.RcvbufErrors > 0 {
+			fmt.Fprintf(w, "  %d dropped by the receiver's kernel (%s) at its socket buffer (Udp RcvbufErrors)\n", rcv.UDP.RcvbufErrors, d.Receiver)
 		}
 		if snd != nil {
-			fmt.Fprintf(w, "  sender's kernel (%s): Udp SndbufErrors %d over the window: %d refused by the kernel (EAGAIN, ENOBUFS) and retried, %d taken and then dropped at a full queue of the sender's host (or other sockets' refusals)\n",
-				d.Sender, snd.UDP.SndbufErrors, min(u.SendErrors, snd.UDP.SndbufErrors), max(snd.UDP.SndbufErrors-u.SendErrors, 0))
+			if local := snd.UDP.SndbufErrors - u.SendErrors; local > 0 {
+				fmt.Fprintf(w, "  %d Udp SndbufErrors on the sender's host (%s) beyond its refused sends: a full queue there\n", local, d.Sender)
+			}
 		}
-		fragments(w, d, snd, rcv)
 	}
 }
 
@@ -255,7 +335,7 @@ func fragments(w io.Writer, d result.DirectionResult, snd, rcv *measure.Counters
 // RRTable writes netperf's request/response table, then the latency of
 // the transactions.
 func RRTable(w io.Writer, res result.Result) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := newTable(w)
 	cpu := hasCPU(res.Summary)
 	head := [][]string{
 		{"Socket Size", "", "Request", "Resp.", "Elapsed", "Trans."},
@@ -300,24 +380,51 @@ func RRTable(w io.Writer, res result.Result) {
 	tw.Flush()
 	switch note {
 	case "default":
-		fmt.Fprintf(w, "* %s opens a socket per transaction: the sizes every new socket starts with (tcp_wmem and tcp_rmem defaults), which the kernel grows as needed\n", res.Spec.Kind)
+		fmt.Fprintf(w, "* %s opens a socket per transaction: the sizes each one starts with (tcp_wmem, tcp_rmem)\n", res.Spec.Kind)
 	case "asked":
 		fmt.Fprintf(w, "* %s opens a socket per transaction: the size -s asked for on each\n", res.Spec.Kind)
 	}
+}
+
+// rrLines write, under a request/response table, the latency of the
+// transactions; verbose, the transactions each side counted over the
+// whole run too, which the default shows only when some timed out.
+func rrLines(w io.Writer, res result.Result, verbose bool) {
 	for _, d := range res.Directions {
 		rr := d.Summary.RRSummary
 		if rr == nil {
 			continue
 		}
 		l := rr.Latency
-		fmt.Fprintf(w, "\nlatency us: min %.2f  mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f  stddev %.2f  (%d transactions)\n",
-			l.Min, l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max, l.StdDev, l.Count)
-		fmt.Fprintf(w, "transactions over the whole run: client %d, server %d", rr.ClientTransactions, rr.ServerTransactions)
-		if rr.Timeouts > 0 {
-			fmt.Fprintf(w, "; %d timed out", rr.Timeouts)
-		}
 		fmt.Fprintln(w)
+		if verbose {
+			fmt.Fprintf(w, "latency us: min %.2f  mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f  stddev %.2f  (%d transactions)\n",
+				l.Min, l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max, l.StdDev, l.Count)
+			fmt.Fprintf(w, "transactions over the whole run: client %d, server %d", rr.ClientTransactions, rr.ServerTransactions)
+			if rr.Timeouts > 0 {
+				fmt.Fprintf(w, "; %d timed out", rr.Timeouts)
+			}
+			fmt.Fprintln(w)
+			continue
+		}
+		fmt.Fprintf(w, "latency us: min %s, p50 %s, p90 %s, p99 %s, p99.9 %s, max %s; mean %s, stddev %s\n",
+			micros(l.Min), micros(l.P50), micros(l.P90), micros(l.P99), micros(l.P999), micros(l.Max), micros(l.Mean), micros(l.StdDev))
+		if rr.Timeouts > 0 {
+			fmt.Fprintf(w, "%d transactions timed out\n", rr.Timeouts)
+		}
 	}
+}
+
+// micros is a latency in microseconds with iperf's precision, three
+// significant digits or the whole number: 5.23, 62.5, 351, 2560.
+func micros(us float64) string {
+	switch {
+	case us < 9.995:
+		return fmt.Sprintf("%.2f", us)
+	case us < 99.95:
+		return fmt.Sprintf("%.1f", us)
+	}
+	return fmt.Sprintf("%.0f", us)
 }
 
 // Table writes netperf's TCP_STREAM table: one row per direction, with the
@@ -329,7 +436,7 @@ func table(w io.Writer, res result.Result, u units.RateUnit) {
 		cpuTable(w, res, u)
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "Recv\tSend\tSend\t\t\t\t")
 	fmt.Fprintln(tw, "Socket\tSocket\tMessage\tElapsed\t\t\t")
 	fmt.Fprintln(tw, "Size\tSize\tSize\tTime\tThroughput\t\t")
@@ -356,7 +463,7 @@ func sides(w io.Writer, res result.Result, u units.RateUnit) {
 		}
 		n := len(d.Streams)
 		fmt.Fprintf(w, "%s: %s sends, %s receives, %d stream%s\n", dirLabel(d.Direction), d.Sender, d.Receiver, n, plural(n))
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw := newTable(w)
 		fmt.Fprintln(tw, "stream\tside\trole\tbytes\tsecs.\t"+strings.TrimSuffix(u.Column(), "ec")+"\tretrans\tmss\tcwnd\trtt us\tcc\t")
 		for _, s := range d.Streams {
 			id := fmt.Sprint(s.ID)
@@ -396,10 +503,18 @@ func sideRow(w io.Writer, u units.RateUnit, id string, s result.StreamSide, byte
 		id, s.Side, s.Role, bytes, elapsed, u.Scale(bps), retr, mss, cwnd, rtt, cc)
 }
 
-// Warnings lists caveats, one per line.
-func Warnings(w io.Writer, ws []string) {
+// Warnings lists caveats, one per line, in full.
+func Warnings(w io.Writer, ws []string) { warnings(w, ws, true) }
+
+// warnings lists caveats, one per line: in full when verbose, else each
+// cut to fit in Width (brief).
+func warnings(w io.Writer, ws []string, verbose bool) {
 	for _, s := range ws {
-		fmt.Fprintf(w, "warning: %s\n", s)
+		if verbose {
+			fmt.Fprintf(w, "warning: %s\n", s)
+			continue
+		}
+		fmt.Fprintln(w, brief("warning: "+s, Width))
 	}
 }
 
@@ -410,7 +525,7 @@ func Tradeoff(w io.Writer, a, b result.Result, t result.Tradeoff) { TradeoffIn(w
 // TradeoffIn is Tradeoff with throughputs in unit u (-f).
 func TradeoffIn(w io.Writer, a, b result.Result, t result.Tradeoff, u units.RateUnit) {
 	fmt.Fprintln(w, "Tradeoff: one direction, then the other, over the same path")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "test\tdirection\tsecs.\t"+u.Column()+"\tsender "+u.Column()+"\tretrans\t")
 	for _, r := range []result.Result{a, b} {
 		dir := "-"
@@ -421,20 +536,20 @@ func TradeoffIn(w io.Writer, a, b result.Result, t result.Tradeoff, u units.Rate
 			u.Scale(r.Summary.BitsPerSecond), u.Scale(r.Summary.SenderBitsPerSecond), r.Summary.Retransmits)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%s / %s = %.3f%s\n", b.Spec.Kind, a.Spec.Kind, t.Ratio, tradeoffTest(t))
+	fmt.Fprintln(w, brief(fmt.Sprintf("%s / %s = %.3f%s", b.Spec.Kind, a.Spec.Kind, t.Ratio, tradeoffTest(t)), Width))
 	if tt := t.Test; tt != nil {
-		Warnings(w, tt.Warnings)
+		warnings(w, tt.Warnings, false)
 	}
 	for _, r := range []result.Result{a, b} {
 		if l := r.Summary.Limit; l != nil {
-			fmt.Fprintf(w, "%s limited by: %s\n", r.Spec.Kind, LimitText(l))
+			fmt.Fprintln(w, limitLine(string(r.Spec.Kind)+" limited by: ", l))
 		}
 	}
 	for _, r := range []result.Result{a, b} {
 		if r.Interrupted {
 			fmt.Fprintf(w, "INTERRUPTED: %s was stopped early.\n", r.Spec.Kind)
 		}
-		Warnings(w, r.Warnings)
+		warnings(w, r.Warnings, false)
 	}
 }
 
@@ -450,7 +565,7 @@ func tradeoffTest(t result.Tradeoff) string {
 	case t.TestError != "":
 		return "  (not tested: " + t.TestError + ")"
 	}
-	return "  (single runs: no significance test; use -I to repeat each direction)"
+	return "  (single runs, not tested: -I repeats each direction)"
 }
 
 func plural(n int) string {

@@ -19,9 +19,16 @@ func UnderLoad(w io.Writer, res result.Result) {
 	if u == nil {
 		return
 	}
-	fmt.Fprintln(w, UnderLoadLine(u))
+	// The answer's clauses continue on the next line where one line is
+	// too narrow for them (Width).
+	clauses := func(line string) {
+		for _, l := range FitClauses(line) {
+			fmt.Fprintln(w, l)
+		}
+	}
+	clauses(UnderLoadLine(u))
 	if q := u.Queue; q != nil {
-		fmt.Fprintln(w, QueueLine(u))
+		clauses(QueueLine(u))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "round trip (ms)\tphase\tp50\tp90\tp99\tmean\tsamples\tlost\t")
@@ -53,7 +60,9 @@ func UnderLoad(w io.Writer, res result.Result) {
 			}
 			parts = append(parts, fmt.Sprintf("%d %s %s %s", f.ID, dir, f.Mark, rate(f.BitsPerSecond)))
 		}
-		fmt.Fprintf(w, "flows: %s\n", strings.Join(parts, ", "))
+		for _, l := range fitList("flows: ", parts, ", ", len("flows: ")) {
+			fmt.Fprintln(w, l)
+		}
 	}
 	fmt.Fprintln(w)
 }
@@ -111,20 +120,25 @@ func rate(bps float64) string { return fmt.Sprintf("%.1f Mbit/s", bps/1e6) }
 
 // QueueLine says where an RRUL run's delay built: `the queue: tbf on
 // wsul-va (client side), 240 KB backlog, about 96 ms at 20 Mbit/s; socket
-// queues under 1 ms`, or that the endpoints' queues do not explain it.
+// queues under 1 ms`, `tbf on wst-rb (router), ...` in a routed lab, or
+// that the queues sampled do not explain it.
 func QueueLine(u *result.UnderLoad) string {
 	q := u.Queue
 	var named []string
 	for _, s := range q.Sides {
 		if s.DelayMs >= 1 && s.DelayMs >= 0.1*u.IncreaseMs {
-			named = append(named, fmt.Sprintf("%s on %s (%s side), %s backlog, about %s ms at %s",
-				s.Kind, s.Dev, sideName(s.Side), units.FormatBytes(s.BacklogBytes), ms(s.DelayMs), units.FormatBits(s.RateBitsPerSecond)))
+			where := sideName(s.Side) + " side"
+			if s.Side == result.Router {
+				where = "router"
+			}
+			named = append(named, fmt.Sprintf("%s on %s (%s), %s backlog, about %s ms at %s",
+				s.Kind, s.Dev, where, units.FormatBytes(s.BacklogBytes), ms(s.DelayMs), units.FormatBits(s.RateBitsPerSecond)))
 		}
 	}
 	var b strings.Builder
 	switch {
 	case q.Where == "elsewhere":
-		fmt.Fprintf(&b, "the queue is elsewhere on the path: the endpoints' queues hold about %s ms of the %s ms increase", ms(q.QdiscMs), ms(u.IncreaseMs))
+		fmt.Fprintf(&b, "the queue is elsewhere on the path: the queues sampled hold about %s ms of the %s ms increase", ms(q.QdiscMs), ms(u.IncreaseMs))
 		if len(named) > 0 {
 			fmt.Fprintf(&b, " (%s)", strings.Join(named, "; "))
 		}
@@ -137,7 +151,7 @@ func QueueLine(u *result.UnderLoad) string {
 	}
 	var socket []string
 	for _, s := range q.Sides {
-		if s.SocketDelayMs >= 1 {
+		if s.Side != result.Router && s.SocketDelayMs >= 1 {
 			socket = append(socket, fmt.Sprintf("%s ms on the %s side", ms(s.SocketDelayMs), sideName(s.Side)))
 		}
 	}

@@ -26,7 +26,7 @@ func TestSweepRRULColumns(t *testing.T) {
 	var b bytes.Buffer
 	doc := result.Document{Points: []result.Point{rrulPoint(0.12, 143.4, 247), rrulPoint(0.2, 13.04, 24.5)}}
 	doc.Spec.Kind = spec.RRUL
-	SweepTable(&b, doc)
+	SweepTable(&b, doc, true)
 	lines := strings.Split(b.String(), "\n")
 	if f := strings.Fields(lines[0]); f[len(f)-3] != "Idle" || f[len(f)-1] != "Loaded" {
 		t.Errorf("header %q", lines[0])
@@ -65,5 +65,37 @@ func TestUnderLoadLine(t *testing.T) {
 	u.Load = spec.LoadUp
 	if got := UnderLoadLine(u); !strings.Contains(got, "; 19.1 up Mbit/s;") {
 		t.Errorf("up only: %s", got)
+	}
+}
+
+// TestQueueLine: where the queue is, from hand-made figures: a client
+// side's tbf, and a routed lab's router egresses, named "(router)" and
+// without socket figures.
+func TestQueueLine(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		q    result.Queue
+		want string
+	}{
+		{"client", result.Queue{Where: "client", QdiscMs: 96, Sides: []result.SideQueue{
+			{Side: result.Local, Dev: "wsul-va", Kind: "tbf", BacklogBytes: 240000, DelayMs: 96, RateBitsPerSecond: 20e6},
+			{Side: result.Remote, Dev: "wsul-vb", Kind: "tbf"},
+		}}, "the queue: tbf on wsul-va (client side), 234 KBytes backlog, about 96 ms at 20.0 Mbits/sec; socket queues under 1 ms"},
+		{"router", result.Queue{Where: "router", QdiscMs: 100, Sides: []result.SideQueue{
+			{Side: result.Local, Dev: "wst-b", Kind: "noqueue"},
+			{Side: result.Remote, Dev: "wst-a", Kind: "noqueue", SocketDelayMs: 0.2},
+			{Side: result.Router, Dev: "wst-rb", Netns: "wst-x-r", Kind: "tbf", BacklogBytes: 200000, DelayMs: 80, RateBitsPerSecond: 20e6},
+			{Side: result.Router, Dev: "wst-ra", Netns: "wst-x-r", Kind: "tbf", BacklogBytes: 50000, DelayMs: 20, RateBitsPerSecond: 20e6, SocketDelayMs: 5},
+		}}, "the queues: tbf on wst-rb (router), 195 KBytes backlog, about 80 ms at 20.0 Mbits/sec; tbf on wst-ra (router), 48.8 KBytes backlog, about 20 ms at 20.0 Mbits/sec; socket queues under 1 ms"},
+		{"elsewhere", result.Queue{Where: "elsewhere", QdiscMs: 3, Sides: []result.SideQueue{
+			{Side: result.Router, Dev: "wst-rb", Kind: "tbf", BacklogBytes: 7500, DelayMs: 3, RateBitsPerSecond: 20e6},
+		}}, "the queue is elsewhere on the path: the queues sampled hold about 3.0 ms of the 100 ms increase; socket queues under 1 ms"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u := &result.UnderLoad{IncreaseMs: 100, Queue: &tt.q}
+			if got := QueueLine(u); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"wirespeed/internal/measure"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/units"
 )
 
 // DataPath is what one side did about the spec's data path options
@@ -139,8 +140,8 @@ func joinDataPath(res *Result, local, remote SideResult) {
 			if p.HonouredBy == "" {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: --fq-rate is not enforced: %s", s.Side, p.Note))
 			} else if p.AchievedBitsPerSecond > 1.1*p.AskedBitsPerSecond {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: a stream reached %.4g bit/s against a pacing cap of %.4g bit/s: the cap did not hold",
-					s.Side, p.AchievedBitsPerSecond, p.AskedBitsPerSecond))
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: a stream reached %s against a pacing cap of %s: the cap did not hold",
+					s.Side, units.FormatBits(p.AchievedBitsPerSecond), units.FormatBits(p.AskedBitsPerSecond)))
 			}
 		}
 	}

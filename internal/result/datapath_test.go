@@ -30,7 +30,7 @@ func TestJoinDataPath(t *testing.T) {
 	if got := res.Local.DataPath.Pacing.AchievedBitsPerSecond; got != 1.6e9 {
 		t.Errorf("achieved %g bit/s, want the stream's 1.6e9", got)
 	}
-	want := []string{"refused MSG_ZEROCOPY", "reached 1.6e+09 bit/s against a pacing cap of 1e+09", "remote side: no data path record"}
+	want := []string{"refused MSG_ZEROCOPY", "reached 1.60 Gbits/sec against a pacing cap of 1.00 Gbits/sec", "remote side: no data path record"}
 	all := strings.Join(res.Warnings, "\n")
 	for _, w := range want {
 		if !strings.Contains(all, w) {

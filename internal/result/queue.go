@@ -1,6 +1,8 @@
 package result
 
 import (
+	"strings"
+
 	"wirespeed/internal/measure"
 	"wirespeed/internal/spec"
 )
@@ -12,6 +14,9 @@ import (
 type QueueRecord struct {
 	Dev  string `json:"dev"`
 	Kind string `json:"kind"`
+	// Netns is the namespace of a router's device (RouterQueues); ""
+	// for a side's own.
+	Netns string `json:"netns,omitempty"`
 	// RateBitsPerSecond and LimitBytes are a tbf's settings; 0 for
 	// other qdiscs, whose rate is what they sent.
 	RateBitsPerSecond float64       `json:"rate_bps,omitempty"`
@@ -29,23 +34,28 @@ type QueueSample struct {
 }
 
 // Queue is where the delay under load built: each side's egress queue
-// (its qdisc, and its loaded flows' sockets) over the loaded phase, and
-// how much of the increase they explain (summary.under_load.queue).
+// (its qdisc, and its loaded flows' sockets) and, in a routed lab, the
+// router's egress queues, over the loaded phase, and how much of the
+// increase they explain (summary.under_load.queue).
 type Queue struct {
 	Sides []SideQueue `json:"sides"`
-	// QdiscMs is the endpoints' qdisc delays together: what a probe
-	// crossing both waits in them. Where names the sides whose queue
-	// holds a tenth of the increase or more ("client", "server",
-	// "both"), or "elsewhere" when theirs explain under half of it.
+	// QdiscMs is the sampled qdiscs' delays together: what a probe
+	// crossing all of them waits in them. Where names the places whose
+	// queue holds a tenth of the increase or more ("client", "server",
+	// "both" for those two, "router", or several joined by " and ", as
+	// "client and router"), or "elsewhere" when they explain under half
+	// of it.
 	QdiscMs float64 `json:"qdisc_ms"`
 	Where   string  `json:"where"`
 }
 
-// SideQueue is one side's queues under load.
+// SideQueue is one side's queues under load, or one router egress's
+// (Side Router, Netns its namespace; no socket figures).
 type SideQueue struct {
-	Side Side   `json:"side"`
-	Dev  string `json:"dev"`
-	Kind string `json:"kind"`
+	Side  Side   `json:"side"`
+	Dev   string `json:"dev"`
+	Netns string `json:"netns,omitempty"`
+	Kind  string `json:"kind"`
 	// RateBitsPerSecond is what the delay is computed at: the tbf's rate,
 	// or else what the qdisc sent over the loaded phase (RateFrom says
 	// which: "tbf" or "sent").
@@ -80,9 +90,10 @@ func MaxQueueSamples(t spec.Test) int {
 }
 
 // AttributeQueue fills u.Queue from the sides' queue records (nil when a
-// side has none) and the joined directions.
-func AttributeQueue(u *UnderLoad, local, remote *QueueRecord, dirs []DirectionResult) {
-	if u == nil || (local == nil && remote == nil) {
+// side has none), a routed lab's router queues (the client's) and the
+// joined directions.
+func AttributeQueue(u *UnderLoad, local, remote *QueueRecord, routers []QueueRecord, dirs []DirectionResult) {
+	if u == nil || (local == nil && remote == nil && len(routers) == 0) {
 		return
 	}
 	q := &Queue{}
@@ -103,21 +114,33 @@ func AttributeQueue(u *UnderLoad, local, remote *QueueRecord, dirs []DirectionRe
 		q.QdiscMs += sq.DelayMs
 		q.Sides = append(q.Sides, sq)
 	}
-	var named []Side
+	for i := range routers {
+		sq := sideQueue(Router, &routers[i])
+		q.QdiscMs += sq.DelayMs
+		q.Sides = append(q.Sides, sq)
+	}
+	named := map[Side]bool{}
 	for _, s := range q.Sides {
 		if s.DelayMs >= 1 && s.DelayMs >= 0.1*u.IncreaseMs {
-			named = append(named, s.Side)
+			named[s.Side] = true
+		}
+	}
+	var names []string
+	for _, s := range []struct {
+		side Side
+		name string
+	}{{Local, "client"}, {Remote, "server"}, {Router, "router"}} {
+		if named[s.side] {
+			names = append(names, s.name)
 		}
 	}
 	switch {
 	case u.IncreaseMs >= 2 && q.QdiscMs < 0.5*u.IncreaseMs:
 		q.Where = "elsewhere"
-	case len(named) == 2:
+	case len(names) == 2 && named[Local] && named[Remote]:
 		q.Where = "both"
-	case len(named) == 1 && named[0] == Local:
-		q.Where = "client"
-	case len(named) == 1:
-		q.Where = "server"
+	case len(names) > 0:
+		q.Where = strings.Join(names, " and ")
 	case u.IncreaseMs >= 2:
 		q.Where = "elsewhere"
 	default:
@@ -127,7 +150,7 @@ func AttributeQueue(u *UnderLoad, local, remote *QueueRecord, dirs []DirectionRe
 }
 
 func sideQueue(side Side, rec *QueueRecord) SideQueue {
-	sq := SideQueue{Side: side, Dev: rec.Dev, Kind: rec.Kind, Error: rec.Error}
+	sq := SideQueue{Side: side, Dev: rec.Dev, Netns: rec.Netns, Kind: rec.Kind, Error: rec.Error}
 	var in []QueueSample
 	for _, s := range rec.Samples {
 		if s.T >= rec.LoadStartS && s.T <= rec.LoadEndS {

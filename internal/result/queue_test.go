@@ -26,20 +26,26 @@ func TestAttributeQueue(t *testing.T) {
 	for _, tt := range []struct {
 		name          string
 		local, remote *QueueRecord
+		routers       []QueueRecord
 		increase      float64
 		wantMs        float64
 		where         string
 	}{
-		{"client side", queueRec(20e6, 200000, 300000), queueRec(20e6, 0, 0), 100, 100, "client"},
-		{"server side", queueRec(20e6, 0, 0), queueRec(20e6, 200000, 300000), 100, 100, "server"},
-		{"both", queueRec(20e6, 200000, 300000), queueRec(20e6, 100000, 100000), 140, 140, "both"},
-		{"elsewhere", queueRec(20e6, 10000, 10000), queueRec(20e6, 0, 0), 100, 4, "elsewhere"},
+		{"client side", queueRec(20e6, 200000, 300000), queueRec(20e6, 0, 0), nil, 100, 100, "client"},
+		{"server side", queueRec(20e6, 0, 0), queueRec(20e6, 200000, 300000), nil, 100, 100, "server"},
+		{"both", queueRec(20e6, 200000, 300000), queueRec(20e6, 100000, 100000), nil, 140, 140, "both"},
+		{"elsewhere", queueRec(20e6, 10000, 10000), queueRec(20e6, 0, 0), nil, 100, 4, "elsewhere"},
 		// No tbf: the rate is what the qdisc sent, 2.5 MB per second.
-		{"sent rate", queueRec(0, 200000, 300000), nil, 100, 100, "client"},
+		{"sent rate", queueRec(0, 200000, 300000), nil, nil, 100, 100, "client"},
+		// A routed lab's router: its two egresses, 100 ms and 40 ms at
+		// 20 Mbit/s, and the hosts' queues empty.
+		{"router", queueRec(20e6, 0, 0), queueRec(20e6, 0, 0), []QueueRecord{*queueRec(20e6, 200000, 300000), *queueRec(20e6, 100000, 100000)}, 140, 140, "router"},
+		{"elsewhere than the router", queueRec(20e6, 0, 0), queueRec(20e6, 0, 0), []QueueRecord{*queueRec(20e6, 10000, 10000)}, 100, 4, "elsewhere"},
+		{"client and router", queueRec(20e6, 200000, 300000), queueRec(20e6, 0, 0), []QueueRecord{*queueRec(20e6, 100000, 100000)}, 140, 140, "client and router"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			u := &UnderLoad{IncreaseMs: tt.increase}
-			AttributeQueue(u, tt.local, tt.remote, []DirectionResult{{Direction: spec.ClientToServer,
+			AttributeQueue(u, tt.local, tt.remote, tt.routers, []DirectionResult{{Direction: spec.ClientToServer,
 				Summary:   Summary{SenderBitsPerSecond: 8e6},
 				Intervals: []Interval{{NotsentBytes: 10000, RTTMicros: 5000}, {NotsentBytes: 30000, RTTMicros: 7000}}}})
 			q := u.Queue
@@ -50,6 +56,11 @@ func TestAttributeQueue(t *testing.T) {
 			// 20 ms at its 8 Mbit/s.
 			if s := q.Sides[0]; s.Side != Local || math.Abs(s.SocketDelayMs-20) > 1e-9 || s.SRTTMs != 7 || s.Samples != 2 || s.Drops != 1 {
 				t.Errorf("client side %+v", s)
+			}
+			for i, s := range q.Sides[len(q.Sides)-len(tt.routers):] {
+				if s.Side != Router || s.SocketDelayMs != 0 || s.Samples != len(tt.routers[i].Samples)-1 {
+					t.Errorf("router queue %d: %+v", i, s)
+				}
 			}
 		})
 	}

@@ -24,6 +24,10 @@ const (
 	Remote Side = "remote"
 )
 
+// Router names a router on the path where a queue was sampled: a routed
+// lab's, whose qdiscs the client samples in an RRUL run (queue.go).
+const Router Side = "router"
+
 // Role is what a side does on a stream.
 type Role string
 
@@ -156,6 +160,9 @@ type SideResult struct {
 	// Queue is this side's egress qdisc sampled over an RRUL run
 	// (queue.go).
 	Queue *QueueRecord `json:"queue,omitempty"`
+	// RouterQueues are the egress qdiscs of a routed lab's router,
+	// sampled by the client when it runs in one of the lab's hosts.
+	RouterQueues []QueueRecord `json:"router_queues,omitempty"`
 }
 
 // IntervalReport is one side's sample of one direction, sent as it

@@ -5,6 +5,7 @@ import (
 
 	"wirespeed/internal/measure"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/units"
 )
 
 // Thresholds of the UDP_STREAM shortfall warnings.
@@ -29,8 +30,8 @@ func udpWarnings(t spec.Test, d DirectionResult, haveRcv bool, snd, rcv *measure
 	if t.RateBitsPerSecond > 0 && s.SenderElapsedS > 0 {
 		want := t.RateBitsPerSecond * float64(max(t.Parallel, 1))
 		if s.SenderBitsPerSecond < want*ShortfallPct/100 {
-			w = append(w, fmt.Sprintf("%s: the sender (%s) reached %.1f%% of the rate asked for (%.6g of %.6g bits/s): it was held back by its CPU, its socket buffer or the link it sends on",
-				d.Direction, d.Sender, 100*s.SenderBitsPerSecond/want, s.SenderBitsPerSecond, want))
+			w = append(w, fmt.Sprintf("%s: the sender reached %s asked (%.1f%%): the %s side was held back by its CPU, its socket buffer or the link it sends on",
+				d.Direction, units.FormatBitsOf(s.SenderBitsPerSecond, want), 100*s.SenderBitsPerSecond/want, d.Sender))
 		}
 	}
 	if haveRcv && s.SenderBitsPerSecond > 0 && s.SenderBitsPerSecond > s.BitsPerSecond*(1+BeyondSenderPct/100.0) {
@@ -43,8 +44,8 @@ func udpWarnings(t spec.Test, d DirectionResult, haveRcv bool, snd, rcv *measure
 				where = fmt.Sprintf("%d of them dropped by the sender's kernel at a full queue of its own host (Udp SndbufErrors beyond the refusals), the rest on the path or at the receiver", local)
 			}
 		}
-		w = append(w, fmt.Sprintf("%s: the receiver (%s) got %.4g%% of the %.6g bits/s the sender (%s) sent: datagrams were lost after the sender's socket took them, %s (see the kernel lines)",
-			d.Direction, d.Receiver, 100*s.BitsPerSecond/s.SenderBitsPerSecond, s.SenderBitsPerSecond, d.Sender, where))
+		w = append(w, fmt.Sprintf("%s: the receiver got %s sent (%.4g%%): datagrams were lost after the sender's (%s) socket took them, %s (see the kernel lines, -v); the receiver is %s",
+			d.Direction, units.FormatBitsOf(s.BitsPerSecond, s.SenderBitsPerSecond), 100*s.BitsPerSecond/s.SenderBitsPerSecond, d.Sender, where, d.Receiver))
 	}
 	var sip, rip measure.IPCounters
 	if snd != nil {
@@ -54,8 +55,8 @@ func udpWarnings(t spec.Test, d DirectionResult, haveRcv bool, snd, rcv *measure
 		rip = rcv.IP
 	}
 	if sip.FragCreates > 0 || sip.FragFails > 0 || rip.ReasmFails > 0 || rip.ReasmTimeout > 0 {
-		w = append(w, fmt.Sprintf("%s: IPv4 fragmentation: the sender's kernel (%s) cut datagrams into %d fragments (Ip FragCreates) and could not cut %d (FragFails); the receiver's (%s) reassembled %d (ReasmOKs) and gave up on %d (ReasmFails, %d of them timed out): datagrams of %d bytes are larger than the path MTU and one lost fragment loses the whole datagram; use a smaller -m",
-			d.Direction, d.Sender, sip.FragCreates, sip.FragFails, d.Receiver, rip.ReasmOKs, rip.ReasmFails, rip.ReasmTimeout, t.SendSize))
+		w = append(w, fmt.Sprintf("%s: IPv4 fragmentation: datagrams of %d bytes are larger than the path MTU, and one lost fragment loses the whole datagram; use a smaller -m: the sender's kernel (%s) cut datagrams into %d fragments (Ip FragCreates) and could not cut %d (FragFails); the receiver's (%s) reassembled %d (ReasmOKs) and gave up on %d (ReasmFails, %d of them timed out)",
+			d.Direction, t.SendSize, d.Sender, sip.FragCreates, sip.FragFails, d.Receiver, rip.ReasmOKs, rip.ReasmFails, rip.ReasmTimeout))
 	}
 	return w
 }

@@ -23,18 +23,18 @@ func TestUDPWarnings(t *testing.T) {
 		{name: "on target", rate: 100 * mbit, parallel: 1, snd: 99 * mbit, rcv: 99 * mbit},
 		{name: "just reached 95%", rate: 100 * mbit, parallel: 1, snd: 95 * mbit, rcv: 95 * mbit},
 		{name: "below 95% of -b", rate: 100 * mbit, parallel: 1, snd: 94.9 * mbit, rcv: 94.9 * mbit,
-			want: []string{"reached 94.9% of the rate asked for (9.49e+07 of 1e+08 bits/s)"}},
+			want: []string{"reached 94.9 of 100 Mbits/sec asked (94.9%)"}},
 		// The sender reached -b and the path lost a fifth: the loss
 		// is the receiver's warning, not a shortfall of the sender.
 		{name: "rate reached, loss after the sender", rate: 100 * mbit, parallel: 1, snd: 99 * mbit, rcv: 79.2 * mbit,
-			want: []string{"got 80% of the 9.9e+07 bits/s the sender (local) sent"}},
+			want: []string{"got 79.2 of 99.0 Mbits/sec sent (80%)"}},
 		{name: "-b is per stream", rate: 100 * mbit, parallel: 2, snd: 180 * mbit, rcv: 180 * mbit,
-			want: []string{"reached 90.0% of the rate asked for"}},
+			want: []string{"asked (90.0%)"}},
 		{name: "unpaced: no target", snd: 1 * mbit, rcv: 1 * mbit},
 		{name: "sender 10% above receiver", snd: 110 * mbit, rcv: 100 * mbit},
 		{name: "sender more than 10% above", snd: 110.1 * mbit, rcv: 100 * mbit,
-			want: []string{"got 90.83% of the 1.101e+08 bits/s the sender (local) sent"}},
-		{name: "nothing arrived", snd: 10 * mbit, rcv: 0, want: []string{"got 0% of the 1e+07 bits/s"}},
+			want: []string{"got 100 of 110 Mbits/sec sent (90.83%)"}},
+		{name: "nothing arrived", snd: 10 * mbit, rcv: 0, want: []string{"got 0.00 of 10.0 Mbits/sec sent (0%)"}},
 		{name: "dropped at the sender's own queue", snd: 50 * mbit, rcv: 40 * mbit,
 			sc:   &measure.Counters{UDP: measure.UDPCounters{SndbufErrors: 1199 + 5}},
 			want: []string{"1199 of them dropped by the sender's kernel at a full queue of its own host"}},
@@ -54,7 +54,7 @@ func TestUDPWarnings(t *testing.T) {
 			want: []string{"could not cut 4 (FragFails)"}},
 		{name: "all three", rate: 100 * mbit, parallel: 1, snd: 50 * mbit, rcv: 1 * mbit,
 			sc:   &measure.Counters{IP: measure.IPCounters{FragCreates: 1}},
-			want: []string{"reached 50.0%", "got 2% of", "IPv4 fragmentation"}},
+			want: []string{"asked (50.0%)", "sent (2%)", "IPv4 fragmentation"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,8 +92,8 @@ func TestJoinUDPWarnings(t *testing.T) {
 		SideResult{Side: Remote, Flows: []Flow{rcv}, Counters: &measure.Counters{IP: measure.IPCounters{ReasmFails: 556}}})
 	all := strings.Join(res.Warnings, "\n")
 	for _, w := range []string{
-		"the sender (local) reached 72.0% of the rate asked for",
-		"the receiver (remote) got 44.44% of the 7.2e+07 bits/s the sender (local) sent",
+		"the sender reached 72.0 of 100 Mbits/sec asked (72.0%): the local side",
+		"the receiver got 32.0 of 72.0 Mbits/sec sent (44.44%): datagrams were lost after the sender's (local) socket",
 		"cut datagrams into 6000 fragments",
 		"gave up on 556 (ReasmFails",
 	} {

@@ -168,7 +168,7 @@ func joinWire(res *Result, local, remote SideResult) {
 				s.side, w.Device, drops, l.RxDropped, l.RxMissed, l.RxOverErrs))
 		}
 		if w.OtherPct > WireOtherPct {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: %.0f%% of what its device %s carried during the run was not this test's traffic: the device figures are mostly other traffic's, and the result may be held back by it",
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: %.0f%% of what its device %s carried was not this test's traffic: the device figures are mostly other traffic's, and the result may be held back by it",
 				s.side, w.OtherPct, w.Device))
 		}
 	}

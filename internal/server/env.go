@@ -38,12 +38,14 @@ type hostSession struct {
 	gen       uint64    // the server's netconfGen when env was collected
 	// envLimiter bounds the collections env requests cause (refresh).
 	envLimiter *rate.Limiter
-	// baselineTaken is set once the session's idle CPU baseline was
-	// taken, as the session starts; baseline is what it measured
-	// (nil when it could not) and baselineErr why not.
-	baselineTaken bool
-	baseline      *measure.CPUBaseline
-	baselineErr   error
+	// baselineDone is closed once the session's idle CPU baseline,
+	// started as the session opens (idleBaseline), was taken; baseline
+	// is what it measured (nil when it could not) and baselineErr why
+	// not. stopBaseline cancels it.
+	baselineDone chan struct{}
+	stopBaseline context.CancelFunc
+	baseline     *measure.CPUBaseline
+	baselineErr  error
 	// devs are the devices this session changed, by name.
 	devs map[string]*heldDev
 }
@@ -59,7 +61,10 @@ type hostSessionKey struct{}
 func (s *Server) startHostSession(ctx context.Context, cc *control.Conn, log *slog.Logger) (context.Context, func()) {
 	hs := &hostSession{srv: s, peer: addrOf(cc.NetConn().RemoteAddr()), log: log, devs: map[string]*heldDev{}}
 	hs.authenticated = s.cfg.Auth.PSK != nil || s.nc.authenticateAll
-	return context.WithValue(ctx, hostSessionKey{}, hs), hs.end
+	return context.WithValue(ctx, hostSessionKey{}, hs), func() {
+		hs.endBaseline()
+		hs.end()
+	}
 }
 
 // hostSessionOf returns the session's hostSession, nil outside a session.
@@ -72,6 +77,7 @@ func hostSessionOf(ctx context.Context) *hostSession {
 // client, collecting it when the session has none yet.
 func (hs *hostSession) record(ctx context.Context) *sysinfo.Env {
 	if hs.env == nil {
+		hs.awaitBaseline()
 		env := hs.srv.collectEnv(ctx, hs.peer)
 		if hs.baselineErr != nil {
 			env.Warnings = append(env.Warnings, "idle cpu baseline: "+hs.baselineErr.Error())
@@ -87,15 +93,41 @@ func (hs *hostSession) record(ctx context.Context) *sysinfo.Env {
 // takeBaseline is sysinfo.TakeBaseline; a test counts its calls.
 var takeBaseline = sysinfo.TakeBaseline
 
-// idleBaseline takes the server's idle CPU baseline, once per session:
-// as it starts, before the session reads a request, while the client
-// takes its own (client.Dial) and no test runs.
+// idleBaseline starts the server's idle CPU baseline, once per session,
+// as the session opens, while the client takes its own (client.Dial) and
+// no test runs. It runs beside the session: a test waits for it before
+// it starts (awaitBaseline, and the record carries it), but a relay does
+// not, so a session that only relays (a mesh's runner asking this server
+// to measure a pair) does not wait for a baseline no result of it
+// carries: the relay's own client takes the one its result has.
 func (hs *hostSession) idleBaseline(ctx context.Context) {
-	if hs == nil || hs.baselineTaken {
+	if hs == nil || hs.baselineDone != nil {
 		return
 	}
-	hs.baselineTaken = true
-	hs.baseline, hs.baselineErr = takeBaseline(ctx, hs.srv.cfg.ProcRoot, sysinfo.BaselineWindow)
+	done := make(chan struct{})
+	ctx, hs.stopBaseline = context.WithCancel(ctx)
+	hs.baselineDone = done
+	go func() {
+		defer close(done)
+		hs.baseline, hs.baselineErr = takeBaseline(ctx, hs.srv.cfg.ProcRoot, sysinfo.BaselineWindow)
+	}()
+}
+
+// awaitBaseline waits until the session's idle baseline was taken (at
+// most its window), if one was started.
+func (hs *hostSession) awaitBaseline() {
+	if hs != nil && hs.baselineDone != nil {
+		<-hs.baselineDone
+	}
+}
+
+// endBaseline cancels the baseline if it still runs and waits for it, as
+// the session ends.
+func (hs *hostSession) endBaseline() {
+	if hs.stopBaseline != nil {
+		hs.stopBaseline()
+		<-hs.baselineDone
+	}
 }
 
 // forget drops the record: the next result carries a fresh one. A

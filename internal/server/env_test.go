@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"wirespeed/internal/client"
+	"wirespeed/internal/control"
 	"wirespeed/internal/measure"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/sysinfo"
@@ -76,10 +78,10 @@ func TestEnvRequest(t *testing.T) {
 // result of the session, and takes it again in the next session; the
 // client does the same on its side.
 func TestBaselineOncePerSession(t *testing.T) {
-	calls := 0
+	var calls atomic.Int32 // the baseline runs on a goroutine of its own
 	real := takeBaseline
 	takeBaseline = func(ctx context.Context, procRoot string, window time.Duration) (*measure.CPUBaseline, error) {
-		calls++
+		calls.Add(1)
 		return real(ctx, procRoot, window)
 	}
 	defer func() { takeBaseline = real }()
@@ -95,8 +97,8 @@ func TestBaselineOncePerSession(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if calls != session {
-				t.Fatalf("session %d run %d: %d baselines taken, want %d", session, run, calls, session)
+			if n := int(calls.Load()); n != session {
+				t.Fatalf("session %d run %d: %d baselines taken, want %d", session, run, n, session)
 			}
 			env := res.Remote.Env
 			if env == nil || env.CPUBaseline == nil || res.Local.Env == nil || res.Local.Env.CPUBaseline == nil {
@@ -121,6 +123,62 @@ func TestBaselineOncePerSession(t *testing.T) {
 		}
 		c.Close()
 	}
+}
+
+// TestRelayDoesNotWaitForBaseline: the session's baseline runs beside
+// it as it opens; a relay request is answered without waiting for it (a
+// session that only relays carries no baseline in any result), and a
+// test waits for it and carries it. Before, the session read nothing
+// until its baseline was taken, and a mesh's relayed pair waited for two
+// baselines one after the other.
+func TestRelayDoesNotWaitForBaseline(t *testing.T) {
+	release := make(chan struct{})
+	real := takeBaseline
+	takeBaseline = func(ctx context.Context, procRoot string, window time.Duration) (*measure.CPUBaseline, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &measure.CPUBaseline{WindowS: 0.2, UtilPct: 42}, nil
+	}
+	defer func() { takeBaseline = real }()
+	addr, stop := ncServer(t, Config{Hostname: "server", Auth: Auth{PSK: []byte("0123456789abcdef0123")}}, nil)
+	defer stop()
+	c := ncDialKey(t, addr, []byte("0123456789abcdef0123"))
+
+	// Not allowed to relay: refused at once, with the baseline held.
+	start := time.Now()
+	_, err := c.Relay(context.Background(), control.RelayRequest{Peer: addr, Spec: spec.Default()})
+	if !errors.Is(err, control.ErrRelayRefused) {
+		t.Fatalf("relay: %v, want refused", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the relay refusal took %v: it waited for the baseline", took)
+	}
+
+	// A test waits for the baseline, then carries it.
+	sp := spec.Default()
+	sp.Duration, sp.Interval, sp.CPU = 200*time.Millisecond, 0, true
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, err := c.Run(context.Background(), sp)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if b := res.Remote.Env.CPUBaseline; b == nil || b.UtilPct != 42 {
+			t.Errorf("the test's record carries baseline %+v, want the session's (42%%)", b)
+		}
+	}()
+	select {
+	case <-done:
+		t.Fatal("the test ran before the session's baseline was taken")
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	<-done
 }
 
 // TestEnvRequestsRateLimited: a client that asks for the environment

@@ -355,9 +355,10 @@ func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Ti
 	ctx, endHost := s.startHostSession(ctx, cc, log)
 	defer endHost()
 	// The idle CPU baseline, once per session, before any test: the
-	// client takes its own at the same moment, as its Dial ends.
-	hostSessionOf(ctx).idleBaseline(ctx)
-	log.Debug("idle baseline taken")
+	// client takes its own at the same moment, as its Dial ends. It runs
+	// beside the session; a test waits for it, a relay does not.
+	hs := hostSessionOf(ctx)
+	hs.idleBaseline(ctx)
 
 	msgs := make(chan recvd, 1)
 	ss := &session{s: s, cc: cc, log: log, msgs: msgs}
@@ -404,6 +405,7 @@ func (s *Server) session(ctx context.Context, cc *control.Conn, deadline time.Ti
 			cc.Send(control.TypeBye, struct{}{})
 			return
 		case control.TypeTest:
+			hs.awaitBaseline()
 		case control.TypeRelay:
 			if err := ss.relay(ctx, m.msg); err != nil {
 				return
@@ -550,56 +552,99 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 		cc.SendError(control.CodeInvalid, fmt.Sprintf("server data socket: %v", err))
 		return nil
 	}
-	if err := cc.Send(control.TypeReady, struct{}{}); err != nil {
-		return err
-	}
-	select {
-	case m := <-ss.msgs:
-		if m.err != nil || m.msg.Type != control.TypeStart {
-			return fmt.Errorf("expected start: %v %v", m.msg.Type, m.err)
-		}
-	case <-time.After(s.cfg.StreamsTimeout):
-		return fmt.Errorf("no start within %v", s.cfg.StreamsTimeout)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stopWatch := watchControl(ss.msgs, cancel, "the test")
 	// The reports go out from a writer of their own: a client that stops
 	// reading them ends its test, by the test's deadline at the latest.
-	reports := newReportWriter(cc, t, time.Now().Add(t.Omit+t.Duration+reportsGrace), cancel)
-	// When the server stops, tell the client first so that it stops sending
-	// and both sides close their streams cleanly.
-	stopNotice := context.AfterFunc(ctx, func() {
-		cc.Send(control.TypeAbort, control.Abort{Reason: "server shutting down"})
-	})
-	defer stopNotice()
+	var reports *reportWriter
+	// The deadline runs from the start; made before the start (a side
+	// that starts early), it counts the longest wait for it too.
+	startReports := func(beforeStart time.Duration) {
+		reports = newReportWriter(cc, t, time.Now().Add(beforeStart+t.Omit+t.Duration+reportsGrace), cancel)
+	}
 	payload := req.Payload
-	log.Debug("test started", "test", t.Kind, "streams", len(conns), "duration", t.Duration)
 	run := side.Run
 	if t.Kind == spec.RRUL {
 		run = func(ctx context.Context, cfg side.Config) (result.SideResult, error) {
 			return side.RunRRUL(ctx, cfg, side.Probes{Echo: dp.udp[0], EchoMaxPerSecond: s.probeEchoRate(t), Listener: dp.crr, Peer: peer})
 		}
 	}
-	res, err := run(runCtx, side.Config{
-		Spec:            t,
-		Side:            result.Remote,
-		Sends:           spec.ServerToClient,
-		Conns:           conns,
-		Payload:         payload,
-		CRR:             dp.crrShared,
-		OnInterval:      reports.add,
-		StreamIntervals: req.StreamedIntervals,
-		ProcRoot:        s.cfg.ProcRoot,
-		WireDevice:      wireDevice(env),
-		// What a UDP_RR client makes this server send is paced to the
-		// UDP limit, whatever its sizes, burst and request rate.
-		MaxUDPRRRate: s.admission().MaxUDPRateBitsPerSecond,
-		Logger:       log,
+	runSide := func() (result.SideResult, error) {
+		return run(runCtx, side.Config{
+			Spec:            t,
+			Side:            result.Remote,
+			Sends:           spec.ServerToClient,
+			Conns:           conns,
+			Payload:         payload,
+			CRR:             dp.crrShared,
+			OnInterval:      reports.add,
+			StreamIntervals: req.StreamedIntervals,
+			ProcRoot:        s.cfg.ProcRoot,
+			WireDevice:      wireDevice(env),
+			// What a UDP_RR client makes this server send is paced to the
+			// UDP limit, whatever its sizes, burst and request rate.
+			MaxUDPRRRate: s.admission().MaxUDPRateBitsPerSecond,
+			Logger:       log,
+		})
+	}
+	// A side that only receives starts its loops before ready: they
+	// wait in their reads when the client's data begins, and its window
+	// opens at the first byte as it arrives. Started after start, on a
+	// server busy with many tests, a loop came up to 0.5 s after the
+	// data, read what had queued meanwhile at once, and its window was
+	// that much short of the bytes it counted (2-4% over -b).
+	type ran struct {
+		res result.SideResult
+		err error
+	}
+	var early chan ran
+	if receivesOnly(t) {
+		startReports(s.cfg.StreamsTimeout)
+		early = make(chan ran, 1)
+		go func() {
+			r, err := runSide()
+			early <- ran{r, err}
+		}()
+	}
+	// An early side that never gets its start is stopped and waited for.
+	abandon := func(err error) error {
+		if early != nil {
+			cancel()
+			<-early
+			reports.close()
+		}
+		return err
+	}
+	if err := cc.Send(control.TypeReady, struct{}{}); err != nil {
+		return abandon(err)
+	}
+	select {
+	case m := <-ss.msgs:
+		if m.err != nil || m.msg.Type != control.TypeStart {
+			return abandon(fmt.Errorf("expected start: %v %v", m.msg.Type, m.err))
+		}
+	case <-time.After(s.cfg.StreamsTimeout):
+		return abandon(fmt.Errorf("no start within %v", s.cfg.StreamsTimeout))
+	case <-ctx.Done():
+		return abandon(ctx.Err())
+	}
+
+	stopWatch := watchControl(ss.msgs, cancel, "the test")
+	// When the server stops, tell the client first so that it stops sending
+	// and both sides close their streams cleanly.
+	stopNotice := context.AfterFunc(ctx, func() {
+		cc.Send(control.TypeAbort, control.Abort{Reason: "server shutting down"})
 	})
+	defer stopNotice()
+	log.Debug("test started", "test", t.Kind, "streams", len(conns), "duration", t.Duration)
+	var res result.SideResult
+	if early != nil {
+		r := <-early
+		res, err = r.res, r.err
+	} else {
+		startReports(0)
+		res, err = runSide()
+	}
 	reportErr := reports.close()
 	abortErr := stopWatch()
 	if reportErr != nil {
@@ -622,6 +667,20 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	err = cc.Send(control.TypeResult, res)
 	log.Debug("result sent", "err", err)
 	return err
+}
+
+// receivesOnly reports whether this server only receives in t: a stream
+// test whose every stream goes from the client to the server.
+func receivesOnly(t spec.Test) bool {
+	if t.Kind != spec.TCPStream && t.Kind != spec.UDPStream {
+		return false
+	}
+	for _, st := range t.Streams() {
+		if st.Dir != spec.ClientToServer {
+			return false
+		}
+	}
+	return true
 }
 
 // awaitStreams waits for the test's data connections, at most

@@ -18,13 +18,16 @@ import (
 // and getrusage per window, and of /proc/PID/stat for this process's
 // threads and every process, none in the hot loops. The scan of every
 // process is the slow part: it runs on a goroutine of its own at the
-// opening and, at the close, beside the loops' stop (taskSample).
+// opening and, at the close, beside the loops' stop (scanProcs).
 //
 // A nil *cpuMeter measures nothing, so the hooks in the flows need no
 // check of their own.
 type cpuMeter struct {
 	procRoot string
 	pid      int
+	// reuse is how old a scan of the tasks another run of this process
+	// took may be and still serve as one of this window's (scans).
+	reuse time.Duration
 
 	mu       sync.Mutex
 	opened   bool
@@ -38,12 +41,11 @@ type cpuMeter struct {
 	tasks1   taskSample
 	closed   bool
 	firstErr error
-	// openDone is closed when the opening scan of every process, which
-	// runs beside the window's start (open), has filled tasks0.procs.
-	openDone chan struct{}
-	// procsDone is closed when the closing scan of every process, which
-	// runs beside the loops' stop (close), has filled tasks1.procs.
-	procsDone chan struct{}
+	// openDone and procsDone are closed when the scan of every process at
+	// the opening and at the close, which run beside the window's start
+	// and beside the loops' stop (scanProcs), have filled tasks0.procs and
+	// tasks1.procs.
+	openDone, procsDone chan struct{}
 }
 
 // newCPUMeter returns a meter when the spec asks for CPU, nil otherwise.
@@ -55,26 +57,36 @@ func newCPUMeter(cfg *Config) *cpuMeter {
 	if root == "" {
 		root = measure.DefaultProcRoot
 	}
-	return &cpuMeter{procRoot: root, pid: os.Getpid()}
+	return &cpuMeter{procRoot: root, pid: os.Getpid(), reuse: scanReuse(cfg.Spec.Omit + cfg.Spec.Duration)}
 }
 
 // taskSample is this process's threads and every process on the host,
-// for telling which thread did the work and how much CPU other processes
-// took; err says why they are missing. The processes are read at a
-// moment of their own (procsAt): the scan of every process's stat is the
-// costly part (milliseconds on a host of a few hundred processes, far more
-// on a loaded one), so it runs beside the window's start and, at its
-// close, off the way to the end of the run (cpuMeter.open, close).
+// each with the moment it was read (threadsAt, procsAt), for telling which
+// thread did the work and how much CPU other processes took; err says why
+// they are missing. Its maps may be shared with other runs' meters
+// (scans): read them, never write.
 type taskSample struct {
-	threads, procs measure.Tasks
-	procsAt        time.Time
-	err            error
+	threads, procs     measure.Tasks
+	threadsAt, procsAt time.Time
+	err                error
 }
 
-// scanProcs scans every process into dst on a goroutine of its own,
-// unless reading the threads failed (dst.err), and returns a channel
-// closed when it is done. Call with m.mu held; the goroutine takes it to
-// fill dst.
+// threads takes this process's threads now (scans), while the loops'
+// threads exist; every other process follows on a goroutine (scanProcs).
+func (m *cpuMeter) threads() taskSample {
+	var ts taskSample
+	ts.threads, ts.threadsAt, ts.err = scans.take(scanKey{m.procRoot, m.pid}, m.reuse)
+	return ts
+}
+
+// scanProcs takes every process (scans) into dst on a goroutine of its
+// own, unless reading the threads failed (dst.err), and returns a channel
+// closed when it is done. On a loaded host that scan takes a good part of
+// a short window: before the opening's /proc/stat sample it took the rest
+// out of the CPU figures' window (TestCPUOnLoopback saw 17 ms of 300),
+// and at the close it kept the sender sending, and so the peer waiting for
+// its end of stream (13 ms of a 1 s run on this machine's few hundred
+// processes). Call with m.mu held; the goroutine takes it to fill dst.
 func (m *cpuMeter) scanProcs(dst *taskSample) chan struct{} {
 	done, terr := make(chan struct{}), dst.err
 	go func() {
@@ -82,13 +94,105 @@ func (m *cpuMeter) scanProcs(dst *taskSample) chan struct{} {
 		if terr != nil {
 			return
 		}
-		at := time.Now()
-		procs, err := measure.ReadProcesses(m.procRoot)
+		procs, at, err := scans.take(scanKey{procRoot: m.procRoot}, m.reuse)
 		m.mu.Lock()
 		dst.procs, dst.procsAt, dst.err = procs, at, err
 		m.mu.Unlock()
 	}()
 	return done
+}
+
+// The scans of the tasks are the costly part of a window's CPU figures:
+// a few milliseconds for every process on a host of a few hundred, and
+// this process's threads, at each end of every run's window. A server
+// running 64 tests at once made 128 of each, for figures about the one
+// host and process they share, and they were two fifths of its CPU. So
+// the runs of one process share them (scans): a window's end takes a scan
+// another run took at most reuse before (or waits for the one under way)
+// instead of making its own. Its figures of threads and of other
+// processes are then over the span between its two scans of each, not
+// its window: the span starts and ends at most reuse before the window's
+// ends, and the utilizations are over the span's own length, so they
+// stay right for it.
+var scans = scanCache{read: readScan}
+
+// readScan reads this process's threads (key.pid set) or every process
+// (key.pid 0) now.
+func readScan(key scanKey) (measure.Tasks, error) {
+	if key.pid != 0 {
+		return measure.ReadThreads(key.procRoot, key.pid)
+	}
+	return measure.ReadProcesses(key.procRoot)
+}
+
+// scanReuse is how old a shared scan may be for a window of length d: a
+// fiftieth of it (2%), at most 200 ms.
+func scanReuse(d time.Duration) time.Duration { return min(d/50, 200*time.Millisecond) }
+
+// scanCache holds the newest scan of each kind, and the one under way.
+type scanCache struct {
+	read    func(scanKey) (measure.Tasks, error)
+	mu      sync.Mutex
+	entries map[scanKey]*scanEntry
+}
+
+// scanKey names a scan: the threads of process pid, or with pid 0 every
+// process, under a proc root.
+type scanKey struct {
+	procRoot string
+	pid      int
+}
+
+type scanEntry struct {
+	tasks   measure.Tasks
+	at      time.Time // when the newest successful scan started; zero for none
+	running chan struct{}
+	err     error // of the scan under way, once it is done
+}
+
+// take returns a scan no older than reuse, and when it started, making
+// one when there is none; a caller that finds a scan under way waits for
+// it, since it will be the freshest.
+func (c *scanCache) take(key scanKey, reuse time.Duration) (measure.Tasks, time.Time, error) {
+	c.mu.Lock()
+	if c.entries == nil {
+		c.entries = map[scanKey]*scanEntry{}
+	}
+	e := c.entries[key]
+	if e == nil {
+		e = &scanEntry{}
+		c.entries[key] = e
+	}
+	for e.running != nil {
+		running := e.running
+		c.mu.Unlock()
+		<-running
+		c.mu.Lock()
+		if e.running == nil && e.err == nil && !e.at.IsZero() {
+			tasks, at := e.tasks, e.at
+			c.mu.Unlock()
+			return tasks, at, nil
+		}
+		// It failed, or another caller started the next: go round.
+	}
+	if !e.at.IsZero() && time.Since(e.at) <= reuse {
+		tasks, at := e.tasks, e.at
+		c.mu.Unlock()
+		return tasks, at, nil
+	}
+	done := make(chan struct{})
+	e.running = done
+	c.mu.Unlock()
+	at := time.Now()
+	tasks, err := c.read(key)
+	c.mu.Lock()
+	e.running, e.err = nil, err
+	if err == nil {
+		e.tasks, e.at = tasks, at
+	}
+	c.mu.Unlock()
+	close(done)
+	return tasks, at, err
 }
 
 // sample reads both counters at one moment.
@@ -118,11 +222,7 @@ func (m *cpuMeter) open() {
 		return
 	}
 	m.opened, m.start, m.sys0, m.proc0 = true, at, sys, proc
-	m.tasks0.threads, m.tasks0.err = measure.ReadThreads(m.procRoot, m.pid)
-	// Every other process on a goroutine of its own, timed on its own: on
-	// a loaded host the scan can take a good part of a short window, which
-	// a scan before the /proc/stat sample took out of the CPU figures'
-	// window (TestCPUOnLoopback saw 17 ms of 300).
+	m.tasks0 = m.threads()
 	m.openDone = m.scanProcs(&m.tasks0)
 }
 
@@ -148,10 +248,7 @@ func (m *cpuMeter) close() {
 		return
 	}
 	m.closed, m.end, m.sys1, m.proc1 = true, at, sys, proc
-	// This process's threads now, while the loops' threads still exist;
-	// every other process on a goroutine of its own, while the loops stop
-	// and the peer reaches its end of stream: result waits for it.
-	m.tasks1.threads, m.tasks1.err = measure.ReadThreads(m.procRoot, m.pid)
+	m.tasks1 = m.threads()
 	m.procsDone = m.scanProcs(&m.tasks1)
 }
 
@@ -184,18 +281,28 @@ func (m *cpuMeter) result(res *result.SideResult) {
 		case m.tasks1.err != nil:
 			c.TasksError = m.tasks1.err.Error()
 		default:
-			c.Threads = measure.TaskDelta(m.tasks0.threads, m.tasks1.threads, elapsed).Busiest
+			// Over the span between each kind's two scans (shared ones
+			// may be a little older than the window's ends).
+			c.Threads = measure.TaskDelta(m.tasks0.threads, m.tasks1.threads, span(m.tasks0.threadsAt, m.tasks1.threadsAt, elapsed)).Busiest
 			for _, th := range c.Threads {
 				sh, ok := usage.SharesOf(th.LastCPU)
 				if ok && th.LastCPU != usage.BusiestCPU && !slices.ContainsFunc(c.ThreadCPUShares, func(s measure.CPUShares) bool { return s.CPU == sh.CPU }) {
 					c.ThreadCPUShares = append(c.ThreadCPUShares, sh)
 				}
 			}
-			others := measure.TaskDelta(m.tasks0.procs, m.tasks1.procs, m.tasks1.procsAt.Sub(m.tasks0.procsAt).Seconds(), m.pid)
+			others := measure.TaskDelta(m.tasks0.procs, m.tasks1.procs, span(m.tasks0.procsAt, m.tasks1.procsAt, elapsed), m.pid)
 			c.OtherProcessesUtilPct, c.OtherProcesses = others.UtilPct, others.Busiest
 		}
 		res.CPU = &c
 	}
+}
+
+// span is the seconds from a to b, or elapsed when either is unknown.
+func span(a, b time.Time, elapsed float64) float64 {
+	if a.IsZero() || !b.After(a) {
+		return elapsed
+	}
+	return b.Sub(a).Seconds()
 }
 
 // cpuSample is the meter's readings at one moment, for a window it fills

@@ -30,7 +30,7 @@ func Join(t spec.Test, local, remote result.SideResult, started time.Time, hostn
 		// RRUL: the latency under load from the client's probes, and
 		// where the queue built from both sides' samples.
 		res.Summary.UnderLoad = result.UnderLoadOf(t, *local.Probes, res.Directions)
-		result.AttributeQueue(res.Summary.UnderLoad, local.Queue, remote.Queue, res.Directions)
+		result.AttributeQueue(res.Summary.UnderLoad, local.Queue, remote.Queue, local.RouterQueues, res.Directions)
 	}
 	limit.Diagnose(&res)
 	return res

@@ -6,14 +6,16 @@ import (
 	"sync"
 	"time"
 
+	"wirespeed/internal/lab"
 	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/sysinfo"
 )
 
-// queueSampler samples the root qdisc of the device toward the peer every
-// result.QueueSampleEvery, for where an RRUL run's delay built.
+// queueSampler samples one root qdisc every result.QueueSampleEvery, for
+// where an RRUL run's delay built: the side's own toward the peer, or a
+// routed lab's router's.
 type queueSampler struct {
 	mu  sync.Mutex
 	rec result.QueueRecord
@@ -23,8 +25,8 @@ type queueSampler struct {
 // startQueueSampler finds the device toward peer and samples its qdisc
 // until ctx ends; wait returns once the sampler stopped. A device or
 // qdisc it cannot read is recorded as the record's error.
-func startQueueSampler(ctx context.Context, t spec.Test, peer netip.Addr, origin time.Time) (*queueSampler, func()) {
-	qs := &queueSampler{max: result.MaxQueueSamples(t)}
+func startQueueSampler(ctx context.Context, t spec.Test, peer netip.Addr, origin time.Time) (qs *queueSampler, wait func()) {
+	qs = &queueSampler{max: result.MaxQueueSamples(t)}
 	dev, q, err := sysinfo.Egress(peer)
 	if err != nil {
 		qs.rec.Error = err.Error()
@@ -37,6 +39,47 @@ func startQueueSampler(ctx context.Context, t spec.Test, peer netip.Addr, origin
 			qs.rec.RateBitsPerSecond, qs.rec.LimitBytes = float64(q.RateBitsPerSecond), q.LimitBytes
 		}
 	}
+	return qs, qs.run(ctx, origin, func() (measure.QdiscStats, error) { return measure.ReadQdisc(dev) })
+}
+
+// startRouterSamplers samples the egress qdiscs of a routed lab's router
+// when this process runs in one of the lab's hosts (lab.RouterHere), the
+// router's queues being on the path between the two; there are none
+// anywhere else. wait returns once every sampler stopped. A router
+// qdisc it cannot open (not root) is a record with its error.
+func startRouterSamplers(ctx context.Context, t spec.Test, origin time.Time) (samplers []*queueSampler, wait func()) {
+	egresses, err := lab.RouterHere()
+	if err != nil || len(egresses) == 0 {
+		return nil, func() {}
+	}
+	var waits []func()
+	for _, e := range egresses {
+		qs := &queueSampler{max: result.MaxQueueSamples(t)}
+		qs.rec.Dev, qs.rec.Netns = e.Dev, e.Netns
+		samplers = append(samplers, qs)
+		nq, err := measure.OpenNetnsQdisc(e.Netns, e.Dev)
+		if err != nil {
+			qs.rec.Error = err.Error()
+			continue
+		}
+		qs.rec.Kind = nq.Kind
+		if nq.Kind == "tbf" {
+			qs.rec.RateBitsPerSecond, qs.rec.LimitBytes = float64(nq.RateBitsPerSecond), nq.LimitBytes
+		}
+		w := qs.run(ctx, origin, nq.Read)
+		waits = append(waits, func() { w(); nq.Close() })
+	}
+	return samplers, func() {
+		for _, w := range waits {
+			w()
+		}
+	}
+}
+
+// run samples with read until ctx ends or a read fails, the ticks
+// scheduled from one ticker so they do not drift; the returned function
+// waits for it to stop.
+func (qs *queueSampler) run(ctx context.Context, origin time.Time, read func() (measure.QdiscStats, error)) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -44,7 +87,7 @@ func startQueueSampler(ctx context.Context, t spec.Test, peer netip.Addr, origin
 		tk := time.NewTicker(every)
 		defer tk.Stop()
 		for {
-			s, err := measure.ReadQdisc(dev)
+			s, err := read()
 			qs.mu.Lock()
 			if err != nil {
 				qs.rec.Error = err.Error()
@@ -62,7 +105,7 @@ func startQueueSampler(ctx context.Context, t spec.Test, peer netip.Addr, origin
 			}
 		}
 	}()
-	return qs, func() { <-done }
+	return func() { <-done }
 }
 
 // record returns what was sampled, with the load's times.

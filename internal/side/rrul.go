@@ -68,6 +68,13 @@ func RunRRUL(ctx context.Context, cfg Config, p Probes) (result.SideResult, erro
 		wg.Go(func() { echo.Run(probeCtx) })
 	}
 	queues, queuesDone := startQueueSampler(probeCtx, sp, p.Peer, origin)
+	// The client alone samples a lab router's queues: the server, in the
+	// lab's other host, would sample the same ones again.
+	var routers []*queueSampler
+	routersDone := func() {}
+	if cfg.Side == result.Local {
+		routers, routersDone = startRouterSamplers(probeCtx, sp, origin)
+	}
 	if p.Listener != nil {
 		srv := engine.NewTCPProbeServer(p.Listener, p.Peer)
 		wg.Go(func() { srv.Run(probeCtx) })
@@ -110,11 +117,15 @@ func RunRRUL(ctx context.Context, cfg Config, p Probes) (result.SideResult, erro
 	stopProbes()
 	wg.Wait()
 	queuesDone()
+	routersDone()
 	var ls, le float64
 	if !loadStart.IsZero() {
 		ls, le = loadStart.Sub(origin).Seconds(), loadEnd.Sub(origin).Seconds()
 	}
 	res.Queue = queues.record(ls, le)
+	for _, r := range routers {
+		res.RouterQueues = append(res.RouterQueues, *r.record(ls, le))
+	}
 
 	if udp != nil || tcp != nil {
 		rec := &result.ProbeRecord{}

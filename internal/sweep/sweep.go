@@ -186,21 +186,39 @@ func (s *sweeper) setPoints(have map[int]result.Point) {
 // the iterations and confidence, the sizes. A sweep resumes only when
 // there is none.
 func (plan Plan) Differences(prev *result.Document) []string {
+	return Differences(prev.Spec, plan.Base, prev.Repeat, plan.Repeat, prev.Sizes, plan.Sizes)
+}
+
+// Differences lists how a document was measured (its test was, repeated
+// as wasRepeat, at the sizes wasSizes) otherwise than a command asks
+// now, one phrase per field, named by the spec's JSON field:
+// "parallel 1 in the file, 4 now". The message size is left out of the
+// tests: the sizes say it. A sweep or a matrix (matrix.Plan.Differences)
+// resumes only when there is none.
+func Differences(was, now spec.Test, wasRepeat *spec.Repeat, nowRepeat spec.Repeat, wasSizes, nowSizes []int) []string {
 	var diffs []string
-	for _, d := range spec.Diff(AtSize(prev.Spec, 0), AtSize(plan.Base, 0)) {
+	for _, d := range spec.Diff(AtSize(was, 0), AtSize(now, 0)) {
 		diffs = append(diffs, fmt.Sprintf("%s %s in the file, %s now", d.Name, d.A, d.B))
 	}
-	if prev.Repeat == nil || *prev.Repeat != plan.Repeat {
-		was := "none"
-		if prev.Repeat != nil {
-			was = repeatFlags(*prev.Repeat)
+	if wasRepeat == nil || *wasRepeat != nowRepeat {
+		w := "none"
+		if wasRepeat != nil {
+			w = repeatFlags(*wasRepeat)
 		}
-		diffs = append(diffs, fmt.Sprintf("iterations and confidence %s in the file, %s now", was, repeatFlags(plan.Repeat)))
+		diffs = append(diffs, fmt.Sprintf("iterations and confidence %s in the file, %s now", w, repeatFlags(nowRepeat)))
 	}
-	if !slices.Equal(prev.Sizes, plan.Sizes) {
-		diffs = append(diffs, fmt.Sprintf("sizes %s in the file, %s now", FormatSizes(prev.Sizes), FormatSizes(plan.Sizes)))
+	if !slices.Equal(wasSizes, nowSizes) {
+		diffs = append(diffs, fmt.Sprintf("sizes %s in the file, %s now", orNone(FormatSizes(wasSizes)), orNone(FormatSizes(nowSizes))))
 	}
 	return diffs
+}
+
+// orNone is s, or "none" when it is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // repeatFlags is r as the command-line flags that ask for it.

@@ -18,6 +18,9 @@ type Env struct {
 	Hostname      string  `json:"hostname"`
 	KernelRelease string  `json:"kernel_release"`
 	CPU           CPUInfo `json:"cpu"`
+	// CPUFreq is the CPUs' frequency scaling; absent when sysfs could
+	// not be read (and in records written before it was kept).
+	CPUFreq *CPUFreq `json:"cpufreq,omitempty"`
 	// Peer is the address whose route chose Interface; empty when the
 	// interface was named rather than looked up.
 	Peer      string     `json:"peer,omitempty"`
@@ -117,7 +120,7 @@ func OffloadShort(name string) string {
 
 // EnvField is one comparable item of an environment record.
 type EnvField struct {
-	// Name is what the item is: "kernel", "mtu", "tso", "qdisc",
+	// Name is what the item is: "kernel", "governor", "mtu", "tso", "qdisc",
 	// "net.ipv4.tcp_rmem", ...
 	Name  string
 	Value string
@@ -138,6 +141,9 @@ func (e *Env) Fields() []EnvField {
 	add("kernel", e.KernelRelease)
 	add("cpu", e.CPU.Model)
 	add("cpus", strconv.Itoa(e.CPU.Count))
+	if e.CPUFreq != nil {
+		add("governor", e.CPUFreq.Governor())
+	}
 	add("cc", e.CongestionControl.Default)
 	if ifc := e.Interface; ifc != nil {
 		add("interface", ifc.Name)

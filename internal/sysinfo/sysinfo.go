@@ -1,12 +1,12 @@
 // Package sysinfo owns the environment record of one host: it collects
-// the kernel release, the CPU, the interface that carries a test (found
+// the kernel release, the CPU and its frequency governors, the interface that carries a test (found
 // from the route to the peer) with its driver, MTU, link speed, offload
 // features and qdisc, the TCP congestion control, and the sysctls that
 // change results, into a Env. It only reads; package netconf changes
 // settings and package report formats the record.
 //
-// Files under /proc are read from a root given as a parameter, so tests
-// use fixture trees. Devices are read over netlink and ethtool in the
+// Files under /proc and /sys are read from roots given as parameters,
+// so tests use fixture trees. Devices are read over netlink and ethtool in the
 // network namespace of the calling thread: to describe a lab namespace,
 // call Collect inside lab.Do.
 package sysinfo
@@ -31,8 +31,9 @@ var ErrUnsupported = fmt.Errorf("%w on this platform", errors.ErrUnsupported)
 
 // Options say what to describe.
 type Options struct {
-	// ProcRoot is where procfs is mounted; "" means "/proc".
-	ProcRoot string
+	// ProcRoot is where procfs is mounted; "" means "/proc". SysRoot is
+	// where sysfs is; "" means "/sys".
+	ProcRoot, SysRoot string
 	// Dev names the interface to describe. When empty, the interface is
 	// the one the route to Peer leaves by; when Peer is not valid either,
 	// the record has no interface.
@@ -74,6 +75,11 @@ func Collect(ctx context.Context, opts Options) (Env, []string, error) {
 	} else {
 		env.CPU = cpu
 	}
+	sysRoot := opts.SysRoot
+	if sysRoot == "" {
+		sysRoot = DefaultSysRoot
+	}
+	env.CPUFreq = c.readCPUFreq(sysRoot)
 	env.CongestionControl.Default = c.line("sys/net/ipv4/tcp_congestion_control", "congestion control")
 	if s := c.line("sys/net/ipv4/tcp_available_congestion_control", "available congestion control"); s != "" {
 		env.CongestionControl.Available = strings.Fields(s)

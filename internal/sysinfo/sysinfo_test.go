@@ -12,7 +12,7 @@ import (
 )
 
 func TestCollectFixture(t *testing.T) {
-	env, warnings, err := Collect(context.Background(), Options{ProcRoot: "testdata/proc"})
+	env, warnings, err := Collect(context.Background(), Options{ProcRoot: "testdata/proc", SysRoot: "testdata/sys"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,6 +23,7 @@ func TestCollectFixture(t *testing.T) {
 		Hostname:      "fixture-host",
 		KernelRelease: "6.1.0-fixture-amd64",
 		CPU:           CPUInfo{Model: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", Count: 4},
+		CPUFreq:       &CPUFreq{Available: true, Driver: "intel_pstate", Governors: map[int]string{0: "performance", 1: "performance", 2: "performance", 3: "performance"}},
 		CongestionControl: CongestionControl{
 			Default:   "cubic",
 			Available: []string{"reno", "cubic", "bbr"},
@@ -50,7 +51,7 @@ func TestCollectFixture(t *testing.T) {
 // TestCollectPartial reads a tree where pieces are missing or malformed:
 // each becomes a warning, none an error.
 func TestCollectPartial(t *testing.T) {
-	env, warnings, err := Collect(context.Background(), Options{ProcRoot: "testdata/proc-arm64"})
+	env, warnings, err := Collect(context.Background(), Options{ProcRoot: "testdata/proc-arm64", SysRoot: "testdata/sys-vm"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +63,14 @@ func TestCollectPartial(t *testing.T) {
 	}
 	if len(env.Sysctls) != 0 {
 		t.Errorf("sysctls = %v, want none", env.Sysctls)
+	}
+	// CPUs without cpufreq (a virtual machine's): recorded as such, not
+	// warned about.
+	if diff := cmp.Diff(&CPUFreq{}, env.CPUFreq); diff != "" {
+		t.Errorf("CPUFreq (-want +got):\n%s", diff)
+	}
+	if strings.Contains(strings.Join(warnings, "\n"), "governor") {
+		t.Errorf("warnings %q name the governor of CPUs that have none", warnings)
 	}
 	all := strings.Join(warnings, "\n")
 	for _, want := range []string{
@@ -77,12 +86,16 @@ func TestCollectPartial(t *testing.T) {
 }
 
 func TestCollectNoProc(t *testing.T) {
-	env, warnings, err := Collect(context.Background(), Options{ProcRoot: t.TempDir()})
+	env, warnings, err := Collect(context.Background(), Options{ProcRoot: t.TempDir(), SysRoot: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if env.CPU.Count != 0 || len(warnings) < 5 {
 		t.Errorf("empty proc root: cpu %+v, %d warnings; want nothing read and a warning each", env.CPU, len(warnings))
+	}
+	// No sysfs: the governors are unknown, which is not "no cpufreq".
+	if env.CPUFreq != nil || !strings.Contains(strings.Join(warnings, "\n"), "cpu governor: ") {
+		t.Errorf("empty sys root: CPUFreq %+v, warnings %q; want none and a warning", env.CPUFreq, warnings)
 	}
 }
 
@@ -99,5 +112,43 @@ func TestErrUnsupported(t *testing.T) {
 	err := fmt.Errorf("wrapped: %w", ErrUnsupported)
 	if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, ErrUnsupported) {
 		t.Errorf("%v: want it to match errors.ErrUnsupported and ErrUnsupported", err)
+	}
+}
+
+// TestCPUFreqGovernor reads CPUs with two governors (CPU numbers past 9
+// sort as numbers) and writes them as one item, as compare and
+// history's change notes show them.
+func TestCPUFreqGovernor(t *testing.T) {
+	c := &collector{}
+	f := c.readCPUFreq("testdata/sys-mixed")
+	want := &CPUFreq{Available: true, Driver: "acpi-cpufreq", Governors: map[int]string{0: "powersave", 1: "powersave", 2: "performance", 10: "performance"}}
+	if diff := cmp.Diff(want, f); diff != "" || len(c.warnings) > 0 {
+		t.Errorf("readCPUFreq (-want +got):\n%s\nwarnings %q", diff, c.warnings)
+	}
+	for _, tc := range []struct {
+		f    *CPUFreq
+		want string
+	}{
+		{f, "powersave (cpu 0-1), performance (cpu 2,10)"},
+		{&CPUFreq{Available: true, Governors: map[int]string{0: "schedutil", 1: "schedutil"}}, "schedutil"},
+		{&CPUFreq{}, "(no cpufreq)"},
+		{nil, ""},
+	} {
+		if got := tc.f.Governor(); got != tc.want {
+			t.Errorf("Governor of %+v = %q, want %q", tc.f, got, tc.want)
+		}
+	}
+	e := Env{CPUFreq: &CPUFreq{Available: true, Governors: map[int]string{0: "powersave"}}}
+	var got []EnvField
+	for _, fl := range e.Fields() {
+		if fl.Name == "governor" {
+			got = append(got, fl)
+		}
+	}
+	if diff := cmp.Diff([]EnvField{{"governor", "powersave"}}, got); diff != "" {
+		t.Errorf("Fields' governor (-want +got):\n%s", diff)
+	}
+	if got := cpuRanges([]int{0, 1, 2, 3, 6, 8, 9}); got != "0-3,6,8-9" {
+		t.Errorf("cpuRanges = %q, want 0-3,6,8-9", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -62,6 +63,18 @@ func packageDir() string {
 		}
 		if filepath.Dir(dir) == dir {
 			return "."
+		}
+	}
+}
+
+// CheckWidth fails t for every line of text wider than width columns
+// (runes), naming the line: what a person reads in a terminal of that
+// width must not wrap there.
+func CheckWidth(t testing.TB, name, text string, width int) {
+	t.Helper()
+	for i, l := range strings.Split(text, "\n") {
+		if n := utf8.RuneCountInString(l); n > width {
+			t.Errorf("%s:%d is %d columns, more than %d:\n%s", name, i+1, n, width, l)
 		}
 	}
 }

@@ -139,6 +139,22 @@ func FormatBits(bps float64) string {
 	}
 }
 
+// FormatBitsOf writes a part of a rate and the whole in one unit, the
+// largest in which the whole is at least 10, each with iperf's
+// precision: "542 of 2000 Mbits/sec" for 5.42467e8 of 2e9 bits/s, "47.6
+// of 50.0 Mbits/sec".
+func FormatBitsOf(part, whole float64) string {
+	for _, p := range []struct {
+		div   float64
+		label string
+	}{{1e12, "Tbits/sec"}, {1e9, "Gbits/sec"}, {1e6, "Mbits/sec"}, {1e3, "Kbits/sec"}} {
+		if math.Abs(whole)/p.div >= 10 {
+			return sig3(part/p.div) + " of " + sig3(whole/p.div) + " " + p.label
+		}
+	}
+	return fmt.Sprintf("%.0f of %.0f bits/sec", part, whole)
+}
+
 // sig3 writes v with iperf's precision: two decimals below 10, one below
 // 100, none above.
 func sig3(v float64) string {

@@ -112,6 +112,11 @@ func TestFormat(t *testing.T) {
 		{FormatBytes(9.999 * (1 << 20)), "10.0 MBytes"},
 		{FormatBits(0), "0 bits/sec"},
 		{FormatBits(2.5e3), "2.50 Kbits/sec"},
+		// The part in the whole's unit, the largest where it is 10 or more.
+		{FormatBitsOf(5.42467e8, 2e9), "542 of 2000 Mbits/sec"},
+		{FormatBitsOf(47.6e6, 50e6), "47.6 of 50.0 Mbits/sec"},
+		{FormatBitsOf(94.9e9, 100e9), "94.9 of 100 Gbits/sec"},
+		{FormatBitsOf(3e3, 8e3), "3000 of 8000 bits/sec"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -61,7 +61,7 @@
   }
   function show(e) {
     var a = e.target.closest && e.target.closest("a.half");
-    if (a && tip) tip.textContent = a.dataset.tip;
+    if (a && tip) tip.textContent = a.title;
   }
   document.addEventListener("mouseover", show);
   document.addEventListener("focusin", show);
