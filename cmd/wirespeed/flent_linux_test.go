@@ -116,7 +116,7 @@ func TestRRULAgainstFlent(t *testing.T) {
 			go func() {
 				defer close(sampled)
 				for range 8 {
-					for i, s := range []lab.Side{lab.A, lab.B} {
+					for i, s := range []lab.HostName{lab.A, lab.B} {
 						queues[i] += float64(egressBacklog(t, l, s)) / 8
 					}
 					time.Sleep(time.Second)

@@ -65,7 +65,7 @@ func limitCmd(t *testing.T, rt bool, args ...string) *exec.Cmd {
 
 // limitServer starts `wirespeed serve` on addr in side s of l and waits
 // until a connection from side from gets through.
-func limitServer(t *testing.T, l *lab.Lab, s, from lab.Side, addr string, rt bool) {
+func limitServer(t *testing.T, l *lab.Lab, s, from lab.HostName, addr string, rt bool) {
 	t.Helper()
 	srv := limitCmd(t, rt, "serve", "--listen", addr, "--log-level", "warn")
 	serveIn(t, "the server", srv, func(c *exec.Cmd) error { return l.Start(s, c) },
@@ -74,7 +74,7 @@ func limitServer(t *testing.T, l *lab.Lab, s, from lab.Side, addr string, rt boo
 
 // limitRun runs `wirespeed run ... --json` in side s and returns the
 // document and its text line.
-func limitRun(t *testing.T, l *lab.Lab, s lab.Side, rt bool, args ...string) (result.Document, string) {
+func limitRun(t *testing.T, l *lab.Lab, s lab.HostName, rt bool, args ...string) (result.Document, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

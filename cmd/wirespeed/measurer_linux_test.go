@@ -258,7 +258,7 @@ func cubicDefault(t *testing.T, l *lab.Lab) {
 			}
 		})
 	}
-	for _, s := range []lab.Side{lab.A, lab.B} {
+	for _, s := range []lab.HostName{lab.A, lab.B} {
 		cmd := exec.Command("sysctl", "-qw", "net.ipv4.tcp_congestion_control=cubic")
 		if err := l.Start(s, cmd); err != nil {
 			t.Fatal(err)

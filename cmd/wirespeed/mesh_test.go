@@ -26,7 +26,7 @@ func meshServer(t *testing.T, m *lab.Mesh, i, from int, keyFile string) string {
 	addr := netip.AddrPortFrom(m.Hosts[i].IPv4, 7575).String()
 	srv := wirespeed("serve", "--listen", addr, "--log-level", "warn", "--psk-file", keyFile,
 		"--allow-relay", "--relay-peers", lab.DefaultMeshIPv4.String())
-	serveIn(t, "the server in "+string(m.Hosts[i].Side), srv, func(c *exec.Cmd) error { return m.Start(i, c) },
+	serveIn(t, "the server in "+string(m.Hosts[i].Name), srv, func(c *exec.Cmd) error { return m.Start(i, c) },
 		func(f func() error) error { return m.Do(from, f) }, addr)
 	return addr
 }

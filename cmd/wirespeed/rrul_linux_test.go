@@ -23,7 +23,7 @@ import (
 // shape puts `tbf rate 20mbit burst 16kb latency LAT` on the egress of
 // side s's veth end with tc, the tool users shape with, and returns the
 // queue's limit in bytes and its rate in bytes/s as the kernel has them.
-func shape(t *testing.T, l *lab.Lab, s lab.Side, latency string) (limit uint32, rate uint64) {
+func shape(t *testing.T, l *lab.Lab, s lab.HostName, latency string) (limit uint32, rate uint64) {
 	t.Helper()
 	h := l.Host(s)
 	out, err := exec.Command("ip", "netns", "exec", h.Netns, "tc", "qdisc", "replace", "dev", h.Dev, "root",
@@ -60,7 +60,7 @@ func shape(t *testing.T, l *lab.Lab, s lab.Side, latency string) (limit uint32, 
 func rrulLab(t *testing.T, lat string) (*lab.Lab, string, float64) {
 	l := nstest.NewLab(t, lab.Config{})
 	var queuesMs float64
-	for _, s := range []lab.Side{lab.A, lab.B} {
+	for _, s := range []lab.HostName{lab.A, lab.B} {
 		limit, rate := shape(t, l, s, lat)
 		queuesMs += float64(limit) / float64(rate) * 1e3
 		t.Logf("side %s: tbf limit %d bytes at %d bytes/s: %.1f ms of queue", s, limit, rate, float64(limit)/float64(rate)*1e3)
@@ -140,7 +140,7 @@ func TestRRULBufferbloat(t *testing.T) {
 
 // egressSent is the bytes and packets the root qdisc of side s's veth end
 // has sent, as the kernel counts them.
-func egressSent(t *testing.T, l *lab.Lab, s lab.Side) (bytes, packets uint64) {
+func egressSent(t *testing.T, l *lab.Lab, s lab.HostName) (bytes, packets uint64) {
 	t.Helper()
 	h := l.Host(s)
 	err := l.Do(s, func() error {
@@ -193,12 +193,12 @@ func TestRRULProbesDoNotDisturb(t *testing.T) {
 	// load starts at 5 s.
 	time.Sleep(1500 * time.Millisecond)
 	var b0, p0 [2]uint64
-	for i, s := range []lab.Side{lab.A, lab.B} {
+	for i, s := range []lab.HostName{lab.A, lab.B} {
 		b0[i], p0[i] = egressSent(t, l, s)
 	}
 	t0 := time.Now()
 	time.Sleep(3 * time.Second)
-	for i, s := range []lab.Side{lab.A, lab.B} {
+	for i, s := range []lab.HostName{lab.A, lab.B} {
 		b, p := egressSent(t, l, s)
 		secs := time.Since(t0).Seconds()
 		bps, pps := float64(b-b0[i])*8/secs, float64(p-p0[i])/secs
@@ -234,7 +234,7 @@ func checkAttribution(t *testing.T, u *result.UnderLoad, where string) {
 func TestRRULQueueOneSide(t *testing.T) {
 	testkit.Serial(t)
 	for _, tt := range []struct {
-		shaped lab.Side
+		shaped lab.HostName
 		load   string
 		where  string
 	}{
@@ -252,7 +252,7 @@ func TestRRULQueueOneSide(t *testing.T) {
 }
 
 // egressBacklog is the bytes the root qdisc of side s's veth end holds.
-func egressBacklog(t *testing.T, l *lab.Lab, s lab.Side) uint32 {
+func egressBacklog(t *testing.T, l *lab.Lab, s lab.HostName) uint32 {
 	t.Helper()
 	h := l.Host(s)
 	var backlog uint32

@@ -141,7 +141,7 @@ func tcSent(t *testing.T, nsName, dev string) (bytes, packets uint64) {
 
 // TestWireQdisc runs through a tbf of 20 Mbit/s. The test reads the
 // qdisc with tc before and after the run, and with wirespeed's own
-// reader (netdev, what side.Run calls) at the same quiet moments: the
+// reader (netdev, what endpoint.Run calls) at the same quiet moments: the
 // two deltas are equal to the byte and the packet. The run's own figure
 // (over its window, inside the test's span) is at most tc's delta and
 // within 10% of it: the span adds the connections' set-up and end (about

@@ -339,7 +339,7 @@ func newLabStatusCmd(e *env) *cobra.Command {
 func labStatus(l *lab.Lab) report.LabStatus {
 	st := report.LabStatus{Name: l.Name, MTU: l.MTU, RateBitsPerSecond: l.RateBitsPerSecond}
 	for _, h := range []lab.Host{l.A, l.B} {
-		st.Hosts = append(st.Hosts, report.LabHost{Side: string(h.Side), Netns: h.Netns, Dev: h.Dev,
+		st.Hosts = append(st.Hosts, report.LabHost{Name: string(h.Name), Netns: h.Netns, Dev: h.Dev,
 			IPv4: addrString(h.IPv4), IPv6: addrString(h.IPv6), Offloads: h.Offloads()})
 	}
 	st.Server = labServerStatus(l.Name)
@@ -375,7 +375,7 @@ interfaces through netlink and is not affected.`,
 			if side == "" {
 				return usagef("lab exec needs --side a or --side b")
 			}
-			s, err := lab.ParseSide(side)
+			s, err := lab.ParseHostName(side)
 			if err != nil {
 				return usagef("--side: %v", err)
 			}

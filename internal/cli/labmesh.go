@@ -111,10 +111,10 @@ func startMeshServers(ctx context.Context, m *lab.Mesh, port int) error {
 func meshStatus(m *lab.Mesh) report.LabStatus {
 	st := report.LabStatus{Name: m.Name + fmt.Sprintf(" (%d hosts on bridge in %s)", len(m.Hosts), m.Switch), MTU: m.MTU}
 	for _, h := range m.Hosts {
-		lh := report.LabHost{Side: string(h.Side), Netns: h.Netns, Dev: h.Dev, IPv4: addrString(h.IPv4), IPv6: addrString(h.IPv6),
-			RateBitsPerSecond: m.RateBitsPerSecond[string(h.Side)], Offloads: h.Offloads()}
-		if s, err := lab.LoadMeshServer(m.Name, string(h.Side)); err == nil && s != nil {
-			lh.Server = &report.LabServer{Side: string(h.Side), PID: s.PID, Addr: s.Addr, Running: s.RunningIn(m.Name, string(h.Side)), Log: s.Log}
+		lh := report.LabHost{Name: string(h.Name), Netns: h.Netns, Dev: h.Dev, IPv4: addrString(h.IPv4), IPv6: addrString(h.IPv6),
+			RateBitsPerSecond: m.RateBitsPerSecond[string(h.Name)], Offloads: h.Offloads()}
+		if s, err := lab.LoadMeshServer(m.Name, string(h.Name)); err == nil && s != nil {
+			lh.Server = &report.LabServer{Host: string(h.Name), PID: s.PID, Addr: s.Addr, Running: s.RunningIn(m.Name, string(h.Name)), Log: s.Log}
 		}
 		st.Hosts = append(st.Hosts, lh)
 	}
@@ -123,7 +123,7 @@ func meshStatus(m *lab.Mesh) report.LabStatus {
 
 func printMesh(e *env, m *lab.Mesh) {
 	report.Lab(e.stdout, meshStatus(m))
-	if s, err := lab.LoadMeshServer(m.Name, string(m.Hosts[0].Side)); err == nil && s != nil && s.Key != "" {
+	if s, err := lab.LoadMeshServer(m.Name, string(m.Hosts[0].Name)); err == nil && s != nil && s.Key != "" {
 		fmt.Fprintf(e.stdout, "  key:    %s (lab run passes it; other clients need --psk-file %s)\n", s.Key, s.Key)
 	}
 }

@@ -193,7 +193,7 @@ func labClientArgs(e *env, l *lab.Lab, srv *lab.Server, sub string, flags []stri
 	return append(args, flags...), nil
 }
 
-// runInLab runs this program with args in side b (l.B.Side: a mesh
+// runInLab runs this program with args in side b (l.B.Name: a mesh
 // host's name in a view of a mesh), passing one interrupt
 // on, and returns an error carrying its exit status.
 func runInLab(ctx context.Context, e *env, l *lab.Lab, args []string) error {
@@ -209,7 +209,7 @@ func runInLab(ctx context.Context, e *env, l *lab.Lab, args []string) error {
 	ownProcessGroup(c)
 	done := make(chan struct{})
 	defer close(done)
-	if err := l.Start(l.B.Side, c); err != nil {
+	if err := l.Start(l.B.Name, c); err != nil {
 		return fmt.Errorf("start the client in %s: %w", l.B.Netns, err)
 	}
 	go func() {

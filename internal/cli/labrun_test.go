@@ -20,8 +20,8 @@ import (
 
 func TestLabClientArgs(t *testing.T) {
 	l := &lab.Lab{Name: "x",
-		A: lab.Host{Side: lab.A, Netns: "wst-x-a", Dev: "wst-a", IPv4: netip.MustParseAddr("10.77.0.1"), IPv6: netip.MustParseAddr("fd00:77::1")},
-		B: lab.Host{Side: lab.B, Netns: "wst-x-b", Dev: "wst-b"},
+		A: lab.Host{Name: lab.A, Netns: "wst-x-a", Dev: "wst-a", IPv4: netip.MustParseAddr("10.77.0.1"), IPv6: netip.MustParseAddr("fd00:77::1")},
+		B: lab.Host{Name: lab.B, Netns: "wst-x-b", Dev: "wst-b"},
 	}
 	srv := &lab.Server{Addr: "10.77.0.1:7575"}
 	tests := []struct {

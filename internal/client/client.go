@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"wirespeed/internal/control"
+	"wirespeed/internal/endpoint"
 	"wirespeed/internal/engine"
 	"wirespeed/internal/result"
-	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
 )
 
@@ -266,7 +266,7 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 	}
 	if t.Kind == spec.RRUL {
 		if err := c.dialProbe(ctx, t, acc); err != nil {
-			side.CloseAll(conns)
+			endpoint.CloseAll(conns)
 			c.broken = true
 			return result.Result{}, err
 		}
@@ -274,7 +274,7 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 	}
 	c.log.Debug("data connections open", "streams", len(conns))
 	if err := c.cc.Expect(control.TypeReady, nil, 15*time.Second); err != nil {
-		side.CloseAll(conns)
+		endpoint.CloseAll(conns)
 		c.broken = true
 		return result.Result{}, c.explain(err)
 	}
@@ -348,41 +348,41 @@ func addrIP(a net.Addr) string {
 	return h
 }
 
-func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accepted) ([]side.Conn, error) {
+func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accepted) ([]endpoint.Conn, error) {
 	switch {
 	case t.Kind.UDP():
 		return c.dialUDP(ctx, t, acc)
 	case t.Kind == spec.TCPCRR:
 		// A connection per transaction: the loops dial as they go.
-		var conns []side.Conn
+		var conns []endpoint.Conn
 		for _, st := range t.Streams() {
-			conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir})
+			conns = append(conns, endpoint.Conn{ID: st.ID, Dir: st.Dir})
 		}
 		return conns, nil
 	}
 	addr := net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.DataPort))
-	var conns []side.Conn
+	var conns []endpoint.Conn
 	for _, st := range t.Streams() {
 		tc, err := engine.Dial(ctx, c.network, addr, engine.ClientOptions(t, st))
 		if err != nil {
-			side.CloseAll(conns)
+			endpoint.CloseAll(conns)
 			return nil, fmt.Errorf("data connection %d to %s: %w", st.ID, addr, err)
 		}
 		tc.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		if err := control.WriteDataHeader(tc, acc.Token, st.ID); err != nil {
 			tc.Close()
-			side.CloseAll(conns)
+			endpoint.CloseAll(conns)
 			return nil, fmt.Errorf("data connection %d to %s: %w", st.ID, addr, err)
 		}
 		tc.SetWriteDeadline(time.Time{})
-		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: tc})
+		conns = append(conns, endpoint.Conn{ID: st.ID, Dir: st.Dir, Conn: tc})
 	}
 	return conns, nil
 }
 
 // measure starts the run on both sides and collects both results.
-func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted, conns []side.Conn, content []byte) (result.Result, error) {
-	// The environment record names the device whose counters side.Run
+func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted, conns []endpoint.Conn, content []byte) (result.Result, error) {
+	// The environment record names the device whose counters endpoint.Run
 	// reads (the record is kept for the connection: collected here at
 	// its first run, before the start, so that its cost falls outside
 	// both sides' windows).
@@ -390,7 +390,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	c.log.Debug("environment record ready")
 	started := time.Now()
 	if err := c.cc.Send(control.TypeStart, struct{}{}); err != nil {
-		side.CloseAll(conns)
+		endpoint.CloseAll(conns)
 		c.broken = true
 		return result.Result{}, err
 	}
@@ -474,14 +474,14 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	defer stopAbort()
 
 	localCh := make(chan remote, 1)
-	run := side.Run
+	run := endpoint.Run
 	if t.Kind == spec.RRUL {
-		run = func(ctx context.Context, cfg side.Config) (result.SideResult, error) {
-			return side.RunRRUL(ctx, cfg, c.probes(t, acc))
+		run = func(ctx context.Context, cfg endpoint.Config) (result.SideResult, error) {
+			return endpoint.RunRRUL(ctx, cfg, c.probes(t, acc))
 		}
 	}
 	go func() {
-		r, err := run(runCtx, side.Config{
+		r, err := run(runCtx, endpoint.Config{
 			Spec:       t,
 			Side:       result.Local,
 			Sends:      spec.ClientToServer,
@@ -534,7 +534,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	}
 
 	local.res.Env = c.localEnv(ctx)
-	res := side.Join(t, local.res, rem.res, started, c.cfg.Hostname, c.cfg.Addr)
+	res := endpoint.Join(t, local.res, rem.res, started, c.cfg.Hostname, c.cfg.Addr)
 	c.log.Debug("result joined")
 	if ctx.Err() != nil {
 		res.Interrupted = true

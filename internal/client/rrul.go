@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"wirespeed/internal/control"
+	"wirespeed/internal/endpoint"
 	"wirespeed/internal/engine"
-	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
 )
 
@@ -45,11 +45,11 @@ func (c *Client) closeProbe() {
 	}
 }
 
-// probes are the client's probe sockets for side.RunRRUL: the proven UDP
+// probes are the client's probe sockets for endpoint.RunRRUL: the proven UDP
 // socket, and the server's TCP probe listener, which each TCP probe
 // connects to with the TCP options of the test but its marks.
-func (c *Client) probes(t spec.Test, acc control.Accepted) side.Probes {
-	return side.Probes{
+func (c *Client) probes(t spec.Test, acc control.Accepted) endpoint.Probes {
+	return endpoint.Probes{
 		UDP:        c.probe,
 		TCPNetwork: c.network,
 		TCPAddr:    net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.CRRPort)),

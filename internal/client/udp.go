@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"wirespeed/internal/control"
+	"wirespeed/internal/endpoint"
 	"wirespeed/internal/engine"
-	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
 )
 
@@ -23,7 +23,7 @@ const (
 // dialUDP opens a connected UDP socket per stream and proves the test's
 // token on it: it sends the data header until the server acknowledges.
 // Only then does the server send anything to this socket.
-func (c *Client) dialUDP(ctx context.Context, t spec.Test, acc control.Accepted) ([]side.Conn, error) {
+func (c *Client) dialUDP(ctx context.Context, t spec.Test, acc control.Accepted) ([]endpoint.Conn, error) {
 	streams := t.Streams()
 	if len(acc.UDPPorts) != len(streams) {
 		return nil, fmt.Errorf("%w: server gave %d UDP ports for %d streams", control.ErrProtocol, len(acc.UDPPorts), len(streams))
@@ -35,17 +35,17 @@ func (c *Client) dialUDP(ctx context.Context, t spec.Test, acc control.Accepted)
 	case "tcp6":
 		network = "udp6"
 	}
-	var conns []side.Conn
+	var conns []endpoint.Conn
 	for i, st := range streams {
 		addr := net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.UDPPorts[i]))
 		uc, err := engine.DialUDP(ctx, network, addr, engine.ClientOptions(t, st))
 		if err != nil {
-			side.CloseAll(conns)
+			endpoint.CloseAll(conns)
 			return nil, fmt.Errorf("UDP stream %d to %s: %w", st.ID, addr, err)
 		}
-		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: uc})
+		conns = append(conns, endpoint.Conn{ID: st.ID, Dir: st.Dir, Conn: uc})
 		if err := proveUDP(ctx, uc, acc.Token, st.ID); err != nil {
-			side.CloseAll(conns)
+			endpoint.CloseAll(conns)
 			return nil, fmt.Errorf("UDP stream %d to %s: %w", st.ID, addr, err)
 		}
 	}

@@ -315,7 +315,7 @@ func labUDP(t *testing.T, l *lab.Lab) (snd, rcv *net.UDPConn) {
 }
 
 // nsCounters reads the network counters of the namespace of l's host.
-func nsCounters(t *testing.T, l *lab.Lab, host lab.Side) measure.NetCounters {
+func nsCounters(t *testing.T, l *lab.Lab, host lab.HostName) measure.NetCounters {
 	t.Helper()
 	var nc measure.NetCounters
 	if err := l.Do(host, func() (err error) {

@@ -12,10 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"wirespeed/internal/endpoint"
 	"wirespeed/internal/engine"
 	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
-	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
 )
 
@@ -175,16 +175,16 @@ func (cl *client) run(ctx context.Context) (result.Result, error) {
 	}
 	if err := cl.cc.expectState(TestStart, ReadTimeout); err != nil {
 		stop()
-		side.CloseAll(conns)
+		endpoint.CloseAll(conns)
 		return result.Result{}, cl.explain(ctx, err)
 	}
 	if err := cl.cc.expectState(TestRunning, ReadTimeout); err != nil {
 		stop()
-		side.CloseAll(conns)
+		endpoint.CloseAll(conns)
 		return result.Result{}, cl.explain(ctx, err)
 	}
 	if !stop() {
-		side.CloseAll(conns)
+		endpoint.CloseAll(conns)
 		return result.Result{}, ctx.Err()
 	}
 	return cl.measure(ctx, conns)
@@ -205,21 +205,21 @@ func (cl *client) explain(ctx context.Context, err error) error {
 // openStreams opens the test's data streams in iperf3's order (the
 // client's sending streams first for --bidir), as spec.Test.Streams plans
 // them.
-func (cl *client) openStreams(ctx context.Context) ([]side.Conn, error) {
+func (cl *client) openStreams(ctx context.Context) ([]endpoint.Conn, error) {
 	t := cl.t
 	host, port, err := net.SplitHostPort(cl.cc.c.RemoteAddr().String())
 	if err != nil {
 		return nil, err
 	}
 	addr := net.JoinHostPort(host, port)
-	var conns []side.Conn
+	var conns []endpoint.Conn
 	for _, st := range t.Streams() {
 		c, err := cl.openStream(ctx, st, addr)
 		if err != nil {
-			side.CloseAll(conns)
+			endpoint.CloseAll(conns)
 			return nil, fmt.Errorf("data stream %d to %s: %w", st.ID, addr, err)
 		}
-		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
+		conns = append(conns, endpoint.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
 	}
 	return conns, nil
 }
@@ -283,10 +283,10 @@ const peerReadGrace = 100 * time.Millisecond
 
 // measure runs this side's loops, ends the test with TEST_END and
 // exchanges results.
-func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result, error) {
+func (cl *client) measure(ctx context.Context, conns []endpoint.Conn) (result.Result, error) {
 	t := cl.t
 	started := time.Now()
-	var sends, recvs []side.Conn
+	var sends, recvs []endpoint.Conn
 	for _, c := range conns {
 		if c.Dir == spec.ClientToServer {
 			sends = append(sends, c)
@@ -294,7 +294,7 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 			recvs = append(recvs, c)
 		}
 	}
-	// Duplicates of the sending TCP sockets outlive side.Run's close, so
+	// Duplicates of the sending TCP sockets outlive endpoint.Run's close, so
 	// that this side can see its last bytes reach the server's kernel.
 	var dups []engine.KeptSocket
 	defer func() {
@@ -322,14 +322,14 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 	// With a fixed amount the iperf3 server stops sending when it has sent
 	// it, and waits for TEST_END: the receiving side says when it has it.
 	amountIn := make(chan struct{}, 1)
-	runSide := func(cs []side.Conn, drain time.Duration, received func()) <-chan sideResult {
+	runSide := func(cs []endpoint.Conn, drain time.Duration, received func()) <-chan sideResult {
 		ch := make(chan sideResult, 1)
 		if len(cs) == 0 {
 			ch <- sideResult{skip: true}
 			return ch
 		}
 		go func() {
-			r, err := side.Run(ctx, side.Config{
+			r, err := endpoint.Run(ctx, endpoint.Config{
 				Spec:         t,
 				Side:         result.Local,
 				Sends:        spec.ClientToServer,
@@ -425,7 +425,7 @@ func (cl *client) measure(ctx context.Context, conns []side.Conn) (result.Result
 	if local.CPU != nil && onThisHost(cl.cfg.Addr) {
 		peerNotOther(local.CPU, "iperf3")
 	}
-	res := side.Join(t, local, remote, started, cl.cfg.Hostname, cl.cfg.Addr)
+	res := endpoint.Join(t, local, remote, started, cl.cfg.Hostname, cl.cfg.Addr)
 	res.Warnings = append(res.Warnings, warnings...)
 	if ctx.Err() != nil {
 		res.Interrupted = true
@@ -464,7 +464,7 @@ func waitUnsent(socks []engine.KeptSocket, timeout time.Duration) {
 	}
 }
 
-// mergeSides joins the sending and the receiving side.Run of a
+// mergeSides joins the sending and the receiving endpoint.Run of a
 // two-direction test into one side's result.
 func mergeSides(a, b sideResult) result.SideResult {
 	switch {

@@ -33,20 +33,22 @@ var ErrNotFound = errors.New("no such lab")
 // ErrExists is returned by Up for a lab that is already up.
 var ErrExists = errors.New("lab already exists")
 
-// Side names one of the two hosts of a lab.
-type Side string
+// HostName names a host of a lab: a and b of a two-host lab (the sides
+// of `lab exec --side`), r the router of a routed one, h1..hN a mesh's.
+type HostName string
 
-// The two sides. A is where `lab up` will run the server, B the client.
+// The two hosts of a two-host lab. A is where `lab up` will run the
+// server, B the client.
 const (
-	A Side = "a"
-	B Side = "b"
+	A HostName = "a"
+	B HostName = "b"
 )
 
-// ParseSide accepts "a" or "b".
-func ParseSide(s string) (Side, error) {
-	switch Side(s) {
+// ParseHostName accepts "a" or "b".
+func ParseHostName(s string) (HostName, error) {
+	switch HostName(s) {
 	case A, B:
-		return Side(s), nil
+		return HostName(s), nil
 	}
 	return "", fmt.Errorf("side %q: use a or b", s)
 }
@@ -91,9 +93,9 @@ type Lab struct {
 	RateBitsPerSecond uint64
 }
 
-// Host is one side of a lab.
+// Host is one host of a lab.
 type Host struct {
-	Side  Side
+	Name  HostName
 	Netns string // namespace name, under /run/netns
 	Dev   string // the veth end inside it
 	IPv4  netip.Addr
@@ -101,7 +103,7 @@ type Host struct {
 }
 
 // Host returns the host of side s.
-func (l *Lab) Host(s Side) Host {
+func (l *Lab) Host(s HostName) Host {
 	if s == B {
 		return l.B
 	}
@@ -109,7 +111,7 @@ func (l *Lab) Host(s Side) Host {
 }
 
 // Peer returns the host on the other side of s.
-func (l *Lab) Peer(s Side) Host {
+func (l *Lab) Peer(s HostName) Host {
 	if s == B {
 		return l.A
 	}
@@ -117,10 +119,10 @@ func (l *Lab) Peer(s Side) Host {
 }
 
 // Namespace names the namespace of side s of the lab called name.
-func Namespace(name string, s Side) string { return "wst-" + name + "-" + string(s) }
+func Namespace(name string, s HostName) string { return "wst-" + name + "-" + string(s) }
 
 // Device names the veth end of side s.
-func Device(s Side) string { return "wst-" + string(s) }
+func Device(s HostName) string { return "wst-" + string(s) }
 
 var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
 
@@ -226,10 +228,10 @@ func Remove(name string) error { return removeLab(name) }
 // goroutine afterwards; goroutines fn starts do not run in the namespace.
 // fn must not call t.FailNow (t.Fatal): it runs on another goroutine.
 // The thread is never handed back to the Go runtime: it ends with fn.
-func (l *Lab) Do(s Side, fn func() error) error { return l.do(s, fn) }
+func (l *Lab) Do(s HostName, fn func() error) error { return l.do(s, fn) }
 
 // Start starts cmd inside the namespace of side s: the child process is
 // forked from a thread in the namespace and stays there. Wait for it as
 // usual. The child sees the host's /sys, unlike `ip netns exec`, which
 // also remounts /sys; it reads interfaces through netlink instead.
-func (l *Lab) Start(s Side, cmd *exec.Cmd) error { return l.start(s, cmd) }
+func (l *Lab) Start(s HostName, cmd *exec.Cmd) error { return l.start(s, cmd) }

@@ -32,18 +32,18 @@ func upLab(ctx context.Context, cfg Config) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range []Side{A, B} {
+	for _, s := range []HostName{A, B} {
 		if _, err := os.Stat(filepath.Join(netnsDir, Namespace(cfg.Name, s))); err == nil {
 			return nil, fmt.Errorf("%w: %s; remove it with wirespeed lab down --name %s", ErrExists, cfg.Name, cfg.Name)
 		}
 	}
-	created := map[Side]bool{}
+	created := map[HostName]bool{}
 	l, err := up(ctx, cfg, created)
 	if err != nil {
 		// Remove only what this call made: a lab of the same name that
 		// someone else made meanwhile stays.
 		var errs []error
-		for _, s := range []Side{A, B} {
+		for _, s := range []HostName{A, B} {
 			if created[s] {
 				errs = append(errs, deleteLink(Namespace(cfg.Name, s), Device(s)), deleteNamed(Namespace(cfg.Name, s)))
 			}
@@ -57,20 +57,20 @@ func upLab(ctx context.Context, cfg Config) (*Lab, error) {
 }
 
 // up makes the lab, marking in created each namespace it made.
-func up(ctx context.Context, cfg Config, created map[Side]bool) (*Lab, error) {
+func up(ctx context.Context, cfg Config, created map[HostName]bool) (*Lab, error) {
 	l := &Lab{Name: cfg.Name, MTU: cfg.MTU, RateBitsPerSecond: cfg.RateBitsPerSecond}
 	a4, b4 := hostAddrs(cfg.IPv4)
 	a6, b6 := hostAddrs(cfg.IPv6)
-	l.A = Host{Side: A, Netns: Namespace(cfg.Name, A), Dev: Device(A), IPv4: a4, IPv6: a6}
-	l.B = Host{Side: B, Netns: Namespace(cfg.Name, B), Dev: Device(B), IPv4: b4, IPv6: b6}
+	l.A = Host{Name: A, Netns: Namespace(cfg.Name, A), Dev: Device(A), IPv4: a4, IPv6: a6}
+	l.B = Host{Name: B, Netns: Namespace(cfg.Name, B), Dev: Device(B), IPv4: b4, IPv6: b6}
 
-	handles := map[Side]netns.NsHandle{}
+	handles := map[HostName]netns.NsHandle{}
 	defer func() {
 		for _, h := range handles {
 			h.Close()
 		}
 	}()
-	for _, s := range []Side{A, B} {
+	for _, s := range []HostName{A, B} {
 		h, err := newNamed(l.Host(s).Netns)
 		if err != nil {
 			return nil, err
@@ -82,13 +82,13 @@ func up(ctx context.Context, cfg Config, created map[Side]bool) (*Lab, error) {
 		return nil, err
 	}
 
-	nl := map[Side]*netlink.Handle{}
+	nl := map[HostName]*netlink.Handle{}
 	defer func() {
 		for _, h := range nl {
 			h.Close()
 		}
 	}()
-	for _, s := range []Side{A, B} {
+	for _, s := range []HostName{A, B} {
 		h, err := netlink.NewHandleAt(handles[s])
 		if err != nil {
 			return nil, fmt.Errorf("netlink in %s: %w", l.Host(s).Netns, err)
@@ -106,7 +106,7 @@ func up(ctx context.Context, cfg Config, created map[Side]bool) (*Lab, error) {
 		return nil, fmt.Errorf("add veth pair %s/%s: %w", l.A.Dev, l.B.Dev, err)
 	}
 
-	for _, s := range []Side{A, B} {
+	for _, s := range []HostName{A, B} {
 		link, _, err := setUpHost(nl[s], handles[s], l.Host(s), hostSetup{
 			addrs:    []netip.Prefix{netip.PrefixFrom(l.Host(s).IPv4, cfg.IPv4.Bits()), netip.PrefixFrom(l.Host(s).IPv6, cfg.IPv6.Bits())},
 			features: cfg.Features,
@@ -327,8 +327,8 @@ func loadLab(name string) (*Lab, error) {
 		return nil, err
 	}
 	l := &Lab{Name: name}
-	for _, s := range []Side{A, B} {
-		host := Host{Side: s, Netns: Namespace(name, s), Dev: Device(s)}
+	for _, s := range []HostName{A, B} {
+		host := Host{Name: s, Netns: Namespace(name, s), Dev: Device(s)}
 		ns, err := netns.GetFromName(host.Netns)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -436,7 +436,7 @@ func removeLab(name string) error {
 	}
 	// Delete the link first: it goes at once, even if some process keeps
 	// a namespace alive. Deleting one end removes both.
-	for _, s := range []Side{A, B} {
+	for _, s := range []HostName{A, B} {
 		if err := deleteLink(Namespace(name, s), Device(s)); err != nil {
 			errs = append(errs, err)
 		}
@@ -445,7 +445,7 @@ func removeLab(name string) error {
 	if err := removeRouter(name); err != nil {
 		errs = append(errs, err)
 	}
-	for _, s := range []Side{A, B} {
+	for _, s := range []HostName{A, B} {
 		if err := deleteNamed(Namespace(name, s)); err != nil {
 			errs = append(errs, err)
 		}
@@ -492,7 +492,7 @@ func deleteNamed(name string) error {
 	return nil
 }
 
-func (l *Lab) do(s Side, fn func() error) error {
+func (l *Lab) do(s HostName, fn func() error) error {
 	name := Namespace(l.Name, s)
 	ns, err := netns.GetFromName(name)
 	if err != nil {
@@ -531,7 +531,7 @@ func (l *Lab) do(s Side, fn func() error) error {
 	return r.err
 }
 
-func (l *Lab) start(s Side, cmd *exec.Cmd) error {
+func (l *Lab) start(s HostName, cmd *exec.Cmd) error {
 	return l.Do(s, cmd.Start)
 }
 

@@ -134,7 +134,7 @@ func TestUpConfigured(t *testing.T) {
 		t.Errorf("lab %+v", l)
 	}
 	echo(t, l, l.A.IPv4)
-	for _, s := range []lab.Side{lab.A, lab.B} {
+	for _, s := range []lab.HostName{lab.A, lab.B} {
 		host := l.Host(s)
 		ns, err := netns.GetFromName(host.Netns)
 		if err != nil {
@@ -209,7 +209,7 @@ func TestUpBadFeatureCleansUp(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "turbo") {
 		t.Errorf("error = %v, want one naming the unknown feature", err)
 	}
-	for _, s := range []lab.Side{lab.A, lab.B} {
+	for _, s := range []lab.HostName{lab.A, lab.B} {
 		if _, err := os.Stat("/run/netns/" + lab.Namespace(name, s)); !os.IsNotExist(err) {
 			t.Errorf("namespace %s left after a failed Up", lab.Namespace(name, s))
 			lab.Remove(name)

@@ -16,8 +16,8 @@ func upLab(context.Context, Config) (*Lab, error)             { return nil, ErrU
 func loadLab(string) (*Lab, error)                            { return nil, ErrUnsupported }
 func listLabs() ([]string, error)                             { return nil, nil }
 func removeLab(string) error                                  { return nil }
-func (l *Lab) do(Side, func() error) error                    { return ErrUnsupported }
-func (l *Lab) start(Side, *exec.Cmd) error                    { return ErrUnsupported }
+func (l *Lab) do(HostName, func() error) error                { return ErrUnsupported }
+func (l *Lab) start(HostName, *exec.Cmd) error                { return ErrUnsupported }
 func upMeshLab(context.Context, MeshConfig) (*Mesh, error)    { return nil, ErrUnsupported }
 func listMeshes() ([]string, error)                           { return nil, nil }
 func removeMesh(string) error                                 { return nil }

@@ -77,14 +77,14 @@ func TestTBF(t *testing.T) {
 	}
 }
 
-func TestParseSide(t *testing.T) {
-	for in, want := range map[string]Side{"a": A, "b": B} {
-		if got, err := ParseSide(in); err != nil || got != want {
-			t.Errorf("ParseSide(%q) = %q, %v", in, got, err)
+func TestParseHostName(t *testing.T) {
+	for in, want := range map[string]HostName{"a": A, "b": B} {
+		if got, err := ParseHostName(in); err != nil || got != want {
+			t.Errorf("ParseHostName(%q) = %q, %v", in, got, err)
 		}
 	}
-	if _, err := ParseSide("c"); err == nil {
-		t.Error("ParseSide(c) gave no error")
+	if _, err := ParseHostName("c"); err == nil {
+		t.Error("ParseHostName(c) gave no error")
 	}
 	if !errors.Is(ErrNotFound, ErrNotFound) || Namespace("x", B) != "wst-x-b" || Device(A) != "wst-a" {
 		t.Error("names")

@@ -53,7 +53,7 @@ type MeshConfig struct {
 // Mesh is a mesh lab that is up.
 type Mesh struct {
 	Name string
-	// Hosts are h1 ... hN; a Host's Side is its name.
+	// Hosts are h1 ... hN, each its Name.
 	Hosts []Host
 	// Switch is the namespace of the bridge.
 	Switch string
@@ -67,13 +67,13 @@ type Mesh struct {
 // a server in host to (both from 0): side A is to, side B is from. Its
 // Do, Start and StartServer run in those hosts' namespaces.
 func (m *Mesh) View(from, to int) *Lab {
-	return &Lab{Name: m.Name, A: m.Hosts[to], B: m.Hosts[from], MTU: m.MTU, RateBitsPerSecond: m.RateBitsPerSecond[string(m.Hosts[to].Side)]}
+	return &Lab{Name: m.Name, A: m.Hosts[to], B: m.Hosts[from], MTU: m.MTU, RateBitsPerSecond: m.RateBitsPerSecond[string(m.Hosts[to].Name)]}
 }
 
 // HostIndex returns the index of the host called host ("h3" is 2).
 func (m *Mesh) HostIndex(host string) (int, error) {
 	for i, h := range m.Hosts {
-		if string(h.Side) == host {
+		if string(h.Name) == host {
 			return i, nil
 		}
 	}
@@ -98,7 +98,7 @@ func (m *Mesh) StartServer(ctx context.Context, i int, cmd *exec.Cmd, addr, key 
 	if i == 0 {
 		from = 1
 	}
-	return startServerAs(ctx, m.View(from, i), meshState(m.Name, string(m.Hosts[i].Side)), cmd, addr, key)
+	return startServerAs(ctx, m.View(from, i), meshState(m.Name, string(m.Hosts[i].Name)), cmd, addr, key)
 }
 
 // LoadMeshServer returns the server recorded for host ("h3") of the mesh
@@ -171,7 +171,7 @@ func meshHosts(cfg MeshConfig) []Host {
 	for i := range hosts {
 		a4, a6 = a4.Next(), a6.Next()
 		name := MeshHostName(i)
-		hosts[i] = Host{Side: Side(name), Netns: MeshNamespace(cfg.Name, name), Dev: meshHostDevice(i), IPv4: a4, IPv6: a6}
+		hosts[i] = Host{Name: HostName(name), Netns: MeshNamespace(cfg.Name, name), Dev: meshHostDevice(i), IPv4: a4, IPv6: a6}
 	}
 	return hosts
 }

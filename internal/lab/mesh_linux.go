@@ -106,7 +106,7 @@ func upMesh(ctx context.Context, cfg MeshConfig, created *[]string) (*Mesh, erro
 		if err := sw.LinkAdd(veth); err != nil {
 			return nil, fmt.Errorf("add veth pair %s/%s: %w", port, host.Dev, err)
 		}
-		rate := cfg.RateBitsPerSecond[string(host.Side)]
+		rate := cfg.RateBitsPerSecond[string(host.Name)]
 		pl, err := sw.LinkByName(port)
 		if err != nil {
 			return nil, fmt.Errorf("%s in %s: %w", port, m.Switch, err)
@@ -121,7 +121,7 @@ func upMesh(ctx context.Context, cfg MeshConfig, created *[]string) (*Mesh, erro
 			return nil, err
 		}
 		if rate > 0 {
-			m.RateBitsPerSecond[string(host.Side)] = rate
+			m.RateBitsPerSecond[string(host.Name)] = rate
 		}
 
 		link, _, err := setUpHost(h, ns, *host, hostSetup{
@@ -235,7 +235,7 @@ func (m *Mesh) do(i int, fn func() error) error {
 	// A mesh host's namespace is named as a lab side called by the
 	// host's name would be: reuse Lab.Do.
 	l := &Lab{Name: m.Name}
-	return l.Do(m.Hosts[i].Side, fn)
+	return l.Do(m.Hosts[i].Name, fn)
 }
 
 func (m *Mesh) start(i int, cmd *exec.Cmd) error {
@@ -255,7 +255,7 @@ func loadMesh(name string) (*Mesh, error) {
 		}
 		// Read the host as a two-host lab's side called by its name.
 		i, _ := strconv.Atoi(mm[2][1:])
-		host := Host{Side: Side(mm[2]), Netns: nsName, Dev: meshHostDevice(i - 1)}
+		host := Host{Name: HostName(mm[2]), Netns: nsName, Dev: meshHostDevice(i - 1)}
 		mtu, rate, err := readHost(name, &host)
 		if err != nil {
 			return nil, err
@@ -270,12 +270,12 @@ func loadMesh(name string) (*Mesh, error) {
 		return nil, fmt.Errorf("%w: mesh %s; make it with wirespeed lab up --name %s --hosts 3", ErrNotFound, name, name)
 	}
 	sort.Slice(m.Hosts, func(i, j int) bool {
-		a, _ := strconv.Atoi(string(m.Hosts[i].Side[1:]))
-		b, _ := strconv.Atoi(string(m.Hosts[j].Side[1:]))
+		a, _ := strconv.Atoi(string(m.Hosts[i].Name[1:]))
+		b, _ := strconv.Atoi(string(m.Hosts[j].Name[1:]))
 		return a < b
 	})
 	for i, h := range m.Hosts {
-		if h.Side != Side(MeshHostName(i)) {
+		if h.Name != HostName(MeshHostName(i)) {
 			return nil, fmt.Errorf("mesh lab %s is broken: %s is missing; remove it with wirespeed lab down --name %s", name, MeshNamespace(name, MeshHostName(i)), name)
 		}
 	}

@@ -27,7 +27,7 @@ func meshEcho(t *testing.T, m *lab.Mesh, i, j int, addr netip.Addr) {
 		ln, err = net.Listen("tcp", netip.AddrPortFrom(addr, 0).String())
 		return err
 	}); err != nil {
-		t.Fatalf("listen in %s: %v", m.Hosts[i].Side, err)
+		t.Fatalf("listen in %s: %v", m.Hosts[i].Name, err)
 	}
 	defer ln.Close()
 	go func() {
@@ -45,7 +45,7 @@ func meshEcho(t *testing.T, m *lab.Mesh, i, j int, addr netip.Addr) {
 		c, err = net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
 		return err
 	}); err != nil {
-		t.Fatalf("dial %s from %s: %v", ln.Addr(), m.Hosts[j].Side, err)
+		t.Fatalf("dial %s from %s: %v", ln.Addr(), m.Hosts[j].Name, err)
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(5 * time.Second))
@@ -54,7 +54,7 @@ func meshEcho(t *testing.T, m *lab.Mesh, i, j int, addr netip.Addr) {
 		t.Fatal(err)
 	}
 	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "hello" {
-		t.Fatalf("echo %s -> %s over %s: %q %v", m.Hosts[j].Side, m.Hosts[i].Side, addr, buf, err)
+		t.Fatalf("echo %s -> %s over %s: %q %v", m.Hosts[j].Name, m.Hosts[i].Name, addr, buf, err)
 	}
 }
 

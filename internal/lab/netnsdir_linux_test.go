@@ -64,7 +64,7 @@ func netnsDirChild(t *testing.T) {
 	}
 	ip("netns", "add", "wst-nsdir-x")
 	// Both lab hosts must still be reachable by name, and removable.
-	for _, s := range []lab.Side{lab.A, lab.B} {
+	for _, s := range []lab.HostName{lab.A, lab.B} {
 		var st unix.Statfs_t
 		path := "/run/netns/" + lab.Namespace("nsdir", s)
 		if err := unix.Statfs(path, &st); err != nil || st.Type != unix.NSFS_MAGIC {

@@ -16,7 +16,7 @@ import (
 // hosts. Remove (Down) takes the router's namespace away too.
 
 // Router is the side name of a routed lab's router.
-const Router Side = "r"
+const Router HostName = "r"
 
 // Subnets of a routed lab: a to the router, the router to b.
 var (
@@ -77,7 +77,7 @@ func UpRouted(ctx context.Context, cfg RoutedConfig) (*Routed, error) {
 type RouterEgress struct {
 	Netns  string
 	Dev    string
-	Toward Side
+	Toward HostName
 }
 
 // RouterHere returns the router's egresses when the calling thread is
@@ -88,7 +88,7 @@ type RouterEgress struct {
 func RouterHere() ([]RouterEgress, error) { return routerHere() }
 
 // routerEgresses are a routed lab's router egresses as host s sees them.
-func routerEgresses(name string, s Side) []RouterEgress {
+func routerEgresses(name string, s HostName) []RouterEgress {
 	ns := Namespace(name, Router)
 	toA := RouterEgress{Netns: ns, Dev: "wst-ra", Toward: A}
 	toB := RouterEgress{Netns: ns, Dev: RouterDeviceB, Toward: B}

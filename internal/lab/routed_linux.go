@@ -17,7 +17,7 @@ import (
 )
 
 func upRouted(ctx context.Context, cfg RoutedConfig) (*Routed, error) {
-	for _, s := range []Side{A, Router, B} {
+	for _, s := range []HostName{A, Router, B} {
 		if _, err := os.Stat(netnsDir + "/" + Namespace(cfg.Name, s)); err == nil {
 			return nil, fmt.Errorf("%w: %s; remove it first", ErrExists, Namespace(cfg.Name, s))
 		}
@@ -43,14 +43,14 @@ func routedUp(ctx context.Context, cfg RoutedConfig, created *[]string) (*Routed
 		return a
 	}
 	l := &Lab{Name: cfg.Name}
-	l.A = Host{Side: A, Netns: Namespace(cfg.Name, A), Dev: Device(A), IPv4: addr(RoutedIPv4A, 1)}
-	l.B = Host{Side: B, Netns: Namespace(cfg.Name, B), Dev: Device(B), IPv4: addr(RoutedIPv4B, 1)}
+	l.A = Host{Name: A, Netns: Namespace(cfg.Name, A), Dev: Device(A), IPv4: addr(RoutedIPv4A, 1)}
+	l.B = Host{Name: B, Netns: Namespace(cfg.Name, B), Dev: Device(B), IPv4: addr(RoutedIPv4B, 1)}
 	r := &Routed{Lab: l,
-		Router:  Host{Side: Router, Netns: Namespace(cfg.Name, Router), Dev: RouterDeviceB, IPv4: addr(RoutedIPv4B, 2)},
-		RouterA: Host{Side: Router, Netns: Namespace(cfg.Name, Router), Dev: "wst-ra", IPv4: addr(RoutedIPv4A, 2)},
+		Router:  Host{Name: Router, Netns: Namespace(cfg.Name, Router), Dev: RouterDeviceB, IPv4: addr(RoutedIPv4B, 2)},
+		RouterA: Host{Name: Router, Netns: Namespace(cfg.Name, Router), Dev: "wst-ra", IPv4: addr(RoutedIPv4A, 2)},
 	}
-	ns := map[Side]netns.NsHandle{}
-	nl := map[Side]*netlink.Handle{}
+	ns := map[HostName]netns.NsHandle{}
+	nl := map[HostName]*netlink.Handle{}
 	defer func() {
 		for _, h := range nl {
 			h.Close()
@@ -59,7 +59,7 @@ func routedUp(ctx context.Context, cfg RoutedConfig, created *[]string) (*Routed
 			h.Close()
 		}
 	}()
-	for _, s := range []Side{A, Router, B} {
+	for _, s := range []HostName{A, Router, B} {
 		h, err := newNamed(Namespace(cfg.Name, s))
 		if err != nil {
 			return nil, err
@@ -79,13 +79,13 @@ func routedUp(ctx context.Context, cfg RoutedConfig, created *[]string) (*Routed
 		host Host
 		rdev string
 	}{{l.A, r.RouterA.Dev}, {l.B, r.Router.Dev}} {
-		v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: p.rdev}, PeerName: p.host.Dev, PeerNamespace: netlink.NsFd(ns[p.host.Side])}
+		v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: p.rdev}, PeerName: p.host.Dev, PeerNamespace: netlink.NsFd(ns[p.host.Name])}
 		if err := nl[Router].LinkAdd(v); err != nil {
 			return nil, fmt.Errorf("add veth pair %s/%s: %w", p.rdev, p.host.Dev, err)
 		}
 	}
 	for _, h := range []struct {
-		side   Side
+		side   HostName
 		dev    string
 		a      netip.Addr
 		subnet netip.Prefix
@@ -198,7 +198,7 @@ func routerHere() ([]RouterEgress, error) {
 		if _, err := os.Stat(filepath.Join(netnsDir, Namespace(m[1], Router))); err != nil {
 			return nil, nil // a two-host lab: no router
 		}
-		return routerEgresses(m[1], Side(m[2])), nil
+		return routerEgresses(m[1], HostName(m[2])), nil
 	}
 	return nil, nil
 }

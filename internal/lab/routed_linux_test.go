@@ -59,7 +59,7 @@ func TestRoutedLab(t *testing.T) {
 	if err := r.Down(); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []lab.Side{lab.A, lab.Router, lab.B} {
+	for _, s := range []lab.HostName{lab.A, lab.Router, lab.B} {
 		if _, err := os.Stat("/run/netns/" + lab.Namespace(r.Name, s)); err == nil {
 			t.Errorf("%s still there after Down", lab.Namespace(r.Name, s))
 		}

@@ -24,10 +24,10 @@ func (l *Lab) startServer(ctx context.Context, cmd *exec.Cmd, addr, key string) 
 
 // startServerAs starts the server in l.A, recorded under the state name
 // state (a lab's name, or a mesh host's meshState), and waits until l.B
-// reaches it. l.A.Side and l.B.Side name the namespaces, so a Lab that
+// reaches it. l.A.Name and l.B.Name name the namespaces, so a Lab that
 // views two hosts of a mesh works as well as a two-host lab.
 func startServerAs(ctx context.Context, l *Lab, state string, cmd *exec.Cmd, addr, key string) (*Server, error) {
-	sa, sb := l.A.Side, l.B.Side
+	sa, sb := l.A.Name, l.B.Name
 	if sa == "" {
 		sa = A
 	}

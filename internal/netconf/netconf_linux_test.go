@@ -24,7 +24,7 @@ type state struct {
 	fs       netdev.Features
 }
 
-func readState(t *testing.T, l *lab.Lab, s lab.Side) state {
+func readState(t *testing.T, l *lab.Lab, s lab.HostName) state {
 	t.Helper()
 	host := l.Host(s)
 	mtu, fs := nstest.DeviceState(t, host.Netns, host.Dev)
@@ -48,7 +48,7 @@ func (s state) diff(o state) string {
 	return strings.Join(d, ", ")
 }
 
-func open(t *testing.T, l *lab.Lab, s lab.Side, keep bool) *netconf.Session {
+func open(t *testing.T, l *lab.Lab, s lab.HostName, keep bool) *netconf.Session {
 	t.Helper()
 	host := l.Host(s)
 	ns, err := netns.GetFromName(host.Netns)

@@ -23,7 +23,7 @@ import (
 func TestWireCountsDatagrams(t *testing.T) {
 	l := nstest.NewNamespacePair(t)
 	const n, size = 500, 1000
-	open := func(s lab.Side) *netdev.Client {
+	open := func(s lab.HostName) *netdev.Client {
 		ns, err := netns.GetFromName(l.Host(s).Netns)
 		if err != nil {
 			t.Fatal(err)

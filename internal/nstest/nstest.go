@@ -67,7 +67,7 @@ func NewLab(t testing.TB, cfg lab.Config) *lab.Lab {
 		if err := l.Down(); err != nil {
 			t.Errorf("remove lab %s: %v", l.Name, err)
 		}
-		for _, s := range []lab.Side{lab.A, lab.B} {
+		for _, s := range []lab.HostName{lab.A, lab.B} {
 			if _, err := os.Stat("/run/netns/" + lab.Namespace(l.Name, s)); err == nil {
 				t.Errorf("namespace %s is still there after removing the lab", lab.Namespace(l.Name, s))
 			}
@@ -141,7 +141,7 @@ func NewRouted(t testing.TB, cfg lab.RoutedConfig) *lab.Routed {
 		if err := r.Down(); err != nil {
 			t.Errorf("remove routed lab %s: %v", r.Name, err)
 		}
-		for _, s := range []lab.Side{lab.A, lab.Router, lab.B} {
+		for _, s := range []lab.HostName{lab.A, lab.Router, lab.B} {
 			if _, err := os.Stat("/run/netns/" + lab.Namespace(r.Name, s)); err == nil {
 				t.Errorf("namespace %s is still there after removing the lab", lab.Namespace(r.Name, s))
 			}

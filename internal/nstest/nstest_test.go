@@ -41,7 +41,7 @@ func TestNewNamespacePairCleansUp(t *testing.T) {
 	if name == "" {
 		t.Skip("inner test skipped")
 	}
-	for _, s := range []lab.Side{lab.A, lab.B} {
+	for _, s := range []lab.HostName{lab.A, lab.B} {
 		if _, err := os.Stat("/run/netns/" + lab.Namespace(name, s)); !os.IsNotExist(err) {
 			t.Errorf("namespace %s still there after the test: %v", lab.Namespace(name, s), err)
 		}

@@ -92,11 +92,11 @@ func TestEnvJSONRoundTrip(t *testing.T) {
 func TestLab(t *testing.T) {
 	var b bytes.Buffer
 	Lab(&b, LabStatus{Name: "lab", MTU: 9000, RateBitsPerSecond: 1e9, Hosts: []LabHost{
-		{Side: "a", Netns: "wst-lab-a", Dev: "wst-a", IPv4: "10.77.0.1", IPv6: "fd00:77::1",
+		{Name: "a", Netns: "wst-lab-a", Dev: "wst-a", IPv4: "10.77.0.1", IPv6: "fd00:77::1",
 			Offloads: []netdev.FeatureState{{Name: "rx-checksumming", On: true}, {Name: "tx-checksumming", On: true},
 				{Name: "scatter-gather", On: true}, {Name: "tcp-segmentation-offload"}, {Name: "generic-segmentation-offload"},
 				{Name: "generic-receive-offload", On: true}, {Name: "large-receive-offload", Fixed: true}}},
-		{Side: "b", Netns: "wst-lab-b", Dev: "wst-b", IPv4: "10.77.0.2", IPv6: "fd00:77::2"},
+		{Name: "b", Netns: "wst-lab-b", Dev: "wst-b", IPv4: "10.77.0.2", IPv6: "fd00:77::2"},
 	}})
 	Lab(&b, LabStatus{Name: "half", Error: "namespace wst-half-b is missing"})
 	Lab(&b, LabStatus{Name: "theirs", Owner: "alice (uid 1000)", Unreadable: "reading it needs root (CAP_SYS_ADMIN)"})

@@ -29,7 +29,7 @@ type LabStatus struct {
 
 // LabHost is one side of a lab.
 type LabHost struct {
-	Side, Netns, Dev string
+	Name, Netns, Dev string
 	IPv4, IPv6       string
 	// RateBitsPerSecond is this host's own limit, in a mesh lab where
 	// hosts differ; 0 for none (or the lab's, shown on its first line).
@@ -69,7 +69,7 @@ func Lab(w io.Writer, st LabStatus) {
 		if h.RateBitsPerSecond > 0 {
 			hostRate = "  rate " + units.FormatBits(float64(h.RateBitsPerSecond))
 		}
-		fmt.Fprintf(w, "  %s  %-16s %-6s %-15s %s%s\n", h.Side, h.Netns, h.Dev, h.IPv4, h.IPv6, hostRate)
+		fmt.Fprintf(w, "  %s  %-16s %-6s %-15s %s%s\n", h.Name, h.Netns, h.Dev, h.IPv4, h.IPv6, hostRate)
 		if len(h.Offloads) > 0 {
 			var parts []string
 			for _, f := range h.Offloads {

@@ -7,8 +7,8 @@ import (
 
 // LabServer is the wirespeed server running in side a of a lab.
 type LabServer struct {
-	// Side is where it runs: "a" when empty, or a mesh host ("h3").
-	Side    string
+	// Host is where it runs: "a" when empty, or a mesh host ("h3").
+	Host    string
 	PID     int
 	Addr    string // HOST:PORT clients in side b connect to
 	Running bool
@@ -25,7 +25,7 @@ func labServer(w io.Writer, s *LabServer) {
 	if !s.Running {
 		state = "NOT RUNNING"
 	}
-	side := s.Side
+	side := s.Host
 	if side == "" {
 		side = "a"
 	}

@@ -139,7 +139,7 @@ type SideResult struct {
 	// window's opening to the last one's closing.
 	Counters *measure.Counters `json:"counters,omitempty"`
 	// Wire is how the counters of the device that carried the test
-	// changed over the same span (side.Config.WireDevice); Join derives
+	// changed over the same span (endpoint.Config.WireDevice); Join derives
 	// the figures of SideInfo.Wire from it.
 	Wire     *netdev.Wire `json:"wire,omitempty"`
 	Warnings []string     `json:"warnings,omitempty"`

@@ -128,7 +128,7 @@ func newReportWriter(cc *control.Conn, t spec.Test, deadline time.Time, cancel c
 	return w
 }
 
-// add queues r; it never blocks. It is side.Config.OnInterval.
+// add queues r; it never blocks. It is endpoint.Config.OnInterval.
 func (w *reportWriter) add(r result.IntervalReport) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

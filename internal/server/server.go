@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"wirespeed/internal/control"
+	"wirespeed/internal/endpoint"
 	"wirespeed/internal/engine"
 	"wirespeed/internal/result"
-	"wirespeed/internal/side"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/sysinfo"
 )
@@ -516,7 +516,7 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 		s.mu.Unlock()
 	}
 	// The one cleanup of the test's TCP streams, whatever way it ends:
-	// side.Run closes them when the test ran, and closing again is
+	// endpoint.Run closes them when the test ran, and closing again is
 	// harmless; before that, this closes those that arrived and refuses
 	// later ones.
 	defer pt.closeAll()
@@ -530,7 +530,7 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	if err := cc.Send(control.TypeAccepted, acc); err != nil {
 		return err
 	}
-	// The record names the device whose counters side.Run reads; it is
+	// The record names the device whose counters endpoint.Run reads; it is
 	// collected at the session's first test, before the start, while the
 	// data connections arrive: this goroutine only waits for them until
 	// it takes the record, so the session's state has one user at a time.
@@ -563,14 +563,14 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 		reports = newReportWriter(cc, t, time.Now().Add(beforeStart+t.Omit+t.Duration+reportsGrace), cancel)
 	}
 	payload := req.Payload
-	run := side.Run
+	run := endpoint.Run
 	if t.Kind == spec.RRUL {
-		run = func(ctx context.Context, cfg side.Config) (result.SideResult, error) {
-			return side.RunRRUL(ctx, cfg, side.Probes{Echo: dp.udp[0], EchoMaxPerSecond: s.probeEchoRate(t), Listener: dp.crr, Peer: peer})
+		run = func(ctx context.Context, cfg endpoint.Config) (result.SideResult, error) {
+			return endpoint.RunRRUL(ctx, cfg, endpoint.Probes{Echo: dp.udp[0], EchoMaxPerSecond: s.probeEchoRate(t), Listener: dp.crr, Peer: peer})
 		}
 	}
 	runSide := func() (result.SideResult, error) {
-		return run(runCtx, side.Config{
+		return run(runCtx, endpoint.Config{
 			Spec:            t,
 			Side:            result.Remote,
 			Sends:           spec.ServerToClient,
@@ -707,8 +707,8 @@ func (ss *session) awaitStreams(ctx context.Context, pt *pendingTest) error {
 // streamConns gives each of the test's streams its socket: the UDP
 // socket of its place, none for TCP_CRR (the loops share the listener),
 // or its TCP data connection, configured as the spec asks.
-func streamConns(t spec.Test, pt *pendingTest, dp *dataPath) ([]side.Conn, error) {
-	conns := make([]side.Conn, 0, len(t.Streams()))
+func streamConns(t spec.Test, pt *pendingTest, dp *dataPath) ([]endpoint.Conn, error) {
+	conns := make([]endpoint.Conn, 0, len(t.Streams()))
 	for i, st := range t.Streams() {
 		var c net.Conn
 		switch {
@@ -722,7 +722,7 @@ func streamConns(t spec.Test, pt *pendingTest, dp *dataPath) ([]side.Conn, error
 			}
 			c = tc
 		}
-		conns = append(conns, side.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
+		conns = append(conns, endpoint.Conn{ID: st.ID, Dir: st.Dir, Conn: c})
 	}
 	return conns, nil
 }

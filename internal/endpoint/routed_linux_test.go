@@ -1,4 +1,4 @@
-package side
+package endpoint
 
 import (
 	"context"

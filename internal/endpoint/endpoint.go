@@ -1,5 +1,5 @@
-// Package side runs one side of a test: it starts the engine loops on this
-// side's data connections, samples their counters and TCP_INFO on the
+// Package endpoint runs one end of a test: it starts the engine loops on
+// this side's data connections, samples their counters and TCP_INFO on the
 // agreed schedule with the monotonic clock, stops the active loops when the
 // window ends, drains the passive ones, and returns a result.SideResult. The
 // client and the server both run exactly this code for their side.
@@ -16,7 +16,7 @@
 // senders stop by themselves when they have sent their share, and each
 // flow's window runs from its origin to the end of its loops, Duration
 // being the upper bound.
-package side
+package endpoint
 
 import (
 	"context"
