@@ -10,7 +10,11 @@
 //
 // A fourth column, "wirespeed own defaults", runs wirespeed with its own
 // receive size (128K per read whatever the send size); it is labelled and
-// never the headline.
+// never the headline. With -hot, a column "wirespeed --payload hot" runs
+// it with the cache-hot payload (random bytes in a ring of up to 24 KiB,
+// which repeat within a compressor's window: the default payload's
+// incompressible ring is at least 64 KiB), labelled too, compared with
+// netperf, whose send buffers are as small.
 //
 // Each row runs every tool once per round, -pairs rounds, the order
 // alternating (ABBA: forward in odd rounds, backward in even ones) or
@@ -61,6 +65,7 @@ func run(w io.Writer, args []string) error {
 	sockbuf := fs.String("sockbuf", "0", "socket buffer size for every tool on both sides (0: the system's defaults)")
 	rounds := benchutil.RegisterRounds(fs)
 	noDefaults := fs.Bool("no-own-defaults", false, "leave out the wirespeed own defaults column")
+	hot := fs.Bool("hot", false, "add a labelled column \"wirespeed --payload hot\": the cache-hot, compressible payload")
 	if err := fs.Parse(args); err != nil {
 		return err // the flag package has printed what is wrong
 	}
@@ -132,6 +137,14 @@ func run(w io.Writer, args []string) error {
 					}
 					row.Tools = append(row.Tools, benchutil.Tool{Name: "iperf3", Argv: a, Parse: parseIperf3})
 					row.Ratios = append(row.Ratios, benchutil.Ratio{Num: "wirespeed", Den: "iperf3"})
+				}
+				if *hot {
+					const name = "wirespeed --payload hot"
+					argv := append(append([]string(nil), wsArgs...), "-M", size, "--payload", "hot")
+					row.Tools = append(row.Tools, benchutil.Tool{Name: name, Argv: argv, Parse: parseWirespeed})
+					if len(row.Tools) > 2 {
+						row.Ratios = append(row.Ratios, benchutil.Ratio{Num: name, Den: row.Tools[1].Name})
+					}
 				}
 				if !*noDefaults {
 					const own = "wirespeed own defaults (-M 128K)"

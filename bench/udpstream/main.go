@@ -23,6 +23,10 @@
 //     64 by default; 0 leaves the column out);
 //   - "wirespeed --recv-batch N": up to N datagrams per recvmmsg call
 //     (-recv-batch, 64 by default; 0 leaves it out);
+//   - "wirespeed --rx-timestamp kernel": arrivals timed by the kernel's
+//     stamp per datagram (recvmsg with a control message) instead of the
+//     default clock read per receive call (recvfrom), as iperf3 times
+//     them; compared with iperf3 (-no-kernel-stamps leaves it out);
 //   - "wirespeed own defaults": its own receive size and 4 MiB receive
 //     buffer (-no-own-defaults leaves it out).
 //
@@ -72,6 +76,7 @@ func run(w io.Writer, args []string) error {
 	noDefaults := fs.Bool("no-own-defaults", false, "leave out the wirespeed own defaults column")
 	sendBatch := fs.Int("send-batch", 64, "datagrams per sendmmsg call of the labelled \"wirespeed --send-batch\" column (0: leave it out)")
 	recvBatch := fs.Int("recv-batch", 64, "datagrams per recvmmsg call of the labelled \"wirespeed --recv-batch\" column (0: leave it out)")
+	noKernelStamps := fs.Bool("no-kernel-stamps", false, "leave out the \"wirespeed --rx-timestamp kernel\" column")
 	if err := fs.Parse(args); err != nil {
 		return err // the flag package has printed what is wrong
 	}
@@ -160,6 +165,16 @@ func run(w io.Writer, args []string) error {
 			row.Tools = append(row.Tools, benchutil.Tool{Name: name, Argv: argv, Parse: parseWirespeed(n)})
 			if den != "" {
 				row.Ratios = append(row.Ratios, benchutil.Ratio{Num: name, Den: den})
+			}
+		}
+		if !*noKernelStamps {
+			const name = "wirespeed --rx-timestamp kernel"
+			argv := append(append([]string(nil), matched...), "--rx-timestamp", "kernel")
+			row.Tools = append(row.Tools, benchutil.Tool{Name: name, Argv: argv, Parse: parseWirespeed(n)})
+			for _, t := range row.Tools {
+				if t.Name == "iperf3" {
+					row.Ratios = append(row.Ratios, benchutil.Ratio{Num: name, Den: "iperf3"})
+				}
 			}
 		}
 		if !*noDefaults {

@@ -44,6 +44,11 @@ func connect(ctx context.Context, e *env, f *runFlags, target string, portSet bo
 	if err != nil {
 		return nil, err
 	}
+	if f.logLevel != "" && f.logLevel != "warn" {
+		if e.log, err = newLogger(e, "text", f.logLevel); err != nil {
+			return nil, err
+		}
+	}
 	conn := &connection{addr: net.JoinHostPort(host, strconv.Itoa(port))}
 	conn.label = conn.addr
 	e.procRoot = f.measure.procRoot

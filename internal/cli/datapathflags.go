@@ -33,6 +33,8 @@ func addDataPathFlags(fl *pflag.FlagSet, f *runFlags) {
 		fmt.Sprintf("UDP_STREAM: sends per system call on the sending side (sendmmsg); 1 makes one send call per datagram, as netperf's -m means; up to %d", spec.MaxUDPBatch))
 	fl.IntVar(&f.spec.RecvBatch, "recv-batch", 1,
 		fmt.Sprintf("UDP_STREAM: datagrams per system call on the receiving side at most (recvmmsg); 1 takes one per call, as netperf and iperf3 do (batches were no faster on loopback: bench/README.md); up to %d", spec.MaxUDPBatch))
+	fl.StringVar(&f.spec.RxTimestamp, "rx-timestamp", "",
+		"UDP_STREAM: how the receiver times each datagram's arrival for the jitter: clock (its clock per receive call, as iperf3; the default with one datagram per call) or kernel (the kernel's receive timestamp per datagram, SO_TIMESTAMPNS: the path's jitter without the receiver's scheduling, some 20% more CPU per datagram; the default with --recv-batch or --gro)")
 }
 
 // cpusValue is -T LOCAL[,REMOTE].

@@ -48,6 +48,9 @@ type runFlags struct {
 	archiveSink *archiveSink
 	rrul        rrulFlags // --load, --idle, the probe intervals (RRUL, rrulflags.go)
 	verbose     bool      // -v (run, sweep, matrix, mesh)
+	// logLevel is --log-level: debug logs each phase of a run with its
+	// time (connect, hello, baseline, streams, windows, result, bye).
+	logLevel string
 }
 
 // textOptions are the choices of the text report the flags make.
@@ -152,11 +155,11 @@ func (f *runFlags) buildSpec() (spec.Test, error) {
 		g.IPVersion = 6
 	}
 	switch f.payload {
-	case spec.PayloadRandom, spec.PayloadZeros:
+	case spec.PayloadRandom, spec.PayloadHot, spec.PayloadZeros:
 		t.Payload = spec.Payload{Kind: f.payload}
 	default:
 		if _, err := os.Stat(f.payload); err != nil {
-			return t, usagef("--payload %q is neither random, zeros nor a readable file: %v", f.payload, err)
+			return t, usagef("--payload %q is neither random, hot, zeros nor a readable file: %v", f.payload, err)
 		}
 		t.Payload = spec.Payload{Kind: spec.PayloadFile, Path: f.payload}
 	}

@@ -46,7 +46,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 		"interval report period (0: none); MAX,MIN with a comma is netperf's -i, the same as --iterations (a single number like 10 is an interval: 10 s)")
 	fl.StringVar(&f.spec.CongestionControl, "cc", "", "TCP congestion control on both sides' data sockets, e.g. cubic (default: the system's)")
 	fl.BoolVar(&f.spec.NoDelay, "nodelay", false, "set TCP_NODELAY (disable Nagle) on data sockets")
-	fl.StringVar(&f.payload, "payload", spec.PayloadRandom, "what to send: random (incompressible), zeros, or a FILE's contents (up to 1 MiB, repeated)")
+	fl.StringVar(&f.payload, "payload", spec.PayloadRandom, "what to send: random (incompressible: a ring of at least 64 KiB, longer than any compressor's window), hot (random bytes in a ring of up to 24 KiB that stays in the CPU's first-level cache, as netperf's buffers: a cheaper copy at 1-16 KiB messages, but a compressor on the path sees repeats), zeros, or a FILE's contents (up to 1 MiB, repeated)")
 	addDataPathFlags(fl, f)
 	addSockOptFlags(fl, f)    // -B, --bind-dev, --cport, --tos, --dscp, --mss, --dont-fragment
 	addRRULFlags(fl, &f.rrul) // --load, --idle, --probe-interval, --tcp-probe-interval
@@ -65,6 +65,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringVarP(&f.output, "output", "o", "", "also write the result to FILE: .json, .csv or .txt")
 	registerArchiveFlag(fl, &f.archive)
 	f.sec.register(fl)
+	fl.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug (each phase of a run with its time: connect, hello, idle baseline, streams, windows, result), info, warn or error")
 }
 
 // repeat returns the iterations and confidence the flags ask for: one run

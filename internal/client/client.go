@@ -134,6 +134,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		return nil, fmt.Errorf("connect to %s: %w%s", cfg.Addr, err, dialHint(err))
 	}
+	log.Debug("control connection open", "server", cfg.Addr)
 	if c, err = cfg.startTLS(ctx, c, host); err != nil {
 		return nil, err
 	}
@@ -175,10 +176,12 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
 	}
 	c.SetDeadline(time.Time{})
+	log.Debug("hello exchanged", "server", cfg.Addr, "version", version)
 	// The idle CPU baseline, once per connection: the server takes its
 	// own at the same moment, and neither has started a test.
 	if !cfg.RelayOnly {
 		cl.idleBaseline(ctx)
+		log.Debug("idle baseline taken")
 	}
 	return cl, nil
 }
@@ -206,6 +209,7 @@ func (c *Client) Close() error {
 		if c.cc.Send(control.TypeBye, struct{}{}) == nil {
 			c.cc.Expect(control.TypeBye, nil, 2*time.Second)
 		}
+		c.log.Debug("bye exchanged")
 	}
 	return c.cc.Close()
 }
@@ -237,6 +241,10 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 		c.broken = true
 		return result.Result{}, err
 	}
+	// The environment record (collected at the connection's first run)
+	// while the server sets up and the data connections open, rather
+	// than after: measure takes it (localEnv waits for this one).
+	go c.localEnv(ctx)
 	var acc control.Accepted
 	if err := c.cc.Expect(control.TypeAccepted, &acc, 10*time.Second); err != nil {
 		var re *control.RemoteError
@@ -249,6 +257,7 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 		c.broken = true
 		return result.Result{}, c.explain(err)
 	}
+	c.log.Debug("test accepted", "test", t.Kind)
 
 	conns, err := c.dialStreams(ctx, t, acc)
 	if err != nil {
@@ -263,11 +272,13 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 		}
 		defer c.closeProbe()
 	}
+	c.log.Debug("data connections open", "streams", len(conns))
 	if err := c.cc.Expect(control.TypeReady, nil, 15*time.Second); err != nil {
 		endpoint.CloseAll(conns)
 		c.broken = true
 		return result.Result{}, c.explain(err)
 	}
+	c.log.Debug("server ready")
 	return c.measure(ctx, t, acc, conns, content)
 }
 
@@ -376,6 +387,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	// its first run, before the start, so that its cost falls outside
 	// both sides' windows).
 	wireDev := wireDevice(c.localEnv(ctx))
+	c.log.Debug("environment record ready")
 	started := time.Now()
 	if err := c.cc.Send(control.TypeStart, struct{}{}); err != nil {
 		endpoint.CloseAll(conns)
@@ -483,6 +495,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			WireDevice: wireDev,
 			// A relaying server's limit on what it sends.
 			MaxUDPRRRate: c.cfg.MaxUDPRRRate,
+			Logger:       c.log,
 		})
 		localCh <- remote{res: r, err: err}
 	}()
@@ -494,6 +507,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 		select {
 		case local = <-localCh:
 			gotLocal = true
+			c.log.Debug("local side done")
 			if local.err != nil {
 				abort(local.err.Error())
 			}
@@ -502,6 +516,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			}
 		case rem = <-remoteCh:
 			gotRemote = true
+			c.log.Debug("server result received")
 			if rem.err != nil {
 				// Without the server the local figures are all there is:
 				// stop the local side now.
@@ -520,6 +535,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 
 	local.res.Env = c.localEnv(ctx)
 	res := endpoint.Join(t, local.res, rem.res, started, c.cfg.Hostname, c.cfg.Addr)
+	c.log.Debug("result joined")
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}

@@ -355,19 +355,21 @@ func TestUDPBatches(t *testing.T) {
 		reverse      bool
 		send, recv   int
 		wantRecorded bool
+		rx           string // --rx-timestamp; "" is an older client's: kernel
 	}{
-		{false, 1, 1, false},
-		{true, 1, 1, false},
-		{false, 8, 8, true},
-		{true, 8, 8, true},
+		{false, 1, 1, false, spec.RxTimestampClock},
+		{true, 1, 1, false, ""},
+		{false, 8, 8, true, ""},
+		{true, 8, 8, true, spec.RxTimestampKernel},
 	} {
-		t.Run(fmt.Sprintf("reverse=%v send=%d recv=%d", tc.reverse, tc.send, tc.recv), func(t *testing.T) {
+		t.Run(fmt.Sprintf("reverse=%v send=%d recv=%d rx=%s", tc.reverse, tc.send, tc.recv, tc.rx), func(t *testing.T) {
 			c := dial(t, client.Config{Addr: addr})
 			sp := shortSpec(spec.UDPStream, 1)
 			sp.Reverse = tc.reverse
 			sp.Duration, sp.Interval = 500*time.Millisecond, 0
 			sp.SendSize = 256
 			sp.SendBatch, sp.RecvBatch = tc.send, tc.recv
+			sp.RxTimestamp = tc.rx
 			res, err := c.Run(context.Background(), sp)
 			if err != nil {
 				t.Fatal(err)
@@ -408,6 +410,16 @@ func TestUDPBatches(t *testing.T) {
 				t.Errorf("data path records %+v (sender), %+v (receiver): want send batch %d, receive batch %d", sdp, rdp, tc.send, tc.recv)
 			case !tc.wantRecorded && (sdp != nil && sdp.SendBatch != 0 || rdp != nil && rdp.RecvBatch != 0):
 				t.Errorf("data path records %+v, %+v: want no batch recorded", sdp, rdp)
+			}
+			wantRx := spec.RxTimestampKernel
+			if tc.rx == spec.RxTimestampClock {
+				wantRx = spec.RxTimestampClock
+			}
+			if rdp == nil || rdp.RxTimestamp != wantRx || sdp != nil && sdp.RxTimestamp != "" {
+				t.Errorf("receiver's data path %+v, sender's %+v: want arrivals timed by %s on the receiver only", rdp, sdp, wantRx)
+			}
+			if rcv.JitterMs <= 0 {
+				t.Errorf("jitter %g ms, want one from every datagram's arrival", rcv.JitterMs)
 			}
 		})
 	}

@@ -110,6 +110,13 @@ func (d *dataPath) apply(k int, c Conn, role result.Role, l engine.Loop) (*resul
 		if t.RecvBatch > 1 {
 			d.rec.RecvBatch = t.RecvBatch
 		}
+		if err := l.SetKernelStamps(t.KernelRxStamps()); err != nil {
+			return nil, -1, fmt.Errorf("--rx-timestamp: %w", err)
+		}
+		d.rec.RxTimestamp = spec.RxTimestampClock
+		if l.KernelStamps() {
+			d.rec.RxTimestamp = spec.RxTimestampKernel
+		}
 		if t.GRO {
 			if err := l.EnableGRO(); err != nil {
 				return nil, -1, fmt.Errorf("--gro: %w%s", err, needs(err, "UDP GRO (UDP_GRO) needs Linux 5.0"))
@@ -270,7 +277,9 @@ func (d *dataPath) finishStream(sdp *result.StreamDataPath, l engine.Loop, end e
 // result is this side's record, from what apply set up and the streams'
 // final figures; nil when the spec asks for no data path option.
 func (d *dataPath) result(res *result.SideResult) *result.DataPath {
-	if d.cfg.Spec.DataPathOptions() == nil {
+	// A UDP receiver says how it timed arrivals (RxTimestamp) even with
+	// no data path option asked: the jitter's meaning depends on it.
+	if d.cfg.Spec.DataPathOptions() == nil && d.rec.RxTimestamp == "" {
 		return nil
 	}
 	rec := d.rec

@@ -21,6 +21,7 @@ package endpoint
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -105,6 +106,11 @@ type Config struct {
 	// and is called then: for a peer that sends the amount but gives no
 	// end of stream until told (iperf3). The flow then drains as usual.
 	AmountReceived func()
+
+	// Logger, when set, gets a debug line as each flow's window opens and
+	// closes and as its loops finish, with what the samplers took: the
+	// phases of a run's wall time (run --log-level debug).
+	Logger *slog.Logger
 
 	cpu *cpuMeter // set by Run
 	dp  *dataPath // set by Run
@@ -432,6 +438,7 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		f.finish(ctx, nil, nil, true)
 		return
 	}
+	opening := time.Now()
 	f.host.open()
 	amount := sp.Amount() > 0
 	for _, l := range f.loops {
@@ -450,6 +457,7 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		}
 	}
 	f.cfg.cpu.open()
+	f.debug("window opened", "dir", f.dir, "role", f.role, "samplers", time.Since(opening))
 	f.result.StartOffsetS = s0.at.Sub(start).Seconds()
 	end := winStart.Add(sp.Duration)
 	// A passive flow whose peer ends a hair before the planned end (its
@@ -490,8 +498,10 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 			e.EndWindow()
 		}
 	}
+	closing := time.Now()
 	f.host.close()
 	f.cfg.cpu.close()
+	f.debug("window closed", "dir", f.dir, "role", f.role, "samplers", time.Since(closing))
 	if !amount && !f.aborted {
 		f.warning = shortWindow(f.dir, f.role, sp.Duration, last.at.Sub(s0.at), s0.at.Sub(winStart), truncated)
 	}
@@ -743,6 +753,13 @@ func (f *flow) interval(index int, s0, prev, cur sample) {
 // and last samples (nil when the window never opened). An active loop
 // stops and tells its peer it is done; a passive one keeps going until
 // that end of stream, so that both sides' totals can be compared exactly.
+// debug logs msg at debug level when the side has a logger.
+func (f *flow) debug(msg string, args ...any) {
+	if l := f.cfg.Logger; l != nil {
+		l.Debug(msg, args...)
+	}
+}
+
 func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 	if active(f.role) {
 		for _, l := range f.loops {
@@ -776,6 +793,7 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 		}
 		<-f.loopsDone
 	}
+	f.debug("loops done", "dir", f.dir, "role", f.role)
 
 	r := &f.result
 	r.Truncated = truncated

@@ -323,22 +323,52 @@ type Payload struct {
 	max  int // largest message it serves
 }
 
-// randomRing is the longest a random payload's ring gets, minRandomRing
-// the shortest. A ring is at least the windows of stream compressors on
-// the path (deflate 32 KiB, LZ4 64 KiB) and the largest TSO/GSO segment,
-// so neither a packet nor a compression window ever sees repeated bytes;
-// within that it is four messages long (ringFor), so that small messages
-// copy from a ring that stays in the near caches: at 8 KiB messages the
-// 256 KiB ring cost the sender's copy a fifth more than a 64 KiB one
-// (bench/README.md, "Where the cycles go").
+// minRandomRing is the shortest a random payload's ring gets: the windows
+// of the stream compressors a path may hold (deflate 32 KiB, LZO 48 KiB,
+// LZ4 and Snappy 64 KiB) and the largest TSO/GSO segment (64 KiB), so
+// that neither a packet nor a compression window ever sees repeated
+// bytes. Messages of up to a quarter of it copy from a ring of that
+// length. Larger messages copy from a ring of ringStep more, whatever
+// their size: the ring's length is what a compressor would need to see a
+// repeat, and its bytes are what the sender's copy keeps in its caches.
+// Four messages of up to 256 KiB, as the ring once was, made the
+// sender's copy at 64 KiB read 320 KiB where netperf's two buffers are
+// 128 KiB, and cost it some 15% more CPU per call than one hot buffer
+// (bench/README.md, "The payload ring"); no common compressor's window
+// lies between 68 and 256 KiB, so the longer ring bought nothing.
 const (
-	randomRing    = 256 << 10
 	minRandomRing = 64 << 10
+	ringStep      = 4 << 10
 )
 
 // ringFor is the length of a random payload's ring for messages of up to
-// size bytes: four messages, within [minRandomRing, randomRing].
-func ringFor(size int) int { return min(max(4*size, minRandomRing), randomRing) }
+// size bytes: minRandomRing up to a quarter of it, then minRandomRing +
+// ringStep, one more step when size is a whole number of rings (so that
+// consecutive messages never start at the same byte).
+func ringFor(size int) int {
+	if size <= minRandomRing/4 {
+		return minRandomRing
+	}
+	ring := minRandomRing + ringStep
+	if size%ring == 0 {
+		ring += ringStep
+	}
+	return ring
+}
+
+// hotRing bounds the ring of a hot payload (spec.PayloadHot): three
+// messages of up to 8 KiB (netperf's send_width at 8 KiB), one message
+// of more. With the copy of the head that follows it, it stays within a
+// first-level data cache of 32 KiB or more, where the kernel's copy from
+// it costs the sender some 40% less per byte than from the 64 KiB ring
+// of a random payload (bench/README.md, "The payload ring"); a
+// compressor on the path whose window is longer than the ring sees its
+// repeats.
+const hotRing = 24 << 10
+
+// hotRingFor is the length of a hot payload's ring for messages of up to
+// size bytes: three messages, at most hotRing, at least one message.
+func hotRingFor(size int) int { return max(size, min(3*size, hotRing)) }
 
 // NewPayload builds the payload for messages of up to max bytes. kind is a
 // spec payload kind; content is the file's bytes for spec.PayloadFile.
@@ -348,8 +378,12 @@ func NewPayload(kind string, content []byte, max int) (*Payload, error) {
 	}
 	var src []byte
 	switch kind {
-	case spec.PayloadRandom:
-		src = make([]byte, ringFor(max))
+	case spec.PayloadRandom, spec.PayloadHot:
+		n := ringFor(max)
+		if kind == spec.PayloadHot {
+			n = hotRingFor(max)
+		}
+		src = make([]byte, n)
 		rand.Read(src) // never fails (crypto/rand contract since Go 1.24)
 	case spec.PayloadZeros:
 		src = make([]byte, max)

@@ -528,6 +528,7 @@ func (r *TCPReceiver) useDiscard() error           { return errNoPlatform }
 func (s *UDPSender) setGSO(int) error              { return errNoPlatform }
 func (r *UDPReceiver) enableGRO() error            { return errNoPlatform }
 func (r *UDPReceiver) enableRxStamps() error       { return errNoPlatform }
+func (r *UDPReceiver) disableRxStamps() error      { return nil }
 func (sh *CRRShared) setBusyPoll(int) (int, error) { return 0, errNoPlatform }
 
 func setPacingRate(Socket, uint64) (uint64, error) { return 0, errNoPlatform }

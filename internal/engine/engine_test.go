@@ -20,15 +20,30 @@ func TestPayload(t *testing.T) {
 	if p.ring != 64<<10 || len(p.buf) != 64<<10+1000 {
 		t.Fatalf("ring %d, buf %d", p.ring, len(p.buf))
 	}
-	// The ring is four messages long, never under 64 KiB (the LZ4 window)
-	// nor over 256 KiB: worked out by hand for each size.
-	for _, c := range []struct{ size, ring int }{{1, 64 << 10}, {16 << 10, 64 << 10}, {20 << 10, 80 << 10}, {64 << 10, 256 << 10}, {1 << 20, 256 << 10}} {
+	// The ring is 64 KiB (the LZ4 window) for messages of up to 16 KiB,
+	// 68 KiB for larger ones, 72 KiB for a message of a whole number of
+	// 68 KiB rings: worked out by hand for each size.
+	for _, c := range []struct{ size, ring int }{{1, 64 << 10}, {16 << 10, 64 << 10}, {16<<10 + 1, 68 << 10}, {20 << 10, 68 << 10},
+		{64 << 10, 68 << 10}, {68 << 10, 72 << 10}, {136 << 10, 72 << 10}, {1 << 20, 68 << 10}} {
 		q, err := NewPayload(spec.PayloadRandom, nil, c.size)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if q.ring != c.ring {
 			t.Errorf("messages of %d bytes: ring %d, want %d", c.size, q.ring, c.ring)
+		}
+	}
+	// A hot ring is three messages, at most 24 KiB, at least one message.
+	for _, c := range []struct{ size, ring int }{{1, 3}, {1 << 10, 3 << 10}, {8 << 10, 24 << 10}, {10 << 10, 24 << 10}, {64 << 10, 64 << 10}} {
+		q, err := NewPayload(spec.PayloadHot, nil, c.size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.ring != c.ring || len(q.buf) != c.ring+c.size || bytes.Count(q.buf[:min(c.ring, 4096)], []byte{0}) > 100 {
+			t.Errorf("hot payload of %d-byte messages: ring %d of %d bytes, want %d of random bytes", c.size, q.ring, len(q.buf), c.ring)
+		}
+		if m := PayloadMemory(spec.PayloadHot, 0, c.size); m != int64(len(q.buf)) {
+			t.Errorf("hot payload of %d-byte messages: PayloadMemory %d, allocated %d", c.size, m, len(q.buf))
 		}
 	}
 	// Any offset in the ring starts a contiguous copy of the ring.

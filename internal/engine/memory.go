@@ -40,8 +40,8 @@ const rxControlBytes = 64
 func UDPSendMemory(size int) int64 { return udpBatch * int64(size) }
 
 // PayloadMemory is the length of a payload of the spec's kind for
-// messages of up to size bytes (NewPayload): its ring (four messages of
-// random bytes, 64 to 256 KiB; one message of zeros; the file, of
+// messages of up to size bytes (NewPayload): its ring (random bytes, 64
+// or 68 KiB; a hot ring of up to three messages; one message of zeros; the file, of
 // fileLen bytes) and one message more for reads that wrap. A sendfile
 // sender copies it into a memfd of its own (SendfileMemory).
 func PayloadMemory(kind string, fileLen, size int) int64 {
@@ -49,6 +49,8 @@ func PayloadMemory(kind string, fileLen, size int) int64 {
 	switch kind {
 	case spec.PayloadRandom:
 		ring = ringFor(size)
+	case spec.PayloadHot:
+		ring = hotRingFor(size)
 	case spec.PayloadZeros:
 		ring = size
 	}

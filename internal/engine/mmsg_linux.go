@@ -89,6 +89,23 @@ func (b *mmsgBatch) recvmsgWait(fd uintptr) (int, unix.Errno) {
 	return 1, 0
 }
 
+// recvfromWait is recvmsgWait without the control messages: recvfrom(2)
+// of the first datagram into the first buffer, as netserver's and
+// iperf3's receivers make, for a receiver that times datagrams by its own
+// clock (UDPReceiver.SetKernelStamps). No msghdr nor iovec to copy in and
+// check, no control message to build and copy out.
+func (b *mmsgBatch) recvfromWait(fd uintptr) (int, unix.Errno) {
+	buf := b.bufs[0]
+	r, _, e := syscall.RawSyscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	h := &b.hdrs[0]
+	h.len = uint32(r)
+	h.hdr.Controllen = 0
+	return 1, 0
+}
+
 // reset readies the headers for a receive.
 func (b *mmsgBatch) reset() {
 	for i := range b.hdrs {

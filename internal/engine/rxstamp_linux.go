@@ -46,6 +46,17 @@ func (r *UDPReceiver) enableRxStamps() error {
 	})
 }
 
+// disableRxStamps turns the option off: both spellings share one flag,
+// which either clears.
+func (r *UDPReceiver) disableRxStamps() error {
+	return withFD(r.conn, func(fd int) error {
+		if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS_NEW, 0) == nil {
+			return nil
+		}
+		return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS_OLD, 0)
+	})
+}
+
 // rxControl reads the control messages of one received message: the
 // segment size of a buffer UDP_GRO joined (0 when it holds one datagram)
 // and the kernel's receive timestamp in nanoseconds since 1970, ok false

@@ -303,11 +303,13 @@ func TestUDPLoopsNoAllocation(t *testing.T) {
 		rate      float64
 		sbatch    int // sends per call; 0 leaves the default, one
 		rbatch    int // datagrams per receive call; 0 leaves the default
+		clocked   bool
 	}{
-		{"paced", 1200, 0, 200e6, 0, 0},
-		{"paced gso+gro", 12000, 1200, 200e6, 0, 0},
-		{"unpaced one per call", 64, 0, 0, 0, 0},
-		{"unpaced batches", 64, 0, 0, 64, 64},
+		{"paced", 1200, 0, 200e6, 0, 0, false},
+		{"paced gso+gro", 12000, 1200, 200e6, 0, 0, false},
+		{"unpaced one per call", 64, 0, 0, 0, 0, false},
+		{"unpaced one per call, clocked", 64, 0, 0, 0, 0, true},
+		{"unpaced batches", 64, 0, 0, 64, 64, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, rc := udpPair(t)
@@ -317,6 +319,9 @@ func TestUDPLoopsNoAllocation(t *testing.T) {
 				t.Fatal(err)
 			}
 			rcv, _ := NewUDPReceiver(rc, tc.size)
+			if err := rcv.SetKernelStamps(!tc.clocked); err != nil {
+				t.Fatal(err)
+			}
 			if tc.sbatch > 0 {
 				if err := snd.SetSendBatch(tc.sbatch); err != nil {
 					t.Fatal(err)
@@ -410,5 +415,69 @@ func TestUDPReceiverUnstampedClock(t *testing.T) {
 	r.handleMsg(b, 0, &clk2)
 	if clk2.read || r.tr.lastTransit != 4000 {
 		t.Errorf("stamped datagram: clock read %v, transit %d, want no read and 5000-1000", clk2.read, r.tr.lastTransit)
+	}
+}
+
+// TestUDPReceiverClocked: a receiver that times arrivals by its clock
+// (SetKernelStamps(false)) receives with recvfrom, one call per datagram,
+// asks the kernel for no stamps, and counts loss, reordering and
+// duplicates exactly as the stamped one does: through a real socket, the
+// datagrams 0 1 2 4 3 3 6 7 and the end of stream saying 8 were sent are
+// 7 distinct ones, 1 lost (5), 1 late (3, after 4), 1 duplicate (the
+// second 3), in 9 receive calls (8 and the end of stream's); the transits are
+// the test's own clock reads around the sends, less the send stamps.
+func TestUDPReceiverClocked(t *testing.T) {
+	sc, rc := udpPair(t)
+	rcv, err := NewUDPReceiver(rc, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rcv.SetKernelStamps(false); err != nil {
+		t.Fatal(err)
+	}
+	var on int
+	withFD(rc, func(fd int) error {
+		on, err = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS_NEW)
+		return err
+	})
+	if on != 0 || rcv.KernelStamps() {
+		t.Fatalf("SO_TIMESTAMPNS_NEW %d, KernelStamps %v after SetKernelStamps(false)", on, rcv.KernelStamps())
+	}
+	before := time.Since(rcv.epoch)
+	for _, seq := range []uint64{0, 1, 2, 4, 3, 3, 6, 7} {
+		b := make([]byte, 64)
+		formatWirespeed.stamp(b, seq, uint64(time.Since(rcv.epoch)))
+		if _, err := sc.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fin := make([]byte, 64)
+	binary.BigEndian.PutUint64(fin[:8], finSeq)
+	binary.BigEndian.PutUint64(fin[8:], 8)
+	sc.Write(fin)
+	done := make(chan error, 1)
+	go func() { done <- rcv.Run() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		rcv.Stop()
+		t.Fatal("no end of stream within 5 s")
+	}
+	after := time.Since(rcv.epoch)
+	c := rcv.Counters()
+	if c.Packets != 7 || c.Lost != 1 || c.OutOfOrder != 1 || c.Duplicates != 1 || c.Bytes != 8*64 {
+		t.Errorf("counted %+v, want 7 datagrams, 1 lost, 1 late, 1 duplicate, 512 bytes", c)
+	}
+	if c.Calls != 9 {
+		t.Errorf("%d receive calls for 8 datagrams and the end of stream, want one each", c.Calls)
+	}
+	if tr := rcv.tr.lastTransit; tr < 0 || tr > int64(after-before) {
+		t.Errorf("last transit %d ns, want between 0 and the %d ns the test took", tr, after-before)
+	}
+	if w := rcv.Window(); w.SenderTotal != 8 {
+		t.Errorf("sender total %d, want the end of stream's 8", w.SenderTotal)
 	}
 }

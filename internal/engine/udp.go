@@ -278,6 +278,32 @@ func NewUDPReceiver(c *net.UDPConn, size int, opts ...UDPOption) (*UDPReceiver, 
 	return r, nil
 }
 
+// SetKernelStamps chooses how the receiver times each datagram's arrival:
+// on (the default where the kernel has SO_TIMESTAMPNS), by the kernel's
+// receive timestamp, taken as the datagram entered the host's receive
+// path, whenever the loop reads it; off, by one clock read per receive
+// call, as the loop gets the datagram, which with one datagram per call
+// (the default batch) is one read per datagram and then also receives
+// with recvfrom(2), without the control messages. Call before Run.
+func (r *UDPReceiver) SetKernelStamps(on bool) error {
+	if on == r.stamps {
+		return nil
+	}
+	if on {
+		if err := r.enableRxStamps(); err != nil {
+			return fmt.Errorf("kernel receive timestamps: %w", err)
+		}
+	} else if err := r.disableRxStamps(); err != nil {
+		return fmt.Errorf("kernel receive timestamps off: %w", err)
+	}
+	r.stamps = on
+	return nil
+}
+
+// KernelStamps reports whether the receiver times datagrams by the
+// kernel's receive timestamps (SetKernelStamps).
+func (r *UDPReceiver) KernelStamps() bool { return r.stamps }
+
 // DefaultRecvBatch is how many datagrams a UDP_STREAM receiver takes per
 // call unless told otherwise (SetRecvBatch).
 const DefaultRecvBatch = 1

@@ -31,8 +31,10 @@ func BenchmarkUDPReceiveQueued(b *testing.B) {
 		stamp bool
 	}{
 		{"loop", 1, nil, true},
+		{"loop clocked", 1, nil, false},
 		{"loop batch 64", 64, nil, true},
 		{"recvfrom", 1, rawRecvfrom, false},
+		{"recvfrom clocked", 1, rawRecvfromClocked, false},
 		{"recvmsg", 1, rawRecvmsg, false},
 		{"recvmsg stamped", 1, rawRecvmsg, true},
 		{"recvmmsg stamped", 1, rawRecvmmsg, true},
@@ -50,9 +52,9 @@ func BenchmarkUDPReceiveQueued(b *testing.B) {
 				b.Fatal(err)
 			}
 			if !tc.stamp {
-				withFD(rc, func(fd int) error {
-					return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS_NEW, 0)
-				})
+				if err := rcv.SetKernelStamps(false); err != nil {
+					b.Fatal(err)
+				}
 			}
 			if err := rcv.SetRecvBatch(tc.batch); err != nil {
 				b.Fatal(err)
@@ -71,6 +73,15 @@ func BenchmarkUDPReceiveQueued(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
+			// The process's CPU time per datagram beside the wall clock's:
+			// on a machine shared with other work it moves far less.
+			var ru0, ru1 unix.Rusage
+			unix.Getrusage(unix.RUSAGE_SELF, &ru0)
+			defer func() {
+				unix.Getrusage(unix.RUSAGE_SELF, &ru1)
+				cpu := ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano()
+				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+			}()
 			if tc.raw != nil {
 				withFD(rc, func(fd int) error { tc.raw(fd, b.N+1); return nil })
 				return
@@ -96,6 +107,21 @@ func rawRecvfrom(fd int, n int) {
 		unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0,
 			uintptr(unsafe.Pointer(&from)), uintptr(unsafe.Pointer(&fromLen)))
 	}
+}
+
+// rawRecvfromClocked is rawRecvfrom with a clock read after each
+// datagram, as iperf3's receiver times its arrivals.
+func rawRecvfromClocked(fd int, n int) {
+	buf := make([]byte, 64)
+	var from unix.RawSockaddrAny
+	var last int64
+	for range n {
+		fromLen := uint32(unix.SizeofSockaddrAny)
+		unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0,
+			uintptr(unsafe.Pointer(&from)), uintptr(unsafe.Pointer(&fromLen)))
+		last = time.Now().UnixNano()
+	}
+	_ = last
 }
 
 // rawRecvmsg receives n datagrams on fd, one recvmsg(2) each with a

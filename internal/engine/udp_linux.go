@@ -189,9 +189,12 @@ func (r *UDPReceiver) receiveOn(fd int, b *mmsgBatch) error {
 	for !r.stop.Load() {
 		var n int
 		var e unix.Errno
-		if r.batch == 1 {
+		switch {
+		case r.batch == 1 && !r.stamps:
+			n, e = b.recvfromWait(uintptr(fd))
+		case r.batch == 1:
 			n, e = b.recvmsgWait(uintptr(fd))
-		} else {
+		default:
 			n, e = b.recvmmsgWait(uintptr(fd))
 		}
 		switch e {

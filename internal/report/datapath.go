@@ -176,6 +176,9 @@ func dataPathLines(dp *result.DataPath) []string {
 	if dp.RecvBatch > 1 {
 		out = append(out, fmt.Sprintf("UDP receive batch: up to %d datagrams per recvmmsg call", dp.RecvBatch))
 	}
+	if dp.RxTimestamp == spec.RxTimestampKernel {
+		out = append(out, "UDP arrival times: the kernel's receive timestamps (jitter without the receiver's scheduling)")
+	}
 	return out
 }
 

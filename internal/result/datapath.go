@@ -49,6 +49,11 @@ type DataPath struct {
 	// recvmmsg call of its receivers; absent for one per call.
 	SendBatch int `json:"send_batch,omitempty"`
 	RecvBatch int `json:"recv_batch,omitempty"`
+	// RxTimestamp is how this side's UDP_STREAM receivers timed each
+	// datagram's arrival, the time the jitter is taken from:
+	// spec.RxTimestampClock or spec.RxTimestampKernel (what the kernel
+	// granted, whatever was asked); absent on a side that received none.
+	RxTimestamp string `json:"rx_timestamp,omitempty"`
 }
 
 // PinnedCPU is one CPU data-path threads were pinned to.

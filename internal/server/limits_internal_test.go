@@ -83,8 +83,8 @@ func TestTestMemory(t *testing.T) {
 		want int64
 	}{
 		{"TCP_STREAM -P 32 -M 64M: 32 receive buffers", mk(spec.TCPStream, 32, func(s *spec.Test) { s.RecvSize = 64 << 20 }), 32 * 64 << 20},
-		{"TCP_MAERTS -P 2 -m 1M: one random payload", mk(spec.TCPMaerts, 2, func(s *spec.Test) { s.SendSize = 1 << 20 }), 256<<10 + 1<<20},
-		{"TCP_BIDIR -P 1, default sizes", mk(spec.TCPBidir, 1, nil), 128<<10 + 256<<10 + 128<<10},
+		{"TCP_MAERTS -P 2 -m 1M: one random payload", mk(spec.TCPMaerts, 2, func(s *spec.Test) { s.SendSize = 1 << 20 }), 68<<10 + 1<<20},
+		{"TCP_BIDIR -P 1, default sizes", mk(spec.TCPBidir, 1, nil), 128<<10 + 68<<10 + 128<<10},
 		// A random ring of four messages, at least 64 KiB.
 		{"UDP_STREAM -R -P 2 -m 1472: batches and payload", mk(spec.UDPStream, 2, func(s *spec.Test) { s.Reverse, s.SendSize = true, 1472 }), 2*64*1472 + 64<<10 + 1472},
 		// One datagram and its control buffer (64 bytes) a call.
@@ -93,7 +93,7 @@ func TestTestMemory(t *testing.T) {
 		// Issue 32: 32 streams of 64 buffers of 64 KiB, counted as 32 KiB.
 		{"UDP_STREAM -m 16 --gro --recv-batch 64 -P 32", mk(spec.UDPStream, 32, func(s *spec.Test) { s.SendSize, s.GRO, s.RecvBatch = 16, true, 64 }), 32 * (64*(64<<10+64) + 128<<10)},
 		// Issue 32: a memfd of the payload per stream, besides the payload.
-		{"TCP_MAERTS -P 32 -m 32M --zerocopy sendfile", mk(spec.TCPMaerts, 32, func(s *spec.Test) { s.SendSize, s.ZeroCopy = 32<<20, spec.ZeroCopySendfile }), 33 * (256<<10 + 32<<20)},
+		{"TCP_MAERTS -P 32 -m 32M --zerocopy sendfile", mk(spec.TCPMaerts, 32, func(s *spec.Test) { s.SendSize, s.ZeroCopy = 32<<20, spec.ZeroCopySendfile }), 33 * (68<<10 + 32<<20)},
 		// A pipe of 1 MiB per stream.
 		{"TCP_STREAM -P 4 --rx splice", mk(spec.TCPStream, 4, func(s *spec.Test) { s.Rx = spec.RxSplice }), 4 * (128<<10 + 1<<20)},
 		{"UDP_RR -P 4 -r 1,65000", mk(spec.UDPRR, 4, func(s *spec.Test) { s.RequestSize, s.ResponseSize = 1, 65000 }), 4 * (64<<10 + 65000)},
@@ -109,7 +109,7 @@ func TestTestMemory(t *testing.T) {
 		t.Errorf("iperf3 -P 32 -l 64M: %d bytes, want %d", got, want)
 	}
 	p = iperf3.Params{TCP: true, Parallel: 2, Bidirectional: true, Len: 1 << 20}
-	if got, want := iperf3Memory(p), int64(2*1<<20+256<<10+1<<20); got != want {
+	if got, want := iperf3Memory(p), int64(2*1<<20+68<<10+1<<20); got != want {
 		t.Errorf("iperf3 -P 2 --bidir -l 1M: %d bytes, want %d", got, want)
 	}
 }

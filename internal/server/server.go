@@ -22,6 +22,7 @@ import (
 	"wirespeed/internal/engine"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sysinfo"
 )
 
 // DefaultPort is the port `wirespeed serve` listens on and `wirespeed run`
@@ -529,14 +530,19 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	if err := cc.Send(control.TypeAccepted, acc); err != nil {
 		return err
 	}
-
+	// The record names the device whose counters endpoint.Run reads; it is
+	// collected at the session's first test, before the start, while the
+	// data connections arrive: this goroutine only waits for them until
+	// it takes the record, so the session's state has one user at a time.
+	envCh := make(chan *sysinfo.Env, 1)
+	go func() { envCh <- sideEnv(ctx) }()
 	if err := ss.awaitStreams(ctx, pt); err != nil {
+		<-envCh
 		return err
 	}
 	unregister()
-	// The record names the device whose counters endpoint.Run reads; it is
-	// collected here, at the session's first test, before the start.
-	env := sideEnv(ctx)
+	env := <-envCh
+	log.Debug("data connections in, environment record ready")
 	if err := dp.proveUDP(ctx, tok, s.cfg.StreamsTimeout, log); err != nil {
 		cc.SendError(control.CodeProtocol, err.Error())
 		return err
@@ -578,6 +584,7 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 			// What a UDP_RR client makes this server send is paced to the
 			// UDP limit, whatever its sizes, burst and request rate.
 			MaxUDPRRRate: s.admission().MaxUDPRateBitsPerSecond,
+			Logger:       log,
 		})
 	}
 	// A side that only receives starts its loops before ready: they
@@ -657,7 +664,9 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	if abortErr != nil {
 		return abortErr
 	}
-	return cc.Send(control.TypeResult, res)
+	err = cc.Send(control.TypeResult, res)
+	log.Debug("result sent", "err", err)
+	return err
 }
 
 // receivesOnly reports whether this server only receives in t: a stream

@@ -188,6 +188,9 @@ func (t Test) validateDataPath() error {
 	if err := t.validateUDPBatch(); err != nil {
 		return err
 	}
+	if err := t.validateRxTimestamp(); err != nil {
+		return err
+	}
 	if t.GSOSize == 0 {
 		return nil
 	}
@@ -221,6 +224,49 @@ func (t Test) validateUDPBatch() error {
 		case b.n > 1 && t.Kind != UDPStream:
 			return fmt.Errorf("%s applies to UDP_STREAM, not to %s", b.flag, t.Kind)
 		}
+	}
+	return nil
+}
+
+// How a UDP_STREAM receiver times each datagram's arrival, the time its
+// jitter is taken from (--rx-timestamp):
+//
+//   - RxTimestampClock: the receiving process's clock, read once per
+//     receive call as the call returns with the datagram, as iperf3's
+//     receiver times them. The time includes any wait in the socket's
+//     receive queue and the receiver's wake-up. The receive call is
+//     recvfrom(2), and the kernel stamps nothing: the cheapest per
+//     datagram, and the default with one datagram per call.
+//   - RxTimestampKernel: the kernel's receive timestamp (SO_TIMESTAMPNS),
+//     taken as the datagram entered the host's receive path, whenever the
+//     receiver reads it: the path's jitter without the receiver's own
+//     scheduling, at the cost of a recvmsg(2) with a control message per
+//     datagram and a clock read per packet in the kernel's receive path.
+//     Needed, and the default, where one call takes several datagrams
+//     (--recv-batch, --gro).
+const (
+	RxTimestampClock  = "clock"
+	RxTimestampKernel = "kernel"
+)
+
+// KernelRxStamps reports whether a UDP_STREAM receiver of t times its
+// datagrams by the kernel's stamps: everything but RxTimestampClock.
+func (t Test) KernelRxStamps() bool { return t.RxTimestamp != RxTimestampClock }
+
+// validateRxTimestamp checks --rx-timestamp.
+func (t Test) validateRxTimestamp() error {
+	switch t.RxTimestamp {
+	case "":
+		return nil
+	case RxTimestampClock, RxTimestampKernel:
+	default:
+		return fmt.Errorf("--rx-timestamp %q: use %s (the receiver's clock per call) or %s (the kernel's stamp per datagram)", t.RxTimestamp, RxTimestampClock, RxTimestampKernel)
+	}
+	switch {
+	case t.Kind != UDPStream:
+		return fmt.Errorf("--rx-timestamp applies to UDP_STREAM, not to %s", t.Kind)
+	case t.RxTimestamp == RxTimestampClock && (t.RecvBatch > 1 || t.GRO):
+		return fmt.Errorf("--rx-timestamp %s times a receive call, and with --recv-batch or --gro a call takes several datagrams: their arrival times need --rx-timestamp %s", RxTimestampClock, RxTimestampKernel)
 	}
 	return nil
 }
@@ -352,6 +398,11 @@ func (t Test) DataPathOptions() []string {
 	}
 	if t.RecvBatch > 1 {
 		o = append(o, "--recv-batch "+strconv.Itoa(t.RecvBatch))
+	}
+	// The kernel's stamps with one datagram per call are the choice that
+	// is not the default (Resolve); "" is an older peer's, kernel too.
+	if t.RxTimestamp == RxTimestampKernel && t.RecvBatch <= 1 && !t.GRO {
+		o = append(o, "--rx-timestamp "+RxTimestampKernel)
 	}
 	return o
 }

@@ -25,6 +25,9 @@ type Given struct {
 //   - the UDP batches are recorded for UDP_STREAM only, the test they
 //     apply to: 1 (one datagram per call, where a command line starts)
 //     becomes 0, the default, for the other tests;
+//   - UDP_STREAM's receiver times arrivals by its clock per receive call
+//     (RxTimestampClock) unless told, or unless a call takes several
+//     datagrams (--recv-batch, --gro): the kernel's stamps then;
 //   - the IP version asked.
 //
 // Every command that makes a test out of what a user gave (run, sweep,
@@ -56,6 +59,14 @@ func Resolve(t Test, g Given) (Test, error) {
 		}
 		if t.RecvBatch == 1 {
 			t.RecvBatch = 0
+		}
+	}
+	if t.Kind == UDPStream && t.RxTimestamp == "" {
+		// The receiver's clock per call where a call takes one datagram;
+		// the kernel's stamps where it takes several.
+		t.RxTimestamp = RxTimestampClock
+		if t.RecvBatch > 1 || t.GRO {
+			t.RxTimestamp = RxTimestampKernel
 		}
 	}
 	if g.IPVersion != 0 {

@@ -87,7 +87,9 @@ func (t Test) Directions() []Direction {
 
 // Payload says what the sender puts in its messages.
 type Payload struct {
-	// Kind is "random" (incompressible bytes generated once), "zeros" or
+	// Kind is "random" (incompressible bytes generated once), "hot"
+	// (random bytes in a ring small enough to stay in the first-level
+	// cache, which repeat within a compressor's window), "zeros" or
 	// "file" (the contents of Path, repeated).
 	Kind string `json:"kind"`
 	Path string `json:"path,omitempty"`
@@ -96,6 +98,7 @@ type Payload struct {
 // Payload kinds.
 const (
 	PayloadRandom = "random"
+	PayloadHot    = "hot"
 	PayloadZeros  = "zeros"
 	PayloadFile   = "file"
 )
@@ -155,6 +158,10 @@ type Test struct {
 	// and one receive call per datagram, as netperf and iperf3 receive.
 	SendBatch int // --send-batch: sends per sendmmsg(2) call of UDP_STREAM senders
 	RecvBatch int // --recv-batch: datagrams per recvmmsg(2) call of UDP_STREAM receivers
+	// RxTimestamp is how a UDP_STREAM receiver times each datagram's
+	// arrival for the jitter (--rx-timestamp): RxTimestampClock or
+	// RxTimestampKernel; "" is kernel, as before the choice existed.
+	RxTimestamp string
 	// Socket options (see sockopts.go). BindAddr, BindDev and
 	// ClientPort are the client's own; the server applies TOS, MSS and
 	// DontFragment to its data sockets too.
@@ -286,13 +293,13 @@ func (t Test) Validate() error {
 		}
 	}
 	switch t.Payload.Kind {
-	case PayloadRandom, PayloadZeros:
+	case PayloadRandom, PayloadHot, PayloadZeros:
 	case PayloadFile:
 		if t.Payload.Path == "" {
 			return fmt.Errorf("payload file has no path")
 		}
 	default:
-		return fmt.Errorf("payload %q: use random, zeros or a file name", t.Payload.Kind)
+		return fmt.Errorf("payload %q: use random, hot, zeros or a file name", t.Payload.Kind)
 	}
 	if err := t.validateSockOpts(); err != nil {
 		return err
@@ -418,8 +425,9 @@ type wire struct {
 	GSOSize           int     `json:"gso_size,omitempty"`
 	GRO               bool    `json:"gro,omitempty"`
 	// UDP batches.
-	SendBatch int `json:"send_batch,omitempty"`
-	RecvBatch int `json:"recv_batch,omitempty"`
+	SendBatch   int    `json:"send_batch,omitempty"`
+	RecvBatch   int    `json:"recv_batch,omitempty"`
+	RxTimestamp string `json:"rx_timestamp,omitempty"`
 	// Socket options.
 	BindAddr     string `json:"bind_addr,omitempty"`
 	BindDev      string `json:"bind_dev,omitempty"`
@@ -467,8 +475,9 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		GSOSize:           t.GSOSize,
 		GRO:               t.GRO,
 		// UDP batches.
-		SendBatch: t.SendBatch,
-		RecvBatch: t.RecvBatch,
+		SendBatch:   t.SendBatch,
+		RecvBatch:   t.RecvBatch,
+		RxTimestamp: t.RxTimestamp,
 		// Socket options.
 		BindAddr:     t.BindAddr,
 		BindDev:      t.BindDev,
@@ -520,8 +529,9 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		GSOSize:             w.GSOSize,
 		GRO:                 w.GRO,
 		// UDP batches.
-		SendBatch: w.SendBatch,
-		RecvBatch: w.RecvBatch,
+		SendBatch:   w.SendBatch,
+		RecvBatch:   w.RecvBatch,
+		RxTimestamp: w.RxTimestamp,
 		// Socket options.
 		BindAddr:     w.BindAddr,
 		BindDev:      w.BindDev,
