@@ -103,11 +103,28 @@ func rrulRun(t *testing.T, l *lab.Lab, addr string, args ...string) *result.Unde
 func TestRRULBufferbloat(t *testing.T) {
 	testkit.Serial(t)
 	l, addr, queuesMs := rrulLab(t, "100ms")
+	h0 := testkit.ReadHostCPU("/proc")
 	u := rrulRun(t, l, addr)
+	starved := h0.Starved(testkit.ReadHostCPU("/proc"))
 	bound := (queuesMs + u.Idle.All.P50Ms) * 1.10
-	if u.Loaded.All.P99Ms > bound {
-		t.Errorf("loaded p99 %.1f ms is over the two queues' %.1f ms plus the idle round trip, +10%%: %.1f ms", u.Loaded.All.P99Ms, queuesMs, bound)
-	}
+	// A probe that waited for a CPU is late by that wait, beyond any
+	// queue: on a host starved over the run the tail says nothing of
+	// the queues, and the bound is checked last, skipped then.
+	p99Over := u.Loaded.All.P99Ms > bound
+	defer func() {
+		if !p99Over {
+			return
+		}
+		msg := fmt.Sprintf("loaded p99 %.1f ms is over the two queues' %.1f ms plus the idle round trip, +10%%: %.1f ms", u.Loaded.All.P99Ms, queuesMs, bound)
+		switch {
+		case starved == "":
+			t.Error(msg)
+		case t.Failed():
+			t.Logf("%s (starved: %s)", msg, starved)
+		default:
+			testkit.SkipStarved(t, msg+"; "+starved)
+		}
+	}()
 	// Full queues hold the round trip near the bound: cubic keeps them
 	// mostly full, and the median far above the idle round trip.
 	if u.Loaded.All.P50Ms < 0.3*queuesMs {

@@ -2,8 +2,10 @@ package endpoint
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +13,19 @@ import (
 	"wirespeed/internal/spec"
 	"wirespeed/internal/testkit"
 )
+
+// lateWindow is the first of the results' warnings that a window was
+// run late by a busy host, or "".
+func lateWindow(rs ...result.SideResult) string {
+	for _, r := range rs {
+		for _, w := range r.Warnings {
+			if strings.Contains(w, "the CPUs were too busy to run it on time") {
+				return w
+			}
+		}
+	}
+	return ""
+}
 
 func pair(t *testing.T) (*net.TCPConn, *net.TCPConn) {
 	t.Helper()
@@ -53,6 +68,11 @@ func TestReceiverAnchorsOnFirstByte(t *testing.T) {
 	}
 	for _, f := range []result.Flow{rf, sf} {
 		if math.Abs(f.ElapsedS-sp.Duration.Seconds()) > 0.05 {
+			// A window its sampler ran late says so (shortWindow): the
+			// machine's, not the schedule's, unless nothing says so.
+			if why := lateWindow(rcv, snd); why != "" {
+				testkit.SkipStarved(t, fmt.Sprintf("%s window %.3fs, want %v: %s", f.Role, f.ElapsedS, sp.Duration, why))
+			}
 			t.Errorf("%s window %.3fs, want %v", f.Role, f.ElapsedS, sp.Duration)
 		}
 		if len(f.Intervals) != 4 {

@@ -312,7 +312,13 @@ type stream struct {
 	conn  net.Conn
 	loop  engine.SocketLoop
 	base  engine.Counters // at the start of the results' window
-	done  chan struct{}   // closed when the loop returned
+	// atEnd is a sender's counters as TEST_END was read: what it sent
+	// during the test. Its loop stops a moment later (on a busy host,
+	// hundreds of milliseconds: the client, which reads on after
+	// TEST_END without counting, then saw a quarter of "sent" go
+	// missing); iperf3's own server stops within its one loop.
+	atEnd engine.Counters
+	done  chan struct{} // closed when the loop returned
 	err   error
 }
 
@@ -703,6 +709,7 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 	// flight.
 	for _, st := range streams {
 		if st.sends {
+			st.atEnd = st.loop.Counters()
 			st.loop.Stop()
 		}
 	}
@@ -730,6 +737,9 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 	}
 	for _, st := range streams {
 		ctr := st.loop.Counters()
+		if st.sends {
+			ctr = st.atEnd
+		}
 		r := StreamResult{ID: st.id, Bytes: ctr.Bytes - st.base.Bytes, Retransmits: -1, EndTime: max(elapsed, 0)}
 		if st.err != nil {
 			log.Info("iperf3 stream ended with an error", "stream", st.id, "err", st.err)
