@@ -32,7 +32,11 @@
 // up while it blocks: a call comes back on every timeout or signal (which
 // may be the runtime asking for the P to stop the world), and the loop
 // then reaches a preemption point; the TCP_CRR loops, whose retry paths
-// call only raw stubs, yield explicitly (runtime.Gosched). The data path options
+// call only raw stubs, yield explicitly (runtime.Gosched). A TCP stream
+// receiver whose waits are long blocks through the scheduler instead,
+// after a raw attempt that found nothing queued (rawReadNow, waitRead in
+// rr_linux.go; receiveCopy): a raw block is preempted with a signal every
+// 10 ms, which a slow stream pays in full. The data path options
 // (datapath.go) swap in other system calls for the same loops: sendfile
 // and MSG_ZEROCOPY sends, splice and MSG_TRUNC receives (these four keep
 // the poller), UDP GSO and GRO, pacing, busy polling and CPU pinning.

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -76,10 +77,34 @@ func (r *TCPReceiver) receive(buf []byte) error {
 
 // receiveCopy reads the blocking fd into buf until the end of stream,
 // Stop or a failure.
+//
+// It has two ways to wait for data. A busy receiver blocks in raw calls
+// (rawRead): its waits are short and many, and a trip through the
+// scheduler on each would cost more than sysmon's preemption of the loop
+// every 10 ms. When a raw read comes back with nothing (a signal, most
+// likely that preemption, or the receive timeout: the loop waited long),
+// the receiver turns slow: it takes what is queued with rawReadNow and
+// waits in waitRead, where sysmon does not signal it, until slowShort
+// waits in a row came back within slowWait, when it is busy again.
 func (r *TCPReceiver) receiveCopy(fd int, buf []byte) error {
 	seen := false
+	slow, short := false, 0
 	for !r.stop.Load() {
-		n, err := rawRead(fd, buf)
+		var n int
+		var err error
+		if !slow {
+			n, err = rawRead(fd, buf)
+			slow = err == unix.EAGAIN || err == unix.EINTR
+			short = 0
+		} else if n, err = rawReadNow(fd, buf); err == unix.EAGAIN {
+			t := time.Now()
+			n, err = waitRead(fd, buf)
+			if time.Since(t) >= slowWait {
+				short = 0
+			} else if short++; short >= slowShort {
+				slow = false
+			}
+		}
 		switch {
 		case n > 0:
 			r.ctr.bytes.Add(int64(n))
@@ -99,6 +124,17 @@ func (r *TCPReceiver) receiveCopy(fd int, buf []byte) error {
 	}
 	return nil
 }
+
+// slowWait and slowShort tell a busy receiver from a slow one
+// (receiveCopy): a slow receiver whose last slowShort waits each ended
+// within slowWait goes back to raw waits. A stream of a few Mbit/s waits
+// tens of milliseconds between its sender's writes (and a few
+// microseconds between the segments of one write); a receiver at
+// loopback rates waits microseconds, thousands of times a second.
+const (
+	slowWait  = time.Millisecond
+	slowShort = 4
+)
 
 // takeBlocking takes the socket out of Go's poller for a copying loop
 // (take), makes it blocking with a poll timeout on a locked OS thread
