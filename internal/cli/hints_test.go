@@ -163,8 +163,9 @@ func TestRRULAgainstIperf3(t *testing.T) {
 	var errOut string
 	for range 5 {
 		// iperf3 resets or closes a connection that comes while it still
-		// closes the previous one (startIperf3's probe): try again.
-		if code, _, errOut = execute(t, context.Background(), "run", addr, "-t", "RRUL", "-l", "1"); !strings.Contains(errOut, "reset by peer") && !strings.Contains(errOut, "without a reply") {
+		// closes the previous one (startIperf3's probe), or refuses it
+		// while it listens anew: try again.
+		if code, _, errOut = execute(t, context.Background(), "run", addr, "-t", "RRUL", "-l", "1"); !strings.Contains(errOut, "reset by peer") && !strings.Contains(errOut, "without a reply") && !strings.Contains(errOut, "connection refused") {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
