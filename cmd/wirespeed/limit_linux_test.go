@@ -29,8 +29,9 @@ import (
 // The limit lab tests: each sets up a case whose limit the test knows
 // (a tbf rate it chose, a buffer it made tiny, a busy loop it started)
 // and checks the diagnosis against it. Runs are 2 s and a case is tried
-// up to three times. They run in .ci/run's serial step, alone on the
-// machine. On a loaded host a sender kept waiting for its CPU falls short
+// up to five times (CI's machine, with 13% steal, once missed the veth
+// receive-window case three times running; every attempt is logged).
+// They run in .ci/run's serial step, alone on the machine. On a loaded host a sender kept waiting for its CPU falls short
 // of the link, and the right answer is then other_processes: with
 // WIRESPEED_RT_TESTS=1 both sides run at a real-time priority, except in
 // the busy-loop case (which is about being kept from the CPU) and the
@@ -101,12 +102,14 @@ func limitRun(t *testing.T, l *lab.Lab, s lab.HostName, rt bool, args ...string)
 	return doc, line.String()
 }
 
-// try runs a case up to three times until ok accepts its result; the
+// try runs a case up to tryAttempts times until ok accepts its result; the
 // last result is returned either way, with whether it was accepted.
+const tryAttempts = 5
+
 func try(t *testing.T, name string, once func() (result.Document, string), ok func(result.Document) bool) (result.Document, bool) {
 	t.Helper()
 	var doc result.Document
-	for attempt := 1; attempt <= 3; attempt++ {
+	for attempt := 1; attempt <= tryAttempts; attempt++ {
 		var line string
 		doc, line = once()
 		t.Logf("%s, attempt %d: %.2f Mbit/s\n%s", name, attempt, doc.Summary.BitsPerSecond/1e6, line)
@@ -229,7 +232,7 @@ func TestLimitLab(t *testing.T) {
 		})
 		l := doc.Summary.Limit
 		if !ok {
-			t.Fatalf("limit %s (also %v), want receive_window, as the limit or beside the receiver's CPU; notes %q", l.Kind, l.Also, l.Notes)
+			t.Fatalf("limit %s (also %v) on side %s, want receive_window, as the limit or beside the receiver's CPU; notes %q; tcp evidence %+v; cpu evidence %+v", l.Kind, l.Also, l.Side, l.Notes, l.Evidence.TCP, l.Evidence.CPU)
 		}
 		if e := l.Evidence.TCP; e == nil || e.RwndLimitedPct < limit.WindowAlsoPct || e.RcvBufBytes > 64<<10 || l.Side != result.Remote {
 			t.Errorf("tcp evidence %+v (side %s), want the remote side rwnd-limited with a small buffer", e, l.Side)
