@@ -288,7 +288,16 @@ func twice(t *testing.T, attempt func() string) {
 		return
 	}
 	t.Logf("attempt 1: %s; trying once more", why)
+	h0 := testkit.ReadHostCPU("/proc")
 	if why = attempt(); why != "" {
+		// A probe that waited for a CPU is late by that wait: on a host
+		// kept busy by other work over the attempt (two `yes` made the
+		// idle medians swing x0.68-x1.21 against irtt's), the round trips
+		// say how long each measurer waited, not the path.
+		if starved := h0.Starved(testkit.ReadHostCPU("/proc")); starved != "" {
+			testkit.SkipStarved(t, "attempt 2 as well: "+why+"; over it "+starved)
+			return
+		}
 		t.Errorf("attempt 2 as well: %s", why)
 	}
 }
