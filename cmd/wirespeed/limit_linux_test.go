@@ -31,8 +31,8 @@ import (
 // and checks the diagnosis against it. Runs are 2 s and a case is tried
 // up to five times (CI's machine, with 13% steal, once missed the veth
 // receive-window case three times running; every attempt is logged).
-// They run in .ci/run's serial step, alone on the machine. On a loaded host a sender kept waiting for its CPU falls short
-// of the link, and the right answer is then other_processes: with
+// They run in .ci/run's serial step, alone on the machine. On a loaded
+// host a sender kept waiting for its CPU falls short of the link, and the right answer is then other_processes: with
 // WIRESPEED_RT_TESTS=1 both sides run at a real-time priority, except in
 // the busy-loop case (which is about being kept from the CPU) and the
 // unknown one. It is off by default: two SCHED_FIFO processes keeping
@@ -102,10 +102,11 @@ func limitRun(t *testing.T, l *lab.Lab, s lab.HostName, rt bool, args ...string)
 	return doc, line.String()
 }
 
-// try runs a case up to tryAttempts times until ok accepts its result; the
-// last result is returned either way, with whether it was accepted.
+// tryAttempts is how many times try runs a case.
 const tryAttempts = 5
 
+// try runs a case up to tryAttempts times until ok accepts its result;
+// the last result is returned either way, with whether it was accepted.
 func try(t *testing.T, name string, once func() (result.Document, string), ok func(result.Document) bool) (result.Document, bool) {
 	t.Helper()
 	var doc result.Document
