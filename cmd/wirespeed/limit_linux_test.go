@@ -32,10 +32,10 @@ import (
 // up to five times (CI's machine, with 13% steal, once missed the veth
 // receive-window case three times running; every attempt is logged).
 // They run in .ci/run's serial step, alone on the machine. On a loaded
-// host a sender kept waiting for its CPU falls short of the link, and the right answer is then other_processes: with
-// WIRESPEED_RT_TESTS=1 both sides run at a real-time priority, except in
-// the busy-loop case (which is about being kept from the CPU) and the
-// unknown one. It is off by default: two SCHED_FIFO processes keeping
+// host a sender kept waiting for its CPU falls short of the link, and
+// the right answer is then other_processes: with WIRESPEED_RT_TESTS=1
+// both sides run at a real-time priority, except in the busy-loop case
+// (which is about being kept from the CPU) and the unknown one. It is off by default: two SCHED_FIFO processes keeping
 // both CPUs of a 2-CPU host busy can starve the kernel threads that run
 // the tbf and the softirqs, and a run then hung until it was killed at
 // 60 s (seen three times in CI-like runs). Each case logs the text line
