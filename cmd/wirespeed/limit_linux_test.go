@@ -35,11 +35,12 @@ import (
 // host a sender kept waiting for its CPU falls short of the link, and
 // the right answer is then other_processes: with WIRESPEED_RT_TESTS=1
 // both sides run at a real-time priority, except in the busy-loop case
-// (which is about being kept from the CPU) and the unknown one. It is off by default: two SCHED_FIFO processes keeping
-// both CPUs of a 2-CPU host busy can starve the kernel threads that run
-// the tbf and the softirqs, and a run then hung until it was killed at
-// 60 s (seen three times in CI-like runs). Each case logs the text line
-// (`limited by: ...`) it got.
+// (which is about being kept from the CPU) and the unknown one. It is
+// off by default: two SCHED_FIFO processes keeping both CPUs of a 2-CPU
+// host busy can starve the kernel threads that run the tbf and the
+// softirqs, and a run then hung until it was killed at 60 s (seen three
+// times in CI-like runs). Each case logs the text line (`limited by:
+// ...`) it got.
 
 // limitCmd is this binary as wirespeed. With rt it runs under SCHED_FIFO
 // (chrt -f 10): other work on the host, whatever its session or nice
