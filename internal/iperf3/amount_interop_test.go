@@ -164,3 +164,23 @@ func amountAgainstIperf3(t *testing.T, kind spec.Kind) {
 	}
 	t.Logf("%s: %v", kind, time.Since(start).Round(time.Millisecond))
 }
+
+// TestIperf3ClientReverseSentCoversReceived: with -R the wirespeed
+// server's count of what it sent is never below what iperf3's client
+// read before TEST_END. Small socket buffers (-w 16K) and 1 MiB writes
+// keep a write in progress, part of it already delivered, whenever
+// TEST_END comes: a count taken from the loop's finished writes left
+// that part out.
+func TestIperf3ClientReverseSentCoversReceived(t *testing.T) {
+	bin := requireIperf3(t)
+	addr := startServer(t)
+	_, port, _ := net.SplitHostPort(addr)
+	for i := range 3 {
+		j := runIperf3Client(t, bin, port, "-R", "-w", "16K", "-l", "1M", "-t", "1")
+		s, r := j.End.SumSent.Bytes, j.End.SumReceived.Bytes
+		if r == 0 || r > s {
+			t.Fatalf("run %d: iperf3 counted %d sent, %d received; want no more received than sent, and some", i+1, s, r)
+		}
+		t.Logf("run %d: sent %d, received %d", i+1, s, r)
+	}
+}

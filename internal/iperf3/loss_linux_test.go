@@ -153,6 +153,40 @@ func TestIperf3UDPLoss(t *testing.T) {
 			t.Errorf("jitter %g ms on a loopback", recv.JitterMs)
 		}
 	})
+
+	// The server sending over TCP (-R) reports its socket's
+	// retransmits and congestion control, read before the loop closes
+	// the socket: a drop rule on the data makes the retransmits.
+	t.Run("iperf3 client -R over TCP, wirespeed server", func(t *testing.T) {
+		bin := requireIperf3(t)
+		addr := startServer(t)
+		_, port, _ := net.SplitHostPort(addr)
+		rule := []string{"INPUT", "-i", "lo", "-p", "tcp", "-m", "length", "--length", "1000:65535",
+			"-m", "statistic", "--mode", "random", "--probability", "0.01", "-j", "DROP"}
+		iptables(t, append([]string{"-I"}, rule...)...)
+		defer iptables(t, append([]string{"-D"}, rule...)...)
+		out := iperf3Output(t, bin, "-c", "127.0.0.1", "-p", port, "-t", "1", "-J", "-R", "-C", "cubic")
+		drops := dropped(t)
+		var j struct {
+			Error string `json:"error"`
+			End   struct {
+				SumSent *struct {
+					Retransmits int64 `json:"retransmits"`
+				} `json:"sum_sent"`
+				SenderTCPCongestion string `json:"sender_tcp_congestion"`
+			} `json:"end"`
+		}
+		if err := json.Unmarshal(out, &j); err != nil || j.Error != "" || j.End.SumSent == nil {
+			t.Fatalf("iperf3 -c -J: %v\n%s", err, out)
+		}
+		t.Logf("the rule dropped %d TCP segments; the server reported %d retransmits with %q", drops, j.End.SumSent.Retransmits, j.End.SenderTCPCongestion)
+		if drops > 0 && j.End.SumSent.Retransmits == 0 {
+			t.Errorf("the server reported no retransmits; the rule dropped %d of its segments", drops)
+		}
+		if j.End.SenderTCPCongestion != "cubic" {
+			t.Errorf("the server reported congestion control %q; iperf3 asked for cubic (-C)", j.End.SenderTCPCongestion)
+		}
+	})
 }
 
 type lossSum struct {

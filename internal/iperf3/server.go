@@ -1,6 +1,7 @@
 package iperf3
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -316,10 +317,16 @@ type stream struct {
 	// during the test. Its loop stops a moment later (on a busy host,
 	// hundreds of milliseconds: the client, which reads on after
 	// TEST_END without counting, then saw a quarter of "sent" go
-	// missing); iperf3's own server stops within its one loop.
+	// missing); iperf3's own server stops within its one loop. On TCP
+	// its bytes are what the kernel had taken from the writes
+	// (sentTCP), so a write still in progress counts what it delivered.
 	atEnd engine.Counters
-	done  chan struct{} // closed when the loop returned
-	err   error
+	// retrans and congestion are a TCP sender's, read from its socket
+	// at TEST_END with atEnd: the loop closes the socket when it stops.
+	retrans    int64
+	congestion string
+	done       chan struct{} // closed when the loop returned
+	err        error
 }
 
 // drainIdle and drainMax bound how long a receiving stream reads on after
@@ -710,6 +717,15 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 	for _, st := range streams {
 		if st.sends {
 			st.atEnd = st.loop.Counters()
+			if _, ok := st.conn.(*net.TCPConn); ok {
+				if n, ti, err := sentTCP(st.loop); err == nil {
+					st.atEnd.Bytes = max(st.atEnd.Bytes, n)
+					st.retrans = ti.TotalRetrans
+				}
+				if si, err := st.loop.Info(); err == nil {
+					st.congestion = si.CongestionControl
+				}
+			}
 			st.loop.Stop()
 		}
 	}
@@ -744,21 +760,14 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 		if st.err != nil {
 			log.Info("iperf3 stream ended with an error", "stream", st.id, "err", st.err)
 		}
-		switch c := st.conn.(type) {
+		switch st.conn.(type) {
 		case *net.TCPConn:
 			if st.sends {
 				mine.SenderHasRetransmits = 1
-				r.Retransmits = 0
-				if rc, err := c.SyscallConn(); err == nil {
-					if ti, err := measure.ReadTCPInfo(rc); err == nil {
-						r.Retransmits = ti.TotalRetrans
-					}
-				}
-				if si, err := engine.Info(c); err == nil {
-					mine.CongestionUsed = si.CongestionControl
-				}
+				r.Retransmits = st.retrans
+				mine.CongestionUsed = cmp.Or(st.congestion, mine.CongestionUsed)
 			} else if mine.CongestionUsed == "" {
-				if si, err := engine.Info(c); err == nil {
+				if si, err := st.loop.Info(); err == nil {
 					mine.CongestionUsed = si.CongestionControl
 				}
 			}
@@ -845,4 +854,27 @@ func drain(streams []*stream) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// sentTCP returns how many bytes the kernel has taken from the writes on
+// a TCP sender's socket, those the peer acknowledged (tcpi_bytes_acked)
+// and those still queued (SIOCOUTQ), and the TCP_INFO it read. A write
+// in progress counts the part the kernel copied, which the loop's
+// counter adds only when the write returns; the client may already have
+// read some of it. The queue is read first, so an acknowledgement
+// between the two reads moves bytes into the second and none are missed.
+func sentTCP(sock engine.Socket) (int64, measure.TCPInfo, error) {
+	queued, err := engine.Unsent(sock)
+	if err != nil {
+		return 0, measure.TCPInfo{}, err
+	}
+	rc, err := sock.SyscallConn()
+	if err != nil {
+		return 0, measure.TCPInfo{}, err
+	}
+	ti, err := measure.ReadTCPInfo(rc)
+	if err != nil {
+		return 0, measure.TCPInfo{}, err
+	}
+	return ti.BytesAcked + int64(queued), ti, nil
 }
