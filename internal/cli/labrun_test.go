@@ -123,6 +123,10 @@ func TestLabServerAndRun(t *testing.T) {
 	if doc.Summary.BitsPerSecond <= 0 || doc.Remote.Env == nil || doc.Remote.Env.Interface == nil || doc.Remote.Env.Interface.Name != "wst-a" ||
 		doc.Local.Env == nil || doc.Local.Env.Interface == nil || doc.Local.Env.Interface.Name != "wst-b" {
 		t.Errorf("lab run: throughput %v, envs local %+v remote %+v", doc.Summary.BitsPerSecond, doc.Local.Env, doc.Remote.Env)
+		if doc.Summary.BitsPerSecond <= 0 {
+			t.Logf("the document: %s", out)
+			t.Logf("stderr: %s", stderr)
+		}
 	}
 
 	// A sweep proves the lab's key too.

@@ -116,6 +116,11 @@ type Config struct {
 	dp  *dataPath // set by Run
 }
 
+// testHookWindowOpening, set only by tests, runs as a flow's sampler is
+// about to open its window: a stand-in for a host too busy to run the
+// sampler on time.
+var testHookWindowOpening func(*flow)
+
 // abortDrain bounds the drain after an interrupt.
 const abortDrain = time.Second
 
@@ -375,6 +380,7 @@ type flow struct {
 	perStream [][]result.Interval
 	result    result.Flow
 	warning   string // shortWindow's, when the window came out short
+	whole     bool   // the window is the loops' whole stream (wholeStream)
 }
 
 // sample is the flow's counters at one moment.
@@ -437,6 +443,9 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 		f.host.close()
 		f.finish(ctx, nil, nil, true)
 		return
+	}
+	if testHookWindowOpening != nil {
+		testHookWindowOpening(f)
 	}
 	opening := time.Now()
 	f.host.open()
@@ -504,11 +513,61 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 	f.debug("window closed", "dir", f.dir, "role", f.role, "samplers", time.Since(closing))
 	if !amount && !f.aborted {
 		f.warning = shortWindow(f.dir, f.role, sp.Duration, last.at.Sub(s0.at), s0.at.Sub(winStart), truncated)
+		if w0, w1, ok := f.wholeStream(origin, s0, last); ok {
+			f.warning = fmt.Sprintf("%s %s: window opened %d ms late, after the end of stream; the figure is the whole stream instead, %.2f s from its first byte to its end: the CPUs were too busy to run it on time",
+				f.dir, f.role, s0.at.Sub(winStart).Milliseconds(), w1.at.Sub(w0.at).Seconds())
+			s0, last, truncated, f.whole = w0, w1, false, true
+			f.result.StartOffsetS = s0.at.Sub(start).Seconds()
+		}
 	}
 	if f.receivedAmount() && f.cfg.AmountReceived != nil {
 		f.cfg.AmountReceived()
 	}
 	f.finish(ctx, &s0, &last, truncated)
+}
+
+// wholeStream is the window of a passive stream flow whose sampler opened
+// it only after the data had ended: a host so busy that the sampler's
+// goroutine ran later than the sender's whole window measured nothing in
+// it, though its loops received every byte (a 0.3 s run under load once
+// reported 0 bits/s this way). The flow's figure is then its loops' whole
+// stream, from the first byte to the end of stream, both stamped by the
+// loops themselves, as netperf's receiver counts (a UDP receiver's
+// sequence accounting then is the whole stream's too,
+// engine.UDPReceiver.WholeStream). ok is false for any other window.
+func (f *flow) wholeStream(origin time.Time, s0, last sample) (from, to sample, ok bool) {
+	if f.role != result.Receiver {
+		return s0, last, false
+	}
+	var in, total int64
+	var end time.Time
+	for i, l := range f.loops {
+		fl, isF := l.(engine.Follower)
+		et, isE := l.(engine.EndTimer)
+		if !isF || !isE || !fl.Ended() {
+			return s0, last, false
+		}
+		end = later(end, et.EndedAt())
+		in += last.ctr[i].Bytes - s0.ctr[i].Bytes
+		total += last.ctr[i].Bytes
+	}
+	if in != 0 || total == 0 || !end.After(origin) {
+		return s0, last, false
+	}
+	from = s0
+	from.at = origin
+	from.ctr = make([]engine.Counters, len(s0.ctr))
+	to = last
+	to.at = end
+	return from, to, true
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // shortWindow says why a flow's window measured less than nine tenths of
@@ -519,9 +578,10 @@ func (f *flow) run(ctx context.Context, start time.Time) {
 // (other processes, or both sides' loops in one process on 2 CPUs), it can
 // run hundreds of milliseconds late, and a window opened that late holds
 // little or nothing (TestStreamKinds saw a TCP_BIDIR receiver's window
-// open 0.94 s late, after its sender had stopped: 0 bytes in 0.00 s). The
-// bytes of such a window are counted right, but over too short a time to
-// be the rate asked for, so the result says so. late is how long after
+// open 0.94 s late, after its sender had stopped: 0 bytes in 0.00 s, which
+// wholeStream now replaces with the whole stream). The bytes of such a
+// window are counted right, but over too short a time to be the rate
+// asked for, so the result says so. late is how long after
 // its planned opening the window's first sample was taken; truncated is
 // set when the window ended before its planned end (the peer's end of
 // stream came first, for a receiver whose first byte was late).
@@ -855,6 +915,9 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 		}
 		if w, ok := l.(engine.UDPWindowLoop); ok && s0 != nil {
 			uw := w.Window()
+			if f.whole {
+				uw = w.WholeStream()
+			}
 			ss.SeqFirst, ss.SeqUnique = uw.First, uw.Unique
 		}
 		if ll, ok := l.(engine.LatencyLoop); ok && s0 != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"wirespeed/internal/engine"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/testkit"
@@ -84,6 +85,83 @@ func TestReceiverAnchorsOnFirstByte(t *testing.T) {
 	}
 	if s, r := sf.Streams[0], rf.Streams[0]; s.TotalBytes != r.TotalBytes || !r.Complete {
 		t.Errorf("sender total %d, receiver total %d (complete %v)", s.TotalBytes, r.TotalBytes, r.Complete)
+	}
+}
+
+// TestReceiverLateAfterTheData: a receiver whose sampler opens the window
+// only after the sender's whole stream has arrived (here held back until
+// its loop saw the end of stream; under load, a busy host) measured
+// nothing in its window. It reports the whole stream instead, counted and
+// timed by its loop, and says so; before, it reported 0 bytes in 0 s (and
+// UDP every datagram lost).
+func TestReceiverLateAfterTheData(t *testing.T) {
+	testHookWindowOpening = func(f *flow) {
+		if f.role != result.Receiver {
+			return
+		}
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if f.loops[0].(engine.Follower).Ended() {
+				return
+			}
+		}
+		t.Error("the receiver's loop never saw the end of stream")
+	}
+	t.Cleanup(func() { testHookWindowOpening = nil })
+	for _, kind := range []spec.Kind{spec.TCPStream, spec.UDPStream} {
+		t.Run(string(kind), func(t *testing.T) {
+			sp := spec.Default()
+			sp.Kind, sp.Duration = kind, 300*time.Millisecond
+			var a, b net.Conn
+			if kind == spec.UDPStream {
+				a, b = udpPair(t)
+				sp.SendSize, sp.RateBitsPerSecond = 1400, 100e6
+			} else {
+				a, b = pair(t)
+				sp.SendSize = 16 << 10
+			}
+			rcvDone := make(chan result.SideResult, 1)
+			go func() {
+				r, err := Run(context.Background(), Config{Spec: sp, Side: result.Remote, Sends: spec.ServerToClient,
+					Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: b}}})
+				if err != nil {
+					t.Error(err)
+				}
+				rcvDone <- r
+			}()
+			snd, err := Run(context.Background(), Config{Spec: sp, Side: result.Local, Sends: spec.ClientToServer,
+				Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: a}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rcv := <-rcvDone
+			rf, sf := rcv.Flows[0], snd.Flows[0]
+			if sf.Streams[0].TotalBytes == 0 {
+				t.Fatal("the sender sent nothing")
+			}
+			// What the receiver's loop read, first byte to end.
+			if got := rf.Streams[0].TotalBytes; rf.Bytes != got {
+				t.Errorf("receiver counted %d bytes, its loop read %d", rf.Bytes, got)
+			}
+			if kind == spec.TCPStream && rf.Bytes != sf.Streams[0].TotalBytes {
+				t.Errorf("receiver counted %d bytes, the sender wrote %d", rf.Bytes, sf.Streams[0].TotalBytes)
+			}
+			// From its first byte to the sender's end, about the sender's 0.3 s.
+			if rf.ElapsedS < 0.2 || rf.ElapsedS > 0.2+sf.ElapsedS {
+				t.Errorf("receiver's window %.3f s, the sender's %.3f s", rf.ElapsedS, sf.ElapsedS)
+			}
+			if why := lateWindow(rcv); !strings.Contains(why, "after the end of stream; the figure is the whole stream") {
+				t.Errorf("receiver's warning %q", why)
+			}
+			if kind != spec.UDPStream {
+				return
+			}
+			// The datagrams: every one the sender numbered, those that
+			// arrived as the receiver's loop counted them.
+			u := result.Join(sp, snd, rcv).Summary.UDPSummary
+			if u == nil || u.PacketsSent != sf.Streams[0].TotalPackets || u.PacketsReceived != rf.Streams[0].TotalPackets {
+				t.Errorf("datagrams %+v; the sender sent %d, the receiver's loop took %d", u, sf.Streams[0].TotalPackets, rf.Streams[0].TotalPackets)
+			}
+		})
 	}
 }
 

@@ -107,6 +107,13 @@ type Follower interface {
 	Ended() bool
 }
 
+// EndTimer is a loop that can say when it saw its peer's end of stream:
+// every stream receiver (TCPReceiver, UDPReceiver, and the request/response
+// loops; not TCP_CRR's server, whose end is its test's).
+type EndTimer interface {
+	EndedAt() time.Time
+}
+
 // SocketLoop is a loop with a lasting socket of its own: every loop but
 // TCP_CRR's, which make a connection per transaction. The socket may be
 // the loop's duplicate of its connection's rather than the connection's
@@ -137,6 +144,7 @@ var (
 	} = (*TCPSender)(nil)
 	_ interface {
 		Follower
+		EndTimer
 		SocketLoop
 	} = (*TCPReceiver)(nil)
 	_ interface {
@@ -145,6 +153,7 @@ var (
 	} = (*UDPSender)(nil)
 	_ interface {
 		Follower
+		EndTimer
 		SocketLoop
 		UDPWindowLoop
 	} = (*UDPReceiver)(nil)
@@ -155,6 +164,7 @@ var (
 	} = (*RRClient)(nil)
 	_ interface {
 		Follower
+		EndTimer
 		SocketLoop
 	} = (*RRServer)(nil)
 	_ interface {
@@ -235,7 +245,8 @@ type base struct {
 	stopOnce sync.Once
 	stopCh   chan struct{}
 	ended    atomic.Bool
-	wake     func() // wakes a loop parked in the poller
+	endedAt  time.Time // written once before ended is set (markEnded)
+	wake     func()    // wakes a loop parked in the poller
 	// timer is the pacing sleep's, made at the first sleep and reset for
 	// each after, so that a paced loop allocates nothing per sleep; only
 	// the loop's own goroutine sleeps.
@@ -248,6 +259,21 @@ func newBase(wake func()) base {
 
 func (b *base) Counters() Counters { return b.ctr.snapshot() }
 func (b *base) stopped() bool      { return b.stop.Load() }
+
+// markEnded notes that the loop saw its peer's end of stream, and when.
+func (b *base) markEnded() {
+	b.endedAt = time.Now()
+	b.ended.Store(true)
+}
+
+// EndedAt is when the loop saw its peer's end of stream (monotonic); the
+// zero time until it did.
+func (b *base) EndedAt() time.Time {
+	if !b.ended.Load() {
+		return time.Time{}
+	}
+	return b.endedAt
+}
 
 // sleepUntil waits until t or until Stop; false when stopped. Go's timers
 // (1.23 on) drop a stale expiry on Reset and Stop, so one timer serves

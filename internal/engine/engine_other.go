@@ -152,7 +152,7 @@ func (r *TCPReceiver) receive(buf []byte) error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			r.ended.Store(true)
+			r.markEnded()
 			return nil
 		}
 		if err != nil {
@@ -225,7 +225,7 @@ func (r *UDPReceiver) receive() error {
 		r.calls++
 		if !r.handle(buf[:n], int64(time.Since(r.epoch)), true) {
 			r.publish()
-			r.ended.Store(true)
+			r.markEnded()
 			return nil
 		}
 		r.publish()
@@ -304,7 +304,7 @@ func (r *RRClient) exchange() error {
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				r.ended.Store(true)
+				r.markEnded()
 				return nil
 			}
 			return err
@@ -354,7 +354,7 @@ func (r *RRServer) answer() error {
 			continue
 		}
 		if errors.Is(err, io.EOF) || (r.udp && err == nil && n == 0) {
-			r.ended.Store(true)
+			r.markEnded()
 			return nil
 		}
 		if err != nil {
@@ -392,7 +392,7 @@ func (b *base) readFull(c net.Conn, p []byte) (bool, error) {
 				return false, nil
 			}
 		case errors.Is(err, io.EOF):
-			b.ended.Store(true)
+			b.markEnded()
 			return false, nil
 		default:
 			return false, err

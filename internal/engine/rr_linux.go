@@ -152,7 +152,7 @@ func (r *RRClient) exchangeIO(fd int, p []byte, io func(int, []byte) (int, error
 		case n > 0:
 			p, started = p[n:], true
 		case err == nil:
-			r.ended.Store(true)
+			r.markEnded()
 			return false, nil
 		case err == unix.EAGAIN || err == unix.EINTR:
 			if !r.stopped() {
@@ -182,7 +182,7 @@ func (b *base) readFull(fd int, p []byte) (bool, error) {
 		case n > 0:
 			p = p[n:]
 		case err == nil:
-			b.ended.Store(true)
+			b.markEnded()
 			return false, nil
 		case err == unix.EAGAIN || err == unix.EINTR:
 			if b.stopped() {
@@ -384,7 +384,7 @@ func (r *RRServer) answerOn(fd int) error {
 				return err
 			}
 			if n == 0 {
-				r.ended.Store(true) // the client's end of stream
+				r.markEnded() // the client's end of stream
 				return nil
 			}
 			if first {

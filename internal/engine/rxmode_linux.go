@@ -55,7 +55,7 @@ func (r *TCPReceiver) receiveSplice() error {
 					return true
 				}
 			case e == 0: // end of stream
-				r.ended.Store(true)
+				r.markEnded()
 				return true
 			case e == unix.EAGAIN:
 				return false
@@ -111,7 +111,7 @@ func (r *TCPReceiver) receiveDiscard(buf []byte) error {
 					r.markFirst()
 				}
 			case e == 0: // end of stream
-				r.ended.Store(true)
+				r.markEnded()
 				return true
 			case e == unix.EAGAIN:
 				return false

@@ -114,7 +114,7 @@ func (r *TCPReceiver) receiveCopy(fd int, buf []byte) error {
 				r.markFirst()
 			}
 		case err == nil: // n == 0: end of stream
-			r.ended.Store(true)
+			r.markEnded()
 			return nil
 		case err == unix.EAGAIN || err == unix.EINTR:
 			// A receive timeout or a signal: look at the stop flag.

@@ -338,6 +338,9 @@ type UDPWindowLoop interface {
 	WindowMarker
 	// Window is what it counted; valid after Run returned.
 	Window() UDPWindow
+	// WholeStream is what it counted over the whole stream, whatever
+	// the window; valid after Run returned.
+	WholeStream() UDPWindow
 }
 
 // MarkWindow makes the loop note, at its next datagram, the sequence
@@ -362,6 +365,13 @@ type UDPWindow struct {
 // Window returns the window's sequence accounting; call after Run.
 func (r *UDPReceiver) Window() UDPWindow {
 	return UDPWindow{First: r.tr.winFirst, Unique: r.tr.winUnique, SenderTotal: r.fin}
+}
+
+// WholeStream returns the sequence accounting of every datagram of the
+// stream, from the sender's first (number 0): for a window that opened
+// only after the stream had ended and so holds none of it; call after Run.
+func (r *UDPReceiver) WholeStream() UDPWindow {
+	return UDPWindow{First: 0, Unique: r.tr.unique, SenderTotal: r.fin}
 }
 
 // handle processes one received datagram that arrived at now (ns on this

@@ -222,7 +222,7 @@ func (r *UDPReceiver) receiveOn(fd int, b *mmsgBatch) error {
 		for i := range n {
 			if !r.handleMsg(b, i, &clk) {
 				r.publish()
-				r.ended.Store(true)
+				r.markEnded()
 				return nil
 			}
 		}
