@@ -288,6 +288,65 @@ func TestNewerSchema(t *testing.T) {
 	})
 }
 
+// TestOpenWhileAnotherHoldsTheNewFile: a new archive file still in
+// SQLite's rollback journal, in another process's write transaction, is
+// opened once that writer is done: turning it to WAL upgrades the
+// opening connection's read of the file to a write, which SQLite refuses
+// at once rather than wait on its busy handler (six processes
+// importing into a new archive at once failed with SQLITE_BUSY in about
+// one round of twenty, within a second and "past 10s").
+func TestOpenWhileAnotherHoldsTheNewFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	other, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// What another wirespeed's first connection makes of it: the table
+	// of the schema's version, empty, in the default rollback journal.
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE wirespeed_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	// A write transaction, as the other's migration is, holds the file's
+	// reserved lock until it ends.
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	const hold = 300 * time.Millisecond
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(hold)
+		if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+			t.Error(err)
+		}
+		close(released)
+	}()
+	start := time.Now()
+	a, err := Open(ctx, Target{Backend: SQLite, Path: path})
+	took := time.Since(start)
+	<-released
+	if err != nil {
+		t.Fatalf("open while another writes the new file: %v (after %v)", err, took)
+	}
+	defer a.Close()
+	if took < hold-50*time.Millisecond {
+		t.Errorf("open took %v, less than the other's hold of %v: it did not wait", took, hold)
+	}
+	var mode string
+	if err := a.db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal mode %q, %v; want wal", mode, err)
+	}
+	if _, err := a.Put(ctx, synth(1, 1e9)); err != nil {
+		t.Errorf("put: %v", err)
+	}
+}
+
 func TestCorruptSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.db")
 	os.WriteFile(path, []byte(strings.Repeat("this is not a database\n", 400)), 0o644)

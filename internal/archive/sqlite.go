@@ -49,11 +49,31 @@ func openSQLite(t Target) (*Archive, error) {
 	if err != nil {
 		return nil, explainSQLite(t, err)
 	}
-	if err := db.Ping(); err != nil {
+	if err := pingSQLite(db); err != nil {
 		db.Close()
 		return nil, explainSQLite(t, err)
 	}
 	return &Archive{db: db, target: t, dialect: sqliteDialect, now: time.Now}, nil
+}
+
+// pingSQLite opens the first connection, trying again while it fails on
+// SQLITE_BUSY, for up to busyTimeout. Turning a new database's journal to
+// WAL (the connection's journal_mode pragma) upgrades the connection's
+// read of the file to a write, and SQLite refuses that upgrade at once,
+// without its busy handler, while another connection writes: several
+// processes archiving into a new file at once failed in a millisecond,
+// one in some twenty rounds of six (TestOpenWhileAnotherHoldsTheNewFile).
+// Once the file is in WAL mode, which it keeps, the pragma writes nothing.
+func pingSQLite(db *sql.DB) error {
+	deadline := time.Now().Add(busyTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := db.Ping()
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+	}
 }
 
 func explainSQLite(t Target, err error) error {
