@@ -89,8 +89,11 @@ func browserB(t testing.TB) context.Context {
 	if err != nil {
 		t.Skip("needs a browser: install Debian's chromium package (apt-get install chromium)")
 	}
+	// TMPDIR: chromium makes its singleton socket's directory there
+	// (org.chromium.Chromium.*) and, stopped by the test's end, leaves it
+	// behind; inside the test's own directory it goes with it.
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path), chromedp.UserDataDir(t.TempDir()),
+		chromedp.ExecPath(path), chromedp.UserDataDir(t.TempDir()), chromedp.Env("TMPDIR=" + t.TempDir()),
 		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
