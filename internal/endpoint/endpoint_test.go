@@ -33,6 +33,30 @@ func pair(t *testing.T) (*net.TCPConn, *net.TCPConn) {
 	return testkit.TCPPair(t)
 }
 
+// sendAndReceive runs one client-to-server flow of sp: a receiver (the
+// remote side) on b, started first, and after delay a sender (the local
+// side) on a; it gives both sides' results.
+func sendAndReceive(t *testing.T, sp spec.Test, a, b net.Conn, delay time.Duration) (snd, rcv result.SideResult) {
+	t.Helper()
+	rcvDone := make(chan result.SideResult, 1)
+	go func() {
+		r, err := Run(context.Background(), Config{Spec: sp, Side: result.Remote, Sends: spec.ServerToClient,
+			Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: b}}})
+		if err != nil {
+			t.Error(err)
+		}
+		rcvDone <- r
+	}()
+	time.Sleep(delay)
+	snd, err := Run(context.Background(), Config{Spec: sp, Side: result.Local, Sends: spec.ClientToServer,
+		Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: a}}})
+	rcv = <-rcvDone
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snd, rcv
+}
+
 // TestReceiverAnchorsOnFirstByte: a receiver that starts before its sender
 // opens its window at the first byte, so both windows have the asked
 // length and cover the same data.
@@ -43,23 +67,8 @@ func TestReceiverAnchorsOnFirstByte(t *testing.T) {
 	sp.Interval = 100 * time.Millisecond
 	sp.SendSize = 16 << 10
 
-	rcvDone := make(chan result.SideResult, 1)
-	go func() {
-		r, err := Run(context.Background(), Config{Spec: sp, Side: result.Remote, Sends: spec.ServerToClient,
-			Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: b}}})
-		if err != nil {
-			t.Error(err)
-		}
-		rcvDone <- r
-	}()
 	const delay = 300 * time.Millisecond
-	time.Sleep(delay)
-	snd, err := Run(context.Background(), Config{Spec: sp, Side: result.Local, Sends: spec.ClientToServer,
-		Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: a}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rcv := <-rcvDone
+	snd, rcv := sendAndReceive(t, sp, a, b, delay)
 	rf, sf := rcv.Flows[0], snd.Flows[0]
 	if rf.Role != result.Receiver || sf.Role != result.Sender {
 		t.Fatalf("roles %s/%s", rf.Role, sf.Role)
@@ -119,21 +128,7 @@ func TestReceiverLateAfterTheData(t *testing.T) {
 				a, b = pair(t)
 				sp.SendSize = 16 << 10
 			}
-			rcvDone := make(chan result.SideResult, 1)
-			go func() {
-				r, err := Run(context.Background(), Config{Spec: sp, Side: result.Remote, Sends: spec.ServerToClient,
-					Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: b}}})
-				if err != nil {
-					t.Error(err)
-				}
-				rcvDone <- r
-			}()
-			snd, err := Run(context.Background(), Config{Spec: sp, Side: result.Local, Sends: spec.ClientToServer,
-				Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: a}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rcv := <-rcvDone
+			snd, rcv := sendAndReceive(t, sp, a, b, 0)
 			rf, sf := rcv.Flows[0], snd.Flows[0]
 			if sf.Streams[0].TotalBytes == 0 {
 				t.Fatal("the sender sent nothing")

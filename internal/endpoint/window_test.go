@@ -1,7 +1,6 @@
 package endpoint
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net"
@@ -60,22 +59,7 @@ func TestWindowsOmitAfterData(t *testing.T) {
 	sp.CPU = true
 	testkit.RetryRate(t, 3, func(int) testkit.RateAttempt {
 		a, b := udpPair(t)
-		rcvDone := make(chan result.SideResult, 1)
-		go func() {
-			r, err := Run(context.Background(), Config{Spec: sp, Side: result.Remote, Sends: spec.ServerToClient,
-				Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: b}}})
-			if err != nil {
-				t.Error(err)
-			}
-			rcvDone <- r
-		}()
-		time.Sleep(delay)
-		snd, err := Run(context.Background(), Config{Spec: sp, Side: result.Local, Sends: spec.ClientToServer,
-			Conns: []Conn{{ID: 1, Dir: spec.ClientToServer, Conn: a}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rcv := <-rcvDone
+		snd, rcv := sendAndReceive(t, sp, a, b, delay)
 		sf, rf := snd.Flows[0], rcv.Flows[0]
 		if sf.Role != result.Sender || rf.Role != result.Receiver {
 			t.Fatalf("roles %s/%s", sf.Role, rf.Role)
