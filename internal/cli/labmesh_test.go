@@ -56,22 +56,32 @@ func TestLabMeshFromCLI(t *testing.T) {
 		t.Errorf("lab status --name: exit %d: %s\n%s", code, stderr, out)
 	}
 
-	code, out, stderr = runMain(t, "lab", "run", "--name", name, "--from", "h1", "--to", "h3", "--", "-l", "2", "-i", "0", "--json")
-	if code != ExitOK {
-		t.Fatalf("lab run h1->h3: exit %d: %s", code, stderr)
-	}
-	var doc result.Document
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("lab run --json: %v\n%s", err, out)
-	}
 	// tbf counts whole frames: a full TCP segment carries 1448 bytes of
 	// payload (timestamps on) in a 1514-byte frame, so the payload rate
-	// at the limit is rate*1448/1514.
+	// at the limit is rate*1448/1514. A run that falls short while its
+	// CPU figures show the host starved (two busy CPUs shared with other
+	// work) is tried again, and skips saying so if every attempt did
+	// (testkit.RetryRate); one above the limit fails.
 	want := rate * 1448 / 1514
-	got := doc.Summary.BitsPerSecond
-	t.Logf("h1->h3 through h3's %.0f Mbit/s link: %.2f Mbit/s (payload at the limit %.2f)", rate/1e6, got/1e6, want/1e6)
-	if got < 0.95*want || got > 1.03*want {
-		t.Errorf("h1->h3 = %.2f Mbit/s, want %.2f within a few %%", got/1e6, want/1e6)
+	var doc result.Document
+	a := testkit.RetryRate(t, 3, func(int) testkit.RateAttempt {
+		code, out, stderr := runMain(t, "lab", "run", "--name", name, "--from", "h1", "--to", "h3", "--", "-l", "2", "-i", "0", "--cpu", "--json")
+		if code != ExitOK {
+			t.Fatalf("lab run h1->h3: exit %d: %s", code, stderr)
+		}
+		doc = result.Document{}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("lab run --json: %v\n%s", err, out)
+		}
+		var starved string
+		if c := doc.Summary.LocalCPU; c != nil {
+			starved = testkit.CPUStarved(c.UtilPct, c.BusiestCPUPct, c.StealPct, c.OtherProcessesUtilPct)
+		}
+		return testkit.RateAttempt{Got: doc.Summary.BitsPerSecond, Want: want, Tol: 0.05, Starved: starved,
+			Detail: fmt.Sprintf("h1->h3 through h3's %.0f Mbit/s link, against the payload rate at the limit", rate/1e6)}
+	})
+	if a.Got > 1.03*want {
+		t.Errorf("h1->h3 = %.2f Mbit/s, above the payload rate at the limit %.2f", a.Got/1e6, want/1e6)
 	}
 	if doc.Local.Env == nil || doc.Local.Env.Interface == nil || doc.Local.Env.Interface.Name != "wst-h1" ||
 		doc.Remote.Env == nil || doc.Remote.Env.Interface == nil || doc.Remote.Env.Interface.Name != "wst-h3" {
