@@ -54,8 +54,9 @@ var tcpKinds = []spec.Kind{spec.TCPStream, spec.TCPMaerts, spec.TCPBidir}
 // every figure that must hold. Both sides run in this process: on a
 // machine whose CPUs are busy the samplers can run hundreds of
 // milliseconds late, and the result then says its window was off
-// (side.shortWindow; once a TCP_BIDIR receiver's window opened 0.94 s
-// late and held 0 bytes). Such a run is tried again, up to 3 in all, and
+// (endpoint.shortWindow; once a TCP_BIDIR receiver's window opened 0.94 s
+// late and held 0 bytes; such a window now reports the whole stream,
+// endpoint.wholeStream). Such a run is tried again, up to 3 in all, and
 // when every one was starved the test says so and skips
 // (testkit.SkipStarved; WIRESPEED_SERIAL=strict fails it instead).
 func TestStreamKinds(t *testing.T) {
