@@ -496,6 +496,8 @@ func compare(sources []Source, opts Options) (Result, family, error) {
 		}
 	}
 
+	stealWarnings(&res, sources, common, opts)
+
 	for i, s := range sources[1:] {
 		res.EnvDiffs = append(res.EnvDiffs, diffs(i+1, common, func(k Key) []result.EnvDiff {
 			a, b := base.Points[k], s.Points[k]
@@ -509,6 +511,66 @@ func compare(sources []Source, opts Options) (Result, family, error) {
 		}
 	}
 	return res, fam, nil
+}
+
+// stealText is the caveat of a point whose hypervisor steal moved
+// between the sources: CPU util (everything but idle and iowait) and
+// service demand count steal as busy, so a difference
+// in them there is partly other guests' work, not the setting's.
+const stealText = "the hypervisor's steal (busy time in CPU util and service demand) moved between the sources: their differences there are partly other guests' work; the CPU user, system and softirq figures leave steal out"
+
+// stealWarnings warns of every point and side whose steal (the centre of
+// the iterations' steal_pct) differs from the baseline's by 2 points of
+// all CPUs or more and by a tenth of the larger util or more: enough to
+// move the util figure by as much as the settings commonly do.
+func stealWarnings(res *Result, sources []Source, common []Key, opts Options) {
+	steal := func(r result.Result, side string) (steal, util []float64) {
+		of := func(s result.Summary) *measure.CPU {
+			if side == "remote" {
+				return s.RemoteCPU
+			}
+			return s.LocalCPU
+		}
+		sums := []result.Summary{r.Summary}
+		if len(r.Iterations) > 0 {
+			sums = nil
+			for _, it := range r.Iterations {
+				if !it.Interrupted {
+					sums = append(sums, it.Summary)
+				}
+			}
+		}
+		for _, s := range sums {
+			if c := of(s); c != nil && c.CPUs > 0 {
+				steal, util = append(steal, c.StealPct), append(util, c.UtilPct)
+			}
+		}
+		return steal, util
+	}
+	for _, k := range common {
+		for _, side := range []string{"local", "remote"} {
+			sa, ua := steal(sources[0].Points[k], side)
+			if len(sa) == 0 {
+				continue
+			}
+			a, utilA := stats.Center(sa, opts.Test), stats.Center(ua, opts.Test)
+			for _, s := range sources[1:] {
+				sb, ub := steal(s.Points[k], side)
+				if len(sb) == 0 {
+					continue
+				}
+				b, utilB := stats.Center(sb, opts.Test), stats.Center(ub, opts.Test)
+				if d := math.Abs(a - b); d < 2 || d < math.Max(utilA, utilB)/10 {
+					continue
+				}
+				at := fmt.Sprintf("%s steal %.1f%% -> %.1f%% at %s", side, a, b, k)
+				if len(sources) > 2 {
+					at += " in " + s.Name
+				}
+				addWarning(res, stealText, at)
+			}
+		}
+	}
 }
 
 // commonKeys are the points every source has, in the baseline's order.

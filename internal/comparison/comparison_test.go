@@ -542,3 +542,59 @@ func TestCompareWire(t *testing.T) {
 		t.Errorf("%d comparisons, want 3 (throughput and the two device figures)", res.Comparisons)
 	}
 }
+
+// TestCompareStealWarning: a point whose hypervisor steal moved between
+// the sources is named, with both medians, since util counts steal as
+// busy; one whose steal moved little is not. Worked by hand: local steal
+// 12..14 against 0..2, medians 13 and 1, 12 points apart with util at
+// most 21 (a tenth: 2.1): warned; remote steal 1.5 against 0, util 9.5
+// and 8: 1.5 apart, over a tenth of the util but under 2 points: not;
+// and at util 53 against 56, steal 13 against 16: 3 points apart but
+// under a tenth of the util (5.6): not.
+func TestCompareStealWarning(t *testing.T) {
+	mk := func(busy float64, local, remote []float64) result.Document {
+		sp := spec.Default()
+		r := result.Result{Spec: sp, Directions: []result.DirectionResult{{}}}
+		for i := range local {
+			l := &measure.CPU{CPUs: 2, UtilPct: busy + local[i], StealPct: local[i], SystemPct: busy}
+			rc := &measure.CPU{CPUs: 2, UtilPct: busy + remote[i], StealPct: remote[i], SystemPct: busy}
+			r.Iterations = append(r.Iterations, result.Iteration{Index: i + 1, Summary: result.Summary{BitsPerSecond: 9e8 + float64(i), LocalCPU: l, RemoteCPU: rc}})
+		}
+		return sweep(result.Point{MsgSize: sp.SendSize, Result: r})
+	}
+	a := mk(8, []float64{12, 13, 14, 13}, []float64{1.5, 1.5, 1.5, 1.5})
+	b := mk(8, []float64{0, 1, 2, 1}, []float64{0, 0, 0, 0})
+	c := mk(40, []float64{13, 13, 13, 13}, []float64{0, 0, 0, 0})
+	d := mk(40, []float64{16, 16, 16, 16}, []float64{0, 0, 0, 0})
+	srcs, err := Sources([]string{"a", "b"}, []result.Document{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compare(srcs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Warning
+	for _, w := range res.Warnings {
+		if strings.Contains(w.Text, "steal") {
+			got = append(got, w)
+		}
+	}
+	want := []Warning{{Text: stealText, Points: []string{"local steal 13.0% -> 1.0% at TCP_STREAM 131072"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steal warnings (-want +got):\n%s", diff)
+	}
+
+	srcs, err = Sources([]string{"c", "d"}, []result.Document{c, d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err = Compare(srcs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w.Text, "steal") {
+			t.Errorf("steal 13 against 16 at util 53 and 56 warned: %+v", w)
+		}
+	}
+}
