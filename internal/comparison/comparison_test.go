@@ -98,6 +98,20 @@ func line(t *testing.T, res Result, metric string, k Key) Line {
 	return Line{}
 }
 
+// compareOf makes the sources of docs, named names, and compares them.
+func compareOf(t *testing.T, opts Options, names []string, docs ...result.Document) ([]Source, Result) {
+	t.Helper()
+	srcs, err := Sources(names, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compare(srcs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srcs, res
+}
+
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
 
 func TestCompareUTest(t *testing.T) {
@@ -230,14 +244,7 @@ func TestCompareMatrixRows(t *testing.T) {
 		t.Errorf("rows: %+v, env %+v", *c, res.EnvDiffs)
 	}
 
-	srcs, err = Sources([]string{"m1.json", "m2.json"}, []result.Document{m, m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err = Compare(srcs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res = compareOf(t, Options{}, []string{"m1.json", "m2.json"}, m, m)
 	var keys []string
 	for _, l := range res.Tables[0].Lines {
 		keys = append(keys, l.Key.String())
@@ -370,14 +377,7 @@ func TestCompareCPUSplit(t *testing.T) {
 	}
 	a := mk([]float64{1, 2, 3, 4}, []float64{50, 51, 52, 53}, []float64{30, 31, 32, 33}, []float64{5, 6, 7, 8})
 	b := mk([]float64{5, 6, 7, 8}, []float64{50.5, 51.5, 52.5, 53.5}, []float64{40, 41, 42, 43}, []float64{5.5, 6.5, 7.5, 8.5})
-	srcs, err := Sources([]string{"a", "b"}, []result.Document{a, b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Compare(srcs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srcs, res := compareOf(t, Options{}, []string{"a", "b"}, a, b)
 	var keys []string
 	for _, tb := range res.Tables {
 		keys = append(keys, tb.Metric.Key)
@@ -417,14 +417,7 @@ func TestCompareAcrossDirections(t *testing.T) {
 	for i := range b.Points {
 		b.Points[i].Spec.Kind = spec.TCPMaerts
 	}
-	srcs, err := Sources([]string{"ab.json", "ba.json"}, []result.Document{a, b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Compare(srcs, Options{Adjust: stats.NoAdjustment})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := compareOf(t, Options{Adjust: stats.NoAdjustment}, []string{"ab.json", "ba.json"}, a, b)
 	if !res.AcrossDirections {
 		t.Error("not marked as across directions")
 	}
@@ -449,7 +442,7 @@ func TestCompareAcrossDirections(t *testing.T) {
 	// matching across directions.
 	mixed := sweep(point(64, []float64{1}, []float64{1}, nil), point(128, []float64{1}, []float64{1}, nil))
 	mixed.Points[1].Spec.Kind = spec.TCPMaerts
-	srcs, _ = Sources([]string{"ab.json", "mixed.json"}, []result.Document{a, mixed})
+	srcs, _ := Sources([]string{"ab.json", "mixed.json"}, []result.Document{a, mixed})
 	if _, err := Compare(srcs, Options{}); err == nil || !strings.Contains(err.Error(), "no point in common") {
 		t.Errorf("mixed directions: %v", err)
 	}
@@ -521,14 +514,7 @@ func TestCompareWire(t *testing.T) {
 	}
 	a := mk([]float64{1, 2, 3, 4}, []float64{20e3, 21e3, 19e3, 22e3}, []float64{65000, 64000, 64500, 65100})
 	b := mk([]float64{5, 6, 7, 8}, []float64{800e3, 810e3, 790e3, 820e3}, []float64{1514, 1514, 1513, 1514})
-	srcs, err := Sources([]string{"a", "b"}, []result.Document{a, b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Compare(srcs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srcs, res := compareOf(t, Options{}, []string{"a", "b"}, a, b)
 	k := Key{Test: spec.TCPStream, Size: srcs[0].Order[0].Size}
 	pps := line(t, res, "sender_wire_pps", k).Cells[1].Comparison
 	if !near(pps.CenterA, 20.5e3) || !near(pps.CenterB, 805e3) || !near(pps.P, 2.0/70) || !near(pps.PAdjusted, 2.0/70) || !pps.Significant {
@@ -566,14 +552,7 @@ func TestCompareStealWarning(t *testing.T) {
 	b := mk(8, []float64{0, 1, 2, 1}, []float64{0, 0, 0, 0})
 	c := mk(40, []float64{13, 13, 13, 13}, []float64{0, 0, 0, 0})
 	d := mk(40, []float64{16, 16, 16, 16}, []float64{0, 0, 0, 0})
-	srcs, err := Sources([]string{"a", "b"}, []result.Document{a, b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Compare(srcs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := compareOf(t, Options{}, []string{"a", "b"}, a, b)
 	var got []Warning
 	for _, w := range res.Warnings {
 		if strings.Contains(w.Text, "steal") {
@@ -585,13 +564,7 @@ func TestCompareStealWarning(t *testing.T) {
 		t.Errorf("steal warnings (-want +got):\n%s", diff)
 	}
 
-	srcs, err = Sources([]string{"c", "d"}, []result.Document{c, d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err = Compare(srcs, Options{}); err != nil {
-		t.Fatal(err)
-	}
+	_, res = compareOf(t, Options{}, []string{"c", "d"}, c, d)
 	for _, w := range res.Warnings {
 		if strings.Contains(w.Text, "steal") {
 			t.Errorf("steal 13 against 16 at util 53 and 56 warned: %+v", w)
