@@ -524,39 +524,24 @@ const stealText = "the hypervisor's steal (busy time in CPU util and service dem
 // all CPUs or more and by a tenth of the larger util or more: enough to
 // move the util figure by as much as the settings commonly do.
 func stealWarnings(res *Result, sources []Source, common []Key, opts Options) {
-	steal := func(r result.Result, side string) (steal, util []float64) {
-		of := func(s result.Summary) *measure.CPU {
+	for _, side := range []string{"local", "remote"} {
+		// The iterations Samples takes, as for every figure compared.
+		steal := splitMetric(side, "steal", "steal_pct", func(c *measure.CPU) float64 { return c.StealPct })
+		util := Metric{Value: cpuValue(func(s result.Summary) *measure.CPU {
 			if side == "remote" {
 				return s.RemoteCPU
 			}
 			return s.LocalCPU
-		}
-		sums := []result.Summary{r.Summary}
-		if len(r.Iterations) > 0 {
-			sums = nil
-			for _, it := range r.Iterations {
-				if !it.Interrupted {
-					sums = append(sums, it.Summary)
-				}
-			}
-		}
-		for _, s := range sums {
-			if c := of(s); c != nil && c.CPUs > 0 {
-				steal, util = append(steal, c.StealPct), append(util, c.UtilPct)
-			}
-		}
-		return steal, util
-	}
-	for _, k := range common {
-		for _, side := range []string{"local", "remote"} {
-			sa, ua := steal(sources[0].Points[k], side)
-			if len(sa) == 0 {
+		}, false)}
+		for _, k := range common {
+			sa, ua := Samples(sources[0].Points[k], steal), Samples(sources[0].Points[k], util)
+			if len(sa) == 0 || len(ua) == 0 {
 				continue
 			}
 			a, utilA := stats.Center(sa, opts.Test), stats.Center(ua, opts.Test)
 			for _, s := range sources[1:] {
-				sb, ub := steal(s.Points[k], side)
-				if len(sb) == 0 {
+				sb, ub := Samples(s.Points[k], steal), Samples(s.Points[k], util)
+				if len(sb) == 0 || len(ub) == 0 {
 					continue
 				}
 				b, utilB := stats.Center(sb, opts.Test), stats.Center(ub, opts.Test)
