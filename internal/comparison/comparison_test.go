@@ -535,23 +535,25 @@ func TestCompareWire(t *testing.T) {
 // 12..14 against 0..2, medians 13 and 1, 12 points apart with util at
 // most 21 (a tenth: 2.1): warned; remote steal 1.5 against 0, util 9.5
 // and 8: 1.5 apart, over a tenth of the util but under 2 points: not;
-// and at util 53 against 56, steal 13 against 16: 3 points apart but
-// under a tenth of the util (5.6): not.
+// at util 53 against 56, steal 13 against 16: 3 points apart but under
+// a tenth of the util (5.6): not; while that pair's remote side, util 2
+// against 5, steal 0 against 3, is over both (its own util's tenth is
+// 0.5, the local side's would be 5.6): warned.
 func TestCompareStealWarning(t *testing.T) {
-	mk := func(busy float64, local, remote []float64) result.Document {
+	mk := func(busy, remoteBusy float64, local, remote []float64) result.Document {
 		sp := spec.Default()
 		r := result.Result{Spec: sp, Directions: []result.DirectionResult{{}}}
 		for i := range local {
 			l := &measure.CPU{CPUs: 2, UtilPct: busy + local[i], StealPct: local[i], SystemPct: busy}
-			rc := &measure.CPU{CPUs: 2, UtilPct: busy + remote[i], StealPct: remote[i], SystemPct: busy}
+			rc := &measure.CPU{CPUs: 2, UtilPct: remoteBusy + remote[i], StealPct: remote[i], SystemPct: remoteBusy}
 			r.Iterations = append(r.Iterations, result.Iteration{Index: i + 1, Summary: result.Summary{BitsPerSecond: 9e8 + float64(i), LocalCPU: l, RemoteCPU: rc}})
 		}
 		return sweep(result.Point{MsgSize: sp.SendSize, Result: r})
 	}
-	a := mk(8, []float64{12, 13, 14, 13}, []float64{1.5, 1.5, 1.5, 1.5})
-	b := mk(8, []float64{0, 1, 2, 1}, []float64{0, 0, 0, 0})
-	c := mk(40, []float64{13, 13, 13, 13}, []float64{0, 0, 0, 0})
-	d := mk(40, []float64{16, 16, 16, 16}, []float64{0, 0, 0, 0})
+	a := mk(8, 8, []float64{12, 13, 14, 13}, []float64{1.5, 1.5, 1.5, 1.5})
+	b := mk(8, 8, []float64{0, 1, 2, 1}, []float64{0, 0, 0, 0})
+	c := mk(40, 2, []float64{13, 13, 13, 13}, []float64{0, 0, 0, 0})
+	d := mk(40, 2, []float64{16, 16, 16, 16}, []float64{3, 3, 3, 3})
 	_, res := compareOf(t, Options{}, []string{"a", "b"}, a, b)
 	var got []Warning
 	for _, w := range res.Warnings {
@@ -565,9 +567,18 @@ func TestCompareStealWarning(t *testing.T) {
 	}
 
 	_, res = compareOf(t, Options{}, []string{"c", "d"}, c, d)
+	var at []string
 	for _, w := range res.Warnings {
 		if strings.Contains(w.Text, "steal") {
-			t.Errorf("steal 13 against 16 at util 53 and 56 warned: %+v", w)
+			at = append(at, w.Points...)
 		}
+	}
+	for _, p := range at {
+		if strings.HasPrefix(p, "local") {
+			t.Errorf("steal 13 against 16 at util 53 and 56 warned: %s", p)
+		}
+	}
+	if diff := cmp.Diff([]string{"remote steal 0.0% -> 3.0% at TCP_STREAM 131072"}, at); diff != "" {
+		t.Errorf("steal warnings of c and d (-want +got):\n%s", diff)
 	}
 }
