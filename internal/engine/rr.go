@@ -241,6 +241,7 @@ func newRRSocket(c net.Conn) (rrSocket, func(), error) {
 		return rrSocket{}, nil, err
 	}
 	if f != nil {
+		c.Close() // the duplicate is the loop's socket from here
 		return rrSocket{file: f, rc: frc, udp: udp}, nil, nil
 	}
 	return rrSocket{conn: c, rc: rc, udp: udp}, wakeConn(c), nil

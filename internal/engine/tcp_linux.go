@@ -150,7 +150,11 @@ func (s *streamSocket) takeBlocking() (int, func(), error) {
 
 // take detaches the socket from Go's poller (detach) and makes the
 // duplicate the socket's own, the one Close and the counters' readers
-// use from now on.
+// use from now on. The duplicate is published before the connection is
+// closed: a sampler reading TCP_INFO through raw() while the loop takes
+// over (at the window's opening, on a busy host) finds an open socket
+// either way, where it used to find the closed connection and lose the
+// first interval's retransmits and congestion window.
 func (s *streamSocket) take() (syscall.RawConn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,6 +164,7 @@ func (s *streamSocket) take() (syscall.RawConn, error) {
 	}
 	s.own = f
 	s.live.Store(&rawHolder{frc})
+	s.sconn.Close()
 	return frc, nil
 }
 
