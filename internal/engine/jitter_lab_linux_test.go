@@ -5,14 +5,18 @@ package engine_test
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"net"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netns"
+
 	"wirespeed/internal/engine"
 	"wirespeed/internal/lab"
+	"wirespeed/internal/netdev"
 	"wirespeed/internal/nstest"
 	"wirespeed/internal/testkit"
 )
@@ -32,11 +36,23 @@ import (
 // Serial (CI runs it alone), and a run that misses is tried again, up to
 // three times, with every attempt logged. A receiver that stamped
 // datagrams when it read them misses by far more than that every time.
+// A timer late by hundreds of milliseconds on a starved host leaves the
+// tbf's queue full when the next bursts come, and it drops them: an
+// attempt whose missing datagrams the tbf dropped while the host's CPUs
+// were starved is tried again too, and when every attempt was, the test
+// skips as starved (WIRESPEED_SERIAL=strict fails it).
 func TestUDPJitterThroughTBF(t *testing.T) {
 	testkit.Serial(t)
 	const attempts = 3
 	for i := 1; i <= attempts; i++ {
-		got, want := jitterThroughTBF(t)
+		got, want, starved := jitterThroughTBF(t)
+		if starved != "" {
+			t.Logf("attempt %d of %d: %s", i, attempts, starved)
+			if i == attempts {
+				testkit.SkipStarved(t, starved)
+			}
+			continue
+		}
 		t.Logf("attempt %d of %d: jitter %.1f µs, worked out from the tbf %.1f µs", i, attempts, got/1e3, want/1e3)
 		// The tbf's timer and the write calls of a burst move each
 		// arrival by some microseconds.
@@ -50,8 +66,10 @@ func TestUDPJitterThroughTBF(t *testing.T) {
 }
 
 // jitterThroughTBF sends the bursts through a new lab's tbf and returns
-// the jitter the receiver measured and the one worked out from the tbf.
-func jitterThroughTBF(t *testing.T) (got, want float64) {
+// the jitter the receiver measured and the one worked out from the tbf,
+// or why the host starved the attempt (the tbf dropped the missing
+// datagrams while the host's CPUs were starved).
+func jitterThroughTBF(t *testing.T) (got, want float64, starved string) {
 	t.Helper()
 	const (
 		rate   = 10e6 // bits/s
@@ -93,6 +111,25 @@ func jitterThroughTBF(t *testing.T) (got, want float64) {
 	// work queue: give it time.
 	time.Sleep(50 * time.Millisecond)
 
+	drops := func() uint32 { // the tbf's on the sender's device
+		ns, err := netns.GetFromName(l.B.Netns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ns.Close()
+		nd, err := netdev.Open(ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nd.Close()
+		q, err := nd.QdiscCounters(l.B.Dev)
+		if err != nil || q == nil {
+			t.Fatalf("the tbf's counters on %s: %v", l.B.Dev, err)
+		}
+		return q.Drops
+	}
+	drops0, host0 := drops(), testkit.ReadHostCPU("/proc")
+
 	epoch := time.Now()
 	buf := make([]byte, size)
 	var seq uint64
@@ -133,7 +170,11 @@ func jitterThroughTBF(t *testing.T) (got, want float64) {
 	}
 	c := rcv.Counters()
 	if c.Packets != int64(seq) || c.Lost != 0 {
-		t.Fatalf("received %d of %d datagrams, %d lost: the tbf queue should have held every burst", c.Packets, seq, c.Lost)
+		dropped, host := drops()-drops0, host0.Starved(testkit.ReadHostCPU("/proc"))
+		if missing := int64(seq) - c.Packets; missing > 0 && int64(dropped) >= missing && host != "" {
+			return 0, 0, fmt.Sprintf("received %d of %d datagrams: the tbf dropped %d, its queue full while %s", c.Packets, seq, dropped, host)
+		}
+		t.Fatalf("received %d of %d datagrams, %d lost, the tbf dropped %d (host: %q): the tbf queue should have held every burst", c.Packets, seq, c.Lost, dropped, host)
 	}
 
 	// Work out the arrivals: the bucket holds bucket bytes of tokens,
@@ -159,5 +200,5 @@ func jitterThroughTBF(t *testing.T) (got, want float64) {
 		}
 	}
 	t.Logf("tbf rate %d B/s, bucket %d B", rateBytes, bucket)
-	return c.JitterNanos, want
+	return c.JitterNanos, want, ""
 }
