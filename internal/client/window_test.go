@@ -2,7 +2,9 @@ package client_test
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,13 +41,14 @@ func TestWindowPacedOmit(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := res.Directions[0].Summary
+		var short []string // windows off their length
 		for _, side := range []struct {
 			name    string
 			bytes   int64
 			elapsed float64
 		}{{"sender", s.SenderBytes, s.SenderElapsedS}, {"receiver", s.Bytes, s.ElapsedS}} {
 			if math.Abs(side.elapsed-sp.Duration.Seconds()) > 0.05 {
-				t.Errorf("%s window %.3f s, asked %v (more than 50 ms off)", side.name, side.elapsed, sp.Duration)
+				short = append(short, fmt.Sprintf("%s window %.3f s, asked %v (more than 50 ms off)", side.name, side.elapsed, sp.Duration))
 			}
 			want := bytesPerSecond * side.elapsed
 			if float64(side.bytes) > 1.01*want {
@@ -55,6 +58,16 @@ func TestWindowPacedOmit(t *testing.T) {
 		a := rateAttempt(res, 40e6, 0.01, false)
 		// Each side's bytes over its own window, not the rates' rounding.
 		a.Got = 8 * min(float64(s.SenderBytes)/s.SenderElapsedS, float64(s.Bytes)/s.ElapsedS)
+		if len(short) > 0 {
+			if a.Starved == "" {
+				t.Errorf("%s", strings.Join(short, "; "))
+				return a
+			}
+			// A sampler that woke late on a starved host opens the
+			// window late and ends it on time (a busy run: 1.764 s of
+			// 2): a starved attempt, tried again, as a shortfall is.
+			a.Got, a.Detail = 0, strings.Join(short, "; ")
+		}
 		return a
 	})
 }
