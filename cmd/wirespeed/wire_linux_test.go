@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os/exec"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"wirespeed/internal/netdev"
 	"wirespeed/internal/nstest"
 	"wirespeed/internal/result"
+	"wirespeed/internal/testkit"
 )
 
 // The wire lab tests check what wirespeed reports of the devices (local
@@ -216,7 +218,9 @@ func TestWireFragments(t *testing.T) {
 		size int
 		want bool
 	}{{4000, true}, {1472, false}} {
+		host0 := testkit.ReadHostCPU("/proc")
 		doc := labRun(t, l, addr, "-t", "UDP_STREAM", "-m", strconv.Itoa(c.size), "-b", "50M", "-l", "1", "-i", "0")
+		starved := host0.Starved(testkit.ReadHostCPU("/proc"))
 		var got []string
 		for _, w := range doc.Warnings {
 			if strings.Contains(w, "packets per datagram") {
@@ -234,7 +238,14 @@ func TestWireFragments(t *testing.T) {
 			if m := regexp.MustCompile(`sent ([0-9.]+) packets per datagram`).FindStringSubmatch(got[0]); m != nil {
 				per, _ = strconv.ParseFloat(m[1], 64)
 			}
-			if math.Abs(per-3) > 0.05 {
+			switch off := math.Abs(per - 3); {
+			case off > 0.05 && off < 0.5 && starved != "":
+				// A host starved of CPU stretches the moments between
+				// the two counts (a busy run: 3.07, 101 packets in
+				// 4682); 2 or 4 fragments would still be told apart.
+				testkit.SkipStarved(t, fmt.Sprintf("-m %d: %.2f packets per datagram while %s", c.size, per, starved))
+				return
+			case off > 0.05:
 				t.Errorf("-m %d: %q, want 3 packets per datagram", c.size, got[0])
 			}
 		}
