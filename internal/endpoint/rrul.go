@@ -90,12 +90,7 @@ func RunRRUL(ctx context.Context, cfg Config, p Probes) (result.SideResult, erro
 	case <-idle.C:
 		loadStart = time.Now()
 		res, err = Run(ctx, cfg)
-		loadEnd = loadStart
-		for _, f := range res.Flows {
-			if e := loadStart.Add(seconds(f.StartOffsetS + f.ElapsedS)); e.After(loadEnd) {
-				loadEnd = e
-			}
-		}
+		loadEnd = loadEndOf(loadStart, res.Flows)
 	case <-ctx.Done():
 		idle.Stop()
 		res = result.SideResult{Side: cfg.Side, Interrupted: true}
@@ -143,6 +138,19 @@ func RunRRUL(ctx context.Context, cfg Config, p Probes) (result.SideResult, erro
 		res.Warnings = append(res.Warnings, "TCP probes: "+tcpErr.Error())
 	}
 	return res, err
+}
+
+// loadEndOf is when the last of a side's flows closed its window: each
+// opens StartOffsetS after the load started and lasts ElapsedS; the
+// load's start itself when there are none.
+func loadEndOf(loadStart time.Time, flows []result.Flow) time.Time {
+	end := loadStart
+	for _, f := range flows {
+		if e := loadStart.Add(seconds(f.StartOffsetS + f.ElapsedS)); e.After(end) {
+			end = e
+		}
+	}
+	return end
 }
 
 func points(ss []engine.ProbeSample) []result.ProbePoint {
