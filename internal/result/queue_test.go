@@ -8,15 +8,19 @@ import (
 	"wirespeed/internal/spec"
 )
 
+// queueRec is a qdisc sampled every 0.2 s over a load from 1 s, one
+// sample a backlog. Its counters are the qdisc's lifetime ones: it had
+// dropped 7 packets before the load (5 by the sample before it), and
+// drops one more at each loaded sample after the first.
 func queueRec(rate float64, backlog ...uint64) *QueueRecord {
 	r := &QueueRecord{Dev: "wst-b", Kind: "tbf", RateBitsPerSecond: rate, LoadStartS: 1, LoadEndS: 1 + 0.2*float64(len(backlog)-1)}
 	var sent uint64
 	for i, b := range backlog {
-		r.Samples = append(r.Samples, QueueSample{T: 1 + 0.2*float64(i), QdiscStats: measure.QdiscStats{Kind: "tbf", BacklogBytes: b, SentBytes: sent, Drops: uint64(i)}})
+		r.Samples = append(r.Samples, QueueSample{T: 1 + 0.2*float64(i), QdiscStats: measure.QdiscStats{Kind: "tbf", BacklogBytes: b, SentBytes: sent, Drops: 7 + uint64(i)}})
 		sent += 500000 // 2.5 MB/s: 20 Mbit/s
 	}
 	// A sample before the load, which does not count.
-	r.Samples = append([]QueueSample{{T: 0.5, QdiscStats: measure.QdiscStats{BacklogBytes: 1 << 30}}}, r.Samples...)
+	r.Samples = append([]QueueSample{{T: 0.5, QdiscStats: measure.QdiscStats{BacklogBytes: 1 << 30, Drops: 5}}}, r.Samples...)
 	return r
 }
 
@@ -53,7 +57,8 @@ func TestAttributeQueue(t *testing.T) {
 				t.Fatalf("queue %+v, want %.0f ms %s", q, tt.wantMs, tt.where)
 			}
 			// The client's sockets held 20,000 bytes unsent on average:
-			// 20 ms at its 8 Mbit/s.
+			// 20 ms at its 8 Mbit/s. Its qdisc dropped 8 - 7 = 1 packet
+			// under load (its lifetime count is 8).
 			if s := q.Sides[0]; s.Side != Local || math.Abs(s.SocketDelayMs-20) > 1e-9 || s.SRTTMs != 7 || s.Samples != 2 || s.Drops != 1 {
 				t.Errorf("client side %+v", s)
 			}

@@ -70,6 +70,21 @@ func TestJoinWire(t *testing.T) {
 	if got := Join(sp, local, remote).Summary.SenderWirePacketsPerSecond; got != 250 {
 		t.Errorf("TCP_MAERTS sender's device %v pkts/s, want the server's 250", got)
 	}
+
+	// UDP_STREAM -R: the server sends, its device's figures are the
+	// summary's. Its device sent 2000 datagrams of 1472 bytes in 2 s,
+	// each 1472 + 42 (Ethernet 14, IPv4 20, UDP 8) = 1514 bytes: 1000
+	// packets a second of 1514 bytes; the client's device, which
+	// received them, sent 10 packets of 90 bytes. The TCP cases above
+	// did not tell: UDP_STREAM -R is not TCP_MAERTS.
+	sp.Kind, sp.Reverse = spec.UDPStream, true
+	local.Flows = []Flow{flow(spec.ServerToClient, Local, Receiver, 2, map[int]int64{1: 2000 * 1472})}
+	remote.Flows = []Flow{flow(spec.ServerToClient, Remote, Sender, 2, map[int]int64{1: 2000 * 1472})}
+	local.Wire = &netdev.Wire{Device: "eth0", ElapsedS: 2, Link: netdev.LinkCounters{TxPackets: 10, TxBytes: 900, RxPackets: 2000, RxBytes: 2000 * 1514}}
+	remote.Wire = &netdev.Wire{Device: "eth1", ElapsedS: 2, Link: netdev.LinkCounters{TxPackets: 2000, TxBytes: 2000 * 1514, RxPackets: 10, RxBytes: 900}}
+	if s := Join(sp, local, remote).Summary; s.SenderWirePacketsPerSecond != 1000 || s.SenderWireBytesPerPacket != 1514 {
+		t.Errorf("UDP_STREAM -R sender's device %v pkts/s of %v bytes, want the server's 1000 of 1514", s.SenderWirePacketsPerSecond, s.SenderWireBytesPerPacket)
+	}
 }
 
 // TestJoinWireLoopback: on lo every packet leaves and enters once; the
