@@ -488,10 +488,10 @@ type recvd struct {
 
 // test runs one test of the session in the protocol's steps: open its
 // data path and accept it (newTestRun, accept), wait for its data
-// connections (awaitData), say ready and wait for the start
-// (awaitStart), run this side while watching the control connection
-// (run, endRun), and send the result (finish). An error ends the
-// session.
+// connections (awaitData), start a side that only receives
+// (startEarly), say ready and wait for the start (awaitStart), run this
+// side while watching the control connection (run, endRun), and send
+// the result (finish). An error ends the session.
 func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	tr, err := ss.newTestRun(req)
 	if err != nil {
@@ -519,7 +519,10 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 	tr.conns = conns
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	tr.runCtx, tr.cancel = runCtx, cancel
+	tr.cancel = cancel
+	if receivesOnly(tr.t) {
+		tr.startEarly(runCtx)
+	}
 	if err := tr.awaitStart(ctx); err != nil {
 		return err
 	}
@@ -530,7 +533,7 @@ func (ss *session) test(ctx context.Context, req control.TestRequest) error {
 		ss.cc.Send(control.TypeAbort, control.Abort{Reason: "server shutting down"})
 	})
 	defer stopNotice()
-	res, err := tr.run()
+	res, err := tr.run(runCtx)
 	abortErr := tr.endRun(stopWatch)
 	return tr.finish(ctx, res, err, abortErr)
 }
@@ -546,10 +549,9 @@ type testRun struct {
 	dp   *dataPath    // its UDP sockets and TCP_CRR listener
 	tok  control.Token
 	env  *sysinfo.Env // this side's environment record (awaitData)
-	// conns are the streams' sockets; runCtx is the run's context,
-	// cancel stops the run (an abort, a lost client, a stuck reader).
+	// conns are the streams' sockets; cancel stops the run (an abort,
+	// a lost client, a stuck reader).
 	conns  []endpoint.Conn
-	runCtx context.Context
 	cancel context.CancelFunc
 	// reports writes the run's interval reports to the client; early
 	// gets the outcome of a run started before ready (awaitStart).
@@ -645,14 +647,10 @@ func (tr *testRun) awaitData(ctx context.Context) error {
 }
 
 // awaitStart sends ready and waits for the client's start, at most
-// StreamsTimeout. A side that only receives has started its run before
-// (startEarly); when the start does not come, that run is stopped and
-// waited for (abandon).
+// StreamsTimeout. When the start does not come, a run started early is
+// stopped and waited for (abandon).
 func (tr *testRun) awaitStart(ctx context.Context) error {
 	timeout := tr.ss.s.cfg.StreamsTimeout
-	if receivesOnly(tr.t) {
-		tr.startEarly()
-	}
 	if err := tr.ss.cc.Send(control.TypeReady, struct{}{}); err != nil {
 		return tr.abandon(err)
 	}
@@ -669,19 +667,19 @@ func (tr *testRun) awaitStart(ctx context.Context) error {
 	return nil
 }
 
-// startEarly starts the run of a side that only receives, before
-// ready: its loops wait in their reads when the client's data begins,
+// startEarly starts the run (under runCtx) of a side that only
+// receives, before ready: its loops wait in their reads when the client's data begins,
 // and its window opens at the first byte as it arrives. Started after
 // start, on a server busy with many tests, a loop came up to 0.5 s
 // after the data, read what had queued meanwhile at once, and its
 // window was that much short of the bytes it counted (2-4% over -b).
 // The run's outcome goes to tr.early.
-func (tr *testRun) startEarly() {
+func (tr *testRun) startEarly(runCtx context.Context) {
 	tr.startReports(tr.ss.s.cfg.StreamsTimeout)
 	early := make(chan ran, 1)
 	tr.early = early
 	go func() {
-		r, err := tr.runSide()
+		r, err := tr.runSide(runCtx)
 		early <- ran{r, err}
 	}()
 }
@@ -706,23 +704,23 @@ func (tr *testRun) startReports(beforeStart time.Duration) {
 	tr.reports = newReportWriter(tr.ss.cc, t, time.Now().Add(beforeStart+t.Omit+t.Duration+reportsGrace), tr.cancel)
 }
 
-// run runs this side of the test, once the client started it: it waits
-// for the early run, or starts the run now. It returns when the run
-// ended or was cancelled.
-func (tr *testRun) run() (result.SideResult, error) {
+// run runs this side of the test under runCtx, once the client started
+// it: it waits for the early run, or starts the run now. It returns when
+// the run ended or was cancelled.
+func (tr *testRun) run(runCtx context.Context) (result.SideResult, error) {
 	tr.ss.log.Debug("test started", "test", tr.t.Kind, "streams", len(tr.conns), "duration", tr.t.Duration)
 	if tr.early != nil {
 		r := <-tr.early
 		return r.res, r.err
 	}
 	tr.startReports(0)
-	return tr.runSide()
+	return tr.runSide(runCtx)
 }
 
-// runSide runs the server's side of the test under tr.runCtx
+// runSide runs the server's side of the test under runCtx
 // (endpoint.Run, or endpoint.RunRRUL with the data path's probes); its
 // interval reports go to tr.reports.
-func (tr *testRun) runSide() (result.SideResult, error) {
+func (tr *testRun) runSide(runCtx context.Context) (result.SideResult, error) {
 	s, t := tr.ss.s, tr.t
 	cfg := endpoint.Config{
 		Spec:            t,
@@ -741,9 +739,9 @@ func (tr *testRun) runSide() (result.SideResult, error) {
 		Logger:       tr.ss.log,
 	}
 	if t.Kind == spec.RRUL {
-		return endpoint.RunRRUL(tr.runCtx, cfg, endpoint.Probes{Echo: tr.dp.udp[0], EchoMaxPerSecond: s.probeEchoRate(t), Listener: tr.dp.crr, Peer: tr.peer})
+		return endpoint.RunRRUL(runCtx, cfg, endpoint.Probes{Echo: tr.dp.udp[0], EchoMaxPerSecond: s.probeEchoRate(t), Listener: tr.dp.crr, Peer: tr.peer})
 	}
-	return endpoint.Run(tr.runCtx, cfg)
+	return endpoint.Run(runCtx, cfg)
 }
 
 // endRun closes the run's report writer and stops the watch of the
