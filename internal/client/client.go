@@ -380,7 +380,10 @@ func (c *Client) dialStreams(ctx context.Context, t spec.Test, acc control.Accep
 	return conns, nil
 }
 
-// measure starts the run on both sides and collects both results.
+// measure runs a test the server is ready for, in the protocol's steps:
+// send start, receive the server's part (receiveRemote) while this
+// side runs its own (runLocal), wait for both (awaitBoth), and join
+// them (join).
 func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted, conns []endpoint.Conn, content []byte) (result.Result, error) {
 	// The environment record names the device whose counters endpoint.Run
 	// reads (the record is kept for the connection: collected here at
@@ -388,98 +391,148 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	// both sides' windows).
 	wireDev := wireDevice(c.localEnv(ctx))
 	c.log.Debug("environment record ready")
-	started := time.Now()
+	m := &measurement{c: c, t: t, started: time.Now()}
 	if err := c.cc.Send(control.TypeStart, struct{}{}); err != nil {
 		endpoint.CloseAll(conns)
 		c.broken = true
 		return result.Result{}, err
 	}
-	ticks := newTicker(t, c.cfg.OnInterval)
-
-	// The server's messages: intervals while the test runs, then its result.
-	type remote struct {
-		res result.SideResult
-		err error
-	}
-	remoteCh := make(chan remote, 1)
+	m.ticks = newTicker(t, c.cfg.OnInterval)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var serverAbort struct {
+	m.cancel = cancel
+	remoteCh := m.receiveRemote()
+	stopAbort := context.AfterFunc(ctx, func() { m.abort("interrupted by the user") })
+	defer stopAbort()
+	localCh := m.runLocal(runCtx, acc, conns, content, wireDev)
+	local, rem := m.awaitBoth(ctx, localCh, remoteCh)
+	m.ticks.flush()
+	if rem.err != nil {
+		c.broken = true
+	}
+	return m.join(ctx, local, rem)
+}
+
+// A measurement is what the phases of one test's run on the client
+// share, from the start to the joined result (Client.measure).
+type measurement struct {
+	c       *Client
+	t       spec.Test
+	started time.Time // just before the start went out
+	ticks   *ticker   // both sides' interval reports, joined for OnInterval
+	// cancel stops the local side's run: on the server's abort or
+	// failure.
+	cancel    context.CancelFunc
+	abortOnce sync.Once
+	// serverAbort is why the server ended the test early, "" when it
+	// did not; receiveRemote's goroutine writes it.
+	serverAbort struct {
 		sync.Mutex
 		reason string
 	}
-	guard := newIntervalGuard(t, started)
+}
+
+// sideOutcome is how one side's part of a test ended: its result, or
+// what went wrong.
+type sideOutcome struct {
+	res result.SideResult
+	err error
+}
+
+// abort tells the server why this side ends the test, once; a failed
+// send is left to the wait for the server's result to notice.
+func (m *measurement) abort(reason string) {
+	m.abortOnce.Do(func() { m.c.cc.Send(control.TypeAbort, control.Abort{Reason: reason}) })
+}
+
+// receiveRemote reads the server's messages while the test runs, in a
+// goroutine of its own, until the server's result, an error, or the
+// test's length plus 20 s (generous: the server's run ends within
+// omit+duration plus its first-byte grace and drain, 5 s each). It
+// leaves the remote side's one outcome in the channel it returns.
+func (m *measurement) receiveRemote() <-chan sideOutcome {
+	ch := make(chan sideOutcome, 1)
+	go func() { ch <- m.readRemote(time.Now().Add(m.t.Length() + 20*time.Second)) }()
+	return ch
+}
+
+// readRemote is receiveRemote's loop, reading until deadline: interval
+// reports while the test runs, perhaps an abort, then the result.
+func (m *measurement) readRemote(deadline time.Time) sideOutcome {
+	guard := newIntervalGuard(m.t, m.started)
 	// The server's interval reports, kept as they pass the guard (which
 	// bounds them): its result leaves them out (StreamedIntervals).
 	reports := map[spec.Direction][]result.IntervalReport{}
-	go func() {
-		// Generous: the server's run ends within omit+duration plus its
-		// first-byte grace and drain, which are 5 s each.
-		timeout := t.Length() + 20*time.Second
-		deadline := time.Now().Add(timeout)
-		for {
-			m, err := c.cc.Recv(time.Until(deadline))
-			if err != nil {
-				remoteCh <- remote{err: err}
-				return
-			}
-			switch m.Type {
-			case control.TypeInterval:
-				var r result.IntervalReport
-				if err := m.Decode(&r); err != nil {
-					remoteCh <- remote{err: err}
-					return
-				}
-				if err := guard.check(r); err != nil {
-					remoteCh <- remote{err: err}
-					return
-				}
-				r.Side = result.Remote
-				reports[r.Direction] = append(reports[r.Direction], r)
-				ticks.add(r)
-			case control.TypeAbort:
-				// The server ends the test early (it is shutting down):
-				// stop sending so both sides close cleanly.
-				var a control.Abort
-				m.Decode(&a)
-				serverAbort.Lock()
-				serverAbort.reason = a.Reason
-				serverAbort.Unlock()
-				cancel()
-			case control.TypeResult:
-				var r result.SideResult
-				err := m.Decode(&r)
-				if err == nil {
-					if err = checkResult(t, r); err != nil {
-						r = result.SideResult{} // nothing of it is kept
-					} else {
-						fillIntervals(&r, reports)
-					}
-				}
-				r.Side = result.Remote
-				remoteCh <- remote{res: r, err: err}
-				return
-			default:
-				remoteCh <- remote{err: fmt.Errorf("%w: unexpected %q message during the test", control.ErrProtocol, m.Type)}
-				return
-			}
+	for {
+		msg, err := m.c.cc.Recv(time.Until(deadline))
+		if err != nil {
+			return sideOutcome{err: err}
 		}
-	}()
-
-	var abortOnce sync.Once
-	abort := func(reason string) {
-		abortOnce.Do(func() { c.cc.Send(control.TypeAbort, control.Abort{Reason: reason}) })
+		switch msg.Type {
+		case control.TypeInterval:
+			var r result.IntervalReport
+			if err := msg.Decode(&r); err != nil {
+				return sideOutcome{err: err}
+			}
+			if err := guard.check(r); err != nil {
+				return sideOutcome{err: err}
+			}
+			r.Side = result.Remote
+			reports[r.Direction] = append(reports[r.Direction], r)
+			m.ticks.add(r)
+		case control.TypeAbort:
+			m.serverAborted(msg)
+		case control.TypeResult:
+			return remoteResult(m.t, msg, reports)
+		default:
+			return sideOutcome{err: fmt.Errorf("%w: unexpected %q message during the test", control.ErrProtocol, msg.Type)}
+		}
 	}
-	stopAbort := context.AfterFunc(ctx, func() { abort("interrupted by the user") })
-	defer stopAbort()
+}
 
-	localCh := make(chan remote, 1)
+// serverAborted takes the server's abort: it ends the test early (it is
+// shutting down), so this side stops sending and both close cleanly.
+// The reason is kept for the result's warning.
+func (m *measurement) serverAborted(msg control.Message) {
+	var a control.Abort
+	msg.Decode(&a)
+	m.serverAbort.Lock()
+	m.serverAbort.reason = a.Reason
+	m.serverAbort.Unlock()
+	m.cancel()
+}
+
+// remoteResult decodes and checks the server's result message, with
+// the interval reports it streamed before; a result that fails the
+// check is kept for nothing.
+func remoteResult(t spec.Test, msg control.Message, reports map[spec.Direction][]result.IntervalReport) sideOutcome {
+	var r result.SideResult
+	err := msg.Decode(&r)
+	if err == nil {
+		if err = checkResult(t, r); err != nil {
+			r = result.SideResult{} // nothing of it is kept
+		} else {
+			fillIntervals(&r, reports)
+		}
+	}
+	r.Side = result.Remote
+	return sideOutcome{res: r, err: err}
+}
+
+// runLocal starts this side's run of the test under runCtx
+// (endpoint.Run, or endpoint.RunRRUL with the probes the server
+// accepted), in a goroutine of its own, over conns, which the run
+// closes. The channel it returns gets the local outcome when the run
+// ends.
+func (m *measurement) runLocal(runCtx context.Context, acc control.Accepted, conns []endpoint.Conn, content []byte, wireDev string) <-chan sideOutcome {
+	c, t := m.c, m.t
 	run := endpoint.Run
 	if t.Kind == spec.RRUL {
 		run = func(ctx context.Context, cfg endpoint.Config) (result.SideResult, error) {
 			return endpoint.RunRRUL(ctx, cfg, c.probes(t, acc))
 		}
 	}
+	ch := make(chan sideOutcome, 1)
 	go func() {
 		r, err := run(runCtx, endpoint.Config{
 			Spec:       t,
@@ -487,7 +540,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			Sends:      spec.ClientToServer,
 			Conns:      conns,
 			Payload:    content,
-			OnInterval: ticks.add,
+			OnInterval: m.ticks.add,
 			CRRNetwork: c.network,
 			CRRAddr:    net.JoinHostPort(c.serverIP(), strconv.Itoa(acc.CRRPort)),
 			CRROptions: engine.ClientOptions(t, spec.Stream{}),
@@ -497,51 +550,63 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 			MaxUDPRRRate: c.cfg.MaxUDPRRRate,
 			Logger:       c.log,
 		})
-		localCh <- remote{res: r, err: err}
+		ch <- sideOutcome{res: r, err: err}
 	}()
+	return ch
+}
 
-	var local, rem remote
+// awaitBoth waits for both sides' outcomes. A local failure is told to
+// the server (abort); a remote failure stops the local side, since its
+// figures are then all there is. Once the local side is done after an
+// interrupt (ctx), the server has 3 s left for its result: then the
+// control connection's read is unblocked (its goroutine ends) and the
+// remote outcome is that error.
+func (m *measurement) awaitBoth(ctx context.Context, localCh, remoteCh <-chan sideOutcome) (local, rem sideOutcome) {
 	gotLocal, gotRemote := false, false
 	var wait <-chan time.Time
 	for !gotLocal || !gotRemote {
 		select {
 		case local = <-localCh:
 			gotLocal = true
-			c.log.Debug("local side done")
+			m.c.log.Debug("local side done")
 			if local.err != nil {
-				abort(local.err.Error())
+				m.abort(local.err.Error())
 			}
 			if !gotRemote && ctx.Err() != nil {
 				wait = time.After(3 * time.Second)
 			}
 		case rem = <-remoteCh:
 			gotRemote = true
-			c.log.Debug("server result received")
+			m.c.log.Debug("server result received")
 			if rem.err != nil {
 				// Without the server the local figures are all there is:
 				// stop the local side now.
-				cancel()
+				m.cancel()
 			}
 		case <-wait:
-			rem = remote{err: errors.New("no result from the server within 3s of the interrupt")}
+			rem = sideOutcome{err: errors.New("no result from the server within 3s of the interrupt")}
 			gotRemote = true
-			c.cc.NetConn().SetReadDeadline(time.Unix(1, 0))
+			m.c.cc.NetConn().SetReadDeadline(time.Unix(1, 0))
 		}
 	}
-	ticks.flush()
-	if rem.err != nil {
-		c.broken = true
-	}
+	return local, rem
+}
 
+// join builds the test's result from both sides' outcomes, with this
+// side's environment record, and marks it interrupted when ctx ended or
+// the server ended the test early. The error is the failure that
+// decides the run (verdict); on an interrupt failures are warnings.
+func (m *measurement) join(ctx context.Context, local, rem sideOutcome) (result.Result, error) {
+	c := m.c
 	local.res.Env = c.localEnv(ctx)
-	res := endpoint.Join(t, local.res, rem.res, started, c.cfg.Hostname, c.cfg.Addr)
+	res := endpoint.Join(m.t, local.res, rem.res, m.started, c.cfg.Hostname, c.cfg.Addr)
 	c.log.Debug("result joined")
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}
-	serverAbort.Lock()
-	reason := serverAbort.reason
-	serverAbort.Unlock()
+	m.serverAbort.Lock()
+	reason := m.serverAbort.reason
+	m.serverAbort.Unlock()
 	if reason != "" && rem.err == nil {
 		// The server stopped the test: its result is partial and so is
 		// ours; a stream error on this side is the consequence, not news.
@@ -552,9 +617,18 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 		}
 		return res, nil
 	}
+	return m.verdict(ctx, res, local, rem)
+}
+
+// verdict returns res with the error that fails the run, if any: the
+// server's failure, then this side's, then a stream of the server's;
+// after an interrupt (ctx) only the server's failure is kept, as a
+// warning.
+func (m *measurement) verdict(ctx context.Context, res result.Result, local, rem sideOutcome) (result.Result, error) {
+	addr := m.c.cfg.Addr
 	switch {
 	case rem.err != nil && ctx.Err() == nil:
-		return res, fmt.Errorf("server %s: %w", c.cfg.Addr, explainLost(rem.err))
+		return res, fmt.Errorf("server %s: %w", addr, explainLost(rem.err))
 	case rem.err != nil:
 		res.Warnings = append(res.Warnings, "server: "+rem.err.Error())
 	case local.err != nil && ctx.Err() == nil:
@@ -562,7 +636,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 	case rem.res.Error != "" && ctx.Err() == nil:
 		// A stream of the server's failed (a datagram too big for the
 		// path, a reset): the run failed there as it would have here.
-		return res, fmt.Errorf("server %s: %w", c.cfg.Addr, escapedErr{errors.New(rem.res.Error)})
+		return res, fmt.Errorf("server %s: %w", addr, escapedErr{errors.New(rem.res.Error)})
 	}
 	return res, nil
 }

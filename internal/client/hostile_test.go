@@ -164,6 +164,43 @@ func runAgainst(t *testing.T, addr string, sp spec.Test) (time.Duration, error) 
 	return time.Since(start), err
 }
 
+// TestHostileServerMessages: a message the running test has no place for
+// (one of the setup's, an interval report that is not one) ends the run
+// at once with a protocol error naming it.
+func TestHostileServerMessages(t *testing.T) {
+	tests := []struct {
+		name    string
+		send    func(cc *control.Conn)
+		wantErr string
+	}{
+		{"ready again", func(cc *control.Conn) { cc.Send(control.TypeReady, struct{}{}) },
+			`unexpected "ready" message during the test`},
+		{"an interval that is a string", func(cc *control.Conn) { cc.Send(control.TypeInterval, "0-1 s: 1 MB") },
+			"bad interval message"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := hostileServer(t, nil, func(cc *control.Conn) {
+				_, done, ok := startTest(t, cc)
+				if !ok {
+					return
+				}
+				defer done()
+				tt.send(cc)
+				cc.Expect(control.TypeBye, nil, 30*time.Second)
+			})
+			took, err := runAgainst(t, addr, hostileSpec())
+			if err == nil || !errors.Is(err, control.ErrProtocol) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("run: %v; want a protocol error saying %q", err, tt.wantErr)
+			}
+			// The spec's window is 2 s: the run ends at once, not then.
+			if took > 2*time.Second {
+				t.Errorf("the run took %v to fail", took)
+			}
+		})
+	}
+}
+
 func TestHostileServerIntervals(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -281,111 +281,185 @@ const unsentTimeout = 2 * time.Second
 // 3 of 40 runs on loopback; iperf3's own client does not wait at all.
 const peerReadGrace = 100 * time.Millisecond
 
-// measure runs this side's loops, ends the test with TEST_END and
-// exchanges results.
+// measure runs this side's loops, ends the test and exchanges results,
+// in the protocol's steps: run this side's senders and receivers
+// (runLocal), wait until what it sent reached the server (awaitSent)
+// and what it receives is in (awaitReceived), send TEST_END and wait
+// for the receivers and the server's EXCHANGE_RESULTS (endTest), trade
+// results (exchange) and join both sides (join).
 func (cl *client) measure(ctx context.Context, conns []endpoint.Conn) (result.Result, error) {
-	t := cl.t
-	started := time.Now()
-	var sends, recvs []endpoint.Conn
-	for _, c := range conns {
-		if c.Dir == spec.ClientToServer {
-			sends = append(sends, c)
-		} else {
-			recvs = append(recvs, c)
-		}
-	}
-	// Duplicates of the sending TCP sockets outlive endpoint.Run's close, so
-	// that this side can see its last bytes reach the server's kernel.
-	var dups []engine.KeptSocket
-	defer func() {
-		for _, f := range dups {
-			f.Close()
-		}
-	}()
-	for _, c := range sends {
-		if tc, ok := c.Conn.(*net.TCPConn); ok {
-			if f, err := engine.Keep(tc); err == nil {
-				dups = append(dups, f)
-			}
-		}
-	}
-
-	var mu sync.Mutex
-	onInterval := func(r result.IntervalReport) {
-		if cl.cfg.OnInterval == nil {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		cl.cfg.OnInterval(result.JoinTick(r, nil))
-	}
-	// With a fixed amount the iperf3 server stops sending when it has sent
-	// it, and waits for TEST_END: the receiving side says when it has it.
-	amountIn := make(chan struct{}, 1)
-	runSide := func(cs []endpoint.Conn, drain time.Duration, received func()) <-chan sideResult {
-		ch := make(chan sideResult, 1)
-		if len(cs) == 0 {
-			ch <- sideResult{skip: true}
-			return ch
-		}
-		go func() {
-			r, err := endpoint.Run(ctx, endpoint.Config{
-				Spec:         t,
-				Side:         result.Local,
-				Sends:        spec.ClientToServer,
-				Conns:        cs,
-				Payload:      cl.cfg.Payload,
-				OnInterval:   onInterval,
-				ProcRoot:     cl.cfg.ProcRoot,
-				UDPOptions:   []engine.UDPOption{engine.Iperf3Header(false)},
-				DrainTimeout: drain,
-
-				AmountReceived: received,
-			})
-			ch <- sideResult{res: r, err: err}
-		}()
-		return ch
-	}
-	recvDrain := time.Duration(0) // side's default: the server closes its streams after TEST_END
-	if t.Kind.UDP() {
-		recvDrain = udpDrain
-	}
-	sendCh := runSide(sends, 0, nil)
-	recvCh := runSide(recvs, recvDrain, func() {
-		select {
-		case amountIn <- struct{}{}:
-		default:
-		}
-	})
-
+	cr := cl.newClientRun(conns)
+	defer cr.closeDups()
+	sendCh, recvCh := cr.runLocal(ctx)
 	// TEST_END goes when this side's senders are done and their data
 	// reached the server, and no earlier than the planned end for the
 	// receiving direction; or at once on an interrupt.
-	end := time.NewTimer(t.Omit + t.Duration)
+	end := time.NewTimer(cl.t.Omit + cl.t.Duration)
 	defer end.Stop()
+	sent := cr.awaitSent(ctx, sendCh)
+	cr.awaitReceived(ctx, end.C)
+	got, err := cr.endTest(recvCh)
+	if err != nil {
+		return result.Result{}, err
+	}
+	local := mergeSides(sent, got)
+	local.Hostname = cl.cfg.Hostname
+	theirs, err := cr.exchange(local)
+	if err != nil {
+		return result.Result{}, err
+	}
+	return cr.join(ctx, local, theirs, sent, got)
+}
+
+// A clientRun is what the phases of one test's run on the iperf3 client
+// share (client.measure).
+type clientRun struct {
+	cl      *client
+	started time.Time
+	// sends and recvs are the streams this side sends and receives on.
+	sends, recvs []endpoint.Conn
+	// dups are duplicates of the sending TCP sockets: they outlive
+	// endpoint.Run's close, so that this side can see its last bytes
+	// reach the server's kernel.
+	dups []engine.KeptSocket
+	// mu serializes the two runs' calls of OnInterval.
+	mu sync.Mutex
+	// amountIn gets a value when all of a fixed amount (-n, -k) arrived:
+	// the iperf3 server then stops sending and waits for TEST_END.
+	amountIn chan struct{}
+}
+
+// newClientRun starts the run's clock and sorts conns into the streams
+// this side sends and receives on, keeping a duplicate of each sending
+// TCP socket (closeDups closes them).
+func (cl *client) newClientRun(conns []endpoint.Conn) *clientRun {
+	cr := &clientRun{cl: cl, started: time.Now(), amountIn: make(chan struct{}, 1)}
+	for _, c := range conns {
+		if c.Dir == spec.ClientToServer {
+			cr.sends = append(cr.sends, c)
+		} else {
+			cr.recvs = append(cr.recvs, c)
+		}
+	}
+	for _, c := range cr.sends {
+		if tc, ok := c.Conn.(*net.TCPConn); ok {
+			if f, err := engine.Keep(tc); err == nil {
+				cr.dups = append(cr.dups, f)
+			}
+		}
+	}
+	return cr
+}
+
+// closeDups closes the sending sockets' duplicates.
+func (cr *clientRun) closeDups() {
+	for _, f := range cr.dups {
+		f.Close()
+	}
+}
+
+// runLocal starts this side's two runs (endpoint.Run each), one over
+// the sending streams and one over the receiving ones, in goroutines of
+// their own; the channels it returns get their outcomes. A receiving
+// UDP run reads on for udpDrain after its window; a TCP one to the
+// server's close of its streams after TEST_END.
+func (cr *clientRun) runLocal(ctx context.Context) (sendCh, recvCh <-chan sideResult) {
+	recvDrain := time.Duration(0) // side's default: the server closes its streams after TEST_END
+	if cr.cl.t.Kind.UDP() {
+		recvDrain = udpDrain
+	}
+	sendCh = cr.runSide(ctx, cr.sends, 0, nil)
+	recvCh = cr.runSide(ctx, cr.recvs, recvDrain, cr.amountReceived)
+	return sendCh, recvCh
+}
+
+// runSide runs endpoint.Run over cs in a goroutine and returns the
+// channel that gets its outcome; over no streams it is skipped at once.
+func (cr *clientRun) runSide(ctx context.Context, cs []endpoint.Conn, drain time.Duration, received func()) <-chan sideResult {
+	cl := cr.cl
+	ch := make(chan sideResult, 1)
+	if len(cs) == 0 {
+		ch <- sideResult{skip: true}
+		return ch
+	}
+	go func() {
+		r, err := endpoint.Run(ctx, endpoint.Config{
+			Spec:         cl.t,
+			Side:         result.Local,
+			Sends:        spec.ClientToServer,
+			Conns:        cs,
+			Payload:      cl.cfg.Payload,
+			OnInterval:   cr.onInterval,
+			ProcRoot:     cl.cfg.ProcRoot,
+			UDPOptions:   []engine.UDPOption{engine.Iperf3Header(false)},
+			DrainTimeout: drain,
+
+			AmountReceived: received,
+		})
+		ch <- sideResult{res: r, err: err}
+	}()
+	return ch
+}
+
+// onInterval hands an interval report of either run to OnInterval, one
+// at a time.
+func (cr *clientRun) onInterval(r result.IntervalReport) {
+	if cr.cl.cfg.OnInterval == nil {
+		return
+	}
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	cr.cl.cfg.OnInterval(result.JoinTick(r, nil))
+}
+
+// amountReceived tells awaitReceived that all of a fixed amount arrived.
+func (cr *clientRun) amountReceived() {
+	select {
+	case cr.amountIn <- struct{}{}:
+	default:
+	}
+}
+
+// awaitSent waits for the sending run's outcome and, when it ended
+// well and was not interrupted, for its data to reach the server's
+// kernel (at most unsentTimeout) and peerReadGrace more.
+func (cr *clientRun) awaitSent(ctx context.Context, sendCh <-chan sideResult) sideResult {
 	sent := <-sendCh
-	if len(sends) > 0 && ctx.Err() == nil && sent.err == nil {
+	if len(cr.sends) > 0 && ctx.Err() == nil && sent.err == nil {
 		t0 := time.Now()
-		waitUnsent(dups, unsentTimeout)
+		waitUnsent(cr.dups, unsentTimeout)
 		// iperf3's server stops reading its streams at TEST_END: what
 		// its kernel acknowledged but it has not read yet would be
 		// missing from its count. Give it a moment to read.
 		time.Sleep(peerReadGrace)
-		cl.log.Debug("sent data reached the iperf3 server", "wait", time.Since(t0))
+		cr.cl.log.Debug("sent data reached the iperf3 server", "wait", time.Since(t0))
 	}
-	if len(recvs) > 0 {
-		select {
-		case <-end.C:
-		case <-ctx.Done():
-		case <-amountIn: // all of a fixed amount arrived (-n, -k)
-		}
+	return sent
+}
+
+// awaitReceived waits, when this side receives, for the planned end
+// (end), all of a fixed amount, or an interrupt.
+func (cr *clientRun) awaitReceived(ctx context.Context, end <-chan time.Time) {
+	if len(cr.recvs) == 0 {
+		return
 	}
+	select {
+	case <-end:
+	case <-ctx.Done():
+	case <-cr.amountIn: // all of a fixed amount arrived (-n, -k)
+	}
+}
+
+// endTest sends TEST_END, then waits for the receiving run's outcome,
+// which it returns, and for the server's EXCHANGE_RESULTS (at most
+// ReadTimeout plus 5 s): the server closes its streams and asks for
+// results, and the receiving loops read to those ends meanwhile.
+func (cr *clientRun) endTest(recvCh <-chan sideResult) (sideResult, error) {
+	cl := cr.cl
 	if err := cl.cc.writeState(TestEnd); err != nil {
 		<-recvCh
-		return result.Result{}, err
+		return sideResult{}, err
 	}
-	// The server closes its streams and asks for results; the receiving
-	// loops read to those ends meanwhile.
 	stateCh := make(chan stateResult, 1)
 	go func() {
 		s, err := cl.cc.readState(ReadTimeout + 5*time.Second)
@@ -393,39 +467,52 @@ func (cl *client) measure(ctx context.Context, conns []endpoint.Conn) (result.Re
 	}()
 	got := <-recvCh
 	st := <-stateCh
-	local := mergeSides(sent, got)
-	local.Hostname = cl.cfg.Hostname
 	if st.err == nil && st.s != ExchangeResults {
 		st.err = fmt.Errorf("%w: got %v after TEST_END, want EXCHANGE_RESULTS", ErrProtocol, st.s)
 	}
 	if st.err != nil {
-		return result.Result{}, cl.explain(context.Background(), st.err)
+		return got, cl.explain(context.Background(), st.err)
 	}
-	mine, err := clientResults(t, local).Marshal()
+	return got, nil
+}
+
+// exchange sends this side's results (local, in iperf3's form), reads
+// the server's, waits for DISPLAY_RESULTS and answers IPERF_DONE; each
+// read waits at most ReadTimeout.
+func (cr *clientRun) exchange(local result.SideResult) (Results, error) {
+	cc := cr.cl.cc
+	mine, err := clientResults(cr.cl.t, local).Marshal()
 	if err != nil {
-		return result.Result{}, err
+		return Results{}, err
 	}
-	if err := cl.cc.writeJSON(mine); err != nil {
-		return result.Result{}, fmt.Errorf("send results: %w", err)
+	if err := cc.writeJSON(mine); err != nil {
+		return Results{}, fmt.Errorf("send results: %w", err)
 	}
-	b, err := cl.cc.readJSON(MaxResultsLen, ReadTimeout)
+	b, err := cc.readJSON(MaxResultsLen, ReadTimeout)
 	if err != nil {
-		return result.Result{}, fmt.Errorf("read the server's results: %w", err)
+		return Results{}, fmt.Errorf("read the server's results: %w", err)
 	}
 	theirs, err := ParseResults(b)
 	if err != nil {
-		return result.Result{}, err
+		return Results{}, err
 	}
-	if err := cl.cc.expectState(DisplayResults, ReadTimeout); err != nil {
-		return result.Result{}, err
+	if err := cc.expectState(DisplayResults, ReadTimeout); err != nil {
+		return Results{}, err
 	}
-	cl.cc.writeState(IperfDone)
+	cc.writeState(IperfDone)
+	return theirs, nil
+}
 
-	remote, warnings := remoteSide(t, theirs)
+// join makes the test's result of this side's (local) and the server's
+// figures (theirs), marked interrupted when ctx ended; a failure of
+// either run (sent, got) fails it unless it was interrupted.
+func (cr *clientRun) join(ctx context.Context, local result.SideResult, theirs Results, sent, got sideResult) (result.Result, error) {
+	cl := cr.cl
+	remote, warnings := remoteSide(cl.t, theirs)
 	if local.CPU != nil && onThisHost(cl.cfg.Addr) {
 		peerNotOther(local.CPU, "iperf3")
 	}
-	res := endpoint.Join(t, local, remote, started, cl.cfg.Hostname, cl.cfg.Addr)
+	res := endpoint.Join(cl.t, local, remote, cr.started, cl.cfg.Hostname, cl.cfg.Addr)
 	res.Warnings = append(res.Warnings, warnings...)
 	if ctx.Err() != nil {
 		res.Interrupted = true

@@ -624,64 +624,125 @@ func (s *Server) loops(p Params, conns []net.Conn) ([]*stream, error) {
 	return out, nil
 }
 
-// run starts the test, waits for the client's TEST_END, drains and
-// exchanges results.
+// run is the test once its streams are set up, in the protocol's steps:
+// start the loops (begin), wait for the client's TEST_END (awaitEnd),
+// stop the senders and drain the receivers (stopStreams), count this
+// side's figures (tally) and exchange results (exchange).
 func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, log *slog.Logger) (Summary, error) {
-	sum := Summary{UDP: p.UDP}
-	if err := cc.writeState(TestStart); err != nil {
-		return sum, err
+	sr := &serverRun{s: s, cc: cc, p: p, streams: streams, log: log, sum: Summary{UDP: p.UDP}}
+	if err := sr.begin(); err != nil {
+		return sr.sum, err
 	}
-	if err := cc.writeState(TestRunning); err != nil {
-		return sum, err
-	}
-	start := time.Now()
-	cpu0, cpuErr := measure.ReadProcessCPU()
 	// Each loop keeps an OS thread and its P while it runs (see
 	// engine.AddProcs).
 	defer engine.AddProcs(len(streams))()
-	for _, st := range streams {
+	sr.startLoops()
+	stopOmit := sr.startOmit()
+	defer stopOmit()
+	end, err := sr.awaitEnd(ctx)
+	if err != nil {
+		return sr.sum, err
+	}
+	sr.stopStreams()
+	mine := sr.tally(end)
+	err = sr.exchange(mine) // it adds the client's figures to sr.sum
+	return sr.sum, err
+}
+
+// A serverRun is what the phases of one iperf3 test's run on this
+// server share (Server.run).
+type serverRun struct {
+	s       *Server
+	cc      conn
+	p       Params
+	streams []*stream
+	log     *slog.Logger
+	// start is when the test started, cpu0 (or cpuErr) the process's
+	// CPU then.
+	start  time.Time
+	cpu0   measure.ProcessCPU
+	cpuErr error
+	// windowStart is when the results' window opened: the start, or the
+	// end of the warm-up, whose timer writes it and the streams' base
+	// under baseMu.
+	baseMu      sync.Mutex
+	windowStart time.Time
+	sum         Summary
+}
+
+// begin tells the client the test starts and runs (TEST_START,
+// TEST_RUNNING), and notes the time and the process's CPU.
+func (sr *serverRun) begin() error {
+	if err := sr.cc.writeState(TestStart); err != nil {
+		return err
+	}
+	if err := sr.cc.writeState(TestRunning); err != nil {
+		return err
+	}
+	sr.start = time.Now()
+	sr.cpu0, sr.cpuErr = measure.ReadProcessCPU()
+	sr.windowStart = sr.start
+	return nil
+}
+
+// startLoops runs each stream's loop in a goroutine of its own, which
+// closes the stream's done when the loop returns.
+func (sr *serverRun) startLoops() {
+	for _, st := range sr.streams {
 		go func() {
 			defer close(st.done)
 			st.err = st.loop.Run()
 		}()
 	}
-	stopAll := func() {
-		for _, st := range streams {
-			st.loop.Stop()
-		}
-		for _, st := range streams {
-			<-st.done
-		}
-	}
-	// The warm-up (--omit) is left out: the counters restart after it.
-	var baseMu sync.Mutex
-	windowStart := start
-	if p.Omit > 0 {
-		omit := time.AfterFunc(time.Duration(p.Omit)*time.Second, func() {
-			baseMu.Lock()
-			defer baseMu.Unlock()
-			windowStart = time.Now()
-			for _, st := range streams {
-				st.base = st.loop.Counters()
-			}
-		})
-		defer omit.Stop()
-	}
+}
 
-	// A timed test ends with the client's TEST_END, which may come
-	// TestGrace late at most. A byte or block count test (-n, -k) has no
-	// length of its own: the server ends it at MaxTestLength.
+// stopAll stops every loop and waits for all of them to return.
+func (sr *serverRun) stopAll() {
+	for _, st := range sr.streams {
+		st.loop.Stop()
+	}
+	for _, st := range sr.streams {
+		<-st.done
+	}
+}
+
+// startOmit leaves the warm-up (--omit) out: when it ends, the window
+// starts anew and the streams' counters restart (their base). It returns
+// the function that stops the warm-up's timer.
+func (sr *serverRun) startOmit() (stop func()) {
+	if sr.p.Omit <= 0 {
+		return func() {}
+	}
+	omit := time.AfterFunc(time.Duration(sr.p.Omit)*time.Second, func() {
+		sr.baseMu.Lock()
+		defer sr.baseMu.Unlock()
+		sr.windowStart = time.Now()
+		for _, st := range sr.streams {
+			st.base = st.loop.Counters()
+		}
+	})
+	return func() { omit.Stop() }
+}
+
+// awaitEnd waits for the client's TEST_END and returns when it was
+// read. A timed test ends with the client's TEST_END, which may come
+// TestGrace late at most. A byte or block count test (-n, -k) has no
+// length of its own: the server ends it at MaxTestLength, telling the
+// client SERVER_TERMINATE. When the test ends any other way, awaitEnd
+// stops the loops and returns why.
+func (sr *serverRun) awaitEnd(ctx context.Context) (time.Time, error) {
+	p, cfg := sr.p, sr.s.cfg
 	limit := time.Duration(p.Omit+p.Time)*time.Second + TestGrace
 	var cut <-chan time.Time
 	if p.Time == 0 {
-		limit = s.cfg.MaxTestLength + TestGrace
-		tm := time.NewTimer(s.cfg.MaxTestLength)
+		limit = cfg.MaxTestLength + TestGrace
+		tm := time.NewTimer(cfg.MaxTestLength)
 		defer tm.Stop()
 		cut = tm.C
 	}
 	stateCh := make(chan stateResult, 1)
 	go func() {
-		st, err := cc.readState(limit)
+		st, err := sr.cc.readState(limit)
 		stateCh <- stateResult{st, err}
 	}()
 	var got stateResult
@@ -691,134 +752,173 @@ func (s *Server) run(ctx context.Context, cc conn, p Params, streams []*stream, 
 		// Tell the client, and let it close first (it does at once): a
 		// client sending at full speed into streams closed under it
 		// would report the reset instead of the termination.
-		cc.writeState(ServerTerminate)
-		cc.c.SetReadDeadline(time.Now().Add(time.Second))
+		sr.cc.writeState(ServerTerminate)
+		sr.cc.c.SetReadDeadline(time.Now().Add(time.Second))
 		<-stateCh
-		stopAll()
-		return sum, fmt.Errorf("ended at the server's longest test, %v: a byte or block count (-n, -k) test runs at most that long", s.cfg.MaxTestLength)
+		sr.stopAll()
+		return time.Time{}, fmt.Errorf("ended at the server's longest test, %v: a byte or block count (-n, -k) test runs at most that long", cfg.MaxTestLength)
 	case <-ctx.Done():
 		got = <-stateCh // the shutdown notice unblocks the read
 	}
 	end := time.Now()
+	return end, sr.checkEnd(got)
+}
+
+// checkEnd returns nil when the state the client sent is TEST_END; for
+// any other state, or a failed read, it stops the loops and returns why.
+func (sr *serverRun) checkEnd(got stateResult) error {
 	switch {
 	case got.err != nil:
-		stopAll()
-		return sum, fmt.Errorf("waiting for TEST_END: %w", got.err)
+		sr.stopAll()
+		return fmt.Errorf("waiting for TEST_END: %w", got.err)
 	case got.s == ClientTerminate:
-		stopAll()
-		return sum, errors.New("the client ended the test (CLIENT_TERMINATE)")
+		sr.stopAll()
+		return errors.New("the client ended the test (CLIENT_TERMINATE)")
 	case got.s != TestEnd:
-		stopAll()
-		return sum, fail(cc, errCtrlMessage, 0, fmt.Errorf("%w: got %v during the test, want TEST_END", ErrProtocol, got.s))
+		sr.stopAll()
+		return fail(sr.cc, errCtrlMessage, 0, fmt.Errorf("%w: got %v during the test, want TEST_END", ErrProtocol, got.s))
 	}
-	// Senders stop and close now, as iperf3's server does: the client
-	// reads its streams to their end. Receivers read what is still in
-	// flight.
-	for _, st := range streams {
+	return nil
+}
+
+// stopStreams ends the loops after TEST_END. Senders stop and close
+// now, as iperf3's server does: the client reads its streams to their
+// end; their counts are taken first (senderAtEnd). Receivers read what
+// is still in flight (drain). Every loop has returned when it returns.
+func (sr *serverRun) stopStreams() {
+	for _, st := range sr.streams {
 		if st.sends {
-			st.atEnd = st.loop.Counters()
-			if _, ok := st.conn.(*net.TCPConn); ok {
-				if n, ti, err := sentTCP(st.loop); err == nil {
-					st.atEnd.Bytes = max(st.atEnd.Bytes, n)
-					st.retrans = ti.TotalRetrans
-				}
-				if si, err := st.loop.Info(); err == nil {
-					st.congestion = si.CongestionControl
-				}
-			}
+			senderAtEnd(st)
 			st.loop.Stop()
 		}
 	}
-	for _, st := range streams {
+	for _, st := range sr.streams {
 		if st.sends {
 			<-st.done
 			st.loop.Close()
 		}
 	}
-	drain(streams)
-	stopAll()
+	drain(sr.streams)
+	sr.stopAll()
+}
 
-	baseMu.Lock()
-	elapsed := end.Sub(windowStart).Seconds()
-	baseMu.Unlock()
+// senderAtEnd notes a sending stream's counters as TEST_END was read
+// (atEnd): on TCP the bytes its kernel took (sentTCP), at least the
+// loop's count, and its retransmits and congestion control.
+func senderAtEnd(st *stream) {
+	st.atEnd = st.loop.Counters()
+	if _, ok := st.conn.(*net.TCPConn); ok {
+		if n, ti, err := sentTCP(st.loop); err == nil {
+			st.atEnd.Bytes = max(st.atEnd.Bytes, n)
+			st.retrans = ti.TotalRetrans
+		}
+		if si, err := st.loop.Info(); err == nil {
+			st.congestion = si.CongestionControl
+		}
+	}
+}
+
+// tally counts this side's figures as of end (TEST_END) into the results
+// it sends the client, and into the summary: the process's CPU over the
+// test, and each stream's figures over the window.
+func (sr *serverRun) tally(end time.Time) Results {
+	sr.baseMu.Lock()
+	elapsed := end.Sub(sr.windowStart).Seconds()
+	sr.baseMu.Unlock()
 	mine := Results{SenderHasRetransmits: -1}
-	if cpuErr == nil {
+	if sr.cpuErr == nil {
 		if cpu1, err := measure.ReadProcessCPU(); err == nil && elapsed > 0 {
-			d := cpu1.Sub(cpu0)
-			wall := end.Sub(start).Seconds()
+			d := cpu1.Sub(sr.cpu0)
+			wall := end.Sub(sr.start).Seconds()
 			mine.CPUUtilUser = 100 * d.User.Seconds() / wall
 			mine.CPUUtilSystem = 100 * d.System.Seconds() / wall
 			mine.CPUUtilTotal = mine.CPUUtilUser + mine.CPUUtilSystem
 		}
 	}
-	for _, st := range streams {
-		ctr := st.loop.Counters()
+	for _, st := range sr.streams {
+		r := sr.streamResult(st, elapsed, &mine)
 		if st.sends {
-			ctr = st.atEnd
-		}
-		r := StreamResult{ID: st.id, Bytes: ctr.Bytes - st.base.Bytes, Retransmits: -1, EndTime: max(elapsed, 0)}
-		if st.err != nil {
-			log.Info("iperf3 stream ended with an error", "stream", st.id, "err", st.err)
-		}
-		switch st.conn.(type) {
-		case *net.TCPConn:
-			if st.sends {
-				mine.SenderHasRetransmits = 1
-				r.Retransmits = st.retrans
-				mine.CongestionUsed = cmp.Or(st.congestion, mine.CongestionUsed)
-			} else if mine.CongestionUsed == "" {
-				if si, err := st.loop.Info(); err == nil {
-					mine.CongestionUsed = si.CongestionControl
-				}
-			}
-		case *net.UDPConn:
-			if st.sends {
-				if mine.SenderHasRetransmits < 0 {
-					mine.SenderHasRetransmits = 0
-				}
-				r.Packets = ctr.Packets - st.base.Packets
-			} else {
-				r.Errors = ctr.Lost - st.base.Lost
-				r.Packets = ctr.Packets - st.base.Packets + r.Errors
-				r.Jitter = ctr.JitterNanos / 1e9
-			}
-		}
-		if st.sends {
-			sum.Sent += r.Bytes
+			sr.sum.Sent += r.Bytes
 		} else {
-			sum.Received += r.Bytes
+			sr.sum.Received += r.Bytes
 		}
-		sum.Streams = append(sum.Streams, r)
+		sr.sum.Streams = append(sr.sum.Streams, r)
 		mine.Streams = append(mine.Streams, r)
 	}
+	return mine
+}
 
-	if err := cc.writeState(ExchangeResults); err != nil {
-		return sum, err
+// streamResult is one stream's figures over the window of elapsed
+// seconds; it notes in mine whether the sender counts retransmits and
+// the congestion control used.
+func (sr *serverRun) streamResult(st *stream, elapsed float64, mine *Results) StreamResult {
+	ctr := st.loop.Counters()
+	if st.sends {
+		ctr = st.atEnd
 	}
-	b, err := cc.readJSON(MaxResultsLen, s.cfg.ReadTimeout)
+	r := StreamResult{ID: st.id, Bytes: ctr.Bytes - st.base.Bytes, Retransmits: -1, EndTime: max(elapsed, 0)}
+	if st.err != nil {
+		sr.log.Info("iperf3 stream ended with an error", "stream", st.id, "err", st.err)
+	}
+	switch st.conn.(type) {
+	case *net.TCPConn:
+		if st.sends {
+			mine.SenderHasRetransmits = 1
+			r.Retransmits = st.retrans
+			mine.CongestionUsed = cmp.Or(st.congestion, mine.CongestionUsed)
+		} else if mine.CongestionUsed == "" {
+			if si, err := st.loop.Info(); err == nil {
+				mine.CongestionUsed = si.CongestionControl
+			}
+		}
+	case *net.UDPConn:
+		if st.sends {
+			if mine.SenderHasRetransmits < 0 {
+				mine.SenderHasRetransmits = 0
+			}
+			r.Packets = ctr.Packets - st.base.Packets
+		} else {
+			r.Errors = ctr.Lost - st.base.Lost
+			r.Packets = ctr.Packets - st.base.Packets + r.Errors
+			r.Jitter = ctr.JitterNanos / 1e9
+		}
+	}
+	return r
+}
+
+// exchange trades results with the client: EXCHANGE_RESULTS, the
+// client's results (kept in the summary), this side's (mine), then
+// DISPLAY_RESULTS; it waits for the client's IPERF_DONE, or its close,
+// each read at most ReadTimeout.
+func (sr *serverRun) exchange(mine Results) error {
+	cc, timeout := sr.cc, sr.s.cfg.ReadTimeout
+	if err := cc.writeState(ExchangeResults); err != nil {
+		return err
+	}
+	b, err := cc.readJSON(MaxResultsLen, timeout)
 	if err != nil {
-		return sum, fail(cc, errRecvResults, errnoInval, fmt.Errorf("client's results: %w", err))
+		return fail(cc, errRecvResults, errnoInval, fmt.Errorf("client's results: %w", err))
 	}
 	theirs, err := ParseResults(b)
 	if err != nil {
-		return sum, fail(cc, errRecvResults, errnoInval, err)
+		return fail(cc, errRecvResults, errnoInval, err)
 	}
-	sum.Client = theirs.Streams
+	sr.sum.Client = theirs.Streams
 	out, err := mine.Marshal()
 	if err != nil {
-		return sum, err
+		return err
 	}
 	if err := cc.writeJSON(out); err != nil {
-		return sum, fmt.Errorf("send results: %w", err)
+		return fmt.Errorf("send results: %w", err)
 	}
 	if err := cc.writeState(DisplayResults); err != nil {
-		return sum, err
+		return err
 	}
 	// The client answers IPERF_DONE, or just closes.
-	if st, err := cc.readState(s.cfg.ReadTimeout); err == nil && st != IperfDone {
-		log.Info("iperf3 client ended with an unexpected state", "state", st)
+	if st, err := cc.readState(timeout); err == nil && st != IperfDone {
+		sr.log.Info("iperf3 client ended with an unexpected state", "state", st)
 	}
-	return sum, nil
+	return nil
 }
 
 // drain lets the receiving streams read on until nothing arrived for

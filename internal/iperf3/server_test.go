@@ -298,9 +298,15 @@ func TestServerRefusesBadPeers(t *testing.T) {
 	for {
 		select {
 		case s := <-ts.done:
-			if s.Err == nil {
-				return
+			if s.Err != nil {
+				continue // one of the refused peers above
 			}
+			// The summary holds what the client sent and what it said it
+			// sent: both planted above.
+			if s.Received != 4096 || len(s.Client) != 1 || s.Client[0].ID != 1 || s.Client[0].Bytes != 4096 {
+				t.Errorf("summary: received %d, the client's figures %+v; want 4096 bytes received and stream 1 with 4096 bytes", s.Received, s.Client)
+			}
+			return
 		case <-time.After(5 * time.Second):
 			t.Fatal("the good test never ended")
 		}

@@ -486,186 +486,298 @@ type recvd struct {
 	err error
 }
 
-// test runs one test of the session. An error ends the session.
+// test runs one test of the session in the protocol's steps: open its
+// data path and accept it (newTestRun, accept), wait for its data
+// connections (awaitData), start a side that only receives
+// (startEarly), say ready and wait for the start (awaitStart), run this
+// side while watching the control connection (run, endRun), and send
+// the result (finish). An error ends the session.
 func (ss *session) test(ctx context.Context, req control.TestRequest) error {
-	s, cc, log := ss.s, ss.cc, ss.log
-	t := req.Spec
-	peer := addrOf(cc.NetConn().RemoteAddr())
-	pt := &pendingTest{peer: peer, want: map[int]spec.Direction{}, got: map[int]*net.TCPConn{}, arrived: make(chan struct{})}
-	if tcpStreams(t) {
-		for _, st := range t.Streams() {
-			pt.want[st.ID] = st.Dir
-		}
-	} else {
-		close(pt.arrived) // its data path is UDP, or a connection per transaction
-	}
-	local := addrOf(cc.NetConn().LocalAddr())
-	dp, err := openDataPath(t, local, peer)
+	tr, err := ss.newTestRun(req)
 	if err != nil {
-		cc.SendError(control.CodeInternal, fmt.Sprintf("server data sockets: %v", err))
 		return err
 	}
-	defer dp.close()
-	tok := control.NewToken()
-	s.mu.Lock()
-	s.pending[tok] = pt
-	s.mu.Unlock()
-	unregister := func() {
-		s.mu.Lock()
-		delete(s.pending, tok)
-		s.mu.Unlock()
-	}
+	defer tr.dp.close()
+	tr.register()
 	// The one cleanup of the test's TCP streams, whatever way it ends:
 	// endpoint.Run closes them when the test ran, and closing again is
 	// harmless; before that, this closes those that arrived and refuses
 	// later ones.
-	defer pt.closeAll()
-	defer unregister()
+	defer tr.pt.closeAll()
+	defer tr.unregister()
+	if err := tr.accept(); err != nil {
+		return err
+	}
+	if err := tr.awaitData(ctx); err != nil {
+		return err
+	}
+	conns, err := streamConns(tr.t, tr.pt, tr.dp)
+	if err != nil {
+		ss.cc.SendError(control.CodeInvalid, fmt.Sprintf("server data socket: %v", err))
+		return nil
+	}
+	tr.conns = conns
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tr.cancel = cancel
+	if receivesOnly(tr.t) {
+		tr.startEarly(runCtx)
+	}
+	if err := tr.awaitStart(ctx); err != nil {
+		return err
+	}
+	stopWatch := watchControl(ss.msgs, cancel, "the test")
+	// When the server stops, tell the client first so that it stops sending
+	// and both sides close their streams cleanly.
+	stopNotice := context.AfterFunc(ctx, func() {
+		ss.cc.Send(control.TypeAbort, control.Abort{Reason: "server shutting down"})
+	})
+	defer stopNotice()
+	res, err := tr.run(runCtx)
+	abortErr := tr.endRun(stopWatch)
+	return tr.finish(ctx, res, err, abortErr)
+}
 
+// A testRun is what the phases of one test of a session share
+// (session.test).
+type testRun struct {
+	ss   *session
+	req  control.TestRequest
+	t    spec.Test
+	peer netip.Addr
+	pt   *pendingTest // its TCP data connections, as they arrive
+	dp   *dataPath    // its UDP sockets and TCP_CRR listener
+	tok  control.Token
+	env  *sysinfo.Env // this side's environment record (awaitData)
+	// conns are the streams' sockets; cancel stops the run (an abort,
+	// a lost client, a stuck reader).
+	conns  []endpoint.Conn
+	cancel context.CancelFunc
+	// reports writes the run's interval reports to the client; early
+	// gets the outcome of a run started before ready (awaitStart).
+	reports *reportWriter
+	early   chan ran
+}
+
+// ran is how this side's run ended.
+type ran struct {
+	res result.SideResult
+	err error
+}
+
+// newTestRun makes the test's state: the data connections it waits for
+// and its data path. A data path that cannot open is told to the client
+// and ends the session.
+func (ss *session) newTestRun(req control.TestRequest) (*testRun, error) {
+	t := req.Spec
+	tr := &testRun{ss: ss, req: req, t: t, peer: addrOf(ss.cc.NetConn().RemoteAddr())}
+	tr.pt = &pendingTest{peer: tr.peer, want: map[int]spec.Direction{}, got: map[int]*net.TCPConn{}, arrived: make(chan struct{})}
+	if tcpStreams(t) {
+		for _, st := range t.Streams() {
+			tr.pt.want[st.ID] = st.Dir
+		}
+	} else {
+		close(tr.pt.arrived) // its data path is UDP, or a connection per transaction
+	}
+	local := addrOf(ss.cc.NetConn().LocalAddr())
+	dp, err := openDataPath(t, local, tr.peer)
+	if err != nil {
+		ss.cc.SendError(control.CodeInternal, fmt.Sprintf("server data sockets: %v", err))
+		return nil, err
+	}
+	tr.dp = dp
+	return tr, nil
+}
+
+// register gives the test a new token under which the server's accept
+// loop hands it its data connections (Server.data).
+func (tr *testRun) register() {
+	s := tr.ss.s
+	tr.tok = control.NewToken()
+	s.mu.Lock()
+	s.pending[tr.tok] = tr.pt
+	s.mu.Unlock()
+}
+
+// unregister takes the test's token back: later data connections that
+// present it are refused. Calling it again does nothing.
+func (tr *testRun) unregister() {
+	s := tr.ss.s
+	s.mu.Lock()
+	delete(s.pending, tr.tok)
+	s.mu.Unlock()
+}
+
+// accept tells the client the test's token and the ports of its data
+// path.
+func (tr *testRun) accept() error {
+	cc := tr.ss.cc
 	port := 0
 	if la, ok := cc.NetConn().LocalAddr().(*net.TCPAddr); ok {
 		port = la.Port
 	}
-	acc := control.Accepted{Token: tok, DataPort: port, UDPPorts: dp.udpPorts(), CRRPort: dp.crrPort()}
-	if err := cc.Send(control.TypeAccepted, acc); err != nil {
-		return err
-	}
+	acc := control.Accepted{Token: tr.tok, DataPort: port, UDPPorts: tr.dp.udpPorts(), CRRPort: tr.dp.crrPort()}
+	return cc.Send(control.TypeAccepted, acc)
+}
+
+// awaitData waits for the test's data connections (awaitStreams, at
+// most StreamsTimeout) while this side's environment record is
+// collected, then proves the UDP streams' peers. It leaves the record in
+// tr.env and the token unregistered.
+func (tr *testRun) awaitData(ctx context.Context) error {
+	ss := tr.ss
 	// The record names the device whose counters endpoint.Run reads; it is
 	// collected at the session's first test, before the start, while the
 	// data connections arrive: this goroutine only waits for them until
 	// it takes the record, so the session's state has one user at a time.
 	envCh := make(chan *sysinfo.Env, 1)
 	go func() { envCh <- sideEnv(ctx) }()
-	if err := ss.awaitStreams(ctx, pt); err != nil {
+	if err := ss.awaitStreams(ctx, tr.pt); err != nil {
 		<-envCh
 		return err
 	}
-	unregister()
-	env := <-envCh
-	log.Debug("data connections in, environment record ready")
-	if err := dp.proveUDP(ctx, tok, s.cfg.StreamsTimeout, log); err != nil {
-		cc.SendError(control.CodeProtocol, err.Error())
+	tr.unregister()
+	tr.env = <-envCh
+	ss.log.Debug("data connections in, environment record ready")
+	if err := tr.dp.proveUDP(ctx, tr.tok, ss.s.cfg.StreamsTimeout, ss.log); err != nil {
+		ss.cc.SendError(control.CodeProtocol, err.Error())
 		return err
 	}
-	conns, err := streamConns(t, pt, dp)
-	if err != nil {
-		cc.SendError(control.CodeInvalid, fmt.Sprintf("server data socket: %v", err))
-		return nil
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// The reports go out from a writer of their own: a client that stops
-	// reading them ends its test, by the test's deadline at the latest.
-	var reports *reportWriter
-	// The deadline runs from the start; made before the start (a side
-	// that starts early), it counts the longest wait for it too.
-	startReports := func(beforeStart time.Duration) {
-		reports = newReportWriter(cc, t, time.Now().Add(beforeStart+t.Omit+t.Duration+reportsGrace), cancel)
-	}
-	payload := req.Payload
-	run := endpoint.Run
-	if t.Kind == spec.RRUL {
-		run = func(ctx context.Context, cfg endpoint.Config) (result.SideResult, error) {
-			return endpoint.RunRRUL(ctx, cfg, endpoint.Probes{Echo: dp.udp[0], EchoMaxPerSecond: s.probeEchoRate(t), Listener: dp.crr, Peer: peer})
-		}
-	}
-	runSide := func() (result.SideResult, error) {
-		return run(runCtx, endpoint.Config{
-			Spec:            t,
-			Side:            result.Remote,
-			Sends:           spec.ServerToClient,
-			Conns:           conns,
-			Payload:         payload,
-			CRR:             dp.crrShared,
-			OnInterval:      reports.add,
-			StreamIntervals: req.StreamedIntervals,
-			ProcRoot:        s.cfg.ProcRoot,
-			WireDevice:      wireDevice(env),
-			// What a UDP_RR client makes this server send is paced to the
-			// UDP limit, whatever its sizes, burst and request rate.
-			MaxUDPRRRate: s.admission().MaxUDPRateBitsPerSecond,
-			Logger:       log,
-		})
-	}
-	// A side that only receives starts its loops before ready: they
-	// wait in their reads when the client's data begins, and its window
-	// opens at the first byte as it arrives. Started after start, on a
-	// server busy with many tests, a loop came up to 0.5 s after the
-	// data, read what had queued meanwhile at once, and its window was
-	// that much short of the bytes it counted (2-4% over -b).
-	type ran struct {
-		res result.SideResult
-		err error
-	}
-	var early chan ran
-	if receivesOnly(t) {
-		startReports(s.cfg.StreamsTimeout)
-		early = make(chan ran, 1)
-		go func() {
-			r, err := runSide()
-			early <- ran{r, err}
-		}()
-	}
-	// An early side that never gets its start is stopped and waited for.
-	abandon := func(err error) error {
-		if early != nil {
-			cancel()
-			<-early
-			reports.close()
-		}
-		return err
-	}
-	if err := cc.Send(control.TypeReady, struct{}{}); err != nil {
-		return abandon(err)
+	return nil
+}
+
+// awaitStart sends ready and waits for the client's start, at most
+// StreamsTimeout. When the start does not come, a run started early is
+// stopped and waited for (abandon).
+func (tr *testRun) awaitStart(ctx context.Context) error {
+	timeout := tr.ss.s.cfg.StreamsTimeout
+	if err := tr.ss.cc.Send(control.TypeReady, struct{}{}); err != nil {
+		return tr.abandon(err)
 	}
 	select {
-	case m := <-ss.msgs:
+	case m := <-tr.ss.msgs:
 		if m.err != nil || m.msg.Type != control.TypeStart {
-			return abandon(fmt.Errorf("expected start: %v %v", m.msg.Type, m.err))
+			return tr.abandon(fmt.Errorf("expected start: %v %v", m.msg.Type, m.err))
 		}
-	case <-time.After(s.cfg.StreamsTimeout):
-		return abandon(fmt.Errorf("no start within %v", s.cfg.StreamsTimeout))
+	case <-time.After(timeout):
+		return tr.abandon(fmt.Errorf("no start within %v", timeout))
 	case <-ctx.Done():
-		return abandon(ctx.Err())
+		return tr.abandon(ctx.Err())
 	}
+	return nil
+}
 
-	stopWatch := watchControl(ss.msgs, cancel, "the test")
-	// When the server stops, tell the client first so that it stops sending
-	// and both sides close their streams cleanly.
-	stopNotice := context.AfterFunc(ctx, func() {
-		cc.Send(control.TypeAbort, control.Abort{Reason: "server shutting down"})
-	})
-	defer stopNotice()
-	log.Debug("test started", "test", t.Kind, "streams", len(conns), "duration", t.Duration)
-	var res result.SideResult
-	if early != nil {
-		r := <-early
-		res, err = r.res, r.err
-	} else {
-		startReports(0)
-		res, err = runSide()
+// startEarly starts the run (under runCtx) of a side that only
+// receives, before ready: its loops wait in their reads when the client's data begins,
+// and its window opens at the first byte as it arrives. Started after
+// start, on a server busy with many tests, a loop came up to 0.5 s
+// after the data, read what had queued meanwhile at once, and its
+// window was that much short of the bytes it counted (2-4% over -b).
+// The run's outcome goes to tr.early.
+func (tr *testRun) startEarly(runCtx context.Context) {
+	tr.startReports(tr.ss.s.cfg.StreamsTimeout)
+	early := make(chan ran, 1)
+	tr.early = early
+	go func() {
+		r, err := tr.runSide(runCtx)
+		early <- ran{r, err}
+	}()
+}
+
+// abandon stops an early run that never got its start, waits for it and
+// closes its report writer; it returns err.
+func (tr *testRun) abandon(err error) error {
+	if tr.early != nil {
+		tr.cancel()
+		<-tr.early
+		tr.reports.close()
 	}
-	reportErr := reports.close()
+	return err
+}
+
+// startReports starts the writer of the run's interval reports: a client
+// that stops reading them ends its test, by the test's deadline at the
+// latest. The deadline runs from the start; made before the start (a
+// side that starts early), it counts the longest wait for it too.
+func (tr *testRun) startReports(beforeStart time.Duration) {
+	t := tr.t
+	tr.reports = newReportWriter(tr.ss.cc, t, time.Now().Add(beforeStart+t.Omit+t.Duration+reportsGrace), tr.cancel)
+}
+
+// run runs this side of the test under runCtx, once the client started
+// it: it waits for the early run, or starts the run now. It returns when
+// the run ended or was cancelled.
+func (tr *testRun) run(runCtx context.Context) (result.SideResult, error) {
+	tr.ss.log.Debug("test started", "test", tr.t.Kind, "streams", len(tr.conns), "duration", tr.t.Duration)
+	if tr.early != nil {
+		r := <-tr.early
+		return r.res, r.err
+	}
+	tr.startReports(0)
+	return tr.runSide(runCtx)
+}
+
+// runSide runs the server's side of the test under runCtx
+// (endpoint.Run, or endpoint.RunRRUL with the data path's probes); its
+// interval reports go to tr.reports.
+func (tr *testRun) runSide(runCtx context.Context) (result.SideResult, error) {
+	s, t := tr.ss.s, tr.t
+	cfg := endpoint.Config{
+		Spec:            t,
+		Side:            result.Remote,
+		Sends:           spec.ServerToClient,
+		Conns:           tr.conns,
+		Payload:         tr.req.Payload,
+		CRR:             tr.dp.crrShared,
+		OnInterval:      tr.reports.add,
+		StreamIntervals: tr.req.StreamedIntervals,
+		ProcRoot:        s.cfg.ProcRoot,
+		WireDevice:      wireDevice(tr.env),
+		// What a UDP_RR client makes this server send is paced to the
+		// UDP limit, whatever its sizes, burst and request rate.
+		MaxUDPRRRate: s.admission().MaxUDPRateBitsPerSecond,
+		Logger:       tr.ss.log,
+	}
+	if t.Kind == spec.RRUL {
+		return endpoint.RunRRUL(runCtx, cfg, endpoint.Probes{Echo: tr.dp.udp[0], EchoMaxPerSecond: s.probeEchoRate(t), Listener: tr.dp.crr, Peer: tr.peer})
+	}
+	return endpoint.Run(runCtx, cfg)
+}
+
+// endRun closes the run's report writer and stops the watch of the
+// control connection (stopWatch, from watchControl). It returns why the
+// run was cut short, nil when it was not or the client aborted it: the
+// report writer's failure first, the root cause, as the watch may have
+// failed after it.
+func (tr *testRun) endRun(stopWatch func() error) error {
+	reportErr := tr.reports.close()
 	abortErr := stopWatch()
 	if reportErr != nil {
-		// The root cause: the watch may have failed after it.
 		abortErr = reportErr
 	}
+	return abortErr
+}
+
+// finish completes this side's result (res, err) and frees the test's
+// memory, logs the test (testDone), and sends the result unless the run
+// was cut short (abortErr), which it returns then.
+func (tr *testRun) finish(ctx context.Context, res result.SideResult, err, abortErr error) error {
+	ss, s := tr.ss, tr.ss.s
 	// The loops and their buffers are gone: free the memory before the
 	// client hears the result and perhaps asks for the next test.
 	ss.releaseMemory()
 	res.Hostname = s.cfg.Hostname
-	res.Env = env
+	res.Env = tr.env
 	var bytes int64
 	for _, f := range res.Flows {
 		bytes += f.Bytes
 	}
-	s.testDone(ctx, log, t, bytes, res, err, abortErr)
+	s.testDone(ctx, ss.log, tr.t, bytes, res, err, abortErr)
 	if abortErr != nil {
 		return abortErr
 	}
-	err = cc.Send(control.TypeResult, res)
-	log.Debug("result sent", "err", err)
+	err = ss.cc.Send(control.TypeResult, res)
+	ss.log.Debug("result sent", "err", err)
 	return err
 }
 
