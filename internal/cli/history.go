@@ -13,6 +13,7 @@ import (
 
 	"wirespeed/internal/archive"
 	"wirespeed/internal/history"
+	"wirespeed/internal/record"
 	"wirespeed/internal/report"
 )
 
@@ -131,55 +132,22 @@ func runHistory(ctx context.Context, e *env, f *historyFlags) error {
 	if f.output != "" && !slices.Contains(report.PlotFormats, strings.ToLower(filepath.Ext(f.output))) {
 		return usagef("-o %q: use a .png, .svg or .pdf name", f.output)
 	}
-	var fig *history.Figure
+	q := history.Query{Filter: filter, Size: f.size, Options: history.Options{Alpha: f.alpha}}
 	if f.figure != "" {
 		x, err := history.FigureNamed(f.figure)
 		if err != nil {
 			return usagef("--figure: %v", err)
 		}
-		fig = &x
+		q.Figures = []history.Figure{x}
 	}
 	a, err := openArchive(ctx, e, f.target)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	rows, err := a.Results(ctx, filter)
+	series, _, envs, err := history.Load(ctx, a, q)
 	if err != nil {
 		return err
-	}
-	if f.size > 0 {
-		rows = slices.DeleteFunc(rows, func(r archive.Row) bool { return r.MsgSize != f.size })
-	}
-	// Each test's rows with its figure: a history of TCP_STREAM and
-	// TCP_RR together follows throughput for one and latency for the
-	// other.
-	var series []history.Series
-	if fig != nil {
-		series = history.Build(rows, *fig)
-	} else {
-		byFigure := map[string][]archive.Row{}
-		var order []string
-		for _, r := range rows {
-			name := history.DefaultFigure(r.Test).Name
-			if _, ok := byFigure[name]; !ok {
-				order = append(order, name)
-			}
-			byFigure[name] = append(byFigure[name], r)
-		}
-		for _, name := range order {
-			x, _ := history.FigureNamed(name)
-			series = append(series, history.Build(byFigure[name], x)...)
-		}
-	}
-	envs, err := a.Envs(ctx, history.EnvIDs(series))
-	if err != nil {
-		return err
-	}
-	for i := range series {
-		if err := series[i].FindChanges(history.Options{Alpha: f.alpha}, envs); err != nil {
-			return err
-		}
 	}
 	if f.check {
 		return checkHistory(e, f, series, envs, tol)
@@ -203,7 +171,7 @@ func runHistory(ctx context.Context, e *env, f *historyFlags) error {
 	return nil
 }
 
-func checkHistory(e *env, f *historyFlags, series []history.Series, envs map[int64]archive.Env, tol float64) error {
+func checkHistory(e *env, f *historyFlags, series []history.Series, envs map[int64]record.Env, tol float64) error {
 	checked, regressions := 0, 0
 	for _, s := range series {
 		v, err := history.Check(s, history.CheckOptions{Newest: f.newest, Baseline: f.baseline, Tolerance: tol, Alpha: f.alpha}, envs)
