@@ -77,7 +77,7 @@ job. Too little history to test is exit status 2.`,
 	fl.StringVarP(&f.test, "test", "t", "", "only results of this test (TCP_STREAM, TCP_RR, ...)")
 	fl.VarP(bytesValue{&f.size}, "size", "m", "only results at this message size (request size for request/response tests)")
 	fl.StringArrayVar(&f.labels, "label", nil, "only results recorded with --label `KEY=VALUE` (repeat for several)")
-	fl.StringVar(&f.figure, "figure", "", "figure to follow: throughput, p50, p90, p99, rtt, loss, local_sd, remote_sd, local_cpu, remote_cpu (default: p50 for request/response tests, throughput otherwise)")
+	fl.StringVar(&f.figure, "figure", "", "figure to follow, by name or label: "+figureLabels()+" (default: p50 for request/response tests, throughput otherwise)")
 	fl.BoolVar(&f.json, "json", false, `print {"series":[{"key":...,"points":[...],"changes":[...]}]}`)
 	fl.StringVarP(&f.output, "output", "o", "", "also plot the series to `FILE`: .png, .svg or .pdf")
 	fl.BoolVar(&f.check, "check", false, "exit 1 when the newest points of a series are a significant regression")
@@ -192,6 +192,16 @@ func checkHistory(e *env, f *historyFlags, series []history.Series, envs map[int
 		return fmt.Errorf("%w in %d of %d series checked", errRegression, regressions, checked)
 	}
 	return nil
+}
+
+// figureLabels lists the labels of the figures history follows, from
+// the registry.
+func figureLabels() string {
+	var l []string
+	for _, f := range history.Figures {
+		l = append(l, f.Label)
+	}
+	return strings.Join(l, ", ")
 }
 
 // parsePercent reads "2%" or "2" as 0.02.
