@@ -272,11 +272,13 @@ func Prepare(b []byte) (*Prepared, error) {
 // document). Decoding a run's document was two thirds of archiving it.
 // It returns the JSON too, for a caller to spool.
 func PrepareDocument(d record.Doc) (*Prepared, []byte, error) {
-	var v any = d.Results
+	var b []byte
+	var err error
 	if d.Mesh != nil {
-		v = d.Mesh
+		b, err = json.Marshal(d.Mesh)
+	} else {
+		b, err = json.Marshal(d.Results)
 	}
-	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, nil, err
 	}
