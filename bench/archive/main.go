@@ -40,6 +40,7 @@ import (
 
 	"wirespeed/internal/archive"
 	"wirespeed/internal/history"
+	"wirespeed/internal/record"
 	"wirespeed/internal/result"
 )
 
@@ -193,7 +194,7 @@ func (b bench) run() error {
 	spool := archive.Spool{Dir: b.spoolDir}
 	start, cpu0, scpu0 := time.Now(), cpuTime(), server.cpu(ctx)
 	for _, d := range docs {
-		k, err := spool.Keep(ctx, t, d)
+		k, err := spool.Keep(ctx, t, record.Doc{Results: &d})
 		if err != nil || k.ArchiveErr != nil || !k.Added.New {
 			return fmt.Errorf("keep: %+v, %v", k, err)
 		}

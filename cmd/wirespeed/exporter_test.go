@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"wirespeed/internal/record"
 
 	"sigs.k8s.io/yaml"
 
@@ -457,7 +458,7 @@ func TestExporterArchive(t *testing.T) {
 	}) {
 		t.Fatalf("nothing in the archive %s", db)
 	}
-	if len(rows) != 1 || rows[0].Command != "exporter" || rows[0].Test != "TCP_STREAM" || rows[0].ThroughputBPS != answered {
+	if len(rows) != 1 || rows[0].Command != "exporter" || rows[0].Test != "TCP_STREAM" || rows[0].Figures[record.Throughput.Name] != answered {
 		t.Errorf("archived %+v, want one TCP_STREAM row of the exporter at %v bit/s", rows, answered)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wirespeed/internal/record"
 
 	"wirespeed/internal/archive"
 	"wirespeed/internal/result"
@@ -818,7 +819,7 @@ func checkArchive(t *testing.T, rows []archive.Row, doc result.MeshDocument) {
 		if r.Command != "mesh" {
 			t.Errorf("archive row %d: command %q, want mesh", r.ID, r.Command)
 		}
-		got[[2]string{r.Source, r.Destination}] = r.ThroughputBPS
+		got[[2]string{r.Source, r.Destination}] = r.Figures[record.Throughput.Name]
 	}
 	if len(rows) != len(want) {
 		t.Errorf("the archive holds %d rows, the round measured %d pairs", len(rows), len(want))

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"wirespeed/internal/peertext"
+	"wirespeed/internal/record"
 	"wirespeed/internal/result"
 )
 
@@ -205,51 +206,17 @@ type Added struct {
 	Results int
 }
 
-// Document is a document the archive keeps: a results document or a
-// mesh round, as its JSON.
-type Document struct {
-	ID   int64
-	Kind string // "result" or "mesh"
-	// Started is the earliest result's start.
-	Started time.Time
-	JSON    []byte
-}
+// Document is a document the archive keeps (record.Stored).
+type Document = record.Stored
 
 // parse reads one document's JSON: a results document or a mesh round
 // of this schema version. The error says which it is not.
 func parse(b []byte) (kind string, rows []extracted, err error) {
-	schema := schemaOf(b)
-	if schema == "" {
-		var head struct {
-			Schema *string `json:"schema"`
-		}
-		if err := json.Unmarshal(b, &head); err != nil {
-			return "", nil, fmt.Errorf("not a JSON object: %v: %w", err, ErrNotResult)
-		}
-		if head.Schema == nil || *head.Schema == "" {
-			return "", nil, fmt.Errorf("no \"schema\" field: %w", ErrNotResult)
-		}
-		schema = *head.Schema
+	d, err := record.Decode(b)
+	if err != nil {
+		return "", nil, err
 	}
-	switch schema {
-	case result.Schema:
-		var doc result.Document
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return "", nil, fmt.Errorf("%v: %w", err, ErrNotResult)
-		}
-		return resultRows(&doc)
-	case result.MeshSchema:
-		var doc result.MeshDocument
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return "", nil, fmt.Errorf("%v: %w", err, ErrNotResult)
-		}
-		return meshRows(&doc)
-	}
-	if strings.HasPrefix(schema, "wirespeed/") {
-		return "", nil, fmt.Errorf("schema %q, this wirespeed archives %q and %q (a newer wirespeed wrote it? archive it with that one): %w",
-			schema, result.Schema, result.MeshSchema, ErrNotResult)
-	}
-	return "", nil, fmt.Errorf("schema %q, this wirespeed archives %q and %q: %w", schema, result.Schema, result.MeshSchema, ErrNotResult)
+	return docRows(d)
 }
 
 // scrubbed escapes the strings of rows as a peer's are: a document may
@@ -263,25 +230,6 @@ func scrubbed(rows []extracted) []extracted {
 		peertext.Scrub(&rows[i].env)
 	}
 	return rows
-}
-
-// schemaOf is the schema a compact document names, when it names one
-// this wirespeed archives: read from its first field, where wirespeed
-// writes it, without decoding the whole document once more for it (a
-// document's decoding is a third of a put's CPU time). Anything else is
-// "", for parse to look closer.
-func schemaOf(b []byte) string {
-	const head = `{"schema":"`
-	if !bytes.HasPrefix(b, []byte(head)) {
-		return ""
-	}
-	rest := b[len(head):]
-	for _, s := range []string{result.Schema, result.MeshSchema} {
-		if len(rest) > len(s) && string(rest[:len(s)]) == s && rest[len(s)] == '"' {
-			return s
-		}
-	}
-	return ""
 }
 
 // Prepared is a document made ready for the archive: checked, its rows
@@ -318,55 +266,43 @@ func Prepare(b []byte) (*Prepared, error) {
 	return prepared(kind, b, rows), nil
 }
 
-// PrepareDocument readies a document a command holds (a results
-// document or a mesh round, as a value or a pointer) without decoding
+// PrepareDocument readies a document a command holds without decoding
 // its JSON again: its rows are taken from the value, and its JSON is
 // json.Marshal's (compact, so the digest is Prepare's of the same
 // document). Decoding a run's document was two thirds of archiving it.
-// It returns the JSON too, for a caller to spool. Anything else is
-// marshalled and handed to Prepare.
-func PrepareDocument(doc any) (*Prepared, []byte, error) {
-	b, err := json.Marshal(doc)
+// It returns the JSON too, for a caller to spool.
+func PrepareDocument(d record.Doc) (*Prepared, []byte, error) {
+	var b []byte
+	var err error
+	if d.Mesh != nil {
+		b, err = json.Marshal(d.Mesh)
+	} else {
+		b, err = json.Marshal(d.Results)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	var (
-		kind string
-		rows []extracted
-	)
-	switch d := doc.(type) {
-	case result.Document:
-		kind, rows, err = resultRows(&d)
-	case *result.Document:
-		kind, rows, err = resultRows(d)
-	case result.MeshDocument:
-		kind, rows, err = meshRows(&d)
-	case *result.MeshDocument:
-		kind, rows, err = meshRows(d)
-	default:
-		p, err := Prepare(b)
-		return p, b, err
-	}
+	kind, rows, err := docRows(d)
 	if err != nil {
 		return nil, b, err
 	}
 	return prepared(kind, b, rows), b, nil
 }
 
-func resultRows(d *result.Document) (string, []extracted, error) {
-	if d.Schema != result.Schema {
-		return "", nil, fmt.Errorf("schema %q: %w", d.Schema, ErrNotResult)
+// docRows are a document's rows, scrubbed, and its kind ("result" or
+// "mesh"). A document of another schema holds none.
+func docRows(d record.Doc) (string, []extracted, error) {
+	want, kind := result.Schema, "result"
+	if d.Mesh != nil {
+		want, kind = result.MeshSchema, "mesh"
+	} else if d.Results == nil {
+		return "", nil, fmt.Errorf("no document: %w", ErrNotResult)
+	}
+	if d.Schema() != want {
+		return "", nil, fmt.Errorf("schema %q: %w", d.Schema(), ErrNotResult)
 	}
 	rows, err := rowsOf(d)
-	return "result", scrubbed(rows), err
-}
-
-func meshRows(d *result.MeshDocument) (string, []extracted, error) {
-	if d.Schema != result.MeshSchema {
-		return "", nil, fmt.Errorf("schema %q: %w", d.Schema, ErrNotResult)
-	}
-	rows, err := rowsOfMesh(d)
-	return "mesh", scrubbed(rows), err
+	return kind, scrubbed(rows), err
 }
 
 // prepared digests and compresses a document's compact JSON b, with its
@@ -406,15 +342,16 @@ func (a *Archive) PutJSON(ctx context.Context, b []byte) (Added, error) {
 
 // Put archives a results document.
 func (a *Archive) Put(ctx context.Context, doc result.Document) (Added, error) {
-	return a.putDocument(ctx, &doc)
+	return a.PutDoc(ctx, record.Doc{Results: &doc})
 }
 
 // PutMesh archives a mesh round.
 func (a *Archive) PutMesh(ctx context.Context, doc result.MeshDocument) (Added, error) {
-	return a.putDocument(ctx, &doc)
+	return a.PutDoc(ctx, record.Doc{Mesh: &doc})
 }
 
-func (a *Archive) putDocument(ctx context.Context, doc any) (Added, error) {
+// PutDoc archives a document a command holds.
+func (a *Archive) PutDoc(ctx context.Context, doc record.Doc) (Added, error) {
 	p, _, err := PrepareDocument(doc)
 	if err != nil {
 		return Added{}, err

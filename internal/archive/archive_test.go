@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wirespeed/internal/record"
 
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
@@ -89,11 +90,11 @@ func TestPutAndResults(t *testing.T) {
 			t.Fatalf("%d rows, want 1", len(rows))
 		}
 		r := rows[0]
-		want := Row{Path: "", Command: "run", Test: "TCP_STREAM", Source: "A", Destination: "B", MsgSize: 131072,
-			Settings: "", ThroughputBPS: 941e6, Iterations: 3, LimitKind: "link", Title: "",
+		want := Row{Command: "run", Test: "TCP_STREAM", Source: "A", Destination: "B", MsgSize: 131072,
+			Settings: "", Figures: record.Values{record.Throughput.Name: 941e6}, Iterations: 3, LimitKind: "link", Title: "",
 			ToolVersion: "synthetic"}
 		if r.Command != want.Command || r.Test != want.Test || r.Source != want.Source || r.Destination != want.Destination ||
-			r.MsgSize != want.MsgSize || r.Settings != want.Settings || r.ThroughputBPS != want.ThroughputBPS ||
+			r.MsgSize != want.MsgSize || r.Settings != want.Settings || r.Figures[record.Throughput.Name] != want.Figures[record.Throughput.Name] || r.At != want.At ||
 			r.Iterations != want.Iterations || r.LimitKind != want.LimitKind || r.ToolVersion != want.ToolVersion {
 			t.Errorf("row %+v,\nwant %+v", r, want)
 		}
@@ -122,8 +123,8 @@ func TestPutAndResults(t *testing.T) {
 		if tso != "on" {
 			t.Errorf("remote env %v: want tso on", envs[r.EnvID].Remote)
 		}
-		if r.RTTMicros != nil || r.LatencyP50Micros != nil {
-			t.Errorf("a run without intervals or latency has RTT %v, p50 %v; want neither", r.RTTMicros, r.LatencyP50Micros)
+		if rtt, p50 := fig(r, record.RTT), fig(r, record.LatencyP50); rtt != nil || p50 != nil {
+			t.Errorf("a run without intervals or latency has RTT %v, p50 %v; want neither", rtt, p50)
 		}
 		if got, _ := a.Results(ctx, Filter{Labels: map[string]string{"kernel": "stock"}}); len(got) != 0 {
 			t.Errorf("label filter kernel=stock selected %d rows", len(got))
@@ -168,7 +169,7 @@ func TestLatencyColumns(t *testing.T) {
 		{"RRUL", "nil", "2500", "4000", "12250"},
 	} {
 		r := rows[i]
-		got := []string{r.Test, show(r.RTTMicros), show(r.LatencyP50Micros), show(r.LatencyP90Micros), show(r.LatencyP99Micros)}
+		got := []string{r.Test, show(fig(r, record.RTT)), show(fig(r, record.LatencyP50)), show(fig(r, record.LatencyP90)), show(fig(r, record.LatencyP99))}
 		if fmt.Sprint(got) != fmt.Sprint([]string{want.test, want.rtt, want.p50, want.p90, want.p99}) {
 			t.Errorf("row %d: test, rtt, p50, p90, p99 = %v, want %+v", i, got, want)
 		}
@@ -261,14 +262,14 @@ func TestMigration(t *testing.T) {
 		if err := b.db.QueryRowContext(ctx, q).Scan(&n); err != nil || n != 1 {
 			t.Errorf("index results_series: %d, %v; want it made by migration 2", n, err)
 		}
-		if rows, _ := b.Results(ctx, Filter{}); len(rows) != 1 || rows[0].ThroughputBPS != 1e9 || rows[0].RTTMicros != nil {
+		if rows, _ := b.Results(ctx, Filter{}); len(rows) != 1 || rows[0].Figures[record.Throughput.Name] != 1e9 || fig(rows[0], record.RTT) != nil {
 			t.Errorf("rows after migration %+v, want the one of 1 Gbit/s, without an RTT", rows)
 		}
 		// Migration 3's column takes the RTTs of what is archived next.
 		if _, err := b.Put(ctx, Synthetic{Source: "A", Destination: "B", Started: t0, BitsPerSecond: 1e9, RTTMicros: []float64{100, 300}}.Document()); err != nil {
 			t.Fatal(err)
 		}
-		if rows, _ := b.Results(ctx, Filter{Since: t0}); len(rows) != 1 || rows[0].RTTMicros == nil || *rows[0].RTTMicros != 200 {
+		if rows, _ := b.Results(ctx, Filter{Since: t0}); len(rows) != 1 || fig(rows[0], record.RTT) == nil || *fig(rows[0], record.RTT) != 200 {
 			t.Errorf("rows after migration and a put %+v, want one with an RTT of 200 us", rows)
 		}
 	})
@@ -447,7 +448,7 @@ func TestSpool(t *testing.T) {
 			u.User = url.UserPassword(u.User.Username(), "wrong")
 			bad.URL = &u
 		}
-		k, err := spool.Keep(ctx, bad, synth(0, 1e9))
+		k, err := spool.Keep(ctx, bad, docOf(synth(0, 1e9)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -463,7 +464,7 @@ func TestSpool(t *testing.T) {
 		if target.Backend == SQLite {
 			os.Remove(target.Path)
 		}
-		k, err = spool.Keep(ctx, target, synth(1, 1e9))
+		k, err = spool.Keep(ctx, target, docOf(synth(1, 1e9)))
 		if err != nil || k.ArchiveErr != nil {
 			t.Fatalf("keep: %+v, %v", k, err)
 		}
@@ -506,7 +507,7 @@ func TestPruneExportImport(t *testing.T) {
 			t.Errorf("pruned %+v, want 5 of each", p)
 		}
 		rows, _ := a.Results(ctx, Filter{})
-		if len(rows) != 5 || rows[0].ThroughputBPS != 6e8 {
+		if len(rows) != 5 || rows[0].Figures[record.Throughput.Name] != 6e8 {
 			t.Errorf("after prune: %d rows, first %v; want 5 from 6e8", len(rows), rows)
 		}
 		// Importing the export brings the pruned ones back, and only
@@ -687,3 +688,13 @@ func TestScrub(t *testing.T) {
 		t.Errorf("the archived document's title %q, %v; want it as it came, %q", back.Title, err, doc.Title)
 	}
 }
+
+// fig is r's value of f, nil when r has none.
+func fig(r Row, f record.Figure) *float64 {
+	if v, ok := r.Figures.Get(f); ok {
+		return &v
+	}
+	return nil
+}
+
+func docOf(d result.Document) record.Doc { return record.Doc{Results: &d} }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wirespeed/internal/record"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -84,21 +85,21 @@ func TestPutBatch(t *testing.T) {
 		}
 		f := func(v float64) *float64 { return &v }
 		wantRows := []Row{
-			{Path: "", Started: t0, Command: "run", Test: "TCP_RR", Source: "A", Destination: "B", MsgSize: 64, Settings: "response_size=64",
-				ThroughputBPS: 1e6, LatencyP50Micros: f(50), LatencyP90Micros: f(70), LatencyP99Micros: f(120),
-				LocalCPUPct: f(40), RemoteCPUPct: f(30), LocalServiceDemand: f(80), RemoteServiceDemand: f(60), CILo: f(0.9e6), CIHi: f(1.1e6),
+			{Started: t0, Command: "run", Test: "TCP_RR", Source: "A", Destination: "B", MsgSize: 64, Settings: "response_size=64",
+				Figures: record.Values{record.Throughput.Name: 1e6, record.LatencyP50.Name: 50, record.LatencyP90.Name: 70, record.LatencyP99.Name: 120,
+					record.LocalUtil.Name: 40, record.RemoteUtil.Name: 30, record.LocalDemandTr.Name: 80, record.RemoteDemandTr.Name: 60}, CILo: f(0.9e6), CIHi: f(1.1e6),
 				Iterations: 3, IterThroughput: []float64{0.9e6, 1.0e6, 1.1e6}, IterLatencyP50: []float64{49, 50, 51},
 				LimitKind: "link", Title: "rr run", Labels: map[string]string{"k": "v"}, ToolVersion: "synthetic"},
-			{Path: "", Started: t0.Add(time.Minute), Command: "run", Test: "UDP_STREAM", Source: "A", Destination: "C", MsgSize: 1472,
-				ThroughputBPS: 2e8, LossPct: f(1.5), Iterations: 1, LimitKind: "link", ToolVersion: "synthetic"},
-			{Path: "pairs[0]", Started: t0.Add(2 * time.Minute), Command: "mesh", Test: "TCP_STREAM", Source: "h1", Destination: "h2", MsgSize: 131072,
-				ThroughputBPS: 3e8, Iterations: 1, LimitKind: "link", ToolVersion: "synthetic"},
-			{Path: "pairs[1]", Started: t0.Add(3 * time.Minute), Command: "mesh", Test: "TCP_STREAM", Source: "h2", Destination: "h1", MsgSize: 131072,
-				Settings: "via=relay", ThroughputBPS: 4e8, Iterations: 1, LimitKind: "link", ToolVersion: "synthetic"},
+			{Started: t0.Add(time.Minute), Command: "run", Test: "UDP_STREAM", Source: "A", Destination: "C", MsgSize: 1472,
+				Figures: record.Values{record.Throughput.Name: 2e8, record.Loss.Name: 1.5}, Iterations: 1, LimitKind: "link", ToolVersion: "synthetic"},
+			{At: record.Locator{Part: record.Pairs, Index: 0}, Started: t0.Add(2 * time.Minute), Command: "mesh", Test: "TCP_STREAM", Source: "h1", Destination: "h2", MsgSize: 131072,
+				Figures: record.Values{record.Throughput.Name: 3e8}, Iterations: 1, LimitKind: "link", ToolVersion: "synthetic"},
+			{At: record.Locator{Part: record.Pairs, Index: 1}, Started: t0.Add(3 * time.Minute), Command: "mesh", Test: "TCP_STREAM", Source: "h2", Destination: "h1", MsgSize: 131072,
+				Settings: "via=relay", Figures: record.Values{record.Throughput.Name: 4e8}, Iterations: 1, LimitKind: "link", ToolVersion: "synthetic"},
 		}
 		for i := range wantRows {
 			w := &wantRows[i]
-			w.Series = SeriesKey(w.Source, w.Destination, w.Test, w.MsgSize, w.Settings)
+			w.Series = record.SeriesKey(w.Source, w.Destination, w.Test, w.MsgSize, w.Settings)
 		}
 		envOf := map[string]Env{}
 		ids := []int64{}
@@ -110,9 +111,22 @@ func TestPutBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range rows {
-			envOf[r.Path+r.Destination] = envs[r.EnvID]
+			envOf[r.At.String()+r.Destination] = envs[r.EnvID]
 		}
-		if diff := cmp.Diff(wantRows, rows, cmp.Transformer("ids", func(r Row) Row { r.ID, r.DocumentID, r.EnvID = 0, 0, 0; return r })); diff != "" {
+		if diff := cmp.Diff(wantRows, rows, cmp.Transformer("ids", func(r Row) Row {
+			// The figures this test follows (TestArchivedFigures holds
+			// the others).
+			r.ID, r.DocumentID, r.EnvID = 0, 0, 0
+			kept := record.Values{}
+			for _, f := range []record.Figure{record.Throughput, record.LatencyP50, record.LatencyP90, record.LatencyP99, record.Loss,
+				record.LocalUtil, record.RemoteUtil, record.LocalDemand, record.RemoteDemand, record.LocalDemandTr, record.RemoteDemandTr} {
+				if v, ok := r.Figures.Get(f); ok {
+					kept[f.Name] = v
+				}
+			}
+			r.Figures = kept
+			return r
+		})); diff != "" {
 			t.Errorf("rows (-want +got):\n%s", diff)
 		}
 		// Each row refers to its own environment: the mesh's pairs
@@ -224,7 +238,18 @@ func TestPrepareDocument(t *testing.T) {
 		if err != nil {
 			t.Fatalf("document %d: %v", i, err)
 		}
-		got, gb, err := PrepareDocument(d)
+		var rd record.Doc
+		switch d := d.(type) {
+		case result.Document:
+			rd.Results = &d
+		case *result.Document:
+			rd.Results = d
+		case result.MeshDocument:
+			rd.Mesh = &d
+		case *result.MeshDocument:
+			rd.Mesh = d
+		}
+		got, gb, err := PrepareDocument(rd)
 		if err != nil {
 			t.Fatalf("document %d: %v", i, err)
 		}
@@ -238,7 +263,7 @@ func TestPrepareDocument(t *testing.T) {
 	if run.Labels["k"] != "v\u202e" || run.Result.Local.Hostname != "A\x1b[2J" {
 		t.Errorf("the document's strings were changed: %q, %q", run.Labels, run.Result.Local.Hostname)
 	}
-	if _, _, err := PrepareDocument(result.Document{Schema: result.Schema, Command: "run"}); !errors.Is(err, ErrNotResult) {
+	if _, _, err := PrepareDocument(record.Doc{Results: &result.Document{Schema: result.Schema, Command: "run"}}); !errors.Is(err, ErrNotResult) {
 		t.Errorf("a document with no result: %v, want ErrNotResult", err)
 	}
 }

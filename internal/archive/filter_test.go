@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 	"time"
+	"wirespeed/internal/record"
 
 	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
@@ -39,7 +40,7 @@ func TestFilter(t *testing.T) {
 			{"source", Filter{Source: "B"}, []float64{4e8}},
 			{"destination", Filter{Destination: "A"}, []float64{4e8}},
 			{"source and destination", Filter{Source: "A", Destination: "B"}, []float64{1e8, 2e8, 3e8}},
-			{"series", Filter{Series: SeriesKey("C", "B", "TCP_STREAM", 131072, "")}, []float64{5e8}},
+			{"series", Filter{Series: record.SeriesKey("C", "B", "TCP_STREAM", 131072, "")}, []float64{5e8}},
 			{"test", Filter{Test: "TCP_RR"}, nil},
 		}
 		for _, tt := range tests {
@@ -49,7 +50,7 @@ func TestFilter(t *testing.T) {
 			}
 			var got []float64
 			for _, r := range rows {
-				got = append(got, r.ThroughputBPS)
+				got = append(got, r.Figures[record.Throughput.Name])
 			}
 			if len(got) != len(tt.want) {
 				t.Errorf("%s: selected %v, want %v", tt.name, got, tt.want)
@@ -74,7 +75,7 @@ func TestRowOfRR(t *testing.T) {
 	doc.Summary.RRSummary = &result.RRSummary{Transactions: 100000, TransactionsPerSecond: 10000,
 		Latency: stats.Latency{Count: 100000, Min: 40, Mean: 55, P50: 50, P90: 70, P99: 120, P999: 300, Max: 900}}
 	doc.Summary.LocalCPU = &measure.CPU{CPUs: 2, UtilPct: 40, ServiceDemandMicrosPerKB: 999, ServiceDemandMicrosPerTransaction: 80}
-	rows, err := rowsOf(&doc)
+	rows, err := rowsOf(record.Doc{Results: &doc})
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("rows %+v, %v; want one", rows, err)
 	}
@@ -83,31 +84,13 @@ func TestRowOfRR(t *testing.T) {
 		name string
 		got  *float64
 		want float64
-	}{{"p50", r.LatencyP50Micros, 50}, {"p90", r.LatencyP90Micros, 70}, {"p99", r.LatencyP99Micros, 120},
-		{"local cpu", r.LocalCPUPct, 40}, {"local service demand", r.LocalServiceDemand, 80}} {
+	}{{"p50", fig(r.Row, record.LatencyP50), 50}, {"p90", fig(r.Row, record.LatencyP90), 70}, {"p99", fig(r.Row, record.LatencyP99), 120},
+		{"local cpu", fig(r.Row, record.LocalUtil), 40}, {"local service demand", fig(r.Row, record.LocalDemandTr), 80}} {
 		if f.got == nil || math.Abs(*f.got-f.want) > 1e-12 {
 			t.Errorf("%s: %v, want %v", f.name, f.got, f.want)
 		}
 	}
 	if r.MsgSize != 1 || r.Test != "TCP_RR" {
 		t.Errorf("test %s of %d bytes, want TCP_RR of the 1-byte request", r.Test, r.MsgSize)
-	}
-}
-
-// TestSettingsOf: what does not change what a series measures (the
-// window, the interval lines, CPU sampling, the client's port) leaves
-// the settings, and so the series key, as they were; what does is
-// named.
-func TestSettingsOf(t *testing.T) {
-	base := spec.Default()
-	same := base
-	same.Duration, same.Interval, same.CPU, same.ClientPort = 30*time.Second, 0, true, 5000
-	if got, want := settingsOf(same, ""), settingsOf(base, ""); got != want {
-		t.Errorf("settings %q with another length, interval, CPU sampling and client port; want %q", got, want)
-	}
-	other := base
-	other.Parallel = 4
-	if got := settingsOf(other, "mtu=9000"); got != "mtu=9000 parallel=4" {
-		t.Errorf("settings %q, want \"mtu=9000 parallel=4\"", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"wirespeed/internal/record"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -103,21 +104,17 @@ const (
 		ON CONFLICT (sha256) DO NOTHING RETURNING id
 	), r AS (
 		INSERT INTO results (document_id, path, started_us, command, test, source, destination, msg_size,
-			settings, series, throughput_bps, latency_p50_us, latency_p90_us, latency_p99_us, loss_pct,
-			local_cpu_pct, remote_cpu_pct, local_sd, remote_sd, ci_lo, ci_hi, iterations, iter_bps, iter_p50,
-			limit_kind, title, labels, tool_version, env_id, rtt_us)
+			settings, series, throughput_bps, figures, ci_lo, ci_hi, iterations, iter_bps, iter_p50,
+			limit_kind, title, labels, tool_version, env_id)
 		SELECT d.id, u.path, u.started_us, u.command, u.test, u.source, u.destination, u.msg_size,
-			u.settings, u.series, u.throughput_bps, u.p50, u.p90, u.p99, u.loss,
-			u.lcpu, u.rcpu, u.lsd, u.rsd, u.ci_lo, u.ci_hi, u.iterations, u.iter_bps, u.iter_p50,
-			u.limit_kind, u.title, u.labels, u.tool_version, (SELECT e.id FROM envs e WHERE e.sha256 = u.env), u.rtt_us
+			u.settings, u.series, u.throughput_bps, u.figures, u.ci_lo, u.ci_hi, u.iterations, u.iter_bps, u.iter_p50,
+			u.limit_kind, u.title, u.labels, u.tool_version, (SELECT e.id FROM envs e WHERE e.sha256 = u.env)
 		FROM d CROSS JOIN unnest($6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[],
-			$13::text[], $14::text[], $15::float8[], $16::float8[], $17::float8[], $18::float8[], $19::float8[],
-			$20::float8[], $21::float8[], $22::float8[], $23::float8[], $24::float8[], $25::float8[], $26::bigint[],
-			$27::text[], $28::text[], $29::text[], $30::text[], $31::text[], $32::text[], $33::float8[], $34::text[])
+			$13::text[], $14::text[], $15::float8[], $16::text[], $17::float8[], $18::float8[], $19::bigint[],
+			$20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::text[])
 			WITH ORDINALITY AS u(path, started_us, command, test, source, destination, msg_size,
-			settings, series, throughput_bps, p50, p90, p99, loss,
-			lcpu, rcpu, lsd, rsd, ci_lo, ci_hi, iterations, iter_bps, iter_p50,
-			limit_kind, title, labels, tool_version, rtt_us, env, n)
+			settings, series, throughput_bps, figures, ci_lo, ci_hi, iterations, iter_bps, iter_p50,
+			limit_kind, title, labels, tool_version, env, n)
 		ORDER BY u.n
 		RETURNING 1
 	)
@@ -200,10 +197,10 @@ func pgColumns(rows []extracted) []any {
 	}
 	bps := make([]float64, n)
 	for i := range rows {
-		bps[i] = rows[i].ThroughputBPS
+		bps[i], _ = rows[i].Figures.Get(record.Throughput)
 	}
 	return []any{
-		strs(func(r *extracted) string { return r.Path }),
+		strs(func(r *extracted) string { return r.At.String() }),
 		ints(func(r *extracted) int64 { return micros(r.Started) }),
 		strs(func(r *extracted) string { return r.Command }),
 		strs(func(r *extracted) string { return r.Test }),
@@ -213,14 +210,7 @@ func pgColumns(rows []extracted) []any {
 		strs(func(r *extracted) string { return r.Settings }),
 		strs(func(r *extracted) string { return r.Series }),
 		bps,
-		opts(func(r *extracted) *float64 { return r.LatencyP50Micros }),
-		opts(func(r *extracted) *float64 { return r.LatencyP90Micros }),
-		opts(func(r *extracted) *float64 { return r.LatencyP99Micros }),
-		opts(func(r *extracted) *float64 { return r.LossPct }),
-		opts(func(r *extracted) *float64 { return r.LocalCPUPct }),
-		opts(func(r *extracted) *float64 { return r.RemoteCPUPct }),
-		opts(func(r *extracted) *float64 { return r.LocalServiceDemand }),
-		opts(func(r *extracted) *float64 { return r.RemoteServiceDemand }),
+		strs(func(r *extracted) string { return figuresJSON(r.Figures) }),
 		opts(func(r *extracted) *float64 { return r.CILo }),
 		opts(func(r *extracted) *float64 { return r.CIHi }),
 		ints(func(r *extracted) int64 { return int64(r.Iterations) }),
@@ -230,6 +220,5 @@ func pgColumns(rows []extracted) []any {
 		strs(func(r *extracted) string { return r.Title }),
 		strs(func(r *extracted) string { return labelsJSON(r.Labels) }),
 		strs(func(r *extracted) string { return r.ToolVersion }),
-		opts(func(r *extracted) *float64 { return r.RTTMicros }),
 	}
 }

@@ -7,23 +7,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"wirespeed/internal/record"
 )
 
-// Filter selects results. Zero fields select everything.
-type Filter struct {
-	// Since and Until bound the results' start times (Until exclusive).
-	Since, Until time.Time
-	// Source and Destination match a result's hosts exactly.
-	Source, Destination string
-	// Test is a test kind (TCP_STREAM).
-	Test string
-	// Series is one series' key (SeriesKey).
-	Series string
-	// Labels must all be on the result's document with these values.
-	Labels map[string]string
-}
+// Filter selects results (record.Filter).
+type Filter = record.Filter
 
-func (f Filter) where() (string, []any) {
+func where(f Filter) (string, []any) {
 	var conds []string
 	var args []any
 	add := func(cond string, v any) {
@@ -56,7 +46,7 @@ func (f Filter) where() (string, []any) {
 
 // labelsMatch is the label filter, applied to rows read: labels are a
 // document's free-form annotations, not indexed.
-func (f Filter) labelsMatch(r Row) bool {
+func labelsMatch(f Filter, r Row) bool {
 	for k, v := range f.Labels {
 		if r.Labels[k] != v {
 			return false
@@ -67,11 +57,11 @@ func (f Filter) labelsMatch(r Row) bool {
 
 const rowColumns = `id, document_id, path, started_us, command, test, source, destination, msg_size, settings, series,
 	throughput_bps, latency_p50_us, latency_p90_us, latency_p99_us, loss_pct, local_cpu_pct, remote_cpu_pct,
-	local_sd, remote_sd, ci_lo, ci_hi, iterations, iter_bps, iter_p50, limit_kind, title, labels, tool_version, env_id, rtt_us`
+	local_sd, remote_sd, ci_lo, ci_hi, iterations, iter_bps, iter_p50, limit_kind, title, labels, tool_version, env_id, rtt_us, figures`
 
 // Results returns the results the filter selects, oldest first.
 func (a *Archive) Results(ctx context.Context, f Filter) ([]Row, error) {
-	where, args := f.where()
+	where, args := where(f)
 	rows, err := a.db.QueryContext(ctx, `SELECT `+rowColumns+` FROM results`+where+` ORDER BY started_us, id`, args...)
 	if err != nil {
 		return nil, a.explain(err)
@@ -83,7 +73,7 @@ func (a *Archive) Results(ctx context.Context, f Filter) ([]Row, error) {
 		if err != nil {
 			return nil, a.explain(err)
 		}
-		if f.labelsMatch(r) {
+		if labelsMatch(f, r) {
 			out = append(out, r)
 		}
 	}
@@ -99,7 +89,7 @@ type SeriesCount struct {
 // Series lists the series with results the filter selects (its Labels
 // aside), by key.
 func (a *Archive) Series(ctx context.Context, f Filter) ([]SeriesCount, error) {
-	where, args := f.where()
+	where, args := where(f)
 	rows, err := a.db.QueryContext(ctx, `SELECT series, COUNT(*) FROM results`+where+` GROUP BY series ORDER BY series`, args...)
 	if err != nil {
 		return nil, a.explain(err)
@@ -119,24 +109,29 @@ func (a *Archive) Series(ctx context.Context, f Filter) ([]SeriesCount, error) {
 func scanRow(rows *sql.Rows) (Row, error) {
 	var r Row
 	var started int64
-	var p50, p90, p99, loss, lcpu, rcpu, lsd, rsd, lo, hi, rtt sql.NullFloat64
-	var iterBPS, iterP50, labels string
-	err := rows.Scan(&r.ID, &r.DocumentID, &r.Path, &started, &r.Command, &r.Test, &r.Source, &r.Destination, &r.MsgSize,
-		&r.Settings, &r.Series, &r.ThroughputBPS, &p50, &p90, &p99, &loss, &lcpu, &rcpu, &lsd, &rsd, &lo, &hi,
-		&r.Iterations, &iterBPS, &iterP50, &r.LimitKind, &r.Title, &labels, &r.ToolVersion, &r.EnvID, &rtt)
+	var old legacy
+	var lo, hi sql.NullFloat64
+	var path, iterBPS, iterP50, labels string
+	var figures sql.NullString
+	err := rows.Scan(&r.ID, &r.DocumentID, &path, &started, &r.Command, &r.Test, &r.Source, &r.Destination, &r.MsgSize,
+		&r.Settings, &r.Series, &old.throughput, &old.p50, &old.p90, &old.p99, &old.loss, &old.lcpu, &old.rcpu, &old.lsd, &old.rsd, &lo, &hi,
+		&r.Iterations, &iterBPS, &iterP50, &r.LimitKind, &r.Title, &labels, &r.ToolVersion, &r.EnvID, &old.rtt, &figures)
 	if err != nil {
 		return r, err
 	}
+	if r.At, err = record.ParseLocator(path); err != nil {
+		return r, fmt.Errorf("result %d: %w", r.ID, err)
+	}
 	r.Started = time.UnixMicro(started).UTC()
-	for _, f := range []struct {
-		dst **float64
-		v   sql.NullFloat64
-	}{{&r.LatencyP50Micros, p50}, {&r.LatencyP90Micros, p90}, {&r.LatencyP99Micros, p99}, {&r.LossPct, loss},
-		{&r.LocalCPUPct, lcpu}, {&r.RemoteCPUPct, rcpu}, {&r.LocalServiceDemand, lsd}, {&r.RemoteServiceDemand, rsd},
-		{&r.CILo, lo}, {&r.CIHi, hi}, {&r.RTTMicros, rtt}} {
-		if f.v.Valid {
-			*f.dst = ptr(f.v.Float64)
+	if lo.Valid && hi.Valid {
+		r.CILo, r.CIHi = ptr(lo.Float64), ptr(hi.Float64)
+	}
+	if figures.String != "" {
+		if err := json.Unmarshal([]byte(figures.String), &r.Figures); err != nil {
+			return r, fmt.Errorf("result %d: figures: %w", r.ID, err)
 		}
+	} else {
+		r.Figures = old.figures(r.Test)
 	}
 	if iterBPS != "" {
 		json.Unmarshal([]byte(iterBPS), &r.IterThroughput)
@@ -149,6 +144,8 @@ func scanRow(rows *sql.Rows) (Row, error) {
 	}
 	return r, nil
 }
+
+func ptr(v float64) *float64 { return &v }
 
 // Envs returns the environments of these ids.
 func (a *Archive) Envs(ctx context.Context, ids []int64) (map[int64]Env, error) {
@@ -174,7 +171,7 @@ func (a *Archive) Envs(ctx context.Context, ids []int64) (map[int64]Env, error) 
 // (its other fields aside), oldest first: what `archive export` writes.
 func (a *Archive) Documents(ctx context.Context, since, until time.Time, fn func(Document) error) error {
 	f := Filter{Since: since, Until: until}
-	where, args := f.where()
+	where, args := where(f)
 	rows, err := a.db.QueryContext(ctx, `SELECT id, kind, started_us, body FROM documents`+where+` ORDER BY started_us, id`, args...)
 	if err != nil {
 		return a.explain(err)
@@ -228,10 +225,8 @@ func (a *Archive) Prune(ctx context.Context, cutoff time.Time) (Pruned, error) {
 	return p, a.explain(tx.Commit())
 }
 
-// Counts is how much the archive holds.
-type Counts struct {
-	Documents, Results int64
-}
+// Counts is how much the archive holds (record.Counts).
+type Counts = record.Counts
 
 // Count counts the archive's documents and results.
 func (a *Archive) Count(ctx context.Context) (Counts, error) {

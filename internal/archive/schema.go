@@ -77,6 +77,11 @@ var migrations = []string{
 	// 3: a stream test's TCP round-trip time (Row.RTTMicros); the rows
 	// archived before it have none.
 	`ALTER TABLE results ADD COLUMN rtt_us {{REAL}}`,
+	// 4: every figure of the result, by the registry's names
+	// (record.Figures), as a JSON object. Rows archived before it keep
+	// their figures in the columns above (legacy in rows.go); rows
+	// archived after leave those empty, throughput_bps aside.
+	`ALTER TABLE results ADD COLUMN figures TEXT`,
 }
 
 // SchemaVersion is the schema version this wirespeed writes.

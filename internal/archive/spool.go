@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"wirespeed/internal/record"
 
 	"wirespeed/internal/result"
 )
@@ -161,7 +162,7 @@ func (s Spool) Flush(ctx context.Context, a *Archive) (Flushed, error) {
 // spool. It returns what happened for the user to be told: the file the
 // document was spooled to (empty when archived) and the archive's error.
 // err is set only when the document could not be kept at all.
-func (s Spool) Keep(ctx context.Context, t Target, doc any) (k Kept, err error) {
+func (s Spool) Keep(ctx context.Context, t Target, doc record.Doc) (k Kept, err error) {
 	p, b, perr := PrepareDocument(doc)
 	if b == nil {
 		return k, perr

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"time"
+	"wirespeed/internal/record"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -100,10 +101,9 @@ const (
 	sqliteSelectEnv = `SELECT id FROM envs WHERE sha256 = $1`
 	sqliteInsertEnv = `INSERT INTO envs (sha256, body) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING`
 	sqliteInsertRow = `INSERT INTO results (document_id, path, started_us, command, test, source, destination, msg_size,
-		settings, series, throughput_bps, latency_p50_us, latency_p90_us, latency_p99_us, loss_pct,
-		local_cpu_pct, remote_cpu_pct, local_sd, remote_sd, ci_lo, ci_hi, iterations, iter_bps, iter_p50,
-		limit_kind, title, labels, tool_version, env_id, rtt_us)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`
+		settings, series, throughput_bps, figures, ci_lo, ci_hi, iterations, iter_bps, iter_p50,
+		limit_kind, title, labels, tool_version, env_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
 )
 
 // writeSQLite writes a batch in one transaction, its statements
@@ -162,10 +162,10 @@ func (a *Archive) writeSQLite(ctx context.Context, now time.Time, b *batch, dura
 			return err
 		}
 		for j, r := range p.rows {
-			if _, err := stmts[sqliteInsertRow].ExecContext(ctx, docID, r.Path, micros(r.Started), r.Command, r.Test, r.Source, r.Destination, r.MsgSize,
-				r.Settings, r.Series, r.ThroughputBPS, r.LatencyP50Micros, r.LatencyP90Micros, r.LatencyP99Micros, r.LossPct,
-				r.LocalCPUPct, r.RemoteCPUPct, r.LocalServiceDemand, r.RemoteServiceDemand, r.CILo, r.CIHi, r.Iterations,
-				floats(r.IterThroughput), floats(r.IterLatencyP50), r.LimitKind, r.Title, labelsJSON(r.Labels), r.ToolVersion, envIDs[p.envKey[j]], r.RTTMicros); err != nil {
+			bps, _ := r.Figures.Get(record.Throughput)
+			if _, err := stmts[sqliteInsertRow].ExecContext(ctx, docID, r.At.String(), micros(r.Started), r.Command, r.Test, r.Source, r.Destination, r.MsgSize,
+				r.Settings, r.Series, bps, figuresJSON(r.Figures), r.CILo, r.CIHi, r.Iterations,
+				floats(r.IterThroughput), floats(r.IterLatencyP50), r.LimitKind, r.Title, labelsJSON(r.Labels), r.ToolVersion, envIDs[p.envKey[j]]); err != nil {
 				return err
 			}
 		}

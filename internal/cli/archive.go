@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"wirespeed/internal/record"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -72,7 +73,7 @@ func (e *env) spool() archive.Spool {
 // take it, the document goes to the spool and the user is told on
 // stderr; only when the spool cannot take it either is it an error. An
 // interrupted measurement is archived too: what it measured is kept.
-func keepInArchive(ctx context.Context, e *env, t *archive.Target, doc any) error {
+func keepInArchive(ctx context.Context, e *env, t *archive.Target, doc record.Doc) error {
 	if t == nil {
 		return nil
 	}
@@ -119,15 +120,10 @@ type archiveSink struct {
 }
 
 func (s *archiveSink) Emit(d report.Doc) error {
-	switch {
-	case d.Partial:
+	if d.Partial || d.Results == nil && d.Mesh == nil {
 		return nil // a sweep or matrix in progress: the complete one comes
-	case d.Results != nil:
-		return keepInArchive(s.ctx, s.e, s.target, *d.Results)
-	case d.Mesh != nil:
-		return keepInArchive(s.ctx, s.e, s.target, *d.Mesh)
 	}
-	return nil
+	return keepInArchive(s.ctx, s.e, s.target, record.Doc{Results: d.Results, Mesh: d.Mesh})
 }
 
 func (s *archiveSink) Close() error { return nil }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wirespeed/internal/record"
 
 	"wirespeed/internal/archive"
 	"wirespeed/internal/result"
@@ -199,8 +200,8 @@ func TestRunArchiveSpool(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rows[i].ThroughputBPS != doc.Summary.BitsPerSecond || !rows[i].Started.Equal(doc.Started.Truncate(time.Microsecond)) {
-				t.Errorf("archived %v at %v; the document says %v at %v", rows[i].ThroughputBPS, rows[i].Started, doc.Summary.BitsPerSecond, doc.Started)
+			if rows[i].Figures[record.Throughput.Name] != doc.Summary.BitsPerSecond || !rows[i].Started.Equal(doc.Started.Truncate(time.Microsecond)) {
+				t.Errorf("archived %v at %v; the document says %v at %v", rows[i].Figures[record.Throughput.Name], rows[i].Started, doc.Summary.BitsPerSecond, doc.Started)
 			}
 		}
 		// Importing the -o files adds nothing: they are the archived
@@ -285,7 +286,7 @@ func TestArchiveProcesses(t *testing.T) {
 		}
 		t.Setenv(SpoolEnv, filepath.Join(dir, "spool"))
 		spoolTarget, _ := archive.ParseTarget(bad)
-		if _, err := (archive.Spool{Dir: filepath.Join(dir, "spool")}).Keep(context.Background(), spoolTarget, archive.Synthetic{Source: "A", Destination: "B", Started: time.Now(), BitsPerSecond: 1e9}.Document()); err != nil {
+		if _, err := (archive.Spool{Dir: filepath.Join(dir, "spool")}).Keep(context.Background(), spoolTarget, record.Doc{Results: ptrTo(archive.Synthetic{Source: "A", Destination: "B", Started: time.Now(), BitsPerSecond: 1e9}.Document())}); err != nil {
 			t.Fatal(err)
 		}
 		repair()
@@ -334,3 +335,5 @@ func TestHistoryNamesGovernor(t *testing.T) {
 		t.Errorf("history: exit %d; want the line\n%s\nin\n%s%s", code, want, out, errOut)
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"wirespeed/internal/record"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -150,7 +151,9 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 	}
 	var keep func(context.Context, result.Document) error
 	if archiveAt != nil {
-		keep = func(ctx context.Context, doc result.Document) error { return keepInArchive(ctx, e, archiveAt, doc) }
+		keep = func(ctx context.Context, doc result.Document) error {
+			return keepInArchive(ctx, e, archiveAt, record.Doc{Results: &doc})
+		}
 	}
 	x, err := exporter.New(exporter.Options{
 		ConfigPath: f.config, Build: moduleBuilder(e),

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"wirespeed/internal/record"
 
 	"github.com/spf13/cobra"
 
@@ -206,14 +207,14 @@ func specHint(t spec.Test, err error) error {
 // netperfFields are netperf's output selectors (-o, -O) and the --fields
 // names of the same figures.
 var netperfFields = map[string]string{
-	"THROUGHPUT": "throughput_bps", "ELAPSED_TIME": "elapsed_s", "PROTOCOL": "test",
-	"TRANSACTION_RATE": "transactions_per_s", "LOCAL_SEND_SIZE": "send_size", "REMOTE_RECV_SIZE": "recv_size",
-	"MIN_LATENCY": "latency_min_us", "MAX_LATENCY": "latency_max_us", "MEAN_LATENCY": "latency_mean_us",
-	"P50_LATENCY": "latency_p50_us", "P90_LATENCY": "latency_p90_us", "P99_LATENCY": "latency_p99_us",
-	"STDDEV_LATENCY": "latency_stddev_us", "LOCAL_CPU_UTIL": "local_util_pct", "REMOTE_CPU_UTIL": "remote_util_pct",
-	"LOCAL_SD": "local_service_demand_us_per_kb", "REMOTE_SD": "remote_service_demand_us_per_kb",
-	"LOCAL_TRANSPORT_RETRANS": "retransmits", "LOCAL_SEND_CALLS": "", "LOCAL_BYTES_SENT": "sender_bytes",
-	"REMOTE_BYTES_RECVD": "bytes",
+	"THROUGHPUT": record.Throughput.Name, "ELAPSED_TIME": record.Elapsed.Name, "PROTOCOL": "test",
+	"TRANSACTION_RATE": record.Transactions.Name, "LOCAL_SEND_SIZE": "send_size", "REMOTE_RECV_SIZE": "recv_size",
+	"MIN_LATENCY": record.LatencyMin.Name, "MAX_LATENCY": record.LatencyMax.Name, "MEAN_LATENCY": record.LatencyMean.Name,
+	"P50_LATENCY": record.LatencyP50.Name, "P90_LATENCY": record.LatencyP90.Name, "P99_LATENCY": record.LatencyP99.Name,
+	"STDDEV_LATENCY": "latency_stddev_us", "LOCAL_CPU_UTIL": record.LocalUtil.Name, "REMOTE_CPU_UTIL": record.RemoteUtil.Name,
+	"LOCAL_SD": record.LocalDemand.Name, "REMOTE_SD": record.RemoteDemand.Name,
+	"LOCAL_TRANSPORT_RETRANS": record.Retransmits.Name, "LOCAL_SEND_CALLS": "", "LOCAL_BYTES_SENT": "sender_bytes",
+	"REMOTE_BYTES_RECVD": record.Bytes.Name,
 }
 
 // fieldsHint gives the --fields spelling of a list of netperf output

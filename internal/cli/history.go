@@ -13,6 +13,7 @@ import (
 
 	"wirespeed/internal/archive"
 	"wirespeed/internal/history"
+	"wirespeed/internal/record"
 	"wirespeed/internal/report"
 )
 
@@ -76,7 +77,7 @@ job. Too little history to test is exit status 2.`,
 	fl.StringVarP(&f.test, "test", "t", "", "only results of this test (TCP_STREAM, TCP_RR, ...)")
 	fl.VarP(bytesValue{&f.size}, "size", "m", "only results at this message size (request size for request/response tests)")
 	fl.StringArrayVar(&f.labels, "label", nil, "only results recorded with --label `KEY=VALUE` (repeat for several)")
-	fl.StringVar(&f.figure, "figure", "", "figure to follow: throughput, p50, p90, p99, rtt, loss, local_sd, remote_sd, local_cpu, remote_cpu (default: p50 for request/response tests, throughput otherwise)")
+	fl.StringVar(&f.figure, "figure", "", "figure to follow, by name or label: "+figureLabels()+" (default: p50 for request/response tests, throughput otherwise)")
 	fl.BoolVar(&f.json, "json", false, `print {"series":[{"key":...,"points":[...],"changes":[...]}]}`)
 	fl.StringVarP(&f.output, "output", "o", "", "also plot the series to `FILE`: .png, .svg or .pdf")
 	fl.BoolVar(&f.check, "check", false, "exit 1 when the newest points of a series are a significant regression")
@@ -131,55 +132,22 @@ func runHistory(ctx context.Context, e *env, f *historyFlags) error {
 	if f.output != "" && !slices.Contains(report.PlotFormats, strings.ToLower(filepath.Ext(f.output))) {
 		return usagef("-o %q: use a .png, .svg or .pdf name", f.output)
 	}
-	var fig *history.Figure
+	q := history.Query{Filter: filter, Size: f.size, Options: history.Options{Alpha: f.alpha}}
 	if f.figure != "" {
 		x, err := history.FigureNamed(f.figure)
 		if err != nil {
 			return usagef("--figure: %v", err)
 		}
-		fig = &x
+		q.Figures = []history.Figure{x}
 	}
 	a, err := openArchive(ctx, e, f.target)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	rows, err := a.Results(ctx, filter)
+	series, _, envs, err := history.Load(ctx, a, q)
 	if err != nil {
 		return err
-	}
-	if f.size > 0 {
-		rows = slices.DeleteFunc(rows, func(r archive.Row) bool { return r.MsgSize != f.size })
-	}
-	// Each test's rows with its figure: a history of TCP_STREAM and
-	// TCP_RR together follows throughput for one and latency for the
-	// other.
-	var series []history.Series
-	if fig != nil {
-		series = history.Build(rows, *fig)
-	} else {
-		byFigure := map[string][]archive.Row{}
-		var order []string
-		for _, r := range rows {
-			name := history.DefaultFigure(r.Test).Name
-			if _, ok := byFigure[name]; !ok {
-				order = append(order, name)
-			}
-			byFigure[name] = append(byFigure[name], r)
-		}
-		for _, name := range order {
-			x, _ := history.FigureNamed(name)
-			series = append(series, history.Build(byFigure[name], x)...)
-		}
-	}
-	envs, err := a.Envs(ctx, history.EnvIDs(series))
-	if err != nil {
-		return err
-	}
-	for i := range series {
-		if err := series[i].FindChanges(history.Options{Alpha: f.alpha}, envs); err != nil {
-			return err
-		}
 	}
 	if f.check {
 		return checkHistory(e, f, series, envs, tol)
@@ -203,7 +171,7 @@ func runHistory(ctx context.Context, e *env, f *historyFlags) error {
 	return nil
 }
 
-func checkHistory(e *env, f *historyFlags, series []history.Series, envs map[int64]archive.Env, tol float64) error {
+func checkHistory(e *env, f *historyFlags, series []history.Series, envs map[int64]record.Env, tol float64) error {
 	checked, regressions := 0, 0
 	for _, s := range series {
 		v, err := history.Check(s, history.CheckOptions{Newest: f.newest, Baseline: f.baseline, Tolerance: tol, Alpha: f.alpha}, envs)
@@ -224,6 +192,16 @@ func checkHistory(e *env, f *historyFlags, series []history.Series, envs map[int
 		return fmt.Errorf("%w in %d of %d series checked", errRegression, regressions, checked)
 	}
 	return nil
+}
+
+// figureLabels lists the labels of the figures history follows, from
+// the registry.
+func figureLabels() string {
+	var l []string
+	for _, f := range history.Figures {
+		l = append(l, f.Label)
+	}
+	return strings.Join(l, ", ")
 }
 
 // parsePercent reads "2%" or "2" as 0.02.

@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strings"
 
-	"wirespeed/internal/measure"
+	"wirespeed/internal/record"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
@@ -115,6 +115,14 @@ func Sources(names []string, docs []result.Document) ([]Source, error) {
 	return out, nil
 }
 
+// SourceOf is a source of one result, named name, with its document's
+// title and labels: a result the archive holds, compared with another.
+func SourceOf(name string, r result.Result, title string, labels map[string]string) Source {
+	s := Source{Name: name, Points: map[Key]result.Result{}, Title: title, Labels: labels}
+	s.add(keyOf("", r), r)
+	return s
+}
+
 func (s *Source) add(k Key, r result.Result) {
 	if _, ok := s.Points[k]; !ok {
 		s.Order = append(s.Order, k)
@@ -122,86 +130,50 @@ func (s *Source) add(k Key, r result.Result) {
 	s.Points[k] = r
 }
 
-// Metric is a figure compared: its name, unit and how to read it from a
-// summary (false when the summary has none).
+// Metric is a figure compared: the registry's figure (record) with
+// the words, unit and key compare shows it by.
 type Metric struct {
-	Name string // "throughput", "local CPU util", ...
-	Unit string // "10^6bits/sec", "%", "us/KB", "trans/sec"
-	// Key names it in JSON: "throughput_bps", "local_util_pct", ...
-	Key   string
-	Value func(result.Summary) (float64, bool) `json:"-"`
-	// Scale is what Value's numbers are multiplied by for Unit (1e-6 for
-	// bits/s shown as 10^6bits/sec).
-	Scale float64
+	Name string // the figure's words: "throughput", "local CPU util", ...
+	Unit string // as shown: "10^6bits/sec", "%", "us/KB", "trans/sec"
+	// Key names it in JSON: the figure's name, "throughput_bps",
+	// "local_util_pct", ...
+	Key string
+	// Scale is what the figure's numbers are multiplied by for Unit
+	// (1e-6 for bits/s shown as 10^6bits/sec).
+	Scale  float64
+	Figure record.Figure `json:"-"`
 }
 
-// metrics are the figures compared, in order. Throughput for stream
-// tests, transactions per second for request/response tests.
-var metrics = []Metric{
-	{Name: "throughput", Unit: "10^6bits/sec", Key: "throughput_bps", Scale: 1e-6, Value: func(s result.Summary) (float64, bool) {
-		if s.RRSummary != nil {
-			return 0, false
-		}
-		return s.BitsPerSecond, true
-	}},
-	{Name: "transaction rate", Unit: "trans/sec", Key: "transactions_per_s", Scale: 1, Value: func(s result.Summary) (float64, bool) {
-		if s.RRSummary == nil {
-			return 0, false
-		}
-		return s.TransactionsPerSecond, true
-	}},
-	{Name: "local CPU util", Unit: "%", Key: "local_util_pct", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.LocalCPU }, false)},
-	{Name: "remote CPU util", Unit: "%", Key: "remote_util_pct", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.RemoteCPU }, false)},
-	{Name: "local service demand", Unit: "us/KB", Key: "local_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.LocalCPU }, true)},
-	{Name: "remote service demand", Unit: "us/KB", Key: "remote_service_demand_us_per_kb", Scale: 1, Value: cpuValue(func(s result.Summary) *measure.CPU { return s.RemoteCPU }, true)},
-	// The sender's device (result.Wire): what TSO, GSO or an MTU made
-	// of the packets; absent where the device was not read.
-	{Name: "sender device packet rate", Unit: "pkts/sec", Key: "sender_wire_pps", Scale: 1, Value: func(s result.Summary) (float64, bool) {
-		return s.SenderWirePacketsPerSecond, s.SenderWirePacketsPerSecond > 0
-	}},
-	{Name: "sender device bytes per packet", Unit: "bytes", Key: "sender_wire_bytes_per_packet", Scale: 1, Value: func(s result.Summary) (float64, bool) {
-		return s.SenderWireBytesPerPacket, s.SenderWirePacketsPerSecond > 0
-	}},
-	splitMetric("local", "user", "user_pct", func(c *measure.CPU) float64 { return c.UserPct }),
-	splitMetric("local", "system", "system_pct", func(c *measure.CPU) float64 { return c.SystemPct }),
-	splitMetric("local", "irq", "irq_pct", func(c *measure.CPU) float64 { return c.IRQPct }),
-	splitMetric("local", "softirq", "softirq_pct", func(c *measure.CPU) float64 { return c.SoftIRQPct }),
-	splitMetric("remote", "user", "user_pct", func(c *measure.CPU) float64 { return c.UserPct }),
-	splitMetric("remote", "system", "system_pct", func(c *measure.CPU) float64 { return c.SystemPct }),
-	splitMetric("remote", "irq", "irq_pct", func(c *measure.CPU) float64 { return c.IRQPct }),
-	splitMetric("remote", "softirq", "softirq_pct", func(c *measure.CPU) float64 { return c.SoftIRQPct }),
-}
-
-// splitMetric is one state of a side's system-wide CPU split (user,
-// system, hardware interrupt, softirq time, in percent of all CPUs), as
-// the run's CPU lines and the tables' second lines show it; a side with
-// only its process's CPU time (an iperf3 peer) has none.
-func splitMetric(side, state, key string, field func(*measure.CPU) float64) Metric {
-	return Metric{Name: side + " CPU " + state, Unit: "% of all CPUs", Key: side + "_" + key, Scale: 1,
-		Value: func(s result.Summary) (float64, bool) {
-			c := s.LocalCPU
-			if side == "remote" {
-				c = s.RemoteCPU
-			}
-			if c == nil || c.CPUs == 0 {
-				return 0, false
-			}
-			return field(c), true
-		}}
-}
-
-func cpuValue(side func(result.Summary) *measure.CPU, demand bool) func(result.Summary) (float64, bool) {
-	return func(s result.Summary) (float64, bool) {
-		c := side(s)
-		if c == nil {
-			return 0, false
-		}
-		if demand {
-			return c.ServiceDemandMicrosPerKB, true
-		}
-		return c.UtilPct, true
+// Value is the metric's figure in v; false when v has none, and for
+// the result of a stream test (record.Figure.StreamResult) in a
+// request/response test's.
+func (m Metric) Value(v record.View) (float64, bool) {
+	if m.Figure.StreamResult && v.Summary.RRSummary != nil {
+		return 0, false
 	}
+	return m.Figure.Read(v)
 }
+
+// metricOf is how compare shows figure f.
+func metricOf(f record.Figure) Metric {
+	m := Metric{Name: f.Words, Unit: f.Unit, Key: f.Name, Scale: 1, Figure: f}
+	if f.Shown != "" {
+		m.Unit, m.Scale = f.Shown, f.Scale
+	}
+	return m
+}
+
+// metrics are the figures compared (record.Compared), in the
+// registry's order: throughput for stream tests, transactions per
+// second for request/response tests, each side's CPU, the sender's
+// device, each side's CPU split.
+var metrics = func() []Metric {
+	var out []Metric
+	for _, f := range record.In(record.Compared) {
+		out = append(out, metricOf(f))
+	}
+	return out
+}()
 
 // Samples returns a point's values of a metric: one per iteration that
 // ran to its end (interrupted ones are not in the mean either), or the
@@ -213,7 +185,7 @@ func Samples(r result.Result, m Metric) []float64 {
 			if it.Interrupted {
 				continue
 			}
-			if v, ok := m.Value(it.Summary); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			if v, ok := m.Value(record.OfSummary(r.Spec.Kind, it.Summary)); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 				out = append(out, v)
 			}
 		}
@@ -222,7 +194,7 @@ func Samples(r result.Result, m Metric) []float64 {
 	if r.Interrupted {
 		return nil
 	}
-	if v, ok := m.Value(r.Summary); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+	if v, ok := m.Value(record.Of(&r)); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 		out = append(out, v)
 	}
 	return out
@@ -526,13 +498,10 @@ const stealText = "the hypervisor's steal (busy time in CPU util and service dem
 func stealWarnings(res *Result, sources []Source, common []Key, opts Options) {
 	for _, side := range []string{"local", "remote"} {
 		// The iterations Samples takes, as for every figure compared.
-		steal := splitMetric(side, "steal", "steal_pct", func(c *measure.CPU) float64 { return c.StealPct })
-		util := Metric{Value: cpuValue(func(s result.Summary) *measure.CPU {
-			if side == "remote" {
-				return s.RemoteCPU
-			}
-			return s.LocalCPU
-		}, false)}
+		steal, util := metricOf(record.LocalSteal), metricOf(record.LocalUtil)
+		if side == "remote" {
+			steal, util = metricOf(record.RemoteSteal), metricOf(record.RemoteUtil)
+		}
 		for _, k := range common {
 			sa, ua := Samples(sources[0].Points[k], steal), Samples(sources[0].Points[k], util)
 			if len(sa) == 0 || len(ua) == 0 {

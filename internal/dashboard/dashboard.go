@@ -3,8 +3,8 @@
 // directions and coloured by the series' own history and change points)
 // and each pair's history (chart, change points with what changed in
 // the environment, the points, their raw JSON, and the compare verdict
-// of two of them). It reads the archive only, through internal/archive
-// and internal/history; charts are report's gonum/plot SVG. Every page
+// of two of them). It reads the archive only, through an interface
+// (Archive) the archive meets, and internal/history; charts are report's gonum/plot SVG. Every page
 // is html/template (so every string from a peer, label or title is
 // escaped), every asset is embedded, and the one script is a file
 // (assets/live.js), so the Content-Security-Policy forbids inline
@@ -22,26 +22,34 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"wirespeed/internal/archive"
 	"wirespeed/internal/comparison"
 	"wirespeed/internal/history"
+	"wirespeed/internal/record"
 	"wirespeed/internal/report"
-	"wirespeed/internal/result"
 )
 
 //go:embed assets templates
 var files embed.FS
 
+// Archive is what the dashboard reads (archive.Archive is one): the
+// results and environments history loads, how many results there are,
+// a result's row and its document.
+type Archive interface {
+	history.Archive
+	Count(ctx context.Context) (record.Counts, error)
+	Result(ctx context.Context, id int64) (record.Row, error)
+	Document(ctx context.Context, id int64) (record.Stored, error)
+}
+
 // Options configure a Server.
 type Options struct {
-	Archive *archive.Archive
+	Archive Archive
 	// Window, when set, shows only results of the last Window.
 	Window time.Duration
 	// Alpha is the change points' significance level (default 0.01);
@@ -296,41 +304,38 @@ func (s *Server) pairSeries(ctx context.Context, q url.Values) ([]pairSet, error
 	if src == "" || dst == "" || test == "" {
 		return nil, fmt.Errorf("give src, dst and test")
 	}
-	rows, err := s.o.Archive.Results(ctx, archive.Filter{Source: src, Destination: dst, Test: test, Since: s.since()})
+	panels := history.Panels(test)
+	var figs []history.Figure
+	for _, p := range panels {
+		figs = append(figs, p...)
+	}
+	all, _, _, err := history.Load(ctx, s.o.Archive, history.Query{
+		Filter:  record.Filter{Source: src, Destination: dst, Test: test, Since: s.since()},
+		Figures: figs, Options: history.Options{Alpha: s.o.Alpha, Permutations: s.o.Permutations}})
 	if err != nil {
 		return nil, err
 	}
-	panels := history.Panels(test)
 	// Each figure's series, by key; the main figure's give the order.
 	byFigure := map[string]map[history.Key]history.Series{}
-	var all []history.Series
-	for _, p := range panels {
-		for _, fig := range p {
-			byFigure[fig.Name] = map[history.Key]history.Series{}
-			for _, sr := range history.Build(rows, fig) {
-				byFigure[fig.Name][sr.Key] = sr
-				all = append(all, sr)
-			}
+	var mains []history.Series
+	for _, sr := range all {
+		if byFigure[sr.Figure] == nil {
+			byFigure[sr.Figure] = map[history.Key]history.Series{}
+		}
+		byFigure[sr.Figure][sr.Key] = sr
+		if sr.Figure == panels[0][0].Label {
+			mains = append(mains, sr)
 		}
 	}
-	envs, err := s.o.Archive.Envs(ctx, history.EnvIDs(all))
-	if err != nil {
-		return nil, err
-	}
 	var out []pairSet
-	for _, main := range history.Build(rows, panels[0][0]) {
+	for _, main := range mains {
 		var set pairSet
 		for _, p := range panels {
 			var ss []history.Series
 			for _, fig := range p {
-				sr, ok := byFigure[fig.Name][main.Key]
-				if !ok {
-					continue
+				if sr, ok := byFigure[fig.Label][main.Key]; ok {
+					ss = append(ss, sr)
 				}
-				if err := sr.FindChanges(history.Options{Alpha: s.o.Alpha, Permutations: s.o.Permutations}, envs); err != nil {
-					return nil, err
-				}
-				ss = append(ss, sr)
 			}
 			if len(ss) > 0 {
 				set.Panels = append(set.Panels, ss)
@@ -487,63 +492,26 @@ func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
 	w.Write(b.Bytes())
 }
 
-// resultJSONOf is a result's own JSON in its document, found by the
-// row's path ("pairs[4]", "matrix.rows[2].points[0]", "" for a run's
-// result).
-func (s *Server) resultJSONOf(ctx context.Context, id int64) ([]byte, archive.Row, error) {
+// resultOf is the result of that id, found in its document by the
+// row's locator, with the row.
+func (s *Server) resultOf(ctx context.Context, id int64) (record.Item, record.Row, error) {
 	row, err := s.o.Archive.Result(ctx, id)
 	if err != nil {
-		return nil, row, err
+		return record.Item{}, row, err
 	}
 	d, err := s.o.Archive.Document(ctx, row.DocumentID)
 	if err != nil {
-		return nil, row, err
+		return record.Item{}, row, err
 	}
-	var v any
-	if err := json.Unmarshal(d.JSON, &v); err != nil {
-		return nil, row, fmt.Errorf("document %d: %w", d.ID, err)
+	doc, err := record.Decode(d.JSON)
+	if err != nil {
+		return record.Item{}, row, fmt.Errorf("document %d: %w", d.ID, err)
 	}
-	path := row.Path
-	if path == "" {
-		path = "result"
-	} else if strings.HasPrefix(path, "pairs[") || strings.HasPrefix(path, "runs[") || strings.HasPrefix(path, "points[") || strings.HasPrefix(path, "matrix.") {
-		path += ".result"
+	it, ok := doc.Find(row.At)
+	if !ok {
+		return it, row, fmt.Errorf("document %d has no result at %q", d.ID, row.At)
 	}
-	if x, err := walk(v, path); err == nil {
-		v = x
-	} else if x, err := walk(v, row.Path); err == nil && row.Path != "" {
-		v = x
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	return b, row, err
-}
-
-var segment = regexp.MustCompile(`^([A-Za-z_]+)((?:\[\d+\])*)$`)
-
-// walk follows a path of names and [index]es into a decoded JSON value.
-func walk(v any, path string) (any, error) {
-	for _, seg := range strings.Split(path, ".") {
-		m := segment.FindStringSubmatch(seg)
-		if m == nil {
-			return nil, fmt.Errorf("path %q: bad segment %q", path, seg)
-		}
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("path %q: %q is not in an object", path, m[1])
-		}
-		if v, ok = obj[m[1]]; !ok {
-			return nil, fmt.Errorf("path %q: no %q", path, m[1])
-		}
-		for _, ix := range regexp.MustCompile(`\d+`).FindAllString(m[2], -1) {
-			n, _ := strconv.Atoi(ix)
-			arr, ok := v.([]any)
-			if !ok || n >= len(arr) {
-				return nil, fmt.Errorf("path %q: no [%d]", path, n)
-			}
-			v = arr[n]
-		}
-	}
-	return v, nil
+	return it, row, nil
 }
 
 func (s *Server) resultJSON(w http.ResponseWriter, r *http.Request) {
@@ -552,9 +520,14 @@ func (s *Server) resultJSON(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, fmt.Errorf("give the result's id, a number"))
 		return
 	}
-	b, _, err := s.resultJSONOf(r.Context(), id)
+	it, _, err := s.resultOf(r.Context(), id)
 	if err != nil {
 		s.fail(w, http.StatusNotFound, err)
+		return
+	}
+	b, err := json.MarshalIndent(it.Result, "", "  ")
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -577,42 +550,32 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 		s.render(w, "compare.html", view{Title: "compare", Cmp: cp})
 		return
 	}
-	var docs []result.Document
-	var names []string
+	var sources []comparison.Source
 	for k, x := range ids {
 		id, err := strconv.ParseInt(x, 10, 64)
 		if err != nil {
 			s.fail(w, http.StatusBadRequest, fmt.Errorf("result id %q is not a number", x))
 			return
 		}
-		b, row, err := s.resultJSONOf(r.Context(), id)
+		it, row, err := s.resultOf(r.Context(), id)
 		if err != nil {
 			s.fail(w, http.StatusNotFound, err)
 			return
 		}
-		var res result.Result
-		if err := json.Unmarshal(b, &res); err != nil {
-			s.fail(w, http.StatusInternalServerError, fmt.Errorf("result %d: %w", id, err))
-			return
-		}
-		docs = append(docs, result.Document{Schema: result.Schema, Command: "run", Title: row.Title, Labels: row.Labels, Result: res})
-		names = append(names, fmt.Sprintf("%s #%d", row.Started.UTC().Format("2006-01-02 15:04"), id))
+		name := fmt.Sprintf("%s #%d", row.Started.UTC().Format("2006-01-02 15:04"), id)
+		sources = append(sources, comparison.SourceOf(name, *it.Result, row.Title, row.Labels))
 		if k == 0 {
 			cp.A = id
 		} else {
 			cp.B = id
 		}
 	}
-	sources, err := comparison.Sources(names, docs)
+	res, err := comparison.Compare(sources, comparison.Options{})
 	if err == nil {
-		var res comparison.Result
-		if res, err = comparison.Compare(sources, comparison.Options{}); err == nil {
-			var b bytes.Buffer
-			report.Compare(&b, res)
-			cp.Text = b.String()
-		}
-	}
-	if err != nil {
+		var b bytes.Buffer
+		report.Compare(&b, res)
+		cp.Text = b.String()
+	} else {
 		cp.Error = err.Error()
 	}
 	s.render(w, "compare.html", view{Title: "compare", Cmp: cp})

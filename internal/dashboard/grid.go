@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"wirespeed/internal/archive"
 	"wirespeed/internal/history"
+	"wirespeed/internal/record"
 	"wirespeed/internal/report"
 )
 
@@ -108,12 +108,12 @@ type PairCell struct {
 // buildGrid reads the archive's results of test ("" for the test of
 // the newest result) and makes the grid.
 func (s *Server) buildGrid(ctx context.Context, test string) (*Grid, error) {
-	all, err := s.o.Archive.Results(ctx, archive.Filter{Since: s.since()})
+	all, err := s.o.Archive.Results(ctx, record.Filter{Since: s.since()})
 	if err != nil {
 		return nil, err
 	}
 	g := &Grid{Counts: map[string]int{}}
-	var newest archive.Row
+	var newest record.Row
 	for _, r := range all {
 		if !slices.Contains(g.Tests, r.Test) {
 			g.Tests = append(g.Tests, r.Test)
@@ -130,12 +130,17 @@ func (s *Server) buildGrid(ctx context.Context, test string) (*Grid, error) {
 	g.Test = test
 	fig := history.DefaultFigure(test)
 	g.Figure = fig.Name
-	rows := slices.DeleteFunc(all, func(r archive.Row) bool { return r.Test != test })
+	series, rows, _, err := history.Load(ctx, s.o.Archive, history.Query{
+		Filter: record.Filter{Since: s.since(), Test: test}, Figures: []history.Figure{fig}, Latest: true,
+		Options: history.Options{Alpha: s.o.Alpha, Permutations: s.o.Permutations}})
+	if err != nil {
+		return nil, err
+	}
 	// The newest result of each pair, and the newest document of the
 	// test (a mesh round): a mesh pair missing from it failed there.
-	latestRow := map[[2]string]archive.Row{}
+	latestRow := map[[2]string]record.Row{}
 	hosts := map[string]bool{}
-	var newestDoc archive.Row
+	var newestDoc record.Row
 	for _, r := range rows {
 		latestRow[[2]string{r.Source, r.Destination}] = r
 		hosts[r.Source], hosts[r.Destination] = true, true
@@ -147,25 +152,11 @@ func (s *Server) buildGrid(ctx context.Context, test string) (*Grid, error) {
 		g.Hosts = append(g.Hosts, h)
 	}
 	slices.Sort(g.Hosts)
-	series := history.Build(rows, fig)
-	envs, err := s.o.Archive.Envs(ctx, history.EnvIDs(series))
-	if err != nil {
-		return nil, err
-	}
 	// The series of each pair with the newest point: a pair measured at
 	// several sizes or settings shows the one measured last.
 	bySeries := map[[2]string]*history.Series{}
 	for i := range series {
-		sr := &series[i]
-		k := [2]string{sr.Key.Source, sr.Key.Destination}
-		if b, ok := bySeries[k]; !ok || last(sr).Time.After(last(b).Time) {
-			bySeries[k] = sr
-		}
-	}
-	for _, sr := range bySeries {
-		if err := sr.FindChanges(history.Options{Alpha: s.o.Alpha, Permutations: s.o.Permutations}, envs); err != nil {
-			return nil, err
-		}
+		bySeries[[2]string{series[i].Key.Source, series[i].Key.Destination}] = &series[i]
 	}
 	th, hasTh := s.o.Thresholds[test]
 	cell := func(src, dst string) Cell {

@@ -268,7 +268,7 @@ func TestProbeMetricsUDPAndRR(t *testing.T) {
 
 	rr := result.Result{Spec: spec.Test{Kind: spec.UDPRR}, Summary: result.Summary{LocalCPU: &measure.CPU{UtilPct: 50, ServiceDemandMicrosPerTransaction: 12}},
 		Directions: []result.DirectionResult{{Direction: spec.RequestResponse, Summary: result.Summary{RRSummary: &result.RRSummary{
-			TransactionsPerSecond: 20000, Latency: stats.Latency{Min: 10, P50: 40, P90: 60, P99: 90, P999: 150, Max: 2000, Mean: 45}}}}}}
+			TransactionsPerSecond: 20000, Latency: stats.Latency{Count: 200000, Min: 10, P50: 40, P90: 60, P99: 90, P999: 150, Max: 2000, Mean: 45}}}}}}
 	got = collect(t, rr)
 	for k, w := range map[string]float64{
 		"wirespeed_probe_rr_latency_seconds{quantile=0}":                     10e-6,
@@ -293,7 +293,13 @@ func collect(t *testing.T, res result.Result) map[string]float64 {
 	t.Helper()
 	h := &harness{run: &fakeRun{}}
 	path := filepath.Join(t.TempDir(), "p.yml")
-	os.WriteFile(path, []byte("modules:\n  m: {}\n"), 0o600)
+	// The module runs the result's test, as a real probe's result is
+	// of its module's test.
+	module := "{}"
+	if res.Spec.Kind != "" {
+		module = "{test: " + string(res.Spec.Kind) + "}"
+	}
+	os.WriteFile(path, []byte("modules:\n  m: "+module+"\n"), 0o600)
 	x, err := New(Options{ConfigPath: path, Build: fakeBuild(h.run, res), MaxConcurrent: 1, Setup: time.Second})
 	if err != nil {
 		t.Fatal(err)

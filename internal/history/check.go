@@ -3,7 +3,7 @@ package history
 import (
 	"fmt"
 
-	"wirespeed/internal/archive"
+	"wirespeed/internal/record"
 	"wirespeed/internal/stats"
 )
 
@@ -42,7 +42,7 @@ type Verdict struct {
 // point among those, when FindChanges ran), in the figure's worse
 // direction, by at least Tolerance. One newest point with iterations is
 // tested by its iterations.
-func Check(s Series, o CheckOptions, envs map[int64]archive.Env) (Verdict, error) {
+func Check(s Series, o CheckOptions, envs map[int64]record.Env) (Verdict, error) {
 	if o.Newest <= 0 {
 		o.Newest = 1
 	}

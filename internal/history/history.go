@@ -7,76 +7,32 @@
 package history
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
-	"wirespeed/internal/archive"
+	"wirespeed/internal/record"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
 	"wirespeed/internal/sysinfo"
 )
 
-// Figure is the figure a history follows.
-type Figure struct {
-	Name string
-	// HigherIsBetter says which way is a regression: throughput down,
-	// latency, loss or service demand up.
-	HigherIsBetter bool
-	// Unit is the figure's unit in the document: "bits/s", "us", "%",
-	// "us/KB".
-	Unit  string
-	value func(archive.Row) (float64, bool)
-	// samples are the iterations' values, when kept for the figure.
-	samples func(archive.Row) []float64
-}
+// Figure is a figure a history follows: the registry's (record).
+type Figure = record.Figure
 
-func opt(p *float64) (float64, bool) {
-	if p == nil {
-		return 0, false
-	}
-	return *p, true
-}
+// Figures are the figures history follows (record.Followed), the
+// throughput first.
+var Figures = record.In(record.Followed)
 
-// Figures are the figures history follows, by name.
-var Figures = []Figure{
-	{Name: "throughput", HigherIsBetter: true, Unit: "bits/s",
-		value:   func(r archive.Row) (float64, bool) { return r.ThroughputBPS, r.ThroughputBPS > 0 },
-		samples: func(r archive.Row) []float64 { return r.IterThroughput }},
-	{Name: "p50", Unit: "us", value: func(r archive.Row) (float64, bool) { return opt(r.LatencyP50Micros) },
-		samples: func(r archive.Row) []float64 { return r.IterLatencyP50 }},
-	{Name: "p90", Unit: "us", value: func(r archive.Row) (float64, bool) { return opt(r.LatencyP90Micros) }},
-	{Name: "p99", Unit: "us", value: func(r archive.Row) (float64, bool) { return opt(r.LatencyP99Micros) }},
-	{Name: "rtt", Unit: "us", value: func(r archive.Row) (float64, bool) { return opt(r.RTTMicros) }},
-	{Name: "loss", Unit: "%", value: func(r archive.Row) (float64, bool) { return opt(r.LossPct) }},
-	{Name: "local_sd", Unit: "us/KB", value: func(r archive.Row) (float64, bool) { return opt(r.LocalServiceDemand) }},
-	{Name: "remote_sd", Unit: "us/KB", value: func(r archive.Row) (float64, bool) { return opt(r.RemoteServiceDemand) }},
-	{Name: "local_cpu", Unit: "%", value: func(r archive.Row) (float64, bool) { return opt(r.LocalCPUPct) }},
-	{Name: "remote_cpu", Unit: "%", value: func(r archive.Row) (float64, bool) { return opt(r.RemoteCPUPct) }},
-}
-
-// FigureNamed returns the figure of that name.
-func FigureNamed(name string) (Figure, error) {
-	var names []string
-	for _, f := range Figures {
-		if f.Name == name {
-			return f, nil
-		}
-		names = append(names, f.Name)
-	}
-	return Figure{}, fmt.Errorf("figure %q: want one of %s", name, strings.Join(names, ", "))
-}
+// FigureNamed returns the figure of that name or label.
+func FigureNamed(name string) (Figure, error) { return record.Named(name, record.Followed) }
 
 // DefaultFigure is the figure of a test's history when none is asked:
 // the p50 latency of request/response tests, the throughput of others.
 func DefaultFigure(test string) Figure {
-	switch test {
-	case "TCP_RR", "UDP_RR", "TCP_CRR":
-		f, _ := FigureNamed("p50")
-		return f
+	if spec.Kind(test).RR() {
+		return record.LatencyP50
 	}
-	return Figures[0]
+	return record.Throughput
 }
 
 // Panels are the figures a test's history is drawn with, a panel of
@@ -85,23 +41,17 @@ func DefaultFigure(test string) Figure {
 // its latency under load, a request/response test's latency and
 // throughput, UDP_STREAM's throughput and loss.
 func Panels(test string) [][]Figure {
-	f := func(names ...string) []Figure {
-		var out []Figure
-		for _, n := range names {
-			x, _ := FigureNamed(n)
-			out = append(out, x)
-		}
-		return out
+	latency := []Figure{record.LatencyP50, record.LatencyP90, record.LatencyP99}
+	throughput := []Figure{record.Throughput}
+	switch k := spec.Kind(test); {
+	case k.RR():
+		return [][]Figure{latency, throughput}
+	case k == spec.RRUL:
+		return [][]Figure{throughput, latency}
+	case k == spec.UDPStream:
+		return [][]Figure{throughput, {record.Loss}}
 	}
-	switch test {
-	case "TCP_RR", "UDP_RR", "TCP_CRR":
-		return [][]Figure{f("p50", "p90", "p99"), f("throughput")}
-	case "RRUL":
-		return [][]Figure{f("throughput"), f("p50", "p90", "p99")}
-	case "UDP_STREAM":
-		return [][]Figure{f("throughput"), f("loss")}
-	}
-	return [][]Figure{f("throughput"), f("rtt")}
+	return [][]Figure{throughput, {record.RTT}}
 }
 
 // Key says what a series is.
@@ -192,11 +142,11 @@ type Series struct {
 // Build groups rows (oldest first) into series for figure fig, in the
 // order each series first appears; rows without the figure are left
 // out, and so is a series left empty.
-func Build(rows []archive.Row, fig Figure) []Series {
+func Build(rows []record.Row, fig Figure) []Series {
 	var out []*Series
 	idx := map[string]int{}
 	for _, r := range rows {
-		v, ok := fig.value(r)
+		v, ok := r.Figures.Get(fig)
 		if !ok {
 			continue
 		}
@@ -206,16 +156,14 @@ func Build(rows []archive.Row, fig Figure) []Series {
 			idx[r.Series] = i
 			out = append(out, &Series{
 				Key:    Key{Source: r.Source, Destination: r.Destination, Test: r.Test, MsgSize: r.MsgSize, Settings: r.Settings},
-				Figure: fig.Name, Unit: fig.Unit, HigherIsBetter: fig.HigherIsBetter, Changes: []Change{},
+				Figure: fig.Label, Unit: fig.Unit, HigherIsBetter: fig.HigherIsBetter, Changes: []Change{},
 			})
 		}
 		p := Point{Time: r.Started, Value: v, Iterations: r.Iterations, Limit: r.LimitKind, Title: r.Title, ResultID: r.ID, envID: r.EnvID}
-		if fig.Name == "throughput" {
+		if fig.Name == record.Throughput.Name {
 			p.Lo, p.Hi = r.CILo, r.CIHi
 		}
-		if fig.samples != nil {
-			p.samples = fig.samples(r)
-		}
+		p.samples = r.Samples(fig)
 		if p.Lo == nil && len(p.samples) >= 2 {
 			if sum, err := stats.Summarize(p.samples, spec.DefaultConfidenceLevel); err == nil && sum.Computable() {
 				p.Lo, p.Hi = &sum.Lo, &sum.Hi
@@ -259,7 +207,7 @@ type Options struct {
 // its P is the larger of the two p-values. envs are the environments
 // of the points (archive.Archive.Envs of EnvIDs). It also lists every
 // change of the environment between consecutive points (Steps).
-func (s *Series) FindChanges(o Options, envs map[int64]archive.Env) error {
+func (s *Series) FindChanges(o Options, envs map[int64]record.Env) error {
 	s.Steps = nil
 	for i := 1; i < len(s.Points); i++ {
 		a, b := s.Points[i-1].envID, s.Points[i].envID
@@ -340,7 +288,7 @@ func mean(v []float64) float64 {
 
 // EnvDiff lists the items of each side's environment that differ
 // between a and b, the client's side first.
-func EnvDiff(k Key, a, b archive.Env) []EnvChange {
+func EnvDiff(k Key, a, b record.Env) []EnvChange {
 	var out []EnvChange
 	diff := func(side, host string, fa, fb []sysinfo.EnvField) {
 		mb := map[string]string{}

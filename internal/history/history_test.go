@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+	"wirespeed/internal/record"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -297,9 +298,9 @@ func TestEnvSteps(t *testing.T) {
 // gets their Student's t interval at -I's default level, 99%: for 10,
 // 12 and 14 us, 12 ± t(0.995, 2) 9.925 * 2 / sqrt(3) = 12 ± 11.46.
 func TestLatencyInterval(t *testing.T) {
-	p50 := 12.0
-	rows := []archive.Row{{Series: "s", Started: t0, LatencyP50Micros: &p50, Iterations: 3, IterLatencyP50: []float64{10, 12, 14}},
-		{Series: "s", Started: t0.Add(time.Hour), LatencyP50Micros: &p50, Iterations: 1}}
+	p50 := record.Values{record.LatencyP50.Name: 12}
+	rows := []archive.Row{{Series: "s", Started: t0, Figures: p50, Iterations: 3, IterLatencyP50: []float64{10, 12, 14}},
+		{Series: "s", Started: t0.Add(time.Hour), Figures: p50, Iterations: 1}}
 	f, _ := FigureNamed("p50")
 	s := Build(rows, f)[0]
 	p := s.Points[0]
@@ -324,7 +325,7 @@ func TestPanels(t *testing.T) {
 		for _, p := range Panels(test) {
 			var n []string
 			for _, f := range p {
-				n = append(n, f.Name)
+				n = append(n, f.Label)
 			}
 			names = append(names, n)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"wirespeed/internal/measure"
+	"wirespeed/internal/record"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
@@ -21,27 +22,39 @@ func JSON(w io.Writer, doc result.Document) error {
 // csvHeader names the columns of CSV output: the figures the text report
 // shows, so a spreadsheet needs nothing else. Columns that do not apply
 // to a row (latency on a stream test, CPU of a side not measured) are
-// empty, never 0.
+// empty, never 0. A figure's column is its name in the registry
+// (record.Figures).
 var csvHeader = append([]string{
 	"test", "direction", "parallel", "send_size", "recv_size",
-	"send_socket_size", "recv_socket_size", "socket_size_source", "elapsed_s",
-	"throughput_bps", "sender_throughput_bps", "bytes", "sender_bytes",
-	"retransmits", "congestion_control",
-	"packets_sent", "packets_received", "lost", "loss_pct", "out_of_order", "duplicates", "jitter_ms", "send_errors",
-	"transactions", "transactions_per_s", "timeouts",
-	"latency_min_us", "latency_mean_us", "latency_p50_us", "latency_p90_us", "latency_p99_us", "latency_p999_us", "latency_max_us", "latency_stddev_us",
-}, append(append(append(cpuCSVHeader("local"), cpuCSVHeader("remote")...), "interrupted", "limit"), wireCSVHeader...)...)
+	"send_socket_size", "recv_socket_size", "socket_size_source", record.Elapsed.Name,
+	record.Throughput.Name, record.SenderThroughput.Name, record.Bytes.Name, "sender_bytes",
+	record.Retransmits.Name, "congestion_control",
+	record.PacketsSent.Name, "packets_received", record.Lost.Name, record.Loss.Name, "out_of_order", "duplicates", record.Jitter.Name, "send_errors",
+	"transactions", record.Transactions.Name, record.Timeouts.Name,
+	record.LatencyMin.Name, record.LatencyMean.Name, record.LatencyP50.Name, record.LatencyP90.Name, record.LatencyP99.Name,
+	record.LatencyP999.Name, record.LatencyMax.Name, "latency_stddev_us",
+}, append(append(append(cpuCSVHeader(cpuSides[0]), cpuCSVHeader(cpuSides[1])...), "interrupted", "limit"), wireCSVHeader...)...)
+
+// cpuSide is one side's CPU figures in the registry.
+type cpuSide struct {
+	name                                           string
+	util, user, system, irq, softirq, perKB, perTr record.Figure
+}
+
+// cpuSides are each side's CPU figures in the registry: the client's
+// (local) and the server's (remote).
+var cpuSides = [2]cpuSide{
+	{"local", record.LocalUtil, record.LocalUser, record.LocalSystem, record.LocalIRQ, record.LocalSoftIRQ, record.LocalDemand, record.LocalDemandTr},
+	{"remote", record.RemoteUtil, record.RemoteUser, record.RemoteSystem, record.RemoteIRQ, record.RemoteSoftIRQ, record.RemoteDemand, record.RemoteDemandTr},
+}
 
 // cpuCSVHeader names one side's CPU columns: what the text's cpu line and
 // the table's CPU columns show.
-func cpuCSVHeader(side string) []string {
-	var h []string
-	for _, c := range []string{"cpus", "util_pct", "user_pct", "system_pct", "irq_pct", "softirq_pct", "idle_pct",
-		"busiest_cpu", "busiest_cpu_pct", "service_demand_us_per_kb", "service_demand_us_per_tr",
-		"process_user_s", "process_system_s"} {
-		h = append(h, side+"_"+c)
-	}
-	return h
+func cpuCSVHeader(s cpuSide) []string {
+	c := func(col string) string { return s.name + "_" + col }
+	return []string{c("cpus"), s.util.Name, s.user.Name, s.system.Name, s.irq.Name, s.softirq.Name, c("idle_pct"),
+		c("busiest_cpu"), c("busiest_cpu_pct"), s.perKB.Name, s.perTr.Name,
+		c("process_user_s"), c("process_system_s")}
 }
 
 // CSV writes one row per direction of each run, and a "both" row for runs

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"wirespeed/internal/record"
 
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
@@ -133,9 +134,11 @@ func MeshJSON(w io.Writer, doc result.MeshDocument) error {
 	return enc.Encode(doc)
 }
 
+// meshCSVHeader names a mesh round's CSV columns: a figure's column is
+// its name in the registry (record.Figures).
 var meshCSVHeader = []string{
-	"source", "destination", "via", "test", "throughput_bps", "sender_throughput_bps", "retransmits",
-	"transactions_per_s", "latency_p50_us", "latency_p99_us", "loss_pct", "interrupted", "error",
+	"source", "destination", "via", "test", record.Throughput.Name, record.SenderThroughput.Name, record.Retransmits.Name,
+	record.Transactions.Name, record.LatencyP50.Name, record.LatencyP99.Name, record.Loss.Name, "interrupted", "error",
 }
 
 // MeshCSV writes one row per pair, in the order measured; empty cells

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"wirespeed/internal/measure"
+	"wirespeed/internal/record"
 	"wirespeed/internal/result"
 )
 
@@ -30,16 +31,18 @@ func PointsOf(doc result.Document) []result.Point {
 	return []result.Point{{MsgSize: doc.Spec.MessageSize(), Result: doc.Result}}
 }
 
+// pointsCSVHeader names the columns of a sweep's or matrix's CSV: a
+// figure's column is its name in the registry (record.Figures).
 var pointsCSVHeader = []string{
-	"label", "test", "msg_size", "iterations", "throughput_bps", "throughput_lo_bps", "throughput_hi_bps",
-	"confidence_level", "achieved_pct", "reached", "local_util_pct", "remote_util_pct",
-	"local_service_demand_us_per_kb", "remote_service_demand_us_per_kb",
-	"send_socket_size", "recv_socket_size", "elapsed_s",
-	"transactions_per_s", "latency_p50_us", "latency_p99_us", "latency_p999_us",
-	"local_service_demand_us_per_tr", "remote_service_demand_us_per_tr",
+	"label", "test", "msg_size", "iterations", record.Throughput.Name, "throughput_lo_bps", "throughput_hi_bps",
+	"confidence_level", "achieved_pct", "reached", record.LocalUtil.Name, record.RemoteUtil.Name,
+	record.LocalDemand.Name, record.RemoteDemand.Name,
+	"send_socket_size", "recv_socket_size", record.Elapsed.Name,
+	record.Transactions.Name, record.LatencyP50.Name, record.LatencyP99.Name, record.LatencyP999.Name,
+	record.LocalDemandTr.Name, record.RemoteDemandTr.Name,
 	"local_process_user_s", "local_process_system_s", "remote_process_user_s", "remote_process_system_s",
 	"interrupted", "limit",
-	"sender_wire_pps", "sender_wire_bytes_per_packet",
+	record.SenderWirePPS.Name, record.SenderWireBytesPerPacket.Name,
 }
 
 // PointsCSV writes one row per point of each series: the mean figures,

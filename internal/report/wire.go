@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"wirespeed/internal/record"
 
 	"wirespeed/internal/result"
 	"wirespeed/internal/units"
@@ -131,7 +132,7 @@ func wireCells(s result.Summary) []string {
 // wireCSVHeader names the CSV's columns of the devices (after the
 // others): the sender's device's packets per second and bytes per packet
 // (the tables' columns), then each side's figures (result.Wire).
-var wireCSVHeader = append([]string{"sender_wire_pps", "sender_wire_bytes_per_packet"},
+var wireCSVHeader = append([]string{record.SenderWirePPS.Name, record.SenderWireBytesPerPacket.Name},
 	append(wireSideHeader("local"), wireSideHeader("remote")...)...)
 
 func wireSideHeader(side string) []string {
