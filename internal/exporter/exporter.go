@@ -70,12 +70,21 @@ type Options struct {
 	MaxConcurrent int
 	// QueueSize is how many probes of one target may wait while one runs.
 	QueueSize int
+	// MaxWaiting is how many probes may wait over all targets; 0 for
+	// DefaultMaxWaiting. One more is answered queue_full at once, so
+	// that distinct targets cannot make the exporter hold probes without
+	// bound.
+	MaxWaiting int
 	// TimeoutOffset is taken from the scrape's timeout, so that the
 	// answer reaches Prometheus before it gives up.
 	TimeoutOffset time.Duration
 	// DefaultTimeout is the timeout of a request without Prometheus's
 	// X-Prometheus-Scrape-Timeout-Seconds header (a person with curl).
 	DefaultTimeout time.Duration
+	// MaxTimeout is the longest timeout a scrape may give a probe (a
+	// larger header is taken as MaxTimeout); 0 for DefaultMaxTimeout. It
+	// bounds how long a probe holds its place in line and its slot.
+	MaxTimeout time.Duration
 	// Setup is the time a probe allows beyond its test's warm-up and
 	// length: connecting, the server's hello and CPU baseline, the data
 	// connections, the result's exchange.
@@ -97,6 +106,8 @@ type Options struct {
 const (
 	DefaultQueueSize      = 4
 	DefaultMaxConcurrent  = 4
+	DefaultMaxWaiting     = 16
+	DefaultMaxTimeout     = 120 * time.Second
 	DefaultTimeoutOffset  = 500 * time.Millisecond
 	DefaultDefaultTimeout = 120 * time.Second
 	DefaultSetup          = 2 * time.Second
@@ -133,9 +144,16 @@ func New(opts Options) (*Exporter, error) {
 	if opts.QueueSize < 0 {
 		return nil, fmt.Errorf("queue of %d probes per target: must be 0 or more", opts.QueueSize)
 	}
+	if opts.MaxWaiting <= 0 {
+		opts.MaxWaiting = DefaultMaxWaiting
+	}
+	if opts.MaxTimeout <= 0 {
+		opts.MaxTimeout = DefaultMaxTimeout
+	}
 	if opts.DefaultTimeout <= 0 {
 		opts.DefaultTimeout = DefaultDefaultTimeout
 	}
+	opts.DefaultTimeout = min(opts.DefaultTimeout, opts.MaxTimeout)
 	if opts.Setup <= 0 {
 		opts.Setup = DefaultSetup
 	}
@@ -149,7 +167,7 @@ func New(opts Options) (*Exporter, error) {
 	if x.log == nil {
 		x.log = slog.Default()
 	}
-	x.queues = newQueues(opts.QueueSize, opts.MaxConcurrent)
+	x.queues = newQueues(opts.QueueSize, opts.MaxWaiting, opts.MaxConcurrent)
 	x.metrics = newOwnMetrics(x.queues)
 	if err := x.Reload(); err != nil {
 		return nil, err
