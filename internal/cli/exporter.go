@@ -283,7 +283,9 @@ func moduleBuilder(e *env) exporter.Builder {
 				Logger: log, ProcRoot: procRoot, ConnectTimeout: connectTimeout,
 				BindAddr: t.BindIP(), BindDev: t.BindDev, Security: sec})
 			if err != nil {
-				return result.Result{}, err
+				// The exporter tells its client one sentence for all of
+				// these, and logs this.
+				return result.Result{}, fmt.Errorf("%w: %w", exporter.ErrNotReached, err)
 			}
 			defer c.Close()
 			res, err := c.Run(ctx, t)

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -24,11 +25,11 @@ import (
 // and targets the tests run themselves on loopback.
 
 // clientMeasure runs a test with wirespeed's client, as the CLI's
-// modules do.
+// modules do (cli's moduleBuilder).
 func clientMeasure(ctx context.Context, addr string, t spec.Test, log *slog.Logger) (result.Result, error) {
 	c, err := client.Dial(ctx, client.Config{Addr: addr, IPVersion: t.IPVersion, Tool: "test", Hostname: "exporter", Logger: log})
 	if err != nil {
-		return result.Result{}, err
+		return result.Result{}, fmt.Errorf("%w: %w", ErrNotReached, err)
 	}
 	defer c.Close()
 	return c.Run(ctx, t)
@@ -315,5 +316,93 @@ func TestProbeTimeoutClamped(t *testing.T) {
 	}
 	if !strings.Contains(a.body, "over the exporter's longest") || !strings.Contains(a.body, "\nprobe_success 0\n") {
 		t.Errorf("the answer does not say the timeout was cut:\n%s", a.body)
+	}
+}
+
+// TestProbeTellsNothingOfNonServers (issue 47, item 9): a closed port, a
+// silent one, an SSH server and a service that answers with other bytes
+// are one sentence to the exporter's client, in the debug answer, the
+// probe's log, /recent and the / page, answered at the probe's deadline
+// every time; the exporter's own log has the cause. Before, the answers
+// said "connection refused" in 3 ms, "no reply within 5s", "it is an SSH
+// server", and quoted the other service's first bytes.
+func TestProbeTellsNothingOfNonServers(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	banner := func(b string) string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				if b != "" {
+					c.Write([]byte(b))
+				}
+				go func() {
+					defer c.Close()
+					io.Copy(io.Discard, c) // silent, or its banner said, until the client goes
+				}()
+			}
+		}()
+		return ln.Addr().String()
+	}
+	targets := map[string]string{
+		"closed": closed,
+		"silent": banner(""),
+		"ssh":    banner("SSH-2.0-OpenSSH_9.6p1 Debian-4\r\n"),
+		"other":  banner("QZXW-not-wirespeed\r\n"),
+	}
+	serverLog := &limitWriter{n: 1 << 20}
+	h := newHarness(t, "modules:\n  fit: {}\n", func(o *Options) {
+		o.Build = withMeasure(o.Build, clientMeasure)
+		o.Logger = slog.New(slog.NewTextHandler(serverLog, nil))
+	})
+	const timeout = 4.0
+	due := time.Duration((timeout - 0.5) * float64(time.Second))
+	answers := map[string]chan scrape{}
+	for name, addr := range targets {
+		answers[name] = make(chan scrape, 1)
+		go func() { answers[name] <- h.scrape("debug=true&module=fit&target="+addr, timeout) }()
+	}
+	for name, addr := range targets {
+		a := <-answers[name]
+		if a.err != nil {
+			t.Fatalf("%s: %v", name, a.err)
+		}
+		if a.took < due-100*time.Millisecond || a.took > due+300*time.Millisecond {
+			t.Errorf("%s: answered after %v, want at the deadline, %v", name, a.took.Round(time.Millisecond), due)
+		}
+		if want := notReached(addr); !strings.Contains(a.body, want) || !strings.Contains(a.body, "\nprobe_success 0\n") {
+			t.Errorf("%s: want probe_success 0 and %q:\n%s", name, want, a.body)
+		}
+		for _, tell := range []string{"refused", "SSH", "QZXW", "no reply", "closed the connection", "control connection open", "connect to"} {
+			if strings.Contains(a.body, tell) {
+				t.Errorf("%s: the answer says %q:\n%s", name, tell, a.body)
+			}
+		}
+	}
+	_, recent := h.get(t, "/recent")
+	_, page := h.get(t, "/")
+	for _, tell := range []string{"refused", "SSH", "QZXW", "no reply"} {
+		if strings.Contains(recent, tell) || strings.Contains(page, tell) {
+			t.Errorf("/recent or / says %q:\n%s\n%s", tell, recent, page)
+		}
+	}
+	// The cause is in the exporter's own log.
+	logged := serverLog.seal()
+	for _, cause := range []string{"connection refused", "it is an SSH server", "QZXW"} {
+		if !strings.Contains(logged, cause) {
+			t.Errorf("the exporter's log lacks %q:\n%s", cause, logged)
+		}
 	}
 }

@@ -51,6 +51,9 @@ type probeRecord struct {
 type probeFailure struct {
 	reason string
 	err    error
+	// atDeadline holds the answer until the probe's deadline, so that
+	// its time tells nothing either (a target not reached).
+	atDeadline bool
 }
 
 func (f *probeFailure) Error() string { return f.err.Error() }
@@ -81,7 +84,10 @@ func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 	timeout := x.timeout(r, plog)
 	ctx, cancel := context.WithDeadline(r.Context(), start.Add(timeout))
 	defer cancel()
-	res, perr := x.probe(ctx, rec, q.Get("target"), plog)
+	res, perr := x.probe(ctx, rec, q.Get("target"), plog, logBuf)
+	if perr != nil && perr.atDeadline {
+		<-ctx.Done()
+	}
 	if perr == nil {
 		success.Set(1)
 		reg.MustRegister(resultCollector{res})
@@ -171,7 +177,7 @@ func (x *Exporter) timeout(r *http.Request, log *slog.Logger) time.Duration {
 // probe checks the request, waits for the target's turn, fits the test
 // into what is left of the timeout and runs it. A failed test may still
 // return its partial result.
-func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, log *slog.Logger) (*result.Result, *probeFailure) {
+func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, log *slog.Logger, logBuf *limitWriter) (*result.Result, *probeFailure) {
 	deadline, _ := ctx.Deadline()
 	m, ok := x.Config().Modules[rec.Module] // a clipped name is no module's: names have at most 64 characters
 	if !ok {
@@ -243,7 +249,11 @@ func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, l
 		log.Info("length fitted to the scrape's timeout", "length", t.Duration)
 	}
 	log.Info("test", "test", t.Kind, "length", t.Duration, "omit", t.Omit, "parallel", t.Parallel)
-	mr, done := x.measure(ctx, m, dial, t, log)
+	// The measurement logs apart: its lines join the probe's log only
+	// when the target turned out to be a wirespeed server.
+	mlogBuf := &limitWriter{n: maxProbeLog}
+	mlog := slog.New(slog.NewTextHandler(mlogBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	mr, done := x.measure(ctx, m, dial, t, mlog)
 	if !done {
 		// The answer is due: a stored 0 now, never a gap. The test goes
 		// on without the probe until Measure returns (a client that
@@ -256,9 +266,24 @@ func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, l
 			<-mr.done
 			finish()
 		}()
+		logBuf.Write([]byte(mlogBuf.seal()))
 		x.log.Warn("probe answered at its deadline; its test goes on without it", "id", rec.ID, "target", dial)
 		return nil, fail(reasonTest, "no result from %s by the scrape's deadline: the server did not end the test in time", dial)
 	}
+	if errors.Is(mr.err, ErrNotReached) {
+		// Closed, silent, another service: the client is told one
+		// sentence at the deadline, whichever (issue 47: the exporter
+		// told them apart and quoted a banner's first bytes, on any
+		// port of an allowed address). The cause is in the exporter's
+		// own log.
+		turn.release()
+		mlogBuf.seal()
+		x.log.Info("probe's target not reached as a wirespeed server", "id", rec.ID, "target", dial, "err", mr.err)
+		f := fail(reasonTest, "%s", notReached(dial))
+		f.atDeadline = true
+		return nil, f
+	}
+	logBuf.Write([]byte(mlogBuf.seal()))
 	turn.release()
 	res := &mr.res
 	if mr.err != nil {
@@ -271,6 +296,18 @@ func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, l
 		return res, fail(reasonTest, "the test was cut short before its end (the scrape's timeout, or the server stopping it)")
 	}
 	return res, nil
+}
+
+// ErrNotReached is what a Measure's error wraps when the target could not
+// be reached as a wirespeed server: the connection, the TLS handshake or
+// the hello failed (nothing listens, nothing answers, another service
+// answered). The exporter then tells its client one sentence at the
+// probe's deadline, the same whatever the cause, and logs the cause.
+var ErrNotReached = errors.New("not reached as a wirespeed server")
+
+// notReached is what a client is told of a target not reached.
+func notReached(target string) string {
+	return fmt.Sprintf("%s could not be reached as a wirespeed server (the exporter's log has the cause)", target)
 }
 
 // measureGrace is how long before the probe's deadline its test's context
