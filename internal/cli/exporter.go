@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -169,7 +168,7 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: x.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := x.Server(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -188,7 +187,7 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 		}
 	}()
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(x.Listener(ln)) }()
 	log.Info("listening", "addr", ln.Addr().String(), "modules", strings.Join(x.Config().Names(), ","), "version", version())
 	select {
 	case err := <-done:

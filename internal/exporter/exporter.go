@@ -89,6 +89,12 @@ type Options struct {
 	// length: connecting, the server's hello and CPU baseline, the data
 	// connections, the result's exchange.
 	Setup time.Duration
+	// The HTTP server's limits (Server, Listener); 0 for the defaults.
+	// MaxConns is how many connections may be open at once.
+	MaxConns          int
+	IdleTimeout       time.Duration
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
 	// Resolver looks up host names; nil for net.DefaultResolver.
 	Resolver Resolver
 	// Tool names the exporter in the results documents it keeps.
@@ -128,6 +134,7 @@ type Exporter struct {
 	queues  *queues
 	metrics *ownMetrics
 	nextID  atomic.Uint64
+	conns   atomic.Int64 // HTTP connections open (Listener)
 
 	mu     sync.Mutex
 	recent []*probeRecord // oldest first, at most recentProbes
@@ -157,6 +164,18 @@ func New(opts Options) (*Exporter, error) {
 	if opts.Setup <= 0 {
 		opts.Setup = DefaultSetup
 	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.ReadHeaderTimeout <= 0 {
+		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
 	if opts.Resolver == nil {
 		opts.Resolver = net.DefaultResolver
 	}
@@ -168,7 +187,7 @@ func New(opts Options) (*Exporter, error) {
 		x.log = slog.Default()
 	}
 	x.queues = newQueues(opts.QueueSize, opts.MaxWaiting, opts.MaxConcurrent)
-	x.metrics = newOwnMetrics(x.queues)
+	x.metrics = newOwnMetrics(x.queues, &x.conns)
 	if err := x.Reload(); err != nil {
 		return nil, err
 	}
@@ -254,7 +273,7 @@ const (
 var reasons = []string{reasonUnknownModule, reasonBadTarget, reasonResolve, reasonNotAllowed, reasonTooLong,
 	reasonCannotFit, reasonQueueFull, reasonQueueTimeout, reasonTest}
 
-func newOwnMetrics(q *queues) *ownMetrics {
+func newOwnMetrics(q *queues, conns *atomic.Int64) *ownMetrics {
 	const ns, sub = "wirespeed", "exporter"
 	m := &ownMetrics{
 		reg: prometheus.NewRegistry(),
@@ -272,7 +291,9 @@ func newOwnMetrics(q *queues) *ownMetrics {
 		modules: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "config_modules",
 			Help: "Modules in the configuration in force."}),
 	}
-	m.reg.MustRegister(m.probes, m.failures, m.duration, m.reloadOK, m.reloadTime, m.modules, q,
+	open := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "http_connections",
+		Help: "HTTP connections open (at most the exporter's limit, 128 by default)."}, func() float64 { return float64(conns.Load()) })
+	m.reg.MustRegister(m.probes, m.failures, m.duration, m.reloadOK, m.reloadTime, m.modules, q, open,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range reasons {
 		m.failures.WithLabelValues(r)
