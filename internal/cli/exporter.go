@@ -33,6 +33,7 @@ type exporterFlags struct {
 	maxLength     time.Duration
 	maxConcurrent int
 	queueSize     int
+	maxWaiting    int
 	timeoutOffset time.Duration
 	logFormat     string
 	logLevel      string
@@ -93,6 +94,7 @@ and keep the listen address private (docs/exporter.md).`,
 	fl.Var(durationValue{&f.maxLength}, "max-length", "longest test (warm-up and length) a probe may run; 0 for no limit but the scrape's timeout")
 	fl.IntVar(&f.maxConcurrent, "max-concurrent", exporter.DefaultMaxConcurrent, "probes running at once over all targets")
 	fl.IntVar(&f.queueSize, "queue-size", exporter.DefaultQueueSize, "probes of one target that may wait while one runs; one more is answered probe_success 0")
+	fl.IntVar(&f.maxWaiting, "max-waiting", exporter.DefaultMaxWaiting, "probes that may wait over all targets; one more is answered probe_success 0")
 	f.timeoutOffset = exporter.DefaultTimeoutOffset
 	fl.Var(durationValue{&f.timeoutOffset}, "timeout-offset", "taken from the scrape's timeout (X-Prometheus-Scrape-Timeout-Seconds) so that the answer arrives in time")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
@@ -136,6 +138,8 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 		return usagef("--max-concurrent %d must be at least 1", f.maxConcurrent)
 	case f.queueSize < 0:
 		return usagef("--queue-size %d must be 0 or more", f.queueSize)
+	case f.maxWaiting < 1:
+		return usagef("--max-waiting %d must be at least 1", f.maxWaiting)
 	case f.timeoutOffset < 0:
 		return usagef("--timeout-offset %v must be 0 or more", f.timeoutOffset)
 	}
@@ -154,7 +158,7 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 	x, err := exporter.New(exporter.Options{
 		ConfigPath: f.config, Build: moduleBuilder(e),
 		AllowTargets: allow, MaxLength: f.maxLength,
-		MaxConcurrent: f.maxConcurrent, QueueSize: f.queueSize, TimeoutOffset: f.timeoutOffset,
+		MaxConcurrent: f.maxConcurrent, QueueSize: f.queueSize, MaxWaiting: f.maxWaiting, TimeoutOffset: f.timeoutOffset,
 		Tool: tool(), Logger: log, Keep: keep,
 	})
 	if err != nil {
