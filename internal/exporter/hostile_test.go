@@ -18,6 +18,7 @@ import (
 	"wirespeed/internal/control"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // The exporter under a hostile client and hostile targets (issue 47): a
@@ -404,5 +405,53 @@ func TestProbeTellsNothingOfNonServers(t *testing.T) {
 		if !strings.Contains(logged, cause) {
 			t.Errorf("the exporter's log lacks %q:\n%s", cause, logged)
 		}
+	}
+}
+
+// TestProbeShortScrapeFirst (issue 47, item 2): the global slots go to
+// the waiting probe whose test must start soonest, so probes with long
+// timeouts (a client's 600 s, taken as 120 s) hold no probe of a 6 s
+// scrape back. Before, the slots went in order of arrival: a legitimate
+// 15 s scrape behind an attacker's waiting probes got queue_timeout after
+// 11.5 s.
+func TestProbeShortScrapeFirst(t *testing.T) {
+	h := newHarness(t, twoModules, func(o *Options) { o.MaxConcurrent = 1 })
+	h.run.gate = make(chan struct{})
+	done := make(chan float64, 5)
+	probe := func(target string, timeout float64) {
+		go func() { done <- h.probe(t, "module=fit&target="+target, timeout)["probe_success"] }()
+	}
+	waiting := func(n float64) bool {
+		_, m := h.get(t, "/metrics")
+		return parseSamples(t, strings.NewReader(m))["wirespeed_exporter_probes_waiting"] == n
+	}
+	probe("127.0.0.1", 600)
+	if !testkit.WaitFor(5*time.Second, func() bool {
+		h.run.mu.Lock()
+		defer h.run.mu.Unlock()
+		return len(h.run.asked) == 1
+	}) {
+		t.Fatal("the first probe never started")
+	}
+	for i, target := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"} {
+		probe(target, 600)
+		if !testkit.WaitFor(5*time.Second, func() bool { return waiting(float64(i + 1)) }) {
+			t.Fatalf("probe of %s not waiting", target)
+		}
+	}
+	probe("127.0.0.5", 6)
+	if !testkit.WaitFor(5*time.Second, func() bool { return waiting(4) }) {
+		t.Fatal("the short scrape's probe not waiting")
+	}
+	close(h.run.gate)
+	for range 5 {
+		if s := <-done; s != 1 {
+			t.Errorf("a probe failed: probe_success %g", s)
+		}
+	}
+	h.run.mu.Lock()
+	defer h.run.mu.Unlock()
+	if got := h.run.addrs[1]; got != "127.0.0.5:7575" {
+		t.Errorf("ran in the order %v: the 6 s scrape's probe waited behind those of 600 s", h.run.addrs)
 	}
 }

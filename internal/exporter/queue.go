@@ -2,7 +2,9 @@ package exporter
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -14,15 +16,17 @@ import (
 //
 // What a client can make it hold is bounded whatever targets it names:
 // at most maxWaiting probes wait over all targets (a target's own queue
-// of size is within that), at most cap(global) run, and a target is in
+// of size is within that), at most the global slots run, and a target is in
 // the map only while a probe of it waits, runs, or has a test still
 // ending past its probe's deadline (see turn.leave).
 type queues struct {
-	size       int           // probes that may wait per target while one runs
-	maxWaiting int           // probes that may wait over all targets
-	global     chan struct{} // a slot for each probe running, over all targets
+	size       int // probes that may wait per target while one runs
+	maxWaiting int // probes that may wait over all targets
 
 	mu        sync.Mutex
+	free      int       // global slots free, over all targets
+	slotLine  []*waiter // probes holding their target's turn, waiting for a global slot
+	seq       uint64
 	targets   map[string]*targetQueue
 	waiting   int // over all targets
 	running   int
@@ -36,7 +40,76 @@ type targetQueue struct {
 }
 
 func newQueues(size, maxWaiting, concurrent int) *queues {
-	return &queues{size: size, maxWaiting: maxWaiting, global: make(chan struct{}, concurrent), targets: map[string]*targetQueue{}}
+	return &queues{size: size, maxWaiting: maxWaiting, free: concurrent, targets: map[string]*targetQueue{}}
+}
+
+// waiter is a probe in line for a global slot. The slots go earliest
+// deadline first: by the last moment each probe's test could still
+// start, then in order of arrival. So a probe never waits behind one
+// whose scrape ends later, and a client's probes with long timeouts hold
+// no probe with a shorter one back (issue 47).
+type waiter struct {
+	by      time.Time // the last moment its test could start; zero: none
+	seq     uint64
+	granted chan struct{} // closed when the slot is handed to it
+}
+
+func (w *waiter) before(o *waiter) bool {
+	switch {
+	case w.by.IsZero() != o.by.IsZero():
+		return !w.by.IsZero()
+	case !w.by.Equal(o.by):
+		return w.by.Before(o.by)
+	}
+	return w.seq < o.seq
+}
+
+// handOn gives a free global slot to the first waiter, or counts it
+// free; q.mu is held.
+func (q *queues) handOn() {
+	if len(q.slotLine) == 0 {
+		q.free++
+		return
+	}
+	first := 0
+	for i, w := range q.slotLine {
+		if w.before(q.slotLine[first]) {
+			first = i
+		}
+	}
+	w := q.slotLine[first]
+	q.slotLine = slices.Delete(q.slotLine, first, first+1)
+	close(w.granted)
+}
+
+// takeGlobal waits for a global slot until ctx ends; it reports whether
+// it got one.
+func (q *queues) takeGlobal(ctx context.Context) bool {
+	q.mu.Lock()
+	if q.free > 0 && len(q.slotLine) == 0 {
+		q.free--
+		q.mu.Unlock()
+		return true
+	}
+	by, _ := ctx.Deadline()
+	q.seq++
+	w := &waiter{by: by, seq: q.seq, granted: make(chan struct{})}
+	q.slotLine = append(q.slotLine, w)
+	q.mu.Unlock()
+	select {
+	case <-w.granted:
+		return true
+	case <-ctx.Done():
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if i := slices.Index(q.slotLine, w); i >= 0 {
+		q.slotLine = slices.Delete(q.slotLine, i, i+1)
+		return false
+	}
+	// Handed the slot as ctx ended: hand it on.
+	q.handOn()
+	return false
 }
 
 // errQueueFull is acquire's answer when the target's queue, or the line
@@ -89,10 +162,8 @@ func (q *queues) acquire(ctx context.Context, target string) (*turn, error) {
 	select {
 	case t.slot <- struct{}{}:
 		got = 1
-		select {
-		case q.global <- struct{}{}:
+		if q.takeGlobal(ctx) {
 			got = 2
-		case <-ctx.Done():
 		}
 	case <-ctx.Done():
 	}
@@ -149,7 +220,7 @@ func (tr *turn) dropGlobal() {
 	if tr.global {
 		tr.global = false
 		tr.q.running--
-		<-tr.q.global
+		tr.q.handOn()
 	}
 }
 
