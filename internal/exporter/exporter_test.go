@@ -51,8 +51,9 @@ func (f *fakeRun) measure(res result.Result) Measure {
 			}
 		}
 		log.Debug("fake measurement", "addr", addr)
-		res.Spec = t
-		return res, f.err
+		r := res // probes of distinct targets measure at once
+		r.Spec = t
+		return r, f.err
 	}
 }
 

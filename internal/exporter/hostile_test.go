@@ -371,9 +371,12 @@ func TestProbeTellsNothingOfNonServers(t *testing.T) {
 	const timeout = 4.0
 	due := time.Duration((timeout - 0.5) * float64(time.Second))
 	answers := map[string]chan scrape{}
-	for name, addr := range targets {
+	for name := range targets {
 		answers[name] = make(chan scrape, 1)
-		go func() { answers[name] <- h.scrape("debug=true&module=fit&target="+addr, timeout) }()
+	}
+	for name, addr := range targets {
+		ch := answers[name]
+		go func() { ch <- h.scrape("debug=true&module=fit&target="+addr, timeout) }()
 	}
 	for name, addr := range targets {
 		a := <-answers[name]
