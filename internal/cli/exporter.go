@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -35,6 +34,7 @@ type exporterFlags struct {
 	maxLength     time.Duration
 	maxConcurrent int
 	queueSize     int
+	maxWaiting    int
 	timeoutOffset time.Duration
 	logFormat     string
 	logLevel      string
@@ -95,6 +95,7 @@ and keep the listen address private (docs/exporter.md).`,
 	fl.Var(durationValue{&f.maxLength}, "max-length", "longest test (warm-up and length) a probe may run; 0 for no limit but the scrape's timeout")
 	fl.IntVar(&f.maxConcurrent, "max-concurrent", exporter.DefaultMaxConcurrent, "probes running at once over all targets")
 	fl.IntVar(&f.queueSize, "queue-size", exporter.DefaultQueueSize, "probes of one target that may wait while one runs; one more is answered probe_success 0")
+	fl.IntVar(&f.maxWaiting, "max-waiting", exporter.DefaultMaxWaiting, "probes that may wait over all targets; one more is answered probe_success 0")
 	f.timeoutOffset = exporter.DefaultTimeoutOffset
 	fl.Var(durationValue{&f.timeoutOffset}, "timeout-offset", "taken from the scrape's timeout (X-Prometheus-Scrape-Timeout-Seconds) so that the answer arrives in time")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
@@ -138,6 +139,8 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 		return usagef("--max-concurrent %d must be at least 1", f.maxConcurrent)
 	case f.queueSize < 0:
 		return usagef("--queue-size %d must be 0 or more", f.queueSize)
+	case f.maxWaiting < 1:
+		return usagef("--max-waiting %d must be at least 1", f.maxWaiting)
 	case f.timeoutOffset < 0:
 		return usagef("--timeout-offset %v must be 0 or more", f.timeoutOffset)
 	}
@@ -158,7 +161,7 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 	x, err := exporter.New(exporter.Options{
 		ConfigPath: f.config, Build: moduleBuilder(e),
 		AllowTargets: allow, MaxLength: f.maxLength,
-		MaxConcurrent: f.maxConcurrent, QueueSize: f.queueSize, TimeoutOffset: f.timeoutOffset,
+		MaxConcurrent: f.maxConcurrent, QueueSize: f.queueSize, MaxWaiting: f.maxWaiting, TimeoutOffset: f.timeoutOffset,
 		Tool: tool(), Logger: log, Keep: keep,
 	})
 	if err != nil {
@@ -172,7 +175,7 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: x.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := x.Server(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -191,7 +194,7 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 		}
 	}()
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(x.Listener(ln)) }()
 	log.Info("listening", "addr", ln.Addr().String(), "modules", strings.Join(x.Config().Names(), ","), "version", version())
 	select {
 	case err := <-done:
@@ -286,7 +289,9 @@ func moduleBuilder(e *env) exporter.Builder {
 				Logger: log, ProcRoot: procRoot, ConnectTimeout: connectTimeout,
 				BindAddr: t.BindIP(), BindDev: t.BindDev, Security: sec})
 			if err != nil {
-				return result.Result{}, err
+				// The exporter tells its client one sentence for all of
+				// these, and logs this.
+				return result.Result{}, fmt.Errorf("%w: %w", exporter.ErrNotReached, err)
 			}
 			defer c.Close()
 			res, err := c.Run(ctx, t)

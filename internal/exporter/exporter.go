@@ -70,16 +70,31 @@ type Options struct {
 	MaxConcurrent int
 	// QueueSize is how many probes of one target may wait while one runs.
 	QueueSize int
+	// MaxWaiting is how many probes may wait over all targets; 0 for
+	// DefaultMaxWaiting. One more is answered queue_full at once, so
+	// that distinct targets cannot make the exporter hold probes without
+	// bound.
+	MaxWaiting int
 	// TimeoutOffset is taken from the scrape's timeout, so that the
 	// answer reaches Prometheus before it gives up.
 	TimeoutOffset time.Duration
 	// DefaultTimeout is the timeout of a request without Prometheus's
 	// X-Prometheus-Scrape-Timeout-Seconds header (a person with curl).
 	DefaultTimeout time.Duration
+	// MaxTimeout is the longest timeout a scrape may give a probe (a
+	// larger header is taken as MaxTimeout); 0 for DefaultMaxTimeout. It
+	// bounds how long a probe holds its place in line and its slot.
+	MaxTimeout time.Duration
 	// Setup is the time a probe allows beyond its test's warm-up and
 	// length: connecting, the server's hello and CPU baseline, the data
 	// connections, the result's exchange.
 	Setup time.Duration
+	// The HTTP server's limits (Server, Listener); 0 for the defaults.
+	// MaxConns is how many connections may be open at once.
+	MaxConns          int
+	IdleTimeout       time.Duration
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
 	// Resolver looks up host names; nil for net.DefaultResolver.
 	Resolver Resolver
 	// Tool names the exporter in the results documents it keeps.
@@ -97,6 +112,8 @@ type Options struct {
 const (
 	DefaultQueueSize      = 4
 	DefaultMaxConcurrent  = 4
+	DefaultMaxWaiting     = 16
+	DefaultMaxTimeout     = 120 * time.Second
 	DefaultTimeoutOffset  = 500 * time.Millisecond
 	DefaultDefaultTimeout = 120 * time.Second
 	DefaultSetup          = 2 * time.Second
@@ -117,6 +134,7 @@ type Exporter struct {
 	queues  *queues
 	metrics *ownMetrics
 	nextID  atomic.Uint64
+	conns   atomic.Int64 // HTTP connections open (Listener)
 
 	mu     sync.Mutex
 	recent []*probeRecord // oldest first, at most recentProbes
@@ -133,11 +151,30 @@ func New(opts Options) (*Exporter, error) {
 	if opts.QueueSize < 0 {
 		return nil, fmt.Errorf("queue of %d probes per target: must be 0 or more", opts.QueueSize)
 	}
+	if opts.MaxWaiting <= 0 {
+		opts.MaxWaiting = DefaultMaxWaiting
+	}
+	if opts.MaxTimeout <= 0 {
+		opts.MaxTimeout = DefaultMaxTimeout
+	}
 	if opts.DefaultTimeout <= 0 {
 		opts.DefaultTimeout = DefaultDefaultTimeout
 	}
+	opts.DefaultTimeout = min(opts.DefaultTimeout, opts.MaxTimeout)
 	if opts.Setup <= 0 {
 		opts.Setup = DefaultSetup
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.ReadHeaderTimeout <= 0 {
+		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = DefaultReadTimeout
 	}
 	if opts.Resolver == nil {
 		opts.Resolver = net.DefaultResolver
@@ -149,8 +186,8 @@ func New(opts Options) (*Exporter, error) {
 	if x.log == nil {
 		x.log = slog.Default()
 	}
-	x.queues = newQueues(opts.QueueSize, opts.MaxConcurrent)
-	x.metrics = newOwnMetrics(x.queues)
+	x.queues = newQueues(opts.QueueSize, opts.MaxWaiting, opts.MaxConcurrent)
+	x.metrics = newOwnMetrics(x.queues, &x.conns)
 	if err := x.Reload(); err != nil {
 		return nil, err
 	}
@@ -236,7 +273,7 @@ const (
 var reasons = []string{reasonUnknownModule, reasonBadTarget, reasonResolve, reasonNotAllowed, reasonTooLong,
 	reasonCannotFit, reasonQueueFull, reasonQueueTimeout, reasonTest}
 
-func newOwnMetrics(q *queues) *ownMetrics {
+func newOwnMetrics(q *queues, conns *atomic.Int64) *ownMetrics {
 	const ns, sub = "wirespeed", "exporter"
 	m := &ownMetrics{
 		reg: prometheus.NewRegistry(),
@@ -254,7 +291,9 @@ func newOwnMetrics(q *queues) *ownMetrics {
 		modules: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "config_modules",
 			Help: "Modules in the configuration in force."}),
 	}
-	m.reg.MustRegister(m.probes, m.failures, m.duration, m.reloadOK, m.reloadTime, m.modules, q,
+	open := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "http_connections",
+		Help: "HTTP connections open (at most the exporter's limit, 128 by default)."}, func() float64 { return float64(conns.Load()) })
+	m.reg.MustRegister(m.probes, m.failures, m.duration, m.reloadOK, m.reloadTime, m.modules, q, open,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range reasons {
 		m.failures.WithLabelValues(r)

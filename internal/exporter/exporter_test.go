@@ -51,8 +51,9 @@ func (f *fakeRun) measure(res result.Result) Measure {
 			}
 		}
 		log.Debug("fake measurement", "addr", addr)
-		res.Spec = t
-		return res, f.err
+		r := res // probes of distinct targets measure at once
+		r.Spec = t
+		return r, f.err
 	}
 }
 
@@ -447,7 +448,7 @@ func TestProbeQueues(t *testing.T) {
 	waiting := func(n float64) bool {
 		_, m := h.get(t, "/metrics")
 		s := parseSamples(t, strings.NewReader(m))
-		return s["wirespeed_exporter_probes_waiting"] == n && s["wirespeed_exporter_target_queue_length{target=127.0.0.1:7575}"] == n
+		return s["wirespeed_exporter_probes_waiting"] == n && s["wirespeed_exporter_targets_busy"] == 1
 	}
 	if !testkit.WaitFor(5*time.Second, func() bool { return waiting(1) }) {
 		t.Fatal("the second probe of the target is not counted as waiting")
@@ -474,8 +475,8 @@ func TestProbeQueues(t *testing.T) {
 	if s["wirespeed_exporter_probe_failures_total{reason=queue_full}"] != 1 || s["wirespeed_exporter_probes_waiting"] != 0 {
 		t.Errorf("queue_full %g, waiting %g: want 1 and 0", s["wirespeed_exporter_probe_failures_total{reason=queue_full}"], s["wirespeed_exporter_probes_waiting"])
 	}
-	if _, ok := s["wirespeed_exporter_target_queue_length{target=127.0.0.1:7575}"]; ok {
-		t.Error("an idle target's queue is still listed")
+	if s["wirespeed_exporter_targets_busy"] != 0 {
+		t.Error("an idle target's queue is still counted")
 	}
 
 	// A probe waiting behind a test that outlasts its scrape gives up.

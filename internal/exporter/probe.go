@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,6 +51,9 @@ type probeRecord struct {
 type probeFailure struct {
 	reason string
 	err    error
+	// atDeadline holds the answer until the probe's deadline, so that
+	// its time tells nothing either (a target not reached).
+	atDeadline bool
 }
 
 func (f *probeFailure) Error() string { return f.err.Error() }
@@ -68,8 +72,8 @@ func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 	// What the client sent is kept and shown clipped: the recent probes
 	// must not hold a megabyte of query string each.
 	rec := &probeRecord{ID: x.nextID.Add(1), Module: clip(q.Get("module")), Target: clip(q.Get("target")), Start: start}
-	var logBuf bytes.Buffer
-	plog := slog.New(slog.NewTextHandler(&limitWriter{w: &logBuf, n: maxProbeLog}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logBuf := &limitWriter{n: maxProbeLog}
+	plog := slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	plog.Info("probe", "id", rec.ID, "module", rec.Module, "target", rec.Target)
 
 	reg := prometheus.NewRegistry()
@@ -80,7 +84,10 @@ func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 	timeout := x.timeout(r, plog)
 	ctx, cancel := context.WithDeadline(r.Context(), start.Add(timeout))
 	defer cancel()
-	res, perr := x.probe(ctx, rec, q.Get("target"), plog)
+	res, perr := x.probe(ctx, rec, q.Get("target"), plog, logBuf)
+	if perr != nil && perr.atDeadline {
+		<-ctx.Done()
+	}
 	if perr == nil {
 		success.Set(1)
 		reg.MustRegister(resultCollector{res})
@@ -104,7 +111,7 @@ func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 	rec.Duration = x.opts.Now().Sub(start)
 	duration.Set(rec.Duration.Seconds())
 	plog.Info("probe done", "success", rec.Success, "duration_seconds", rec.Duration.Seconds())
-	rec.Log = logBuf.String()
+	rec.Log = logBuf.seal()
 
 	module := ""
 	if _, known := x.Config().Modules[rec.Module]; known {
@@ -148,14 +155,19 @@ func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 }
 
 // timeout is the time the probe may take: the scrape's timeout from
-// Prometheus's header (or the default without one) less the offset.
+// Prometheus's header (or the default without one), at most MaxTimeout,
+// less the offset.
 func (x *Exporter) timeout(r *http.Request, log *slog.Logger) time.Duration {
 	t := x.opts.DefaultTimeout
 	if h := r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds"); h != "" {
 		s, err := strconv.ParseFloat(h, 64)
-		if err != nil || !(s > 0) || s > 1e6 {
-			log.Warn("ignoring a bad X-Prometheus-Scrape-Timeout-Seconds", "value", h, "default_seconds", t.Seconds())
-		} else {
+		switch {
+		case err != nil || !(s > 0):
+			log.Warn("ignoring a bad X-Prometheus-Scrape-Timeout-Seconds", "value", clip(h), "default_seconds", t.Seconds())
+		case s > x.opts.MaxTimeout.Seconds():
+			t = x.opts.MaxTimeout
+			log.Warn("X-Prometheus-Scrape-Timeout-Seconds over the exporter's longest; taking that", "value", clip(h), "max_seconds", t.Seconds())
+		default:
 			t = time.Duration(s * float64(time.Second))
 		}
 	}
@@ -165,7 +177,7 @@ func (x *Exporter) timeout(r *http.Request, log *slog.Logger) time.Duration {
 // probe checks the request, waits for the target's turn, fits the test
 // into what is left of the timeout and runs it. A failed test may still
 // return its partial result.
-func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, log *slog.Logger) (*result.Result, *probeFailure) {
+func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, log *slog.Logger, logBuf *limitWriter) (*result.Result, *probeFailure) {
 	deadline, _ := ctx.Deadline()
 	m, ok := x.Config().Modules[rec.Module] // a clipped name is no module's: names have at most 64 characters
 	if !ok {
@@ -210,22 +222,26 @@ func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, l
 	waitCtx, cancel := context.WithDeadline(ctx, deadline.Add(-x.opts.Setup-shortest))
 	defer cancel()
 	waitStart := time.Now()
-	release, err := x.queues.acquire(waitCtx, dial)
+	turn, err := x.queues.acquire(waitCtx, dial)
 	if err != nil {
 		if full, ok := errors.AsType[errQueueFull](err); ok {
+			if full.all {
+				return nil, fail(reasonQueueFull, "%d probes already wait over all targets (the exporter's limit, --max-waiting %d): scrape less often, with fewer modules, or raise --max-concurrent or --max-waiting",
+					full.waiting, x.opts.MaxWaiting)
+			}
 			return nil, fail(reasonQueueFull, "target %s already has %d probes in line (--queue-size %d): its server runs one test at a time; scrape it less often or with fewer modules",
 				dial, full.waiting, x.opts.QueueSize)
 		}
 		return nil, fail(reasonQueueTimeout, "waited %v for target %s's turn (or a slot among --max-concurrent %d), until the scrape's timeout left no room for the test: scrape it less often, with fewer modules, or raise --max-concurrent",
 			time.Since(waitStart).Round(time.Millisecond), dial, x.opts.MaxConcurrent)
 	}
-	defer release()
 	if w := time.Since(waitStart); w > 10*time.Millisecond {
 		log.Info("waited in line", "seconds", w.Seconds())
 	}
 
 	left := time.Until(deadline) - x.opts.Setup
 	if perr := x.fits(m, t, left, time.Since(waitStart)); perr != nil {
+		turn.release()
 		return nil, perr
 	}
 	if t.Omit+t.Duration > left {
@@ -233,17 +249,98 @@ func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, l
 		log.Info("length fitted to the scrape's timeout", "length", t.Duration)
 	}
 	log.Info("test", "test", t.Kind, "length", t.Duration, "omit", t.Omit, "parallel", t.Parallel)
-	res, err := m.Plan.Measure(ctx, dial, t, log)
-	if err != nil {
+	// The measurement logs apart: its lines join the probe's log only
+	// when the target turned out to be a wirespeed server.
+	mlogBuf := &limitWriter{n: maxProbeLog}
+	mlog := slog.New(slog.NewTextHandler(mlogBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	mr, done := x.measure(ctx, m, dial, t, mlog)
+	if !done {
+		// The answer is due: a stored 0 now, never a gap. The test goes
+		// on without the probe until Measure returns (a client that
+		// waits for a server's result beyond its context); it keeps the
+		// target's turn, since that server is still busy, but gives
+		// back the global slot, so that a server that never answers
+		// holds no other target's probe back.
+		finish := turn.leave()
+		go func() {
+			<-mr.done
+			finish()
+		}()
+		logBuf.Write([]byte(mlogBuf.seal()))
+		x.log.Warn("probe answered at its deadline; its test goes on without it", "id", rec.ID, "target", dial)
+		return nil, fail(reasonTest, "no result from %s by the scrape's deadline: the server did not end the test in time", dial)
+	}
+	if errors.Is(mr.err, ErrNotReached) {
+		// Closed, silent, another service: the client is told one
+		// sentence at the deadline, whichever (issue 47: the exporter
+		// told them apart and quoted a banner's first bytes, on any
+		// port of an allowed address). The cause is in the exporter's
+		// own log.
+		turn.release()
+		mlogBuf.seal()
+		x.log.Info("probe's target not reached as a wirespeed server", "id", rec.ID, "target", dial, "err", mr.err)
+		f := fail(reasonTest, "%s", notReached(dial))
+		f.atDeadline = true
+		return nil, f
+	}
+	logBuf.Write([]byte(mlogBuf.seal()))
+	turn.release()
+	res := &mr.res
+	if mr.err != nil {
 		if len(res.Directions) > 0 {
-			return &res, fail(reasonTest, "%v", err)
+			return res, fail(reasonTest, "%v", mr.err)
 		}
-		return nil, fail(reasonTest, "%v", err)
+		return nil, fail(reasonTest, "%v", mr.err)
 	}
 	if res.Interrupted {
-		return &res, fail(reasonTest, "the test was cut short before its end (the scrape's timeout, or the server stopping it)")
+		return res, fail(reasonTest, "the test was cut short before its end (the scrape's timeout, or the server stopping it)")
 	}
-	return &res, nil
+	return res, nil
+}
+
+// ErrNotReached is what a Measure's error wraps when the target could not
+// be reached as a wirespeed server: the connection, the TLS handshake or
+// the hello failed (nothing listens, nothing answers, another service
+// answered). The exporter then tells its client one sentence at the
+// probe's deadline, the same whatever the cause, and logs the cause.
+var ErrNotReached = errors.New("not reached as a wirespeed server")
+
+// notReached is what a client is told of a target not reached.
+func notReached(target string) string {
+	return fmt.Sprintf("%s could not be reached as a wirespeed server (the exporter's log has the cause)", target)
+}
+
+// measureGrace is how long before the probe's deadline its test's context
+// ends: Measure returns when its context ends, in principle, and the
+// grace lets it do so before the answer is due.
+const measureGrace = 250 * time.Millisecond
+
+// measurement is a Measure's return, read once done is closed.
+type measurement struct {
+	res  result.Result
+	err  error
+	done chan struct{}
+}
+
+// measure runs the module's Measure in a goroutine of its own and waits
+// for it until ctx ends at the latest: ok is false when Measure had not
+// returned by then, and mr.done is closed when it does. Measure's context
+// ends measureGrace before ctx's deadline.
+func (x *Exporter) measure(ctx context.Context, m *Module, dial string, t spec.Test, log *slog.Logger) (mr *measurement, ok bool) {
+	deadline, _ := ctx.Deadline()
+	mctx, cancel := context.WithDeadline(ctx, deadline.Add(-measureGrace))
+	mr = &measurement{done: make(chan struct{})}
+	go func() {
+		defer close(mr.done)
+		defer cancel()
+		mr.res, mr.err = m.Plan.Measure(mctx, dial, t, log)
+	}()
+	select {
+	case <-mr.done:
+		return mr, true
+	case <-ctx.Done():
+		return mr, false
+	}
 }
 
 // fits refuses t when what is left of the scrape (its timeout less the
@@ -389,22 +486,38 @@ func clip(s string) string {
 }
 
 // limitWriter keeps the first n bytes written and drops the rest, saying
-// so once.
+// so once. It is safe for concurrent use: a test that outlives its probe
+// may still log into it, and seal ends that.
 type limitWriter struct {
-	w       *bytes.Buffer
+	mu      sync.Mutex
+	w       bytes.Buffer
 	n       int
 	clipped bool
+	sealed  bool
 }
 
 func (l *limitWriter) Write(p []byte) (int, error) {
-	if l.w.Len()+len(p) > l.n {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.sealed:
+	case l.w.Len()+len(p) > l.n:
 		if !l.clipped {
 			l.w.WriteString("... (log cut at 64 KiB)\n")
 			l.clipped = true
 		}
-		return len(p), nil
+	default:
+		l.w.Write(p)
 	}
-	return l.w.Write(p)
+	return len(p), nil
+}
+
+// seal drops whatever is written from now on and returns what was kept.
+func (l *limitWriter) seal() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sealed = true
+	return l.w.String()
 }
 
 // remember keeps rec among the recent probes.
