@@ -139,7 +139,7 @@ func runHistory(ctx context.Context, e *env, f *historyFlags) error {
 		}
 		fig = &x
 	}
-	a, err := openArchive(ctx, e, f.target)
+	a, err := openArchiveToRead(ctx, e, f.target)
 	if err != nil {
 		return err
 	}
