@@ -49,6 +49,10 @@ type Target struct {
 	// Path is the SQLite file; URL the PostgreSQL connection URL.
 	Path string
 	URL  *url.URL
+	// MustExist makes Open fail with an error that is
+	// fs.ErrNotExist, naming the path, rather than create a SQLite
+	// file that is not there: for the commands that only read.
+	MustExist bool
 }
 
 // ParseTarget reads an --archive value: a postgres:// (or postgresql://)

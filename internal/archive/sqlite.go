@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"time"
@@ -27,8 +28,12 @@ var sqliteDialect = dialect{
 }
 
 func openSQLite(t Target) (*Archive, error) {
-	if fi, err := os.Stat(t.Path); err == nil && fi.IsDir() {
+	fi, err := os.Stat(t.Path)
+	if err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("archive %s is a directory; give a file path such as %s/archive.db", t.Path, t.Path)
+	}
+	if t.MustExist && errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("archive %s does not exist: check the path (an archive is made by the first run, sweep, matrix or mesh with --archive, or by archive import): %w", t.Path, fs.ErrNotExist)
 	}
 	// WAL lets history read while a run writes; every transaction takes
 	// the write lock as it begins (_txlock=immediate), so that two

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sort"
 	"strconv"
@@ -100,11 +101,18 @@ func keepInArchive(ctx context.Context, e *env, t *archive.Target, doc record.Do
 
 // useArchive resolves --archive (or WIRESPEED_ARCHIVE) into the sink
 // that sinks appends: a usage error, before anything is measured, when
-// the target is malformed.
+// the target is malformed, or when it, -o or --logfile cannot be
+// written (checkPaths).
 func (f *runFlags) useArchive(ctx context.Context, e *env) error {
 	t, err := archiveTarget(e, f.archive)
-	if err != nil || t == nil {
+	if err != nil {
 		return err
+	}
+	if err := f.checkPaths(t); err != nil {
+		return err
+	}
+	if t == nil {
+		return nil
 	}
 	f.archiveSink = &archiveSink{ctx: ctx, e: e, target: t}
 	return nil
@@ -162,6 +170,12 @@ func (f *archiveCmdFlags) open(ctx context.Context, e *env) (*archive.Archive, e
 	return openArchive(ctx, e, f.target)
 }
 
+// openExisting opens the archive the flags name, which must be given
+// and exist (openArchiveToRead).
+func (f *archiveCmdFlags) openExisting(ctx context.Context, e *env) (*archive.Archive, error) {
+	return openArchiveToRead(ctx, e, f.target)
+}
+
 // openArchive opens the archive that flag (or WIRESPEED_ARCHIVE) names
 // for a command that reads it (archive, history, dashboard): one must be
 // given.
@@ -174,6 +188,27 @@ func openArchive(ctx context.Context, e *env, flag string) (*archive.Archive, er
 		return nil, usagef("no archive: give --archive FILE or postgres://URL, or set %s", ArchiveEnv)
 	}
 	return archive.Open(ctx, *t)
+}
+
+// openArchiveToRead is openArchive for a command that only reads
+// (history, dashboard, archive export and prune): a SQLite file that is
+// not there is a usage error naming it, never a new empty archive
+// (history --archive /tmp/typo.db once made one and said no results
+// matched).
+func openArchiveToRead(ctx context.Context, e *env, flag string) (*archive.Archive, error) {
+	t, err := archiveTarget(e, flag)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, usagef("no archive: give --archive FILE or postgres://URL, or set %s", ArchiveEnv)
+	}
+	t.MustExist = true
+	a, err := archive.Open(ctx, *t)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usagef("%v", err)
+	}
+	return a, err
 }
 
 func newArchiveImportCmd(e *env, f *archiveCmdFlags) *cobra.Command {
@@ -308,7 +343,7 @@ func newArchivePruneCmd(e *env, f *archiveCmdFlags) *cobra.Command {
 			if err != nil {
 				return usagef("--older-than: %v", err)
 			}
-			a, err := f.open(cmd.Context(), e)
+			a, err := f.openExisting(cmd.Context(), e)
 			if err != nil {
 				return err
 			}
@@ -342,7 +377,7 @@ file back.`,
 					return usagef("--since: %v", err)
 				}
 			}
-			a, err := f.open(cmd.Context(), e)
+			a, err := f.openExisting(cmd.Context(), e)
 			if err != nil {
 				return err
 			}

@@ -66,7 +66,7 @@ func TestArchiveImportHistoryCheck(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("history: exit %d: %s", code, errOut)
 	}
-	want := "--- change: A->B TCP_STREAM fell 941 -> 612 Mbit/s (-35%) at 2026-12-01 14:00:00, p = 0.005, worse; at that time B: tso on -> off"
+	want := "--- change: A->B TCP_STREAM fell 941 -> 612 Mbit/s (-35%) at 2026-12-01 14:00:00, p < 0.001, worse; at that time B: tso on -> off"
 	if !strings.Contains(out, want) {
 		t.Errorf("history lacks\n%s\n%s", want, out)
 	}
@@ -330,7 +330,7 @@ func TestHistoryNamesGovernor(t *testing.T) {
 		t.Fatalf("import: exit %d: %s%s", code, out, errOut)
 	}
 	code, out, errOut := execute(t, ctx, "history", "--archive", db)
-	want := "--- change: A->B TCP_STREAM rose 612 -> 941 Mbit/s (+54%) at 2026-12-01 14:00:00, p = 0.005; at that time B: governor powersave -> performance"
+	want := "--- change: A->B TCP_STREAM rose 612 -> 941 Mbit/s (+54%) at 2026-12-01 14:00:00, p = 0.001; at that time B: governor powersave -> performance"
 	if code != ExitOK || !strings.Contains(out, want) {
 		t.Errorf("history: exit %d; want the line\n%s\nin\n%s%s", code, want, out, errOut)
 	}

@@ -158,7 +158,7 @@ func runDashboard(ctx context.Context, e *env, f *dashboardFlags) error {
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
 	}
-	a, err := openArchive(ctx, e, f.target)
+	a, err := openArchiveToRead(ctx, e, f.target)
 	if err != nil {
 		return err
 	}

@@ -48,19 +48,25 @@ destination, test, message size and settings. Each series is a table of
 time, figure (throughput, or p50 latency for request/response tests), its
 confidence interval when the point iterated, iterations and what limited it.
 
-Change points are found with e-divisive means (a permutation test at
---alpha: a series without a change shows one with probability at most
---alpha). Each says how much the series moved, how sure (p) and what
-changed in either side's recorded environment between the results on
-either side of it: kernel, driver, offloads, MTU, qdisc, congestion
-control, sysctls, the peer's host.
+Change points are steps in the mean, found by Student's t at the best
+split with each point's own iterations as a floor on its noise (a
+permutation test of the same statistic from 20 points), at --alpha: a
+series without a change shows one with probability at most --alpha. Each
+says how much the series moved, how sure (p) and what changed in either
+side's recorded environment between the results on either side of it:
+kernel, driver, offloads, MTU, qdisc, congestion control, sysctls, the
+peer's host. A series without one says how large a step it could have
+shown ("8 points: a step under 35% cannot be told from noise here").
 
 --check tests the newest point (--newest N points) of each selected series
-against the points before it (since the last change point among them): the
-exit status is 1 when one is a significant regression (throughput down;
-latency, loss, service demand or CPU up) by at least --tolerance, and 0
-otherwise, so that history --check can end a git bisect run step or a CI
-job. Too little history to test is exit status 2.`,
+against the last stable segment before it: the segment before the change
+point it follows when that change was for the worse or is under 3 points
+old, else the points of its own segment (at most --baseline). Exit status:
+1 when one is a significant regression (throughput down; latency, loss,
+service demand or CPU up) by at least --tolerance, 0 otherwise, so that
+history --check can end a git bisect run step or a CI job; 2 when no
+series has enough points to check (each one's reason on stderr) or the
+archive does not exist.`,
 		Example: `  wirespeed history --archive results.db --since 30d
   wirespeed history --archive results.db --pair a->b --test TCP_RR -o rr.png
   wirespeed history --archive results.db --pair a->b --check --tolerance 2%`,
@@ -140,7 +146,7 @@ func runHistory(ctx context.Context, e *env, f *historyFlags) error {
 		}
 		q.Figures = []history.Figure{x}
 	}
-	a, err := openArchive(ctx, e, f.target)
+	a, err := openArchiveToRead(ctx, e, f.target)
 	if err != nil {
 		return err
 	}

@@ -86,6 +86,9 @@ func (o *outputFlags) open(e *env, json bool) (*env, func() error, error) {
 	if o.logfile == "" {
 		return e, nil, nil
 	}
+	if err := checkWritable("--logfile", o.logfile, "run.log", false); err != nil {
+		return nil, nil, err
+	}
 	f, err := os.OpenFile(o.logfile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--logfile: %w", err)

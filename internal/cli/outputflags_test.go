@@ -129,9 +129,11 @@ func TestLogfile(t *testing.T) {
 	if !strings.Contains(log, "10^6bits/sec") || !strings.Contains(log, "[  1] client->server") {
 		t.Errorf("the log lacks the table or the interval lines:\n%s", log)
 	}
+	// Unwritable: a usage error naming it, before anything is
+	// measured (issue 42; it was exit 1).
 	code, _, errOut := execute(t, context.Background(), "run", "--logfile", filepath.Join(file, "no", "dir"))
-	if code != ExitRuntime || !strings.Contains(errOut, "--logfile") {
-		t.Errorf("unwritable --logfile: exit %d, %q", code, errOut)
+	if code != ExitUsage || !strings.Contains(errOut, "--logfile "+filepath.Join(file, "no", "dir")) {
+		t.Errorf("unwritable --logfile: exit %d, %q; want 2 naming it", code, errOut)
 	}
 	// A file that takes no writes (issue 32: /dev/full exited 0 and the
 	// output was lost without a word).

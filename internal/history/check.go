@@ -32,16 +32,39 @@ type Verdict struct {
 	Newest     int         `json:"newest_points"`
 	Regression bool        `json:"regression"`
 	// At is the first newest point; Env what changed in the
-	// environment between the last baseline point and it.
+	// environment between the last baseline point and the first point
+	// after it (the change point's, when Since is set).
 	At  Point       `json:"at"`
 	Env []EnvChange `json:"env,omitempty"`
+	// Since is the change point the newest points follow, when the
+	// baseline is the segment before it rather than the points just
+	// before the newest.
+	Since *Change `json:"since_change,omitempty"`
 }
 
+// minBaseline is the fewest points a baseline may have
+// (stats.ShiftWorse).
+const minBaseline = 3
+
 // Check tests whether the newest points of the series are a significant
-// regression against the points before them (since the last change
-// point among those, when FindChanges ran), in the figure's worse
-// direction, by at least Tolerance. One newest point with iterations is
-// tested by its iterations.
+// regression, in the figure's worse direction and by at least
+// Tolerance, against the last stable segment before them. Its
+// baseline is never a mix of two levels: with the change points
+// FindChanges found over the whole series, newest points included,
+//
+//   - when the newest points' segment began at a change point that
+//     made the figure worse, or began fewer than 3 points before them,
+//     the baseline is the segment before that change point: the newest
+//     of 4 high and 3 low points is tested against the 4 high, not
+//     against 4 high and 2 low;
+//   - otherwise (no change point, or an improvement with 3 or more
+//     points since) it is the points of their own segment before them.
+//
+// Either way at most Baseline points before the newest: a change point
+// further back than that no longer decides, and the newest are tested
+// against their own segment. One newest point with iterations is
+// tested by its iterations. A series with too few points for a
+// baseline is an error saying so.
 func Check(s Series, o CheckOptions, envs map[int64]record.Env) (Verdict, error) {
 	if o.Newest <= 0 {
 		o.Newest = 1
@@ -54,24 +77,33 @@ func Check(s Series, o CheckOptions, envs map[int64]record.Env) (Verdict, error)
 	}
 	v := Verdict{Key: s.Key, Figure: s.Figure, Unit: s.Unit}
 	n := len(s.Points)
-	if n < o.Newest+3 {
-		return v, fmt.Errorf("%d points: the check needs at least 3 before the newest %d", n, o.Newest)
+	if n < o.Newest+minBaseline {
+		return v, fmt.Errorf("%d points: the check needs at least %d before the newest %d", n, minBaseline, o.Newest)
 	}
 	first := n - o.Newest
-	lo := 0
-	for _, c := range s.Changes {
-		if c.Index < first && c.Index > lo {
-			lo = c.Index
+	window := max(0, first-o.Baseline)
+	// The newest points' segment starts at the last change point at or
+	// before the first of them; prev is the one before it.
+	start, prev := 0, 0
+	var since *Change
+	for i := range s.Changes {
+		c := s.Changes[i]
+		if c.Index <= first && c.Index > start {
+			prev, start, since = start, c.Index, &s.Changes[i]
 		}
 	}
-	if first-lo < 3 {
-		// Too few since the last change: test against what was before it
-		// too rather than not at all.
-		lo = 0
+	lo, hi := max(start, window), first
+	if since != nil && (since.Worse || first-start < minBaseline) && start-max(prev, window) >= minBaseline {
+		lo, hi = max(prev, window), start
+	} else {
+		since = nil
 	}
-	lo = max(lo, first-o.Baseline)
+	if hi-lo < minBaseline {
+		return v, fmt.Errorf("%d points since the change point at %s: the check needs at least %d before the newest %d, or %d before the change point within --baseline %d",
+			first-start, s.Points[start].Time.UTC().Format("2006-01-02 15:04:05"), minBaseline, o.Newest, minBaseline, o.Baseline)
+	}
 	var base, newest []float64
-	for _, p := range s.Points[lo:first] {
+	for _, p := range s.Points[lo:hi] {
 		base = append(base, p.Value)
 	}
 	for _, p := range s.Points[first:] {
@@ -84,12 +116,16 @@ func Check(s Series, o CheckOptions, envs map[int64]record.Env) (Verdict, error)
 	if err != nil {
 		return v, err
 	}
-	v.Shift, v.Baseline, v.Newest, v.At = sh, len(base), o.Newest, s.Points[first]
+	v.Shift, v.Baseline, v.Newest, v.At, v.Since = sh, len(base), o.Newest, s.Points[first], since
 	worsePct := -sh.ChangePct
 	if !s.HigherIsBetter {
 		worsePct = sh.ChangePct
 	}
 	v.Regression = sh.P <= o.Alpha && worsePct >= 100*o.Tolerance
-	v.Env = EnvDiff(s.Key, envs[s.Points[first-1].envID], envs[s.Points[first].envID])
+	after := first
+	if since != nil {
+		after = since.Index
+	}
+	v.Env = EnvDiff(s.Key, envs[s.Points[hi-1].envID], envs[s.Points[after].envID])
 	return v, nil
 }

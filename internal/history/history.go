@@ -1,6 +1,6 @@
 // Package history turns archived results into series over time (the
 // same source, destination, test, message size and settings), finds
-// where each series changed (stats.EDivisive) and what changed in the
+// where each series changed (stats.Steps) and what changed in the
 // environment there, and checks the newest points of a series for a
 // regression. It computes only: no I/O, no clock; cli reads the archive
 // and report prints.
@@ -107,8 +107,7 @@ type Change struct {
 	Before    float64 `json:"before"`
 	After     float64 `json:"after"`
 	ChangePct float64 `json:"change_pct"`
-	// P is how sure: the permutation test's p-value, or the t-test's of
-	// the two segments' iterations when that is larger.
+	// P is how sure: the split's p-value (stats.Steps).
 	P float64 `json:"p"`
 	// Worse says the change is a regression for the figure.
 	Worse bool `json:"worse"`
@@ -134,6 +133,8 @@ type Series struct {
 	HigherIsBetter bool     `json:"higher_is_better"`
 	Points         []Point  `json:"points"`
 	Changes        []Change `json:"changes"`
+	// Sensitivity is how large a step FindChanges could have found.
+	Sensitivity Sensitivity `json:"sensitivity"`
 	// Steps are every change of the environment between consecutive
 	// points (FindChanges), oldest first.
 	Steps []EnvStep `json:"env_steps,omitempty"`
@@ -194,17 +195,16 @@ func EnvIDs(series []Series) []int64 {
 // Options are the parameters of FindChanges.
 type Options struct {
 	// Alpha is each change's significance level, the false-alarm rate
-	// (stats.EDivisiveOptions).
+	// (stats.StepOptions).
 	Alpha float64
-	// Permutations per test; 0 for stats' default.
+	// Permutations per test of a segment of stats.PermuteFrom points or
+	// more; 0 for stats' default.
 	Permutations int
 }
 
-// FindChanges finds the series' change points with e-divisive means
-// over the points' values. Where every point on both sides of a change
-// has iterations, their spread is used too: the change is kept only if
-// Welch's t-test of the two segments' iterations agrees at Alpha, and
-// its P is the larger of the two p-values. envs are the environments
+// FindChanges finds the series' change points over the points' values
+// and their own spread (stats.Steps, steps.go) and how large a step it
+// could have found (Sensitivity). envs are the environments
 // of the points (archive.Archive.Envs of EnvIDs). It also lists every
 // change of the environment between consecutive points (Steps).
 func (s *Series) FindChanges(o Options, envs map[int64]record.Env) error {
@@ -224,7 +224,7 @@ func (s *Series) FindChanges(o Options, envs map[int64]record.Env) error {
 	for i, p := range s.Points {
 		values[i] = p.Value
 	}
-	cps, err := stats.EDivisive(values, stats.EDivisiveOptions{Alpha: o.Alpha, Permutations: o.Permutations})
+	cps, err := s.steps(values, o)
 	if err != nil {
 		return err
 	}
@@ -243,15 +243,6 @@ func (s *Series) FindChanges(o Options, envs map[int64]record.Env) error {
 			c.ChangePct = 100 * (after - before) / before
 		}
 		c.Worse = (after < before) == s.HigherIsBetter
-		if a, b := samplesOf(s.Points[lo:cp.Index]), samplesOf(s.Points[cp.Index:hi]); a != nil && b != nil {
-			cmp, err := stats.Compare(a, b, stats.WelchT, alphaOr(o.Alpha))
-			if err == nil {
-				if cmp.P > alphaOr(o.Alpha) {
-					continue
-				}
-				c.P = max(c.P, cmp.P)
-			}
-		}
 		c.Env = EnvDiff(s.Key, envs[s.Points[cp.Index-1].envID], envs[s.Points[cp.Index].envID])
 		s.Changes = append(s.Changes, c)
 	}
@@ -263,19 +254,6 @@ func alphaOr(a float64) float64 {
 		return 0.05
 	}
 	return a
-}
-
-// samplesOf pools the points' iterations; nil unless every point has
-// at least two.
-func samplesOf(ps []Point) []float64 {
-	var out []float64
-	for _, p := range ps {
-		if len(p.samples) < 2 {
-			return nil
-		}
-		out = append(out, p.samples...)
-	}
-	return out
 }
 
 func mean(v []float64) float64 {

@@ -125,13 +125,19 @@ func ChangeSentence(s history.Series, c history.Change) string {
 // HistoryText writes each series as a table, oldest point first: time,
 // figure, the confidence interval when the point iterated, iterations,
 // limit; a line before the first point after each change point says
-// what changed.
+// what changed, and with none, a line says how large a step could have
+// been found (SensitivitySentence).
 func HistoryText(w io.Writer, series []history.Series) {
 	for i, s := range series {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "%s: %s, %d points, %d change points\n", seriesName(s.Key), s.Figure, len(s.Points), len(s.Changes))
+		if len(s.Changes) == 0 {
+			if sens := SensitivitySentence(s); sens != "" {
+				fmt.Fprintf(w, "  %s\n", sens)
+			}
+		}
 		ref := 0.0
 		for _, p := range s.Points {
 			ref = max(ref, p.Value)
@@ -207,7 +213,9 @@ func HistoryJSON(w io.Writer, series []history.Series) error {
 }
 
 // CheckText says what history --check found, in one sentence per
-// series: the regression, or how the newest point compares.
+// series: the regression, or how the newest point compares, and with
+// what: the points before it, or those before the change point it
+// follows.
 func CheckText(w io.Writer, v history.Verdict) {
 	ref := max(v.Shift.Baseline, v.Shift.Newest)
 	base, unit := figureValueRef(v.Unit, v.Shift.Baseline, ref)
@@ -224,9 +232,13 @@ func CheckText(w io.Writer, v history.Verdict) {
 	if v.Regression {
 		status = "regression"
 	}
-	fmt.Fprintf(w, "%s: %s %s %s -> %s %s (%+.1f%%) at %s, %s (%s of the newest %d against %d before)",
+	before := "before"
+	if v.Since != nil {
+		before = "before the change point at " + v.Since.Time.UTC().Format(historyTime)
+	}
+	fmt.Fprintf(w, "%s: %s %s %s -> %s %s (%+.1f%%) at %s, %s (%s of the newest %d against %d %s)",
 		status, name, verb, base, newest, unit, v.Shift.ChangePct, v.At.Time.UTC().Format(historyTime), pSentence(v.Shift.P),
-		v.Shift.Test, v.Newest, v.Baseline)
+		v.Shift.Test, v.Newest, v.Baseline, before)
 	if v.At.Limit != "" {
 		fmt.Fprintf(w, "; limited by %s", v.At.Limit)
 	}
