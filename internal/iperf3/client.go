@@ -426,7 +426,9 @@ func (cl *client) measure(ctx context.Context, conns []endpoint.Conn) (result.Re
 		peerNotOther(local.CPU, "iperf3")
 	}
 	res := endpoint.Join(t, local, remote, started, cl.cfg.Hostname, cl.cfg.Addr)
-	res.Warnings = append(res.Warnings, warnings...)
+	for _, w := range warnings {
+		res.Warnings = append(res.Warnings, result.Words(w))
+	}
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}
