@@ -195,6 +195,12 @@ func TestFitWarningChoosesClauses(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 	}
+	// In 70 columns the cut of the sentence kept "client_to_server link"
+	// of the first direction and left the second out; the clauses say
+	// the directions differ and leave both to -v.
+	if got, want := fitWarning("note: ", byName["directions_differ"], 70), "note: the directions differ (-v: more)"; got != want {
+		t.Errorf("directions_differ in 70 columns:\n got %q\nwant %q", got, want)
+	}
 	long := result.Coded(result.WarnSideWarning, map[string]string{"side": "remote", "message": strings.Repeat("a peer's long words ", 8)}, nil)
 	if got := fitWarning("warning: ", long, Width); cols(got) > Width || !strings.HasSuffix(got, moreMark) {
 		t.Errorf("a peer's long words: %q (%d columns), want them cut to %d", got, cols(got), Width)
