@@ -98,9 +98,12 @@ func limitRun(t *testing.T, l *lab.Lab, s lab.HostName, rt bool, args ...string)
 	if doc.Summary.Limit == nil {
 		t.Fatalf("no summary.limit in the result:\n%s", stdout.String())
 	}
-	var line bytes.Buffer
-	report.LimitedBy(&line, doc.Result)
-	return doc, line.String()
+	// The limit as -v words it: the line and its notes.
+	line := "limited by: " + report.LimitText(doc.Summary.Limit) + "\n"
+	for _, n := range report.WarningTexts(doc.Summary.Limit.Notes) {
+		line += "  note: " + n + "\n"
+	}
+	return doc, line
 }
 
 // tryAttempts is how many times try runs a case.

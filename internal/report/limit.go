@@ -9,12 +9,10 @@ import (
 	"wirespeed/internal/units"
 )
 
-// LimitedBy writes what limited the run (package limit, docs/limits.md):
-// one line, or one per direction when a run has two, then its notes.
-func LimitedBy(w io.Writer, res result.Result) { limitedBy(w, res, true) }
-
-// limitedBy is LimitedBy; not verbose, each line is LimitBrief's and fits
-// in Width, and the notes are left to -v.
+// limitedBy writes what limited the run (package limit, docs/limits.md):
+// one line, or one per direction when a run has two; verbose, each whole
+// with its notes under it, else each as limitLine fits it in Width and
+// the notes left to -v.
 func limitedBy(w io.Writer, res result.Result, verbose bool) {
 	line := func(head string, l *result.Limit) {
 		if verbose {

@@ -14,8 +14,9 @@ import (
 // turns them into words. Each code's words are clauses, the first saying
 // what happened and the rest why or what to do: the long form is all of
 // them, and a line too long for the default text keeps the first clauses
-// that fit (fitWarning), so the short form is chosen, not cut out of a
-// sentence. docs/results.md lists every code with its names and figures.
+// that fit (fitWarning, fit.go), so the short form is chosen, not cut out
+// of a sentence. docs/results.md lists every code with its names and
+// figures.
 
 func init() {
 	// The JSON carries each warning's words beside its code and figures.
@@ -42,23 +43,6 @@ func warningClauses(w result.Warning) []string {
 		return f(w)
 	}
 	return []string{w.Text}
-}
-
-// fitWarning is prefix and w's words in full when they fit in width
-// columns; else prefix and the most clauses that fit, ended by moreMark;
-// else, when even the first clause does not fit (a peer's long words),
-// that cut to fit (brief).
-func fitWarning(prefix string, w result.Warning, width int) string {
-	cs := warningClauses(w)
-	if full := prefix + strings.Join(cs, ""); cols(full) <= width {
-		return full
-	}
-	for k := len(cs) - 1; k > 0; k-- {
-		if s := prefix + strings.Join(cs[:k], "") + moreMark; cols(s) <= width {
-			return s
-		}
-	}
-	return brief(prefix+strings.Join(cs, ""), width)
 }
 
 // warningWords gives each code its clauses.

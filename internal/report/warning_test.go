@@ -153,7 +153,7 @@ func TestWarningWords(t *testing.T) {
 			t.Errorf("%s: JSON %s (%v): want code %s, %d figures and the words", c.name, b, err, c.code, len(c.figures))
 		}
 		var again result.Warning
-		if err := json.Unmarshal(b, &again); err != nil || !again.Equal(w) {
+		if err := json.Unmarshal(b, &again); err != nil || again.Key() != w.Key() {
 			t.Errorf("%s: %s decoded as %+v, want %+v", c.name, b, again, w)
 		}
 	}

@@ -125,9 +125,6 @@ func (w Warning) Key() string {
 	return string(b)
 }
 
-// Equal reports whether w and v say the same (Key).
-func (w Warning) Equal(v Warning) bool { return w.Key() == v.Key() }
-
 // plainWarning is Warning without its JSON methods.
 type plainWarning Warning
 
@@ -140,16 +137,8 @@ var renderer atomic.Pointer[func(Warning) string]
 // the JSON (report does, as it is linked in).
 func SetRenderer(f func(Warning) string) { renderer.Store(&f) }
 
-// Texts are the words of ws: each one's Text, or the registered
-// renderer's words for a coded one when it has none.
-func Texts(ws []Warning) []string {
-	out := make([]string, 0, len(ws))
-	for _, w := range ws {
-		out = append(out, w.words())
-	}
-	return out
-}
-
+// words are the warning's words: the registered renderer's for a coded
+// one, else its Text.
 func (w Warning) words() string {
 	if f := renderer.Load(); f != nil && w.Code != "" {
 		return (*f)(w)
