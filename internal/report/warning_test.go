@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -299,5 +300,18 @@ func TestNoWordsOutsideReport(t *testing.T) {
 				return true
 			})
 		}
+	}
+}
+
+// TestWarningLeavesOutNaN: a figure that is not a number (a share of
+// nothing) is left out, so the document still encodes; the words show 0.
+func TestWarningLeavesOutNaN(t *testing.T) {
+	w := result.Coded(result.NoteUDPLoss, nil, map[string]float64{"loss_pct": math.NaN()})
+	b, err := json.Marshal(w)
+	if err != nil || strings.Contains(string(b), "loss_pct") {
+		t.Fatalf("JSON %s (%v), want it without the NaN", b, err)
+	}
+	if got, want := WarningText(w), "0.0% of the datagrams were lost with no rate reached and no CPU saturated"; got != want {
+		t.Errorf("words %q, want %q", got, want)
 	}
 }
