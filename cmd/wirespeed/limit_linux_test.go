@@ -98,9 +98,12 @@ func limitRun(t *testing.T, l *lab.Lab, s lab.HostName, rt bool, args ...string)
 	if doc.Summary.Limit == nil {
 		t.Fatalf("no summary.limit in the result:\n%s", stdout.String())
 	}
-	var line bytes.Buffer
-	report.LimitedBy(&line, doc.Result)
-	return doc, line.String()
+	// The limit as -v words it: the line and its notes.
+	line := "limited by: " + report.LimitText(doc.Summary.Limit) + "\n"
+	for _, n := range report.WarningTexts(doc.Summary.Limit.Notes) {
+		line += "  note: " + n + "\n"
+	}
+	return doc, line
 }
 
 // tryAttempts is how many times try runs a case.
@@ -141,7 +144,7 @@ func docStarved(doc result.Document) string {
 			return s
 		}
 	}
-	for _, w := range doc.Warnings {
+	for _, w := range report.WarningTexts(doc.Warnings) {
 		if strings.Contains(w, "too busy to run it on time") {
 			return w
 		}
@@ -166,7 +169,7 @@ func TestLimitLab(t *testing.T) {
 		}, func(d result.Document) bool { return d.Summary.Limit.Kind == result.LimitLink })
 		l := doc.Summary.Limit
 		if !ok {
-			t.Fatalf("limit %s, want link; notes %q", l.Kind, l.Notes)
+			t.Fatalf("limit %s, want link; notes %q", l.Kind, report.WarningTexts(l.Notes))
 		}
 		if r := l.Evidence.Rate; r == nil || r.Source != "qdisc" || r.Qdisc != "tbf" || r.BitsPerSecond != rate || l.Side != result.Local {
 			t.Errorf("link evidence %+v (side %s), want the local tbf at %g bit/s", r, l.Side, rate)
@@ -181,7 +184,7 @@ func TestLimitLab(t *testing.T) {
 		}, func(d result.Document) bool { return d.Summary.Limit.Kind == result.LimitRateCap })
 		l := doc.Summary.Limit
 		if !ok {
-			t.Fatalf("limit %s, want rate_cap; notes %q", l.Kind, l.Notes)
+			t.Fatalf("limit %s, want rate_cap; notes %q", l.Kind, report.WarningTexts(l.Notes))
 		}
 		if r := l.Evidence.Rate; r == nil || r.Source != "rate" || r.BitsPerSecond != cap {
 			t.Errorf("rate evidence %+v, want the -b cap of %g", r, cap)
@@ -203,7 +206,7 @@ func TestLimitLab(t *testing.T) {
 		}, func(d result.Document) bool { return d.Summary.Limit.Kind == result.LimitReceiveWindow })
 		l := doc.Summary.Limit
 		if !ok {
-			t.Fatalf("limit %s, want receive_window; notes %q", l.Kind, l.Notes)
+			t.Fatalf("limit %s, want receive_window; notes %q", l.Kind, report.WarningTexts(l.Notes))
 		}
 		if e := l.Evidence.TCP; e == nil || e.RwndLimitedPct < 50 || e.RcvBufBytes > 64<<10 || l.Side != result.Remote {
 			t.Errorf("tcp evidence %+v (side %s), want the remote side rwnd-limited with a small buffer", e, l.Side)
@@ -234,19 +237,19 @@ func TestLimitLab(t *testing.T) {
 		})
 		l := doc.Summary.Limit
 		if !ok {
-			t.Fatalf("limit %s (also %v) on side %s, want receive_window, as the limit or beside the receiver's CPU; notes %q; tcp evidence %+v; cpu evidence %+v", l.Kind, l.Also, l.Side, l.Notes, l.Evidence.TCP, l.Evidence.CPU)
+			t.Fatalf("limit %s (also %v) on side %s, want receive_window, as the limit or beside the receiver's CPU; notes %q; tcp evidence %+v; cpu evidence %+v", l.Kind, l.Also, l.Side, report.WarningTexts(l.Notes), l.Evidence.TCP, l.Evidence.CPU)
 		}
 		if e := l.Evidence.TCP; e == nil || e.RwndLimitedPct < limit.WindowAlsoPct || e.RcvBufBytes > 64<<10 || l.Side != result.Remote {
 			t.Errorf("tcp evidence %+v (side %s), want the remote side rwnd-limited with a small buffer", e, l.Side)
 		}
 		also := slices.Contains(l.Also, result.LimitReceiverCPU)
-		noted := strings.Contains(strings.Join(l.Notes, "; "), "also near saturation")
+		noted := strings.Contains(strings.Join(report.WarningTexts(l.Notes), "; "), "also near saturation")
 		if l.Kind == result.LimitReceiverCPU {
 			also = slices.Contains(l.Also, result.LimitReceiveWindow)
-			noted = strings.Contains(strings.Join(l.Notes, "; "), "also full")
+			noted = strings.Contains(strings.Join(report.WarningTexts(l.Notes), "; "), "also full")
 		}
 		if also != noted {
-			t.Errorf("also %v but notes %q: the second limit is named in both or neither", l.Also, l.Notes)
+			t.Errorf("also %v but notes %q: the second limit is named in both or neither", l.Also, report.WarningTexts(l.Notes))
 		}
 		if c := l.Evidence.CPU; c != nil {
 			t.Logf("the receiver's busiest thread %.0f%% (waiting %.0f%%), its CPU's softirq %.0f%%: the CPU named beside the window: %v", c.ThreadPct, c.ThreadWaitPct, c.SoftIRQPct, also)
@@ -260,7 +263,7 @@ func TestLimitLab(t *testing.T) {
 		}, func(d result.Document) bool { return slices.Contains(cpuKinds, d.Summary.Limit.Kind) })
 		l := doc.Summary.Limit
 		if !ok {
-			t.Fatalf("limit %s, want a CPU kind; notes %q", l.Kind, l.Notes)
+			t.Fatalf("limit %s, want a CPU kind; notes %q", l.Kind, report.WarningTexts(l.Notes))
 		}
 		// The evidence is the thread the side's own record names.
 		c := doc.Summary.LocalCPU
@@ -309,7 +312,7 @@ func TestLimitLab(t *testing.T) {
 		})
 		l := doc.Summary.Limit
 		if !ok {
-			t.Fatalf("limit %s %+v, want other_processes naming the loop, pid %d, first; notes %q", l.Kind, l.Evidence.Others, pid, l.Notes)
+			t.Fatalf("limit %s %+v, want other_processes naming the loop, pid %d, first; notes %q", l.Kind, l.Evidence.Others, pid, report.WarningTexts(l.Notes))
 		}
 	})
 
@@ -320,9 +323,9 @@ func TestLimitLab(t *testing.T) {
 		l := doc.Summary.Limit
 		t.Logf("unknown: %.2f Mbit/s\n%s", doc.Summary.BitsPerSecond/1e6, line)
 		if l.Kind != result.LimitUnknown {
-			t.Fatalf("limit %s, want unknown (no CPU figures, no rate on loopback); notes %q", l.Kind, l.Notes)
+			t.Fatalf("limit %s, want unknown (no CPU figures, no rate on loopback); notes %q", l.Kind, report.WarningTexts(l.Notes))
 		}
-		if len(l.Notes) == 0 {
+		if len(report.WarningTexts(l.Notes)) == 0 {
 			t.Error("unknown without a reason")
 		}
 	})

@@ -15,6 +15,7 @@ import (
 	"wirespeed/internal/lab"
 	"wirespeed/internal/netdev"
 	"wirespeed/internal/nstest"
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/testkit"
 )
@@ -222,7 +223,7 @@ func TestWireFragments(t *testing.T) {
 		doc := labRun(t, l, addr, "-t", "UDP_STREAM", "-m", strconv.Itoa(c.size), "-b", "50M", "-l", "1", "-i", "0")
 		starved := host0.Starved(testkit.ReadHostCPU("/proc"))
 		var got []string
-		for _, w := range doc.Warnings {
+		for _, w := range report.WarningTexts(doc.Warnings) {
 			if strings.Contains(w, "packets per datagram") {
 				got = append(got, w)
 			}

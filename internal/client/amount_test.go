@@ -11,6 +11,7 @@ import (
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
 	"wirespeed/internal/measure"
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
@@ -77,7 +78,7 @@ func TestAmount(t *testing.T) {
 				}
 				checkAmountDirection(t, sp, d, tt.wantBytes)
 			}
-			for _, w := range res.Warnings {
+			for _, w := range report.WarningTexts(res.Warnings) {
 				if strings.Contains(w, "amount") {
 					t.Errorf("warning: %s", w)
 				}
@@ -183,11 +184,11 @@ func TestAmountNotReached(t *testing.T) {
 		t.Errorf("elapsed %.3f s, want the length of 1 s", e)
 	}
 	found := false
-	for _, w := range res.Warnings {
+	for _, w := range report.WarningTexts(res.Warnings) {
 		found = found || strings.Contains(w, "was not reached") && strings.Contains(w, "-l 1s")
 	}
 	if !found {
-		t.Errorf("no warning about the amount not reached in %q", res.Warnings)
+		t.Errorf("no warning about the amount not reached in %q", report.WarningTexts(res.Warnings))
 	}
 }
 

@@ -611,9 +611,9 @@ func (m *measurement) join(ctx context.Context, local, rem sideOutcome) (result.
 		// The server stopped the test: its result is partial and so is
 		// ours; a stream error on this side is the consequence, not news.
 		res.Interrupted = true
-		res.Warnings = append(res.Warnings, "server ended the test early: "+reason)
+		res.Warnings = append(res.Warnings, result.Words("server ended the test early: "+reason))
 		if local.err != nil {
-			res.Warnings = append(res.Warnings, "local side: "+local.err.Error())
+			res.Warnings = append(res.Warnings, result.Words("local side: "+local.err.Error()))
 		}
 		return res, nil
 	}
@@ -630,7 +630,7 @@ func (m *measurement) verdict(ctx context.Context, res result.Result, local, rem
 	case rem.err != nil && ctx.Err() == nil:
 		return res, fmt.Errorf("server %s: %w", addr, explainLost(rem.err))
 	case rem.err != nil:
-		res.Warnings = append(res.Warnings, "server: "+rem.err.Error())
+		res.Warnings = append(res.Warnings, result.Words("server: "+rem.err.Error()))
 	case local.err != nil && ctx.Err() == nil:
 		return res, local.err
 	case rem.res.Error != "" && ctx.Err() == nil:

@@ -16,6 +16,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/servertest"
@@ -95,7 +96,7 @@ func streamKindsRun(t *testing.T, addr string, kind spec.Kind, parallel int) (st
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := starvedWindow(res.Warnings); w != "" {
+	if w := starvedWindow(report.WarningTexts(res.Warnings)); w != "" {
 		return w
 	}
 	checkResult(t, sp, res)
@@ -134,15 +135,15 @@ func starvedWindow(warnings []string) string {
 // of the load.
 func checkResult(t *testing.T, sp spec.Test, res result.Result) {
 	t.Helper()
-	if w := starvedWindow(res.Warnings); w != "" {
+	if w := starvedWindow(report.WarningTexts(res.Warnings)); w != "" {
 		testkit.SkipStarved(t, w)
 		return
 	}
 	if res.Interrupted {
 		t.Errorf("result marked interrupted")
 	}
-	if len(res.Warnings) > 0 {
-		t.Errorf("warnings: %v", res.Warnings)
+	if len(report.WarningTexts(res.Warnings)) > 0 {
+		t.Errorf("warnings: %v", report.WarningTexts(res.Warnings))
 	}
 	dirs := sp.Directions()
 	if len(res.Directions) != len(dirs) {

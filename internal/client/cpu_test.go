@@ -10,6 +10,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/measure"
+	"wirespeed/internal/report"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/testkit"
@@ -36,7 +37,7 @@ func TestCPUOnLoopback(t *testing.T) {
 			}
 			for name, cpu := range map[string]*measure.CPU{"local": res.Summary.LocalCPU, "remote": res.Summary.RemoteCPU} {
 				if cpu == nil {
-					t.Fatalf("%s CPU missing; warnings %q", name, res.Warnings)
+					t.Fatalf("%s CPU missing; warnings %q", name, report.WarningTexts(res.Warnings))
 				}
 				if cpu.UtilPct <= 0 || cpu.CPUs < 1 || cpu.ElapsedS <= 0 {
 					t.Errorf("%s CPU %+v: want utilization, CPUs and a window", name, cpu)
@@ -68,12 +69,12 @@ func TestCPUOnLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := starvedWindow(res.Warnings); w != "" {
+	if w := starvedWindow(report.WarningTexts(res.Warnings)); w != "" {
 		testkit.SkipStarved(t, w)
 		return
 	}
-	if res.Summary.LocalCPU != nil || res.Summary.RemoteCPU != nil || len(res.Warnings) > 0 {
-		t.Errorf("CPU not asked: local %v remote %v warnings %q", res.Summary.LocalCPU, res.Summary.RemoteCPU, res.Warnings)
+	if res.Summary.LocalCPU != nil || res.Summary.RemoteCPU != nil || len(report.WarningTexts(res.Warnings)) > 0 {
+		t.Errorf("CPU not asked: local %v remote %v warnings %q", res.Summary.LocalCPU, res.Summary.RemoteCPU, report.WarningTexts(res.Warnings))
 	}
 }
 
@@ -97,7 +98,7 @@ func TestCPUProcRoot(t *testing.T) {
 		t.Errorf("the run did not go on without CPU figures")
 	}
 	found := map[string]bool{}
-	for _, w := range res.Warnings {
+	for _, w := range report.WarningTexts(res.Warnings) {
 		for _, root := range []string{"/nonexistent/client-proc", "/nonexistent/server-proc"} {
 			if strings.Contains(w, root) {
 				found[root] = true
@@ -105,6 +106,6 @@ func TestCPUProcRoot(t *testing.T) {
 		}
 	}
 	if len(found) != 2 {
-		t.Errorf("warnings %q: want one naming each side's proc root", res.Warnings)
+		t.Errorf("warnings %q: want one naming each side's proc root", report.WarningTexts(res.Warnings))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"wirespeed/internal/client"
+	"wirespeed/internal/report"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/testkit"
@@ -43,7 +44,7 @@ func TestCPUSidesAgree(t *testing.T) {
 			}
 			l, r := res.Summary.LocalCPU, res.Summary.RemoteCPU
 			if l == nil || r == nil {
-				t.Fatalf("CPU figures missing: local %v, remote %v (warnings %q)", l, r, res.Warnings)
+				t.Fatalf("CPU figures missing: local %v, remote %v (warnings %q)", l, r, report.WarningTexts(res.Warnings))
 			}
 			d := res.Directions[0].Summary
 			t.Logf("client %.2f%%, server %.2f%% busy over %d CPUs; sender window %.4f s, receiver %.4f s",

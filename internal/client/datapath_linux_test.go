@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wirespeed/internal/client"
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
@@ -35,7 +36,7 @@ func checkTotals(t *testing.T, res result.Result) {
 			t.Errorf("stream %d: sender total %d, receiver total %d (complete %v)", st.ID, st.Sender.TotalBytes, st.Receiver.TotalBytes, st.Receiver.Complete)
 		}
 	}
-	for _, w := range res.Warnings {
+	for _, w := range report.WarningTexts(res.Warnings) {
 		t.Errorf("warning: %s", w)
 	}
 }
@@ -270,8 +271,8 @@ func TestFQRate(t *testing.T) {
 	if p := sideDP(t, res, result.Local).Pacing; p == nil || p.HonouredBy != "" || !strings.Contains(p.Note, "only the fq qdisc paces UDP") {
 		t.Errorf("UDP pacing record %+v, want it not honoured on noqueue", p)
 	}
-	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "--fq-rate is not enforced") }) {
-		t.Errorf("warnings %q lack the unenforced cap", res.Warnings)
+	if !slices.ContainsFunc(report.WarningTexts(res.Warnings), func(w string) bool { return strings.Contains(w, "--fq-rate is not enforced") }) {
+		t.Errorf("warnings %q lack the unenforced cap", report.WarningTexts(res.Warnings))
 	}
 }
 

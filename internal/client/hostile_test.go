@@ -26,6 +26,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/sysinfo"
@@ -523,10 +524,10 @@ func TestHostileServerText(t *testing.T) {
 		check(t, "remote hostname", res.Remote.Hostname)
 		check(t, "remote env hostname", res.Remote.Env.Hostname)
 		check(t, "remote kernel", res.Remote.Env.KernelRelease)
-		if len(res.Warnings) < 3 {
-			t.Fatalf("warnings %q; want the abort reason, the server's error and warning", res.Warnings)
+		if len(report.WarningTexts(res.Warnings)) < 3 {
+			t.Fatalf("warnings %q; want the abort reason, the server's error and warning", report.WarningTexts(res.Warnings))
 		}
-		for _, w := range res.Warnings {
+		for _, w := range report.WarningTexts(res.Warnings) {
 			if !controlFree(w) {
 				t.Errorf("warning %q is not escaped", w)
 			}

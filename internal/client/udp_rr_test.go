@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wirespeed/internal/client"
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
@@ -79,8 +80,8 @@ func TestUDPStream(t *testing.T) {
 			if s := res.Directions[0].Summary; math.Abs(s.ElapsedS-sp.Duration.Seconds()) > 0.05 || math.Abs(s.SenderElapsedS-sp.Duration.Seconds()) > 0.05 {
 				t.Errorf("receiver's window %.4f s, sender's %.4f s, asked %v: more than 50 ms off", s.ElapsedS, s.SenderElapsedS, sp.Duration)
 			}
-			if len(res.Warnings) > 0 {
-				t.Errorf("warnings: %v", res.Warnings)
+			if len(report.WarningTexts(res.Warnings)) > 0 {
+				t.Errorf("warnings: %v", report.WarningTexts(res.Warnings))
 			}
 			d := res.Directions[0]
 			if want := spec.ClientToServer; tt.reverse {
@@ -181,14 +182,14 @@ func TestRequestResponse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w := starvedWindow(res.Warnings); w != "" {
+			if w := starvedWindow(report.WarningTexts(res.Warnings)); w != "" {
 				// The machine was too busy to keep the window: its
 				// figures are of the load (checkResult does the same).
 				testkit.SkipStarved(t, w)
 				return
 			}
-			if len(res.Warnings) > 0 {
-				t.Errorf("warnings: %v", res.Warnings)
+			if len(report.WarningTexts(res.Warnings)) > 0 {
+				t.Errorf("warnings: %v", report.WarningTexts(res.Warnings))
 			}
 			rr := res.Summary.RRSummary
 			if rr == nil || rr.Transactions == 0 {

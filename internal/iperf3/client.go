@@ -513,7 +513,9 @@ func (cr *clientRun) join(ctx context.Context, local result.SideResult, theirs R
 		peerNotOther(local.CPU, "iperf3")
 	}
 	res := endpoint.Join(cl.t, local, remote, cr.started, cl.cfg.Hostname, cl.cfg.Addr)
-	res.Warnings = append(res.Warnings, warnings...)
+	for _, w := range warnings {
+		res.Warnings = append(res.Warnings, result.Words(w))
+	}
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}

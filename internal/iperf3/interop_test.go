@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"wirespeed/internal/iperf3"
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/servertest"
@@ -339,7 +340,7 @@ func checkResult(t *testing.T, m mode, res result.Result) {
 	if res.Summary.BitsPerSecond <= 0 {
 		t.Errorf("throughput %g", res.Summary.BitsPerSecond)
 	}
-	said := strings.Join(res.Warnings, "\n")
+	said := strings.Join(report.WarningTexts(res.Warnings), "\n")
 	if !strings.Contains(said, "remote side is iperf3") || !strings.Contains(said, "no intervals, TCP_INFO") {
 		t.Errorf("result does not say what the iperf3 server could not provide:\n%s", said)
 	}

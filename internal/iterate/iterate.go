@@ -130,13 +130,15 @@ func Run(ctx context.Context, rep spec.Repeat, once func(context.Context) (resul
 	seen := map[string]bool{}
 	for _, r := range all {
 		for _, w := range r.Warnings {
-			if !seen[w] {
-				seen[w] = true
+			if k := w.Key(); !seen[k] {
+				seen[k] = true
 				out.Warnings = append(out.Warnings, w)
 			}
 		}
 	}
-	out.Warnings = append(out.Warnings, warnings...)
+	for _, w := range warnings {
+		out.Warnings = append(out.Warnings, result.Words(w))
+	}
 	if conf == nil {
 		conf = &result.Confidence{Level: rep.ConfidenceLevel, WidthPct: rep.ConfidenceWidthPct, Iterations: len(over)}
 	}

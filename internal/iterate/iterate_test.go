@@ -11,6 +11,7 @@ import (
 
 	"wirespeed/internal/iterate"
 	"wirespeed/internal/measure"
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
@@ -85,8 +86,8 @@ func TestIterateHandComputed(t *testing.T) {
 	if c.Reached || c.Stop != "max_hit" {
 		t.Errorf("reached %v stop %q, want not reached at the maximum", c.Reached, c.Stop)
 	}
-	if !strings.Contains(strings.Join(res.Warnings, "\n"), "not reached in 3 iterations") {
-		t.Errorf("warnings %q do not say the interval was not reached", res.Warnings)
+	if !strings.Contains(strings.Join(report.WarningTexts(res.Warnings), "\n"), "not reached in 3 iterations") {
+		t.Errorf("warnings %q do not say the interval was not reached", report.WarningTexts(res.Warnings))
 	}
 }
 
@@ -131,9 +132,9 @@ func TestIterateCPUGates(t *testing.T) {
 	if got := res.Summary.LocalCPU.UtilPct; got != 20 {
 		t.Errorf("mean local utilization %v, want 20", got)
 	}
-	w := strings.Join(res.Warnings, "\n")
+	w := strings.Join(report.WarningTexts(res.Warnings), "\n")
 	if !strings.Contains(w, "local CPU utilization: confidence interval not reached") || strings.Contains(w, "throughput: confidence interval not reached") {
-		t.Errorf("warnings %q: want the CPU's interval named, not the throughput's", res.Warnings)
+		t.Errorf("warnings %q: want the CPU's interval named, not the throughput's", report.WarningTexts(res.Warnings))
 	}
 }
 

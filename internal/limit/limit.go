@@ -10,7 +10,6 @@ package limit
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"net"
 	"net/netip"
@@ -94,7 +93,7 @@ func Diagnose(res *result.Result) {
 func runLimit(ds []result.DirectionResult) *result.Limit {
 	switch len(ds) {
 	case 0:
-		return &result.Limit{Kind: result.LimitUnknown, Notes: []string{"no direction was measured"}}
+		return &result.Limit{Kind: result.LimitUnknown, Notes: []result.Warning{result.Coded(result.NoteNoDirection, nil, nil)}}
 	case 1:
 		l := *ds[0].Summary.Limit
 		return &l
@@ -102,18 +101,12 @@ func runLimit(ds []result.DirectionResult) *result.Limit {
 	a, b := ds[0].Summary.Limit, ds[1].Summary.Limit
 	if a.Kind == b.Kind && a.Side == b.Side {
 		l := *a
-		l.Notes = append([]string{"both directions"}, a.Notes...)
+		l.Notes = append([]result.Warning{result.Coded(result.NoteBothDirections, nil, nil)}, a.Notes...)
 		return &l
 	}
-	return &result.Limit{Kind: result.LimitUnknown, Notes: []string{fmt.Sprintf("the directions differ: %s %s, %s %s; see each direction",
-		ds[0].Direction, kindSide(a), ds[1].Direction, kindSide(b))}}
-}
-
-func kindSide(l *result.Limit) string {
-	if l.Side != "" {
-		return fmt.Sprintf("%s (%s)", l.Kind, l.Side)
-	}
-	return string(l.Kind)
+	return &result.Limit{Kind: result.LimitUnknown, Notes: []result.Warning{result.Coded(result.NoteDirectionsDiffer, map[string]string{
+		"first_direction": string(ds[0].Direction), "first_kind": string(a.Kind), "first_side": string(a.Side),
+		"second_direction": string(ds[1].Direction), "second_kind": string(b.Kind), "second_side": string(b.Side)}, nil)}}
 }
 
 // sideView is one side's figures for a diagnosis.
@@ -163,19 +156,19 @@ func missing(a sideView, ac cpuState, b sideView, bc cpuState) []result.Side {
 	return out
 }
 
-// cpuMissing says what to do about CPU figures missing from sides: run
-// with --cpu when the test did not ask for them; when it did, which side
-// sent none (an iperf3 server never does: run --iperf3 has only the
-// local side's).
-func cpuMissing(t spec.Test, sides ...result.Side) string {
+// cpuMissing names what to say of CPU figures missing from sides: with
+// "missing_sides" empty, run with --cpu (the test did not ask for them);
+// else the sides that sent none though it did, "local and remote" (an
+// iperf3 server never does: run --iperf3 has only the local side's).
+func cpuMissing(t spec.Test, sides ...result.Side) map[string]string {
 	if !t.CPU {
-		return "run with --cpu"
+		return map[string]string{"missing_sides": ""}
 	}
 	var names []string
 	for _, s := range sides {
 		names = append(names, string(s))
 	}
-	return "--cpu was on; none from the " + strings.Join(names, " and ") + " side: an iperf3 server or an older peer sends none, or the side could not read its CPU"
+	return map[string]string{"missing_sides": strings.Join(names, " and ")}
 }
 
 func cpuOf(v sideView) cpuState {
@@ -283,21 +276,10 @@ func btoi(b bool) int {
 // note says when other processes were busy on a side, whatever the limit.
 func (st cpuState) note(l *result.Limit) {
 	if o := st.others; o != nil && o.UtilPct >= OthersNotePct && l.Kind != result.LimitOtherProcesses {
-		n := fmt.Sprintf("other processes on the %s host used %.0f%% of a CPU", o.Side, o.UtilPct)
-		if len(o.Busiest) > 0 {
-			n += " (busiest: " + tasks(o.Busiest) + ")"
-		}
+		n := result.Coded(result.NoteOthersBusy, map[string]string{"side": string(o.Side)}, map[string]float64{"util_pct": o.UtilPct})
+		n.Processes = o.Busiest
 		l.Notes = append(l.Notes, n)
 	}
-}
-
-// tasks names processes: "make, pid 12, 52%; sh, pid 13, 20%".
-func tasks(ts []measure.TaskCPU) string {
-	var parts []string
-	for _, t := range ts {
-		parts = append(parts, fmt.Sprintf("%s, pid %d, %.0f%% (cpu%d)", t.Name, t.ID, t.UtilPct, t.LastCPU))
-	}
-	return strings.Join(parts, "; ")
 }
 
 func diagnoseStream(res *result.Result, d *result.DirectionResult) result.Limit {
@@ -330,10 +312,10 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 	t := res.Spec
 	g := d.Summary.BitsPerSecond
 	if g <= 0 || d.Summary.Bytes <= 0 {
-		return result.Limit{Kind: result.LimitUnknown, Notes: []string{"nothing was received in the window"}}
+		return result.Limit{Kind: result.LimitUnknown, Notes: []result.Warning{result.Coded(result.NoteNothingReceived, nil, nil)}}
 	}
 	tcp := tcpEvidence(d)
-	var notes []string
+	var notes []result.Warning
 
 	// A rate on the route or a cap, the lowest one the goodput reached.
 	var best *result.LimitRate
@@ -341,7 +323,9 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 		r.GoodputPct = 100 * g / r.AllowedBitsPerSecond
 		switch {
 		case r.GoodputPct > RateOverPct:
-			notes = append(notes, fmt.Sprintf("the goodput is %.0f%% of the %s's %.4g bit/s: that rate was not in force", r.GoodputPct, rateName(r), r.BitsPerSecond))
+			notes = append(notes, result.Coded(result.NoteRateNotInForce,
+				map[string]string{"source": r.Source, "qdisc": r.Qdisc, "interface": r.Interface},
+				map[string]float64{"goodput_pct": r.GoodputPct, "rate_bps": r.BitsPerSecond}))
 		case r.GoodputPct >= RateHoldPct && (best == nil || r.AllowedBitsPerSecond < best.AllowedBitsPerSecond):
 			best = &r
 		}
@@ -371,7 +355,7 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 		l := result.Limit{Kind: result.LimitReceiveWindow, Side: rcv.side, Evidence: result.LimitEvidence{TCP: tcp, CPU: rc.ev}, Notes: notes}
 		if rc.bound || (rc.softirq && !sameHost(snd, rcv)) {
 			l.Also = append(l.Also, result.LimitReceiverCPU)
-			l.Notes = append(l.Notes, fmt.Sprintf("the receiver's CPU was also near saturation (%.0f%%: its busiest thread's time, wait and the softirq of its CPU)", rc.load))
+			l.Notes = append(l.Notes, result.Coded(result.NoteReceiverCPUAlso, nil, map[string]float64{"load_pct": rc.load}))
 		}
 		return l
 	}
@@ -383,7 +367,7 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 		return windowBeside(t, result.Limit{Kind: result.LimitReceiverCPU, Side: rcv.side, Evidence: result.LimitEvidence{CPU: rc.ev, TCP: tcp}, Notes: notes})
 	case rc.softirq && !sameHost(snd, rcv):
 		return windowBeside(t, result.Limit{Kind: result.LimitReceiverCPU, Side: rcv.side, Evidence: result.LimitEvidence{CPU: rc.ev, TCP: tcp},
-			Notes: append(notes, "the receiver's busiest CPU was saturated by softirq and irq")})
+			Notes: append(notes, result.Coded(result.NoteSoftIRQSaturated, nil, nil))})
 	}
 
 	if tcp != nil {
@@ -397,29 +381,29 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 			if rc.known || fixedRcvBuf(t, rcv.side) {
 				return result.Limit{Kind: result.LimitReceiveWindow, Side: rcv.side, Evidence: result.LimitEvidence{TCP: tcp, CPU: rc.ev}, Notes: notes}
 			}
-			notes = append(notes, fmt.Sprintf("rwnd_limited %.0f%% of the window, but without the receiver's CPU figures a small window and a slow receiver look alike (%s)", tcp.RwndLimitedPct, cpuMissing(t, rcv.side)))
+			notes = append(notes, result.Coded(result.NoteRwndWithoutCPU, cpuMissing(t, rcv.side), map[string]float64{"rwnd_limited_pct": tcp.RwndLimitedPct}))
 		}
 		if tcp.RetransPct >= RetransPct {
 			return result.Limit{Kind: result.LimitCongestion, Evidence: result.LimitEvidence{TCP: tcp, CPU: sc.ev}, Notes: notes}
 		}
 	}
 	if u := d.Summary.UDPSummary; u != nil && u.LossPct >= RetransPct {
-		notes = append(notes, fmt.Sprintf("%.1f%% of the datagrams were lost with no rate reached and no CPU saturated", u.LossPct))
+		notes = append(notes, result.Coded(result.NoteUDPLoss, nil, map[string]float64{"loss_pct": u.LossPct}))
 	}
 	if w := wireOf(res, rcv.side); w != nil && dropPct(w) >= DeviceDropPct && !sameDevice(res) {
 		// The receiver's device dropped what it could not hand on: its
 		// CPU (the softirq that empties the ring) fell behind, whatever
 		// its totals say.
 		return result.Limit{Kind: result.LimitReceiverCPU, Side: rcv.side, Evidence: result.LimitEvidence{TCP: tcp, CPU: rc.ev},
-			Notes: append(notes, fmt.Sprintf("the receiver's device %s dropped %.2f%% of the packets it received (rx_dropped, rx_missed, rx_over_errors): its ring or the kernel's backlog overflowed", w.Device, dropPct(w)))}
+			Notes: append(notes, result.Coded(result.NoteReceiverDeviceFull, map[string]string{"device": w.Device}, map[string]float64{"drop_pct": dropPct(w)}))}
 	}
 	if !sc.known || !rc.known {
-		notes = append(notes, "no CPU figures from both sides to tell a CPU limit ("+cpuMissing(t, missing(snd, sc, rcv, rc)...)+")")
+		notes = append(notes, result.Coded(result.NoteNoCPUToTell, cpuMissing(t, missing(snd, sc, rcv, rc)...), nil))
 	} else {
-		notes = append(notes, fmt.Sprintf("no CPU saturated: the sender's busiest thread used %.0f%%, the receiver's %.0f%%", sc.load, rc.load))
+		notes = append(notes, result.Coded(result.NoteNoCPUSaturated, nil, map[string]float64{"sender_load_pct": sc.load, "receiver_load_pct": rc.load}))
 	}
 	if len(rates(res, d, snd, rcv)) == 0 {
-		notes = append(notes, "no rate known on the route (no shaping qdisc, no physical interface speed)")
+		notes = append(notes, result.Coded(result.NoteNoRateKnown, nil, nil))
 	}
 	return result.Limit{Kind: result.LimitUnknown, Evidence: result.LimitEvidence{TCP: tcp, CPU: sc.ev}, Notes: notes}
 }
@@ -430,18 +414,6 @@ func fixedRcvBuf(t spec.Test, s result.Side) bool {
 		return t.RemoteSockBuf > 0
 	}
 	return t.LocalSockBuf > 0
-}
-
-func rateName(r result.LimitRate) string {
-	switch r.Source {
-	case "rate":
-		return "-b cap"
-	case "fq_rate":
-		return "--fq-rate cap"
-	case "qdisc":
-		return r.Qdisc + " qdisc on " + r.Interface
-	}
-	return r.Interface + " interface speed"
 }
 
 // tcpEvidence sums the senders' TCP_INFO figures of a direction: nil for
@@ -604,7 +576,7 @@ func diagnoseRR(res *result.Result, d *result.DirectionResult) result.Limit {
 func decideRR(res *result.Result, d *result.DirectionResult, req, resp sideView, qc, pc cpuState) result.Limit {
 	rr := d.Summary.RRSummary
 	if rr == nil || rr.Transactions <= 0 {
-		return result.Limit{Kind: result.LimitUnknown, Notes: []string{"no transaction completed in the window"}}
+		return result.Limit{Kind: result.LimitUnknown, Notes: []result.Warning{result.Coded(result.NoteNoTransaction, nil, nil)}}
 	}
 	t := res.Spec
 	ev := &result.LimitRTT{MeanMicros: rr.Latency.Mean, InFlight: max(len(d.Streams), 1) * max(t.Burst, 1), BusyPollMicros: t.BusyPollMicros}
@@ -612,7 +584,7 @@ func decideRR(res *result.Result, d *result.DirectionResult, req, resp sideView,
 		ev.PredictedPerSecond = float64(ev.InFlight) / (ev.MeanMicros / 1e6)
 		ev.AchievedPct = 100 * rr.TransactionsPerSecond / ev.PredictedPerSecond
 	}
-	var notes []string
+	var notes []result.Warning
 	for _, c := range []cpuState{qc, pc} {
 		if c.starved && c.others != nil && c.others.UtilPct >= OthersPct {
 			return result.Limit{Kind: result.LimitOtherProcesses, Side: c.others.Side, Evidence: result.LimitEvidence{CPU: c.ev, Others: c.others, RTT: ev}}
@@ -620,7 +592,7 @@ func decideRR(res *result.Result, d *result.DirectionResult, req, resp sideView,
 	}
 	if t.BusyPollMicros > 0 {
 		// Busy polling spins by design: a saturated CPU says nothing.
-		notes = append(notes, fmt.Sprintf("busy polling (%d µs) keeps a CPU busy by design", t.BusyPollMicros))
+		notes = append(notes, result.Coded(result.NoteBusyPolling, nil, map[string]float64{"busy_poll_us": float64(t.BusyPollMicros)}))
 	} else {
 		switch {
 		case qc.bound && (!pc.bound || qc.load >= pc.load):
@@ -633,7 +605,7 @@ func decideRR(res *result.Result, d *result.DirectionResult, req, resp sideView,
 		return result.Limit{Kind: result.LimitLatency, Evidence: result.LimitEvidence{RTT: ev}, Notes: notes}
 	}
 	if !qc.known || !pc.known {
-		notes = append(notes, "no CPU figures from both sides to tell a CPU limit from the latency ("+cpuMissing(t, missing(req, qc, resp, pc)...)+")")
+		notes = append(notes, result.Coded(result.NoteNoCPUToTellLatency, cpuMissing(t, missing(req, qc, resp, pc)...), nil))
 	}
 	return result.Limit{Kind: result.LimitUnknown, Evidence: result.LimitEvidence{RTT: ev}, Notes: notes}
 }
@@ -686,7 +658,7 @@ func mostCommon(ls []*result.Limit) *result.Limit {
 	}
 	c := *best
 	if n := len(ls); bestN < n {
-		c.Notes = append([]string{fmt.Sprintf("%d of %d iterations", bestN, n)}, c.Notes...)
+		c.Notes = append([]result.Warning{result.Coded(result.NoteIterationsOf, nil, map[string]float64{"iterations_with": float64(bestN), "iterations": float64(n)})}, c.Notes...)
 	}
 	return &c
 }
@@ -725,17 +697,17 @@ func wireNotes(res *result.Result, d *result.DirectionResult, l *result.Limit) {
 	switch l.Kind {
 	case result.LimitSenderCPU:
 		if snd != nil && snd.TxPacketsPerSecond > 0 {
-			l.Notes = append(l.Notes, fmt.Sprintf("its device %s sent %.0f packets/s of %.0f bytes: the cost is per packet, and TSO/GSO or a larger MTU make fewer, larger ones",
-				snd.Device, snd.TxPacketsPerSecond, snd.TxBytesPerPacket))
+			l.Notes = append(l.Notes, result.Coded(result.NoteSenderDevicePackets, map[string]string{"device": snd.Device},
+				map[string]float64{"packets_per_s": snd.TxPacketsPerSecond, "bytes_per_packet": snd.TxBytesPerPacket}))
 		}
 	case result.LimitReceiverCPU:
 		if rcv != nil && rcv.RxPacketsPerSecond > 0 {
-			l.Notes = append(l.Notes, fmt.Sprintf("its device %s received %.0f packets/s of %.0f bytes: the cost is per packet, and GRO or a larger MTU make fewer, larger ones",
-				rcv.Device, rcv.RxPacketsPerSecond, rcv.RxBytesPerPacket))
+			l.Notes = append(l.Notes, result.Coded(result.NoteReceiverDevicePacket, map[string]string{"device": rcv.Device},
+				map[string]float64{"packets_per_s": rcv.RxPacketsPerSecond, "bytes_per_packet": rcv.RxBytesPerPacket}))
 		}
 	}
 	if rcv != nil && l.Kind != result.LimitReceiverCPU && dropPct(rcv) >= DeviceDropPct && !sameDevice(res) {
-		l.Notes = append(l.Notes, fmt.Sprintf("the receiver's device %s dropped %.2f%% of the packets it received", rcv.Device, dropPct(rcv)))
+		l.Notes = append(l.Notes, result.Coded(result.NoteReceiverDeviceDrops, map[string]string{"device": rcv.Device}, map[string]float64{"drop_pct": dropPct(rcv)}))
 	}
 }
 
@@ -750,6 +722,6 @@ func windowBeside(t spec.Test, l result.Limit) result.Limit {
 		return l
 	}
 	l.Also = append(l.Also, result.LimitReceiveWindow)
-	l.Notes = append(l.Notes, fmt.Sprintf("the receive window set by the buffer asked for was also full %.0f%% of the window (rwnd_limited)", tcp.RwndLimitedPct))
+	l.Notes = append(l.Notes, result.Coded(result.NoteWindowAlsoFull, nil, map[string]float64{"rwnd_limited_pct": tcp.RwndLimitedPct}))
 	return l
 }

@@ -8,6 +8,7 @@ import (
 
 	"wirespeed/internal/measure"
 	"wirespeed/internal/netdev"
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
@@ -192,8 +193,8 @@ func TestDiagnoseStream(t *testing.T) {
 			}(),
 			want: result.LimitSenderCPU, wantSide: result.Local,
 			check: func(t *testing.T, l *result.Limit) {
-				if !strings.Contains(strings.Join(l.Notes, "; "), "wst-b sent 812000 packets/s of 1514 bytes") {
-					t.Errorf("notes %q, want the device's packets", l.Notes)
+				if !strings.Contains(strings.Join(report.WarningTexts(l.Notes), "; "), "wst-b sent 812000 packets/s of 1514 bytes") {
+					t.Errorf("notes %q, want the device's packets", report.WarningTexts(l.Notes))
 				}
 			},
 		},
@@ -209,8 +210,8 @@ func TestDiagnoseStream(t *testing.T) {
 			}(),
 			want: result.LimitReceiverCPU, wantSide: result.Remote,
 			check: func(t *testing.T, l *result.Limit) {
-				if !strings.Contains(strings.Join(l.Notes, "; "), "eth1 dropped 0.30% of the packets it received") {
-					t.Errorf("notes %q, want the device's drops", l.Notes)
+				if !strings.Contains(strings.Join(report.WarningTexts(l.Notes), "; "), "eth1 dropped 0.30% of the packets it received") {
+					t.Errorf("notes %q, want the device's drops", report.WarningTexts(l.Notes))
 				}
 			},
 		},
@@ -349,8 +350,8 @@ func TestDiagnoseStream(t *testing.T) {
 			res:  withTCP(streamResult(spec.TCPStream, 300e6), 100, 83, 0, 0),
 			want: result.LimitUnknown,
 			check: func(t *testing.T, l *result.Limit) {
-				if !strings.Contains(strings.Join(l.Notes, "; "), "rwnd_limited 83%") {
-					t.Errorf("notes %q, want the rwnd_limited figure", l.Notes)
+				if !strings.Contains(strings.Join(report.WarningTexts(l.Notes), "; "), "rwnd_limited 83%") {
+					t.Errorf("notes %q, want the rwnd_limited figure", report.WarningTexts(l.Notes))
 				}
 			},
 		},
@@ -384,8 +385,8 @@ func TestDiagnoseStream(t *testing.T) {
 					t.Errorf("tcp evidence %+v, want rwnd_limited 71%% with an 8 KB buffer", e)
 				}
 				// 83% of its own, 2% waiting, 30% softirq of its CPU.
-				if !strings.Contains(strings.Join(l.Notes, "; "), "also near saturation (115%") {
-					t.Errorf("notes %q, want the receiver's CPU named beside the window", l.Notes)
+				if !strings.Contains(strings.Join(report.WarningTexts(l.Notes), "; "), "also near saturation (115%") {
+					t.Errorf("notes %q, want the receiver's CPU named beside the window", report.WarningTexts(l.Notes))
 				}
 			},
 		},
@@ -417,8 +418,8 @@ func TestDiagnoseStream(t *testing.T) {
 				if !slices.Equal(l.Also, []result.LimitKind{result.LimitReceiveWindow}) {
 					t.Errorf("also %v, want receive_window beside the receiver's CPU", l.Also)
 				}
-				if !strings.Contains(strings.Join(l.Notes, "; "), "also full 46%") {
-					t.Errorf("notes %q, want the window's 46%% named", l.Notes)
+				if !strings.Contains(strings.Join(report.WarningTexts(l.Notes), "; "), "also full 46%") {
+					t.Errorf("notes %q, want the window's 46%% named", report.WarningTexts(l.Notes))
 				}
 			},
 		},
@@ -444,8 +445,8 @@ func TestDiagnoseStream(t *testing.T) {
 			res:  withTCP(withCPU(streamResult(spec.TCPStream, 800e6), idle(100), idle(200)), 100, 10, 0, 3),
 			want: result.LimitUnknown,
 			check: func(t *testing.T, l *result.Limit) {
-				if !strings.Contains(strings.Join(l.Notes, "; "), "no CPU saturated") {
-					t.Errorf("notes %q, want them to say no CPU was saturated", l.Notes)
+				if !strings.Contains(strings.Join(report.WarningTexts(l.Notes), "; "), "no CPU saturated") {
+					t.Errorf("notes %q, want them to say no CPU was saturated", report.WarningTexts(l.Notes))
 				}
 			},
 		},
@@ -462,8 +463,8 @@ func TestDiagnoseStream(t *testing.T) {
 				cpuFig(100, 1, 100, 5, 1, 5, 0, measure.TaskCPU{ID: 300, Name: "busyloop", UtilPct: 99}), idle(200)),
 			want: result.LimitLink,
 			check: func(t *testing.T, l *result.Limit) {
-				if !strings.Contains(strings.Join(l.Notes, "; "), "busyloop, pid 300, 99% (cpu0)") {
-					t.Errorf("notes %q, want the busy loop named", l.Notes)
+				if !strings.Contains(strings.Join(report.WarningTexts(l.Notes), "; "), "busyloop, pid 300, 99% (cpu0)") {
+					t.Errorf("notes %q, want the busy loop named", report.WarningTexts(l.Notes))
 				}
 			},
 		},
@@ -476,7 +477,7 @@ func TestDiagnoseStream(t *testing.T) {
 				t.Fatal("no limit set")
 			}
 			if l.Kind != tt.want || (tt.wantSide != "" && l.Side != tt.wantSide) {
-				t.Fatalf("limit %s (side %q), want %s (side %q); notes %q", l.Kind, l.Side, tt.want, tt.wantSide, l.Notes)
+				t.Fatalf("limit %s (side %q), want %s (side %q); notes %q", l.Kind, l.Side, tt.want, tt.wantSide, report.WarningTexts(l.Notes))
 			}
 			if tt.check != nil {
 				tt.check(t, l)
@@ -498,7 +499,7 @@ func TestDiagnoseBidir(t *testing.T) {
 		t.Fatalf("directions %s/%s and %s/%s, want link on each sender's side", a.Kind, a.Side, b.Kind, b.Side)
 	}
 	// Each direction's own link, on different sides: the run names both.
-	if l := r.Summary.Limit; l.Kind != result.LimitUnknown || !strings.Contains(l.Notes[0], "client_to_server link (local), server_to_client link (remote)") {
+	if l := r.Summary.Limit; l.Kind != result.LimitUnknown || !strings.Contains(report.WarningTexts(l.Notes)[0], "client_to_server link (local), server_to_client link (remote)") {
 		t.Errorf("run limit %+v, want unknown naming both directions", l)
 	}
 	// The server's direction slower: no longer at its link.
@@ -512,7 +513,7 @@ func TestDiagnoseBidir(t *testing.T) {
 	r.Remote.Env = r.Local.Env
 	r.Directions[1].Sender = result.Local // as if both went out one interface
 	Diagnose(r)
-	if l := r.Summary.Limit; l.Kind != result.LimitLink || l.Notes[0] != "both directions" {
+	if l := r.Summary.Limit; l.Kind != result.LimitLink || report.WarningTexts(l.Notes)[0] != "both directions" {
 		t.Errorf("run limit %+v, want link for both directions", l)
 	}
 }
@@ -577,7 +578,7 @@ func TestOfMean(t *testing.T) {
 	rs := []result.Result{mk(result.LimitLink), mk(result.LimitSenderCPU), mk(result.LimitLink)}
 	out := result.Mean(rs)
 	OfMean(&out, rs)
-	if l := out.Summary.Limit; l == nil || l.Kind != result.LimitLink || l.Notes[0] != "2 of 3 iterations" {
+	if l := out.Summary.Limit; l == nil || l.Kind != result.LimitLink || report.WarningTexts(l.Notes)[0] != "2 of 3 iterations" {
 		t.Errorf("mean limit %+v, want link in 2 of 3 iterations", l)
 	}
 	if l := out.Directions[0].Summary.Limit; l == nil || l.Kind != result.LimitLink {
@@ -593,7 +594,7 @@ func TestCPUMissingNote(t *testing.T) {
 		r := withCPU(streamResult(spec.TCPStream, 500e6), idle(10), nil)
 		r.Spec.CPU = cpu
 		Diagnose(r)
-		notes := strings.Join(r.Summary.Limit.Notes, "; ")
+		notes := strings.Join(report.WarningTexts(r.Summary.Limit.Notes), "; ")
 		asks := strings.Contains(notes, "run with --cpu")
 		names := strings.Contains(notes, "--cpu was on; none from the remote side")
 		if asks == cpu || names != cpu {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"wirespeed/internal/measure"
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
@@ -77,9 +78,9 @@ func TestDiagnoseThresholds(t *testing.T) {
 				t.Fatal("no limit set")
 			}
 			if l.Kind != tt.want {
-				t.Errorf("limit %s, want %s; notes %q", l.Kind, tt.want, l.Notes)
+				t.Errorf("limit %s, want %s; notes %q", l.Kind, tt.want, report.WarningTexts(l.Notes))
 			}
-			if notes := strings.Join(l.Notes, "; "); tt.note != "" && !strings.Contains(notes, tt.note) {
+			if notes := strings.Join(report.WarningTexts(l.Notes), "; "); tt.note != "" && !strings.Contains(notes, tt.note) {
 				t.Errorf("notes %q, want %q in them", notes, tt.note)
 			}
 		})
@@ -87,7 +88,7 @@ func TestDiagnoseThresholds(t *testing.T) {
 	// Loss under 1% gets no note.
 	r := udpLoss(0.99)
 	Diagnose(r)
-	if notes := strings.Join(r.Summary.Limit.Notes, "; "); strings.Contains(notes, "were lost") {
+	if notes := strings.Join(report.WarningTexts(r.Summary.Limit.Notes), "; "); strings.Contains(notes, "were lost") {
 		t.Errorf("0.99%% loss: notes %q, want no loss note", notes)
 	}
 }

@@ -94,10 +94,10 @@ func cpuSplit(s result.Summary) string {
 // steal when not zero), the busiest single CPU and the wirespeed
 // process's own CPU time. Under them, a warning for each side where
 // other processes used enough of the CPUs to spoil its figures
-// (result.OthersWarning).
+// (othersText).
 func CPU(w io.Writer, s result.Summary) {
 	cpuLines(w, s)
-	warnings(w, othersWarnings(s, true, false, nil), true)
+	textWarnings(w, othersWarnings(s, true, false, nil), true)
 }
 
 // cpuLines are CPU's top-like lines, without the warnings.
@@ -130,7 +130,7 @@ func othersWarnings(s result.Summary, verbose, oneHost bool, limited func(result
 		o := result.OthersFigures(c.side, c.cpu, sides[1-i].cpu)
 		if verbose {
 			if o != nil {
-				out = append(out, o.Text())
+				out = append(out, othersText(*o))
 			}
 			continue
 		}
@@ -218,4 +218,23 @@ func processOnlyLine(c measure.CPU) string {
 	}
 	return fmt.Sprintf("cpu: process only, %.2fs user %.2fs sys over %.2fs (%.1f%% of one CPU; no system-wide figures)",
 		c.ProcessUserS, c.ProcessSystemS, c.ElapsedS, pct)
+}
+
+// othersText is the warning of result.OthersFigures in full: the other
+// processes' CPU three ways, the busiest and the idle baseline.
+func othersText(o result.Others) string {
+	if o.BaselineOnly() {
+		b := o.Baseline
+		return fmt.Sprintf("%s side: with no test running the host was %.1f%% busy (measured over %.2fs before the first run, %.0f%% of the %.1f%% measured): the CPU utilization and service demand may include that load",
+			o.Side, b.UtilPct, b.WindowS, 100*b.UtilPct/o.MeasuredPct, o.MeasuredPct)
+	}
+	s := fmt.Sprintf("%s side: other processes used %.0f%% of a CPU during the window (%.1f%% of the %d CPUs, %.0f%% of the %.1f%% measured): the CPU utilization and service demand include them",
+		o.Side, o.UtilPct, o.SharePct, o.CPUs, o.OfMeasuredPct, o.MeasuredPct)
+	if p := o.Busiest; p != nil {
+		s += fmt.Sprintf(" (busiest: %s, pid %d, %.0f%% of a CPU)", p.Name, p.ID, p.UtilPct)
+	}
+	if b := o.Baseline; b != nil {
+		s += fmt.Sprintf("; with no test running the host was %.1f%% busy (over %.2fs before the first run)", b.UtilPct, b.WindowS)
+	}
+	return s
 }

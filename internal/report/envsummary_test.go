@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"wirespeed/internal/result"
 	"wirespeed/internal/sysinfo"
 	"wirespeed/internal/testkit"
 )
@@ -19,7 +20,8 @@ func TestTextWithEnv(t *testing.T) {
 	remote.Interface.Qdisc = nil
 	remote.Interface.Driver = ""
 	doc.Local.Env, doc.Remote.Env = &local, &remote
-	doc.Warnings = append(doc.Warnings, "remote side: the kernel counted 7 segments or datagrams with a bad checksum (InCsumErrors) during the run: a NIC computing wrong checksums, often with offload and jumbo frames, shows up this way")
+	// A coded warning: its words in the golden are report's.
+	doc.Warnings = append(doc.Warnings, result.Coded(result.WarnChecksumErrors, map[string]string{"side": "remote"}, map[string]float64{"in_csum_errors": 7}))
 	var buf bytes.Buffer
 	TextIn(&buf, doc.Result, TextOptions{Verbose: true}) // the env lines are -v's
 	testkit.Golden(t, "stream-env-v.txt.golden", buf.String())

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
+
+	"wirespeed/internal/result"
 )
 
 // Width is the most columns a line of the default text takes, for every
@@ -19,8 +21,28 @@ const Width = 100
 // moreMark ends a line that brief cut short.
 const moreMark = " (-v: more)"
 
+// fitWarning is prefix and w's words in full when they fit in width
+// columns; else prefix and the most clauses that fit, ended by moreMark;
+// else, when even the first clause does not fit (a peer's long words),
+// that cut to fit (brief).
+func fitWarning(prefix string, w result.Warning, width int) string {
+	cs := warningClauses(w)
+	if full := prefix + strings.Join(cs, ""); cols(full) <= width {
+		return full
+	}
+	for k := len(cs) - 1; k > 0; k-- {
+		if s := prefix + strings.Join(cs[:k], "") + moreMark; cols(s) <= width {
+			return s
+		}
+	}
+	return brief(prefix+strings.Join(cs, ""), width)
+}
+
 // brief is s when it fits in n columns; otherwise s cut after the last
-// clause that fits with moreMark after it. A clause ends before ": " or
+// clause that fits with moreMark after it: for words without a code,
+// whose clauses are not known (a peer's, an error's, a statistics
+// caveat, a document's from before codes); a coded warning's are
+// (fitWarning). A clause ends before ": " or
 // "; " (strong) or ", " or " (" (weak); a strong end is taken over a later
 // weak one up to strongReach columns back, and a cut inside parentheses
 // closes them. The head of a warning or a note says what happened and

@@ -9,12 +9,10 @@ import (
 	"wirespeed/internal/units"
 )
 
-// LimitedBy writes what limited the run (package limit, docs/limits.md):
-// one line, or one per direction when a run has two, then its notes.
-func LimitedBy(w io.Writer, res result.Result) { limitedBy(w, res, true) }
-
-// limitedBy is LimitedBy; not verbose, each line is LimitBrief's and fits
-// in Width, and the notes are left to -v.
+// limitedBy writes what limited the run (package limit, docs/limits.md):
+// one line, or one per direction when a run has two; verbose, each whole
+// with its notes under it, else each as limitLine fits it in Width and
+// the notes left to -v.
 func limitedBy(w io.Writer, res result.Result, verbose bool) {
 	line := func(head string, l *result.Limit) {
 		if verbose {
@@ -46,17 +44,68 @@ func limitNotes(w io.Writer, l *result.Limit) {
 		return // LimitText says them
 	}
 	for _, n := range l.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
+		fmt.Fprintf(w, "  note: %s\n", WarningText(n))
 	}
 }
 
 // limitLine is head and LimitText where that fits in Width, or else
-// LimitBrief, cut to fit where it must be (brief).
+// LimitBrief; where that does not fit either, the first of the limit's
+// shorter forms that does (limitForms), ended by moreMark, and only when
+// none does, LimitBrief cut (brief).
 func limitLine(head string, l *result.Limit) string {
 	if full := head + LimitText(l); cols(full) <= Width {
 		return full
 	}
+	if b := head + LimitBrief(l); cols(b) <= Width {
+		return b
+	}
+	for _, f := range limitForms(l) {
+		if s := head + f + moreMark; cols(s) <= Width {
+			return s
+		}
+	}
 	return brief(head+LimitBrief(l), Width)
+}
+
+// limitForms are a limit's words shorter than LimitBrief, longest first,
+// each leaving out more of its figures: a rate without the goodput, a CPU
+// without its split, other processes without the busiest, unknown with
+// fewer of its notes and then fewer clauses of the first.
+func limitForms(l *result.Limit) []string {
+	e := l.Evidence
+	switch l.Kind {
+	case result.LimitSenderCPU, result.LimitReceiverCPU, result.LimitRequesterCPU, result.LimitResponderCPU:
+		name := LimitText(&result.Limit{Kind: l.Kind})
+		if c := e.CPU; c != nil {
+			return []string{fmt.Sprintf("%s (cpu%d %.1f%%)", name, c.CPU, c.UtilPct), name}
+		}
+	case result.LimitOtherProcesses:
+		if o := e.Others; o != nil {
+			return []string{fmt.Sprintf("other processes on the %s host (%.0f%% of a CPU)", o.Side, o.UtilPct),
+				fmt.Sprintf("other processes on the %s host", o.Side)}
+		}
+	case result.LimitLink, result.LimitRateCap:
+		what := "the link"
+		if l.Kind == result.LimitRateCap {
+			what = "the rate cap"
+		}
+		if e.Rate != nil {
+			return []string{what + " (" + rateWhat(e.Rate) + ")", what}
+		}
+	case result.LimitUnknown:
+		var out []string
+		for k := len(l.Notes) - 1; k > 0; k-- {
+			out = append(out, "unknown: "+strings.Join(WarningTexts(l.Notes[:k]), "; "))
+		}
+		if len(l.Notes) > 0 {
+			cs := warningClauses(l.Notes[0])
+			for k := len(cs) - 1; k > 0; k-- {
+				out = append(out, "unknown: "+strings.Join(cs[:k], ""))
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // LimitBrief is LimitText shorter, for a line of the default text that
@@ -88,7 +137,7 @@ func LimitBrief(l *result.Limit) string {
 		return "the rate cap (" + rateText(e.Rate, true) + ")"
 	case result.LimitUnknown:
 		if len(l.Notes) > 0 {
-			return "unknown: " + strings.Join(l.Notes, "; ")
+			return "unknown: " + strings.Join(WarningTexts(l.Notes), "; ")
 		}
 	}
 	return LimitText(l)
@@ -160,7 +209,7 @@ func LimitText(l *result.Limit) string {
 	if len(l.Notes) == 0 {
 		return "unknown"
 	}
-	return "unknown (" + strings.Join(l.Notes, "; ") + ")"
+	return "unknown (" + strings.Join(WarningTexts(l.Notes), "; ") + ")"
 }
 
 // rateText is a rate limit's figures; short, the goodput's share of what
@@ -169,6 +218,18 @@ func rateText(r *result.LimitRate, short bool) string {
 	if r == nil {
 		return "no figures"
 	}
+	what := rateWhat(r)
+	if r.Source == "rate" {
+		return fmt.Sprintf("%s of payload; goodput %.1f%% of it", what, r.GoodputPct)
+	}
+	if short {
+		return fmt.Sprintf("%s; goodput %.1f%% of %s", what, r.GoodputPct, units.FormatBits(r.AllowedBitsPerSecond))
+	}
+	return fmt.Sprintf("%s; goodput %.1f%% of the %s it allows after headers", what, r.GoodputPct, units.FormatBits(r.AllowedBitsPerSecond))
+}
+
+// rateWhat names a rate limit's rate and where it was set.
+func rateWhat(r *result.LimitRate) string {
 	var what string
 	switch r.Source {
 	case "qdisc":
@@ -185,13 +246,7 @@ func rateText(r *result.LimitRate, short bool) string {
 	if r.Side != "" && r.Source != "rate" && r.Source != "fq_rate" {
 		what += ", " + string(r.Side) + " side"
 	}
-	if r.Source == "rate" {
-		return fmt.Sprintf("%s of payload; goodput %.1f%% of it", what, r.GoodputPct)
-	}
-	if short {
-		return fmt.Sprintf("%s; goodput %.1f%% of %s", what, r.GoodputPct, units.FormatBits(r.AllowedBitsPerSecond))
-	}
-	return fmt.Sprintf("%s; goodput %.1f%% of the %s it allows after headers", what, r.GoodputPct, units.FormatBits(r.AllowedBitsPerSecond))
+	return what
 }
 
 func cpuText(c *result.LimitCPU) string {

@@ -30,7 +30,7 @@ func TestLimitText(t *testing.T) {
 		{Kind: result.LimitRequesterCPU, Evidence: result.LimitEvidence{CPU: &result.LimitCPU{CPU: 0, UtilPct: 98, UserPct: 40, SystemPct: 58, ThreadPct: 96}}},
 		{Kind: result.LimitResponderCPU},
 		{Kind: result.LimitLatency, Evidence: result.LimitEvidence{RTT: &result.LimitRTT{MeanMicros: 50, InFlight: 4, PredictedPerSecond: 80000, AchievedPct: 97.5}}},
-		{Kind: result.LimitUnknown, Notes: []string{"nothing was received in the window"}},
+		{Kind: result.LimitUnknown, Notes: []result.Warning{result.Coded(result.NoteNothingReceived, nil, nil)}},
 	}
 	var b, lines strings.Builder
 	for _, l := range ls {

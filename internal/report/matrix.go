@@ -303,10 +303,11 @@ func MatrixNotes(w io.Writer, doc result.Document, verbose bool) {
 			if c := p.Summary.Confidence; c != nil && c.Stop == spec.ReasonMaxHit {
 				writeWrapped(w, notReachedLine(at, c, verbose), verbose)
 			}
-			for _, s := range p.Warnings {
+			for _, x := range p.Warnings {
+				s := WarningText(x)
 				line := "warning: " + at + ": " + s
 				if !verbose {
-					line = brief(line, Width)
+					line = fitWarning("warning: "+at+": ", x, Width)
 				}
 				if strings.Contains(s, "confidence interval not reached") || said[line] {
 					continue

@@ -110,7 +110,7 @@ func MeshMatrix(w io.Writer, doc result.MeshDocument) {
 			}
 		}
 	}
-	warnings(w, doc.Warnings, false)
+	textWarnings(w, doc.Warnings, false)
 }
 
 func meshCell(figure string, v float64) string {

@@ -44,7 +44,7 @@ func TestText(t *testing.T) {
 func TestTextInterrupted(t *testing.T) {
 	doc := load(t, "stream.json")
 	doc.Interrupted = true
-	doc.Warnings = []string{"server: no result from the server within 3s of the interrupt"}
+	doc.Warnings = []result.Warning{result.Words("server: no result from the server within 3s of the interrupt")}
 	var buf bytes.Buffer
 	Text(&buf, doc.Result)
 	out := buf.String()
@@ -187,7 +187,7 @@ func TestTextConfidence(t *testing.T) {
 		LocalCPU:         &result.FigureConfidence{AchievedPct: f64(7.25), Reached: false},
 		RemoteCPU:        &result.FigureConfidence{},
 	}
-	doc.Warnings = []string{"local CPU utilization: confidence interval not reached in 10 iterations: +/-3.6%, asked +/-2.5% @ 99% conf."}
+	doc.Warnings = []result.Warning{result.Words("local CPU utilization: confidence interval not reached in 10 iterations: +/-3.6%, asked +/-2.5% @ 99% conf.")}
 	var buf bytes.Buffer
 	Text(&buf, doc.Result)
 	testkit.Golden(t, "confidence.txt.golden", buf.String())

@@ -217,10 +217,11 @@ func SweepNotes(w io.Writer, doc result.Document, verbose bool) {
 			writeWrapped(w, notReachedLine(fmt.Sprintf("size %d", p.MsgSize), c, verbose), verbose)
 		}
 		said := map[string]bool{} // a point's warning, once
-		for _, s := range p.Warnings {
+		for _, x := range p.Warnings {
+			s := WarningText(x)
 			line := fmt.Sprintf("warning: size %d: %s", p.MsgSize, s)
 			if !verbose {
-				line = brief(line, Width)
+				line = fitWarning(fmt.Sprintf("warning: size %d: ", p.MsgSize), x, Width)
 			}
 			// The line above says it once for all the figures.
 			if strings.Contains(s, "confidence interval not reached") || said[line] {

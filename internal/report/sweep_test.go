@@ -28,7 +28,10 @@ func sweepDoc(t *testing.T) result.Document {
 		r.Summary.LocalCPU, r.Summary.RemoteCPU = &lc, &rc
 		r.Summary.Confidence = conf
 		r.Interrupted = interrupted
-		r.Warnings = warnings
+		r.Warnings = nil
+		for _, w := range warnings {
+			r.Warnings = append(r.Warnings, result.Words(w))
+		}
 		return result.Point{MsgSize: size, Result: r}
 	}
 	doc.Points = []result.Point{

@@ -227,7 +227,7 @@ func TextIn(w io.Writer, res result.Result, o TextOptions) {
 		DataPath(w, res)
 	}
 	if !o.Verbose {
-		warnings(w, othersWarnings(res.Summary, false, oneHost(res), othersLimited(res)), false)
+		textWarnings(w, othersWarnings(res.Summary, false, oneHost(res), othersLimited(res)), false)
 	}
 	warnings(w, res.Warnings, o.Verbose)
 }
@@ -503,19 +503,26 @@ func sideRow(w io.Writer, u units.RateUnit, id string, s result.StreamSide, byte
 		id, s.Side, s.Role, bytes, elapsed, u.Scale(bps), retr, mss, cwnd, rtt, cc)
 }
 
-// Warnings lists caveats, one per line, in full.
-func Warnings(w io.Writer, ws []string) { warnings(w, ws, true) }
-
 // warnings lists caveats, one per line: in full when verbose, else each
-// cut to fit in Width (brief).
-func warnings(w io.Writer, ws []string, verbose bool) {
-	for _, s := range ws {
+// as the most of its clauses that fit in Width (fitWarning).
+func warnings(w io.Writer, ws []result.Warning, verbose bool) {
+	for _, x := range ws {
 		if verbose {
-			fmt.Fprintf(w, "warning: %s\n", s)
+			fmt.Fprintf(w, "warning: %s\n", WarningText(x))
 			continue
 		}
-		fmt.Fprintln(w, brief("warning: "+s, Width))
+		fmt.Fprintln(w, fitWarning("warning: ", x, Width))
 	}
+}
+
+// textWarnings is warnings for caveats of words alone: the statistics',
+// a mesh's.
+func textWarnings(w io.Writer, ss []string, verbose bool) {
+	ws := make([]result.Warning, 0, len(ss))
+	for _, s := range ss {
+		ws = append(ws, result.Words(s))
+	}
+	warnings(w, ws, verbose)
 }
 
 // Tradeoff writes two runs of opposite directions side by side, with the
@@ -538,7 +545,7 @@ func TradeoffIn(w io.Writer, a, b result.Result, t result.Tradeoff, u units.Rate
 	tw.Flush()
 	fmt.Fprintln(w, brief(fmt.Sprintf("%s / %s = %.3f%s", b.Spec.Kind, a.Spec.Kind, t.Ratio, tradeoffTest(t)), Width))
 	if tt := t.Test; tt != nil {
-		warnings(w, tt.Warnings, false)
+		textWarnings(w, tt.Warnings, false)
 	}
 	for _, r := range []result.Result{a, b} {
 		if l := r.Summary.Limit; l != nil {

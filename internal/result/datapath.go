@@ -1,11 +1,9 @@
 package result
 
 import (
-	"fmt"
 	"strings"
 	"wirespeed/internal/measure"
 	"wirespeed/internal/spec"
-	"wirespeed/internal/units"
 )
 
 // DataPath is what one side did about the spec's data path options
@@ -127,21 +125,21 @@ func joinDataPath(res *Result, local, remote SideResult) {
 		dp := s.DataPath
 		if dp == nil {
 			if len(s.Flows) > 0 {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: no data path record: its wirespeed may predate %s and have measured without them",
-					s.Side, strings.Join(t.DataPathOptions(), ", ")))
+				res.Warnings = append(res.Warnings, Coded(WarnNoDataPathRecord,
+					map[string]string{"side": string(s.Side), "options": strings.Join(t.DataPathOptions(), ", ")}, nil))
 			}
 			continue
 		}
 		if dp.ZeroCopyNote != "" {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: %s", s.Side, dp.ZeroCopyNote))
+			res.Warnings = append(res.Warnings, Coded(WarnZeroCopyRefused, map[string]string{"side": string(s.Side), "note": dp.ZeroCopyNote}, nil))
 		}
 		if p := dp.Pacing; p != nil {
 			p.AchievedBitsPerSecond = fastestSent(res, s.Side)
 			if p.HonouredBy == "" {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: --fq-rate is not enforced: %s", s.Side, p.Note))
+				res.Warnings = append(res.Warnings, Coded(WarnFQRateUnenforced, map[string]string{"side": string(s.Side), "note": p.Note}, nil))
 			} else if p.AchievedBitsPerSecond > 1.1*p.AskedBitsPerSecond {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: a stream reached %s against a pacing cap of %s: the cap did not hold",
-					s.Side, units.FormatBits(p.AchievedBitsPerSecond), units.FormatBits(p.AskedBitsPerSecond)))
+				res.Warnings = append(res.Warnings, Coded(WarnPacingCapExceeded, map[string]string{"side": string(s.Side)},
+					map[string]float64{"achieved_bps": p.AchievedBitsPerSecond, "asked_bps": p.AskedBitsPerSecond}))
 			}
 		}
 	}
@@ -164,8 +162,8 @@ func warnUDPBatch(res *Result) {
 			}
 			per := float64(s.Packets) / float64(s.Calls) / float64(t.GSOSegments())
 			if per > float64(t.SendsPerCall())+0.5 {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: stream %d made %.1f sends per system call where the spec asks for %d (--send-batch): its wirespeed may predate the option and batch by default",
-					d.Sender, st.ID, per, t.SendsPerCall()))
+				res.Warnings = append(res.Warnings, Coded(WarnUDPBatch, map[string]string{"side": string(d.Sender)},
+					map[string]float64{"stream": float64(st.ID), "sends_per_call": per, "send_batch": float64(t.SendsPerCall())}))
 			}
 		}
 	}

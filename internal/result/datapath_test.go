@@ -31,7 +31,7 @@ func TestJoinDataPath(t *testing.T) {
 		t.Errorf("achieved %g bit/s, want the stream's 1.6e9", got)
 	}
 	want := []string{"refused MSG_ZEROCOPY", "reached 1.60 Gbits/sec against a pacing cap of 1.00 Gbits/sec", "remote side: no data path record"}
-	all := strings.Join(res.Warnings, "\n")
+	all := strings.Join(Texts(res.Warnings), "\n")
 	for _, w := range want {
 		if !strings.Contains(all, w) {
 			t.Errorf("warnings lack %q:\n%s", w, all)
@@ -40,8 +40,8 @@ func TestJoinDataPath(t *testing.T) {
 
 	// No option asked: no record, no warning.
 	res = Join(spec.Default(), SideResult{Side: Local, Flows: []Flow{flow(Local, Sender, 1)}}, SideResult{Side: Remote, Flows: []Flow{flow(Remote, Receiver, 1)}})
-	if res.Local.DataPath != nil || len(res.Warnings) != 0 {
-		t.Errorf("plain run: record %v, warnings %q", res.Local.DataPath, res.Warnings)
+	if res.Local.DataPath != nil || len(Texts(res.Warnings)) != 0 {
+		t.Errorf("plain run: record %v, warnings %q", res.Local.DataPath, Texts(res.Warnings))
 	}
 }
 

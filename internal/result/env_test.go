@@ -34,13 +34,13 @@ func TestJoinEnvAndChecksumWarning(t *testing.T) {
 		t.Error("Join did not keep the sides' records")
 	}
 	found := false
-	for _, w := range res.Warnings {
+	for _, w := range Texts(res.Warnings) {
 		if strings.HasPrefix(w, "remote side: the kernel counted 7 ") && strings.Contains(w, "InCsumErrors") {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("no checksum warning for the remote side in %q", res.Warnings)
+		t.Errorf("no checksum warning for the remote side in %q", Texts(res.Warnings))
 	}
 }
 

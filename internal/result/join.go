@@ -1,7 +1,6 @@
 package result
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -32,10 +31,10 @@ func Join(t spec.Test, local, remote SideResult) Result {
 		sf, okS := findFlow(snd, dir)
 		rf, okR := findFlow(rcv, dir)
 		if !okS {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: no sender figures from the %s side", dir, snd.Side))
+			res.Warnings = append(res.Warnings, Coded(WarnNoSenderFigures, map[string]string{"direction": string(dir), "side": string(snd.Side)}, nil))
 		}
 		if !okR {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: no receiver figures from the %s side", dir, rcv.Side))
+			res.Warnings = append(res.Warnings, Coded(WarnNoReceiverFigures, map[string]string{"direction": string(dir), "side": string(rcv.Side)}, nil))
 		}
 		var d DirectionResult
 		switch {
@@ -58,14 +57,14 @@ func Join(t spec.Test, local, remote SideResult) Result {
 	}
 	for _, s := range []SideResult{local, remote} {
 		if s.Error != "" {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: %s", s.Side, s.Error))
+			res.Warnings = append(res.Warnings, Coded(WarnSideError, map[string]string{"side": string(s.Side), "message": s.Error}, nil))
 		}
 		for _, w := range s.Warnings {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: %s", s.Side, w))
+			res.Warnings = append(res.Warnings, Coded(WarnSideWarning, map[string]string{"side": string(s.Side), "message": w}, nil))
 		}
 		if s.Counters != nil && s.Counters.ChecksumErrors() > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: the kernel counted %d segments or datagrams with a bad checksum (InCsumErrors) during the run: a NIC computing wrong checksums, often with offload and jumbo frames, shows up this way",
-				s.Side, s.Counters.ChecksumErrors()))
+			res.Warnings = append(res.Warnings, Coded(WarnChecksumErrors, map[string]string{"side": string(s.Side)},
+				map[string]float64{"in_csum_errors": float64(s.Counters.ChecksumErrors())}))
 		}
 	}
 	res.Summary, res.Intervals = sumDirections(res.Directions)
@@ -320,7 +319,7 @@ func (r Result) CongestionControl(side Side) string {
 // sender ran out of time (-l), or the receiver did not get all that was
 // sent. An iperf3 peer reports its streams' totals too, so the cause is
 // named against one as against wirespeed.
-func joinAmount(t spec.Test, d *DirectionResult, sf, rf Flow, okS, okR bool) []string {
+func joinAmount(t spec.Test, d *DirectionResult, sf, rf Flow, okS, okR bool) []Warning {
 	a := t.Amount()
 	if a <= 0 {
 		return nil
@@ -336,13 +335,13 @@ func joinAmount(t spec.Test, d *DirectionResult, sf, rf Flow, okS, okR bool) []s
 	switch {
 	case d.Amount.Reached:
 		return nil
-	case !okS:
-		return []string{fmt.Sprintf("%s: the amount of %d bytes was not reached: the receiver got %d bytes (no sender figures)",
-			d.Direction, a, got)}
-	case sent < a:
-		return []string{fmt.Sprintf("%s: the amount of %d bytes was not reached: the sender sent %d bytes before the length (-l %v) ran out",
-			d.Direction, a, sent, t.Duration)}
 	}
-	return []string{fmt.Sprintf("%s: the amount of %d bytes was not reached: the sender sent %d bytes, the receiver got %d",
-		d.Direction, a, sent, got)}
+	dir := map[string]string{"direction": string(d.Direction)}
+	switch {
+	case !okS:
+		return []Warning{Coded(WarnAmountNoSender, dir, map[string]float64{"amount_bytes": float64(a), "received_bytes": float64(got)})}
+	case sent < a:
+		return []Warning{Coded(WarnAmountLengthOut, dir, map[string]float64{"amount_bytes": float64(a), "sent_bytes": float64(sent), "length_s": t.Duration.Seconds()})}
+	}
+	return []Warning{Coded(WarnAmountLost, dir, map[string]float64{"amount_bytes": float64(a), "sent_bytes": float64(sent), "received_bytes": float64(got)})}
 }

@@ -37,8 +37,8 @@ func TestJoinBidir(t *testing.T) {
 	}}
 	res := Join(sp, local, remote)
 
-	if len(res.Warnings) != 0 {
-		t.Errorf("warnings: %v", res.Warnings)
+	if len(Texts(res.Warnings)) != 0 {
+		t.Errorf("warnings: %v", Texts(res.Warnings))
 	}
 	c2s, s2c := res.Directions[0], res.Directions[1]
 	// c2s: receiver (remote) 900 bytes over 1 s = 7200 bit/s; sender 1000 over 2 s.
@@ -78,8 +78,8 @@ func TestJoinMissingRemote(t *testing.T) {
 	sp := spec.Default()
 	local := SideResult{Side: Local, Flows: []Flow{flow(spec.ClientToServer, Local, Sender, 1, map[int]int64{1: 10})}}
 	res := Join(sp, local, SideResult{Side: Remote, Error: "boom"})
-	if len(res.Warnings) != 2 {
-		t.Fatalf("warnings %v, want one for the missing receiver and one for the error", res.Warnings)
+	if len(Texts(res.Warnings)) != 2 {
+		t.Fatalf("warnings %v, want one for the missing receiver and one for the error", Texts(res.Warnings))
 	}
 	if res.Summary.BitsPerSecond != 0 || res.Summary.SenderBytes != 10 {
 		t.Errorf("summary %+v", res.Summary)

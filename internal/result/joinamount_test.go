@@ -62,7 +62,7 @@ func TestJoinAmount(t *testing.T) {
 				t.Errorf("amount %+v, want %d bytes, reached %v", d.Amount, a, tt.reached)
 			}
 			var warns []string
-			for _, w := range res.Warnings {
+			for _, w := range Texts(res.Warnings) {
 				if strings.Contains(w, "amount") {
 					warns = append(warns, w)
 				}

@@ -1,7 +1,6 @@
 package result
 
 import (
-	"fmt"
 	"wirespeed/internal/measure"
 )
 
@@ -22,7 +21,7 @@ func joinCPU(res *Result, local, remote SideResult) {
 				if why == "" {
 					why = "none reported (a server older than --cpu, or a window that never opened)"
 				}
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: no CPU figures: %s", s.Side, why))
+				res.Warnings = append(res.Warnings, Coded(WarnNoCPUFigures, map[string]string{"side": string(s.Side), "reason": why}, nil))
 			}
 			continue
 		}

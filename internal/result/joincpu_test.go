@@ -29,61 +29,20 @@ func TestJoinCPU(t *testing.T) {
 	if local.CPU.ServiceDemandMicrosPerKB != 0 {
 		t.Errorf("Join changed the side's own figures")
 	}
-	if len(res.Warnings) != 0 {
-		t.Errorf("warnings %q", res.Warnings)
+	if len(Texts(res.Warnings)) != 0 {
+		t.Errorf("warnings %q", Texts(res.Warnings))
 	}
 
 	remote.CPU = nil
 	remote.CPUError = "read cpu times: open /x/stat: no such file"
 	res = Join(sp, local, remote)
-	if res.Summary.RemoteCPU != nil || len(res.Warnings) != 1 || res.Warnings[0] != "remote side: no CPU figures: read cpu times: open /x/stat: no such file" {
-		t.Errorf("remote without CPU: %v, warnings %q", res.Summary.RemoteCPU, res.Warnings)
+	if res.Summary.RemoteCPU != nil || len(Texts(res.Warnings)) != 1 || Texts(res.Warnings)[0] != "remote side: no CPU figures: read cpu times: open /x/stat: no such file" {
+		t.Errorf("remote without CPU: %v, warnings %q", res.Summary.RemoteCPU, Texts(res.Warnings))
 	}
 	sp.CPU = false
 	local.CPU = nil
-	if res := Join(sp, local, remote); len(res.Warnings) != 0 {
-		t.Errorf("CPU not asked, yet warnings %q", res.Warnings)
-	}
-}
-
-// TestOthersWarning holds the warning about other processes to shares
-// worked out by hand: 60% of a CPU on 2 CPUs is 30% of the machine, 40%
-// of a measured 75%.
-func TestOthersWarning(t *testing.T) {
-	tests := []struct {
-		name string
-		c    measure.CPU
-		want string
-	}{
-		{"a busy neighbour", measure.CPU{CPUs: 2, UtilPct: 75, OtherProcessesUtilPct: 60,
-			OtherProcesses: []measure.TaskCPU{{ID: 42, Name: "bash", UtilPct: 55}}},
-			"local side: other processes used 60% of a CPU during the window (30.0% of the 2 CPUs, 40% of the 75.0% measured): the CPU utilization and service demand include them (busiest: bash, pid 42, 55% of a CPU)"},
-		{"under 5% of what was measured", measure.CPU{CPUs: 2, UtilPct: 90, OtherProcessesUtilPct: 8}, ""},
-		{"5% of a tiny utilization", measure.CPU{CPUs: 8, UtilPct: 2, OtherProcessesUtilPct: 4}, ""},
-		{"no process figures", measure.CPU{CPUs: 2, UtilPct: 50}, ""},
-		// On one host the peer's process (pid 7) is the test's: 50% of
-		// a CPU of the 60 is taken out, 10% of a CPU is 5% of 2 CPUs, 6.7%
-		// of a measured 75%.
-		{"the peer's process is not another process", measure.CPU{CPUs: 2, UtilPct: 75, OtherProcessesUtilPct: 60,
-			OtherProcesses: []measure.TaskCPU{{ID: 7, Name: "wirespeed", UtilPct: 50}, {ID: 9, Name: "cron", UtilPct: 10}}},
-			"local side: other processes used 10% of a CPU during the window (5.0% of the 2 CPUs, 7% of the 75.0% measured): the CPU utilization and service demand include them (busiest: cron, pid 9, 10% of a CPU)"},
-		// 60% of a CPU on 2 CPUs is 30% of the machine, 40% of a measured 75%.
-		{"a busy neighbour and its baseline", measure.CPU{CPUs: 2, UtilPct: 75, OtherProcessesUtilPct: 60,
-			Baseline: &measure.CPUBaseline{UtilPct: 31.5, WindowS: 0.2}},
-			"local side: other processes used 60% of a CPU during the window (30.0% of the 2 CPUs, 40% of the 75.0% measured): the CPU utilization and service demand include them; with no test running the host was 31.5% busy (over 0.20s before the first run)"},
-		// A baseline of 4% against 50% measured is 8%: over 5%, and 4% is over 1% of the CPUs.
-		{"a busy baseline alone", measure.CPU{CPUs: 2, UtilPct: 50, Baseline: &measure.CPUBaseline{UtilPct: 4, WindowS: 0.2}},
-			"local side: with no test running the host was 4.0% busy (measured over 0.20s before the first run, 8% of the 50.0% measured): the CPU utilization and service demand may include that load"},
-		// 2% of 50% is 4%: under 5%.
-		{"a quiet baseline", measure.CPU{CPUs: 2, UtilPct: 50, Baseline: &measure.CPUBaseline{UtilPct: 2, WindowS: 0.2}}, ""},
-		// 0.5% of 5% is 10%, but 0.5% of the CPUs is under 1%.
-		{"a tiny baseline", measure.CPU{CPUs: 2, UtilPct: 5, Baseline: &measure.CPUBaseline{UtilPct: 0.5, WindowS: 0.2}}, ""},
-	}
-	peer := &measure.CPU{PID: 7}
-	for _, tt := range tests {
-		if got := OthersWarning(Local, &tt.c, peer); got != tt.want {
-			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
-		}
+	if res := Join(sp, local, remote); len(Texts(res.Warnings)) != 0 {
+		t.Errorf("CPU not asked, yet warnings %q", Texts(res.Warnings))
 	}
 }
 

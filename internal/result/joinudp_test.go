@@ -96,14 +96,14 @@ func TestWarnUDPBatch(t *testing.T) {
 			}}
 			res := Join(sp, SideResult{Side: Local, Flows: []Flow{rcv}}, SideResult{Side: Remote, Flows: []Flow{snd}})
 			got := false
-			for _, w := range res.Warnings {
+			for _, w := range Texts(res.Warnings) {
 				if strings.Contains(w, "sends per system call") {
 					got = true
 					t.Log(w)
 				}
 			}
 			if got != tc.want {
-				t.Errorf("warned %v, want %v; warnings %q", got, tc.want, res.Warnings)
+				t.Errorf("warned %v, want %v; warnings %q", got, tc.want, Texts(res.Warnings))
 			}
 		})
 	}

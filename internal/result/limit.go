@@ -16,7 +16,7 @@ type Limit struct {
 	Evidence LimitEvidence `json:"evidence"`
 	// Notes say what could not be told and what else was close: the
 	// reason for unknown, another process busy beside a CPU limit.
-	Notes []string `json:"notes,omitempty"`
+	Notes []Warning `json:"notes,omitempty"`
 	// Also names a second limit as strongly in evidence as Kind, which
 	// was judged the main one: a receive window the user fixed, full
 	// most of the window, with the receiver's CPU near saturation beside

@@ -1,10 +1,6 @@
 package result
 
-import (
-	"fmt"
-
-	"wirespeed/internal/measure"
-)
+import "wirespeed/internal/measure"
 
 // OthersWarnPct is how much of a side's measured utilization other
 // processes may account for before the CPU figures carry a warning: the
@@ -21,7 +17,7 @@ const (
 
 // Others is what OthersFigures found: other processes' share of a
 // side's CPU during its window, past the thresholds, and the side's idle
-// baseline; the report writes it long (Text) or short.
+// baseline; the report writes it long or short.
 type Others struct {
 	Side Side
 	// UtilPct is the other processes' CPU in percent of one CPU, the
@@ -42,19 +38,6 @@ type Others struct {
 // BaselineOnly reports whether the baseline alone warns: the side had no
 // process figures.
 func (o Others) BaselineOnly() bool { return o.UtilPct <= 0 }
-
-// OthersWarning says when other processes used enough of a side's CPUs
-// during its window to spoil its CPU figures, naming the busiest of them,
-// and what the side's idle baseline (measure.CPU.Baseline: the host's
-// utilization before the session's first run) was; "" when
-// OthersFigures finds nothing. It is the long form of Others (Text).
-func OthersWarning(side Side, c, peer *measure.CPU) string {
-	o := OthersFigures(side, c, peer)
-	if o == nil {
-		return ""
-	}
-	return o.Text()
-}
 
 // OthersFigures says when other processes used enough of a side's CPUs
 // during its window to spoil its CPU figures. Without process figures
@@ -98,25 +81,6 @@ func OthersFigures(side Side, c, peer *measure.CPU) *Others {
 		o.Busiest = &busiest[0]
 	}
 	return o
-}
-
-// Text is the warning in full: the other processes' CPU three ways, the
-// busiest and the idle baseline.
-func (o Others) Text() string {
-	if o.BaselineOnly() {
-		b := o.Baseline
-		return fmt.Sprintf("%s side: with no test running the host was %.1f%% busy (measured over %.2fs before the first run, %.0f%% of the %.1f%% measured): the CPU utilization and service demand may include that load",
-			o.Side, b.UtilPct, b.WindowS, 100*b.UtilPct/o.MeasuredPct, o.MeasuredPct)
-	}
-	s := fmt.Sprintf("%s side: other processes used %.0f%% of a CPU during the window (%.1f%% of the %d CPUs, %.0f%% of the %.1f%% measured): the CPU utilization and service demand include them",
-		o.Side, o.UtilPct, o.SharePct, o.CPUs, o.OfMeasuredPct, o.MeasuredPct)
-	if p := o.Busiest; p != nil {
-		s += fmt.Sprintf(" (busiest: %s, pid %d, %.0f%% of a CPU)", p.Name, p.ID, p.UtilPct)
-	}
-	if b := o.Baseline; b != nil {
-		s += fmt.Sprintf("; with no test running the host was %.1f%% busy (over %.2fs before the first run)", b.UtilPct, b.WindowS)
-	}
-	return s
 }
 
 // baselineOthers is OthersFigures for a side without process figures:

@@ -19,7 +19,7 @@ type Iteration struct {
 	Started     time.Time `json:"started"`
 	Interrupted bool      `json:"interrupted,omitempty"`
 	Summary
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []Warning `json:"warnings,omitempty"`
 }
 
 // IterationOf keeps what a repeated measurement records of one run.
@@ -251,7 +251,7 @@ func MeanCPU(cs []measure.CPU) *measure.CPU {
 	n := float64(len(cs))
 	// The processes named are the last iteration's (their figures are
 	// that iteration's); the time other processes took is the mean, so
-	// the warning about it (OthersWarning) holds for iterated runs too.
+	// the warning about it (report's warning of OthersFigures) holds for iterated runs too.
 	m := measure.CPU{CPUs: last.CPUs, BusiestCPU: last.BusiestCPU, PID: last.PID,
 		OtherProcesses: append([]measure.TaskCPU(nil), last.OtherProcesses...)}
 	if last.Baseline != nil {

@@ -285,7 +285,7 @@ type Result struct {
 	Streams     []Stream          `json:"streams"`
 	Local       SideInfo          `json:"local"`
 	Remote      SideInfo          `json:"remote"`
-	Warnings    []string          `json:"warnings,omitempty"`
+	Warnings    []Warning         `json:"warnings,omitempty"`
 	// Iterations holds every iteration's own figures when the result is
 	// the mean of several runs (see points.go).
 	Iterations []Iteration `json:"iterations,omitempty"`

@@ -64,7 +64,7 @@ func TestUDPWarnings(t *testing.T) {
 				ElapsedS: 2, BitsPerSecond: tt.rcv, SenderElapsedS: 2, SenderBitsPerSecond: tt.snd,
 				UDPSummary: &UDPSummary{SendErrors: 5},
 			}}
-			got := udpWarnings(sp, d, true, tt.sc, tt.rc)
+			got := Texts(udpWarnings(sp, d, true, tt.sc, tt.rc))
 			if len(got) != len(tt.want) {
 				t.Fatalf("%d warnings, want %d:\n%s", len(got), len(tt.want), strings.Join(got, "\n"))
 			}
@@ -90,7 +90,7 @@ func TestJoinUDPWarnings(t *testing.T) {
 	res := Join(sp,
 		SideResult{Side: Local, Flows: []Flow{snd}, Counters: &measure.Counters{IP: measure.IPCounters{FragCreates: 6000}}},
 		SideResult{Side: Remote, Flows: []Flow{rcv}, Counters: &measure.Counters{IP: measure.IPCounters{ReasmFails: 556}}})
-	all := strings.Join(res.Warnings, "\n")
+	all := strings.Join(Texts(res.Warnings), "\n")
 	for _, w := range []string{
 		"the sender reached 72.0 of 100 Mbits/sec asked (72.0%): the local side",
 		"the receiver got 32.0 of 72.0 Mbits/sec sent (44.44%): datagrams were lost after the sender's (local) socket",

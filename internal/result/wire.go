@@ -1,7 +1,6 @@
 package result
 
 import (
-	"fmt"
 	"net/netip"
 
 	"wirespeed/internal/netdev"
@@ -164,12 +163,13 @@ func joinWire(res *Result, local, remote SideResult) {
 		}
 		l := w.Link
 		if drops := l.RxDropped + l.RxMissed + l.RxOverErrs; drops > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: its device %s dropped %d received packets during the run (rx_dropped %d, rx_missed %d, rx_over_errors %d): its receive ring or the kernel's backlog was full; see docs/limits.md",
-				s.side, w.Device, drops, l.RxDropped, l.RxMissed, l.RxOverErrs))
+			res.Warnings = append(res.Warnings, Coded(WarnDeviceRxDrops,
+				map[string]string{"side": string(s.side), "device": w.Device},
+				map[string]float64{"dropped_packets": float64(drops), "rx_dropped": float64(l.RxDropped), "rx_missed": float64(l.RxMissed), "rx_over_errors": float64(l.RxOverErrs)}))
 		}
 		if w.OtherPct > WireOtherPct {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s side: %.0f%% of what its device %s carried was not this test's traffic: the device figures are mostly other traffic's, and the result may be held back by it",
-				s.side, w.OtherPct, w.Device))
+			res.Warnings = append(res.Warnings, Coded(WarnDeviceOther,
+				map[string]string{"side": string(s.side), "device": w.Device}, map[string]float64{"other_pct": w.OtherPct}))
 		}
 	}
 	if t.Kind == spec.UDPStream {
@@ -178,8 +178,8 @@ func joinWire(res *Result, local, remote SideResult) {
 			if d.Sender == Remote {
 				w, sr = res.Remote.Wire, remote
 			}
-			if msg := fragmentWarning(t, d, w, sr.Env); msg != "" {
-				res.Warnings = append(res.Warnings, msg)
+			if fw, ok := fragmentWarning(t, d, w, sr.Env); ok {
+				res.Warnings = append(res.Warnings, fw)
 			}
 		}
 	}
@@ -189,7 +189,7 @@ func joinWire(res *Result, local, remote SideResult) {
 // larger than the path MTU: its sender's device sent more packets than
 // the sender sent datagrams (fragments), or, without device counters,
 // the datagram and its headers exceed the device's MTU.
-func fragmentWarning(t spec.Test, d DirectionResult, w *Wire, env *sysinfo.Env) string {
+func fragmentWarning(t spec.Test, d DirectionResult, w *Wire, env *sysinfo.Env) (Warning, bool) {
 	var dgrams int64
 	for _, st := range d.Streams {
 		dgrams += st.Sender.Packets
@@ -203,21 +203,24 @@ func fragmentWarning(t spec.Test, d DirectionResult, w *Wire, env *sysinfo.Env) 
 		ip = 40
 	}
 	size := t.SendSize + 8 + ip
-	suggest := ""
+	fig := map[string]float64{"datagram_bytes": float64(t.SendSize), "mtu": float64(mtu)}
 	if mtu > 0 {
-		suggest = fmt.Sprintf("; use -m %d or less", mtu-8-ip)
+		// The largest -m that fits: the suggestion.
+		fig["max_datagram_bytes"] = float64(mtu - 8 - ip)
 	}
+	names := map[string]string{"direction": string(d.Direction)}
 	if w != nil && dgrams > 0 && !w.Loopback {
 		per := float64(w.Link.TxPackets) / float64(dgrams)
 		if per < FragmentsPerDatagram {
-			return ""
+			return Warning{}, false
 		}
-		return fmt.Sprintf("%s: UDP datagrams of %d bytes are larger than the path MTU: the sender's device %s (MTU %d) sent %.2f packets per datagram (%d packets for %d datagrams), so each went as fragments and one lost fragment loses the whole datagram%s",
-			d.Direction, t.SendSize, w.Device, mtu, per, w.Link.TxPackets, dgrams, suggest)
+		names["device"] = w.Device
+		fig["packets_per_datagram"], fig["packets"], fig["datagrams"] = per, float64(w.Link.TxPackets), float64(dgrams)
+		return Coded(WarnUDPFragmented, names, fig), true
 	}
 	if w == nil && mtu > 0 && size > mtu {
-		return fmt.Sprintf("%s: UDP datagrams of %d bytes (%d with their IP and UDP headers) are larger than the sender's device MTU %d: they leave as fragments, and one lost fragment loses the whole datagram%s",
-			d.Direction, t.SendSize, size, mtu, suggest)
+		fig["packet_bytes"] = float64(size)
+		return Coded(WarnUDPOverMTU, names, fig), true
 	}
-	return ""
+	return Warning{}, false
 }

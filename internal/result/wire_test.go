@@ -56,11 +56,11 @@ func TestJoinWire(t *testing.T) {
 	if w.HeaderBytes != 66 {
 		t.Errorf("headers %d bytes, want 66", w.HeaderBytes)
 	}
-	if !hasWarning(res.Warnings, "remote side: its device eth1 dropped 3 received packets") {
-		t.Errorf("no receive-drop warning in %q", res.Warnings)
+	if !hasWarning(Texts(res.Warnings), "remote side: its device eth1 dropped 3 received packets") {
+		t.Errorf("no receive-drop warning in %q", Texts(res.Warnings))
 	}
-	if hasWarning(res.Warnings, "not this test's") {
-		t.Errorf("an other-traffic warning at 9%%: %q", res.Warnings)
+	if hasWarning(Texts(res.Warnings), "not this test's") {
+		t.Errorf("an other-traffic warning at 9%%: %q", Texts(res.Warnings))
 	}
 
 	// MAERTS: the sender's device is the server's.
@@ -108,14 +108,14 @@ func TestJoinWireLoopback(t *testing.T) {
 	}
 	// lo carries the host's talk to itself: no warning, the share is
 	// in the figures.
-	if len(res.Warnings) != 0 {
-		t.Errorf("warnings on loopback: %q", res.Warnings)
+	if len(Texts(res.Warnings)) != 0 {
+		t.Errorf("warnings on loopback: %q", Texts(res.Warnings))
 	}
 	// The same device, not a loopback one: other traffic above 50%.
 	lo.Loopback = false
 	lo.Link.RxBytes, lo.Link.RxPackets = 0, 0
-	if res := Join(sp, local, remote); !hasWarning(res.Warnings, "not this test's traffic") {
-		t.Errorf("no other-traffic warning at %.0f%%: %q", res.Local.Wire.OtherPct, res.Warnings)
+	if res := Join(sp, local, remote); !hasWarning(Texts(res.Warnings), "not this test's traffic") {
+		t.Errorf("no other-traffic warning at %.0f%%: %q", res.Local.Wire.OtherPct, Texts(res.Warnings))
 	}
 }
 
@@ -137,11 +137,11 @@ func TestFragmentWarning(t *testing.T) {
 			Wire: &netdev.Wire{Device: "eth0", ElapsedS: 1, Link: netdev.LinkCounters{TxPackets: c.packets, TxBytes: c.packets * 1500}}}
 		remote := SideResult{Side: Remote, Flows: []Flow{flow(spec.ClientToServer, Remote, Receiver, 1, map[int]int64{1: int64(1000 * c.size)})}}
 		res := Join(sp, local, remote)
-		if got := hasWarning(res.Warnings, "larger than the path MTU"); got != c.want {
-			t.Errorf("%d bytes: fragmentation warning %v, want %v: %q", c.size, got, c.want, res.Warnings)
+		if got := hasWarning(Texts(res.Warnings), "larger than the path MTU"); got != c.want {
+			t.Errorf("%d bytes: fragmentation warning %v, want %v: %q", c.size, got, c.want, Texts(res.Warnings))
 		}
-		if c.want && !hasWarning(res.Warnings, "3.00 packets per datagram") {
-			t.Errorf("%d bytes: warning does not say 3 packets per datagram: %q", c.size, res.Warnings)
+		if c.want && !hasWarning(Texts(res.Warnings), "3.00 packets per datagram") {
+			t.Errorf("%d bytes: warning does not say 3 packets per datagram: %q", c.size, Texts(res.Warnings))
 		}
 	}
 }

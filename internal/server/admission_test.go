@@ -13,6 +13,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
+	"wirespeed/internal/report"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/testkit"
@@ -311,7 +312,7 @@ func TestUDPRRPacedToMaxUDPRate(t *testing.T) {
 	if sentBPS < 0.5*limit {
 		t.Errorf("the server sent %.3g bit/s of responses, far below its limit of %g: pacing too strict", sentBPS, limit)
 	}
-	if !strings.Contains(strings.Join(res.Warnings, "\n"), "paced its UDP responses") {
-		t.Errorf("no warning that the server paced: %q", res.Warnings)
+	if !strings.Contains(strings.Join(report.WarningTexts(res.Warnings), "\n"), "paced its UDP responses") {
+		t.Errorf("no warning that the server paced: %q", report.WarningTexts(res.Warnings))
 	}
 }

@@ -394,7 +394,7 @@ func (s *Server) runRelay(ctx context.Context, cc *control.Conn, msgs <-chan rec
 		return cc.SendError(code, fmt.Sprintf("relay to %s: %v", req.Peer, runErr))
 	}
 	if runErr != nil {
-		res.Warnings = append(res.Warnings, "relay: "+runErr.Error())
+		res.Warnings = append(res.Warnings, result.Words("relay: "+runErr.Error()))
 	}
 	res.Remote.Address = req.Peer
 	result := "ok"
@@ -431,7 +431,7 @@ func (s *Server) fitRelayResult(cc *control.Conn, res result.Result) control.Rel
 	for i := range res.Directions {
 		res.Directions[i].Streams = strip(res.Directions[i].Streams)
 	}
-	res.Warnings = append(res.Warnings, fmt.Sprintf("per-stream intervals left out: the result was over the relay's frame bound of %d bytes (serve --max-frame)", cc.MaxFrame()))
+	res.Warnings = append(res.Warnings, result.Words(fmt.Sprintf("per-stream intervals left out: the result was over the relay's frame bound of %d bytes (serve --max-frame)", cc.MaxFrame())))
 	return control.RelayResult{Result: res}
 }
 

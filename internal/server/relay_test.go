@@ -12,6 +12,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
+	"wirespeed/internal/report"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
 )
@@ -442,10 +443,10 @@ func TestRelayUDPRRPaced(t *testing.T) {
 		t.Errorf("no transactions")
 	}
 	found := false
-	for _, w := range res.Warnings {
+	for _, w := range report.WarningTexts(res.Warnings) {
 		found = found || strings.Contains(w, "paced its UDP requests")
 	}
 	if !found {
-		t.Errorf("no warning that the requests were paced: %q", res.Warnings)
+		t.Errorf("no warning that the requests were paced: %q", report.WarningTexts(res.Warnings))
 	}
 }
