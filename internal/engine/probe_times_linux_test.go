@@ -1,3 +1,5 @@
+//go:build !wirespeed_portable
+
 package engine
 
 import (
