@@ -25,14 +25,16 @@ import (
 // names the same version; that the completions are where bash, zsh and
 // fish look; that systemd-analyze verify accepts the installed units as
 // they are (ExecStart=/usr/bin/wirespeed must exist); and that a purge,
-// after the server's unit was enabled and a setting changed, removes
-// every file dpkg -L listed, the wirespeed directories, the enablement
-// symlink and the package's record. With rpm installed, the .rpm's file
+// after the server's unit was enabled, a setting changed and the mesh
+// timer's spool filled, removes every file dpkg -L listed, the wirespeed
+// directories, the enablement symlink, the spool and the package's
+// record. With rpm installed, the .rpm's file
 // list and version are checked too (rpm -qp).
 //
 // It changes this machine's /usr, /etc and dpkg database, so it runs only
 // with WIRESPEED_PACKAGE_TEST=1 (.ci/run sets it), as root, and never
-// where a wirespeed package or /usr/bin/wirespeed is already installed.
+// where a wirespeed package, or a file the purge would remove, is
+// already there.
 func TestDebPackage(t *testing.T) {
 	if os.Getenv("WIRESPEED_PACKAGE_TEST") != "1" {
 		t.Skip("the package test installs and purges a wirespeed .deb on this machine: it runs with WIRESPEED_PACKAGE_TEST=1 (.ci/run sets it)")
@@ -48,8 +50,13 @@ func TestDebPackage(t *testing.T) {
 	if st, _ := exec.Command("dpkg-query", "-W", "-f", "${db:Status-Status}", "wirespeed").Output(); len(st) > 0 && string(st) != "not-installed" {
 		t.Skipf("a wirespeed package is on this machine already (%s): the test would replace and purge it; dpkg --purge wirespeed first", st)
 	}
-	if _, err := os.Lstat("/usr/bin/wirespeed"); err == nil {
-		t.Skip("/usr/bin/wirespeed exists and no package owns it: the test's purge would delete it")
+	// What the purge removes must not be there already (an install by
+	// hand, as docs/systemd.md does it, or a mesh timer's spool).
+	for _, f := range []string{"/usr/bin/wirespeed", "/etc/default/wirespeed", "/etc/default/wirespeed-exporter",
+		"/etc/default/wirespeed-mesh", "/etc/wirespeed", "/var/lib/wirespeed-mesh", "/var/lib/private/wirespeed-mesh"} {
+		if _, err := os.Lstat(f); err == nil {
+			t.Skipf("%s exists and no package owns it: the test's purge would delete it", f)
+		}
 	}
 
 	// What the script stamps must name this commit.
@@ -198,6 +205,18 @@ func TestDebPackage(t *testing.T) {
 	} else if _, err := os.Lstat(wants); err != nil {
 		t.Errorf("systemctl enable made no %s: %v", wants, err)
 	}
+	// And a spool the mesh timer's runs left (StateDirectory= with
+	// DynamicUser=yes keeps it under /var/lib/private, a symlink beside).
+	spool := "/var/lib/private/wirespeed-mesh/spool"
+	if err := os.MkdirAll(spool, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(spool+"/round.json", []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("private/wirespeed-mesh", "/var/lib/wirespeed-mesh"); err != nil {
+		t.Fatal(err)
+	}
 	f, err := os.OpenFile("/etc/default/wirespeed", os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +234,7 @@ func TestDebPackage(t *testing.T) {
 			t.Errorf("%s is left after dpkg --purge wirespeed", f)
 		}
 	}
-	for _, f := range []string{"/etc/wirespeed", "/usr/share/doc/wirespeed", wants} {
+	for _, f := range []string{"/etc/wirespeed", "/usr/share/doc/wirespeed", "/var/lib/private/wirespeed-mesh", "/var/lib/wirespeed-mesh", wants} {
 		if _, err := os.Lstat(f); f != "" && err == nil {
 			t.Errorf("%s is left after dpkg --purge wirespeed", f)
 		}
