@@ -37,8 +37,8 @@ done
 # The binary's version, and the package's: Debian's and RPM's versions
 # start with a digit and have no "-" (a Debian version's "-" starts its
 # revision), so v1.2.3-4-gabcdef0 is packaged as 1.2.3+4.gabcdef0 (after
-# 1.2.3) and a pseudo-version as 0.0.0~git20261207181500.abcdef012345
-# (before 0.0.0).
+# 1.2.3), a pre-release v1.2.3-rc1 as 1.2.3~rc1 (before 1.2.3) and a
+# pseudo-version as 0.0.0~git20261207181500.abcdef012345 (before 0.0.0).
 version=${WIRESPEED_VERSION:-}
 if [ -z "$version" ]; then
   if ! git rev-parse --git-dir >/dev/null 2>&1; then
@@ -57,6 +57,8 @@ if [[ $version =~ ^v?([0-9]+(\.[0-9]+)*)-([0-9]+)-(g[0-9a-f]+)(-dirty)?$ ]]; the
   pkg_version=${BASH_REMATCH[1]}+${BASH_REMATCH[3]}.${BASH_REMATCH[4]}${BASH_REMATCH[5]:+.dirty}
 elif [[ $version =~ ^v?0\.0\.0-([0-9]{14})-([0-9a-f]{12})(\+dirty)?$ ]]; then
   pkg_version=0.0.0~git${BASH_REMATCH[1]}.${BASH_REMATCH[2]}${BASH_REMATCH[3]:+.dirty}
+elif [[ $version =~ ^v?([0-9]+(\.[0-9]+)*)-([0-9A-Za-z.]*[A-Za-z][0-9A-Za-z.]*)$ && ${BASH_REMATCH[3]} != dirty ]]; then
+  pkg_version=${BASH_REMATCH[1]}~${BASH_REMATCH[3]} # a pre-release, v1.2.3-rc1: before 1.2.3
 elif [[ $version =~ ^v?([0-9][0-9A-Za-z.+~]*)(-dirty)?$ ]]; then
   pkg_version=${BASH_REMATCH[1]}${BASH_REMATCH[2]:+.dirty}
 else
