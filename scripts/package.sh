@@ -16,8 +16,8 @@
 # or v1.2.3-4-gabcdef0 past a tag); with no tag, the pseudo-version Go
 # gives a checkout (v0.0.0-20261207181500-abcdef012345, the commit's UTC
 # time and hash). WIRESPEED_VERSION=v1.2.3 sets it outright (a source
-# tree without git needs it). GOARCH picks the architecture (amd64 by
-# default here).
+# tree without git needs it). GOARCH picks the architecture (this
+# machine's by default; another is built, not tried, here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
