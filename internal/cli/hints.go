@@ -41,6 +41,11 @@ var valueHints = map[string]struct{ has, hint string }{
 	"M": {"mss", "-M is the receive size as in netperf; iperf3's -M MSS is --mss here"},
 }
 
+// versionHint answers iperf3's -v (the version): -v is --verbose here,
+// as netperf's -v is its verbosity, in every command that has it.
+const versionHint = "-v is --verbose here (netperf's -v), in the commands that show detail; " +
+	"the version (iperf3's -v) is wirespeed -V, --version or wirespeed version"
+
 // foreignFlagHint returns what to write instead of an unknown flag err
 // names, when it is a well-known iperf3 or netperf flag and cmd has the
 // wirespeed equivalent; "" otherwise.
@@ -72,10 +77,15 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 			return "iperf3's -c HOST is a command here: wirespeed run HOST"
 		case "H":
 			return "netperf's -H HOST is a command here: wirespeed run HOST"
+		case "v":
+			return versionHint
 		}
 		return ""
 	}
 	switch m[1] {
+	case "v":
+		// Only a command without --verbose gets here.
+		return versionHint
 	case "c":
 		if takesHost {
 			return fmt.Sprintf("iperf3's -c HOST is an argument here: %s HOST", cmd.CommandPath())

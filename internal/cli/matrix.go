@@ -70,9 +70,9 @@ ends: normally, on an error, on Ctrl-C or SIGTERM (restored at once, then
 the partial table), or on a panic. --keep leaves the last row's settings.
 A server changes its own device only when started with --allow-netconf and
 --psk-file, and this client proves the key (--psk-file); it restores the
-device when the session ends, even if this client dies. --remote-netns changes the remote device directly in a
-network namespace of this host instead (a lab: wirespeed lab run matrix
-does that).
+device when the session ends, even if this client dies. --remote-netns
+changes the remote device directly in a network namespace of this host
+instead (a lab: wirespeed lab run matrix does that).
 
 Some NICs reset their link when the MTU or an offload changes; --settle
 waits after each change before measuring.`,

@@ -77,6 +77,7 @@ Tests (-t, any case):
   TCP_RR       request/response transactions on one connection; latency percentiles
   UDP_RR       the same over UDP
   TCP_CRR      a new connection for every transaction
+  RRUL         latency under load (flent's rrul): TCP flows both ways beside UDP and TCP probes
 
 The throughput is what the receiver counted over the measurement window;
 -v shows the sender's count beside it, with each stream, each side's CPU,
