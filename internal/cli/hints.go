@@ -148,10 +148,10 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 		}
 	case "V":
 		if has("verbose") {
-			return "-V means two things: iperf3's -V (more detail) is -v here (--json has every figure); netperf's -V is wirespeed version"
+			return "-V means two things: iperf3's -V (more detail) is -v here (--json has every figure); netperf's -V is wirespeed -V (or wirespeed version)"
 		}
 		if has("json") {
-			return "-V means two things: iperf3's -V (more detail) is --json here, every figure of the run; netperf's -V is wirespeed version"
+			return "-V means two things: iperf3's -V (more detail) is --json here, every figure of the run; netperf's -V is wirespeed -V (or wirespeed version)"
 		}
 	case "u":
 		if has("test") {
