@@ -276,6 +276,14 @@ func TestParseTarget(t *testing.T) {
 		{in: ":9000", port: 7575, wantErr: true},
 		{in: "a:b:c", port: 7575, wantErr: true},
 		{in: "host", port: 0, wantErr: true},
+		// An IPv6 address with a port but no brackets is refused, not
+		// taken as the address ::1:7576 (issue 48).
+		{in: "::1:7576", port: 7575, wantErr: true},
+		{in: "fe80::1:5201", port: 7575, wantErr: true},
+		{in: "[::1:7576]", port: 7575, wantHost: "::1:7576", wantPort: 7575},
+		{in: "fd00::2", port: 7575, wantHost: "fd00::2", wantPort: 7575},
+		{in: "fd00::1:20", port: 7575, wantHost: "fd00::1:20", wantPort: 7575},
+		{in: "2001:db8:0:0:0:0:1:7576", port: 7575, wantHost: "2001:db8::1:7576", wantPort: 7575},
 	}
 	for _, tt := range tests {
 		h, p, err := parseTarget(tt.in, tt.port, tt.portSet)

@@ -47,7 +47,8 @@ It listens on loopback unless told otherwise; on any other address it
 needs --tls-cert and --tls-key and --token-file or --auth-file.`,
 		Example: `  wirespeed dashboard --archive results.db
   wirespeed dashboard --archive results.db --threshold TCP_STREAM=900M,500M
-  wirespeed dashboard --archive postgres://ws@db/ws --listen :8575 --tls-cert c.pem --tls-key k.pem --auth-file users`,
+  wirespeed dashboard --archive postgres://ws@db/ws --listen :8575 --tls-cert c.pem \
+      --tls-key k.pem --auth-file users`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDashboard(cmd.Context(), e, f)

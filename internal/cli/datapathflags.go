@@ -22,19 +22,19 @@ func addDataPathFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.Var(choiceValue{&f.spec.Rx, spec.RxModes}, "rx",
 		"TCP receivers: copy (read), splice (to /dev/null through a pipe) or discard (MSG_TRUNC): the last two never copy the payload to the program")
 	fl.Var(rateValue{&f.spec.FQRateBitsPerSecond}, "fq-rate",
-		"stream tests: cap each stream's sender at this many bits/s with SO_MAX_PACING_RATE (iperf3's --fq-rate); the result says what enforces it")
+		"stream tests: cap each stream's sender at this many bits/s (SO_MAX_PACING_RATE, iperf3's --fq-rate)")
 	fl.IntVar(&f.spec.BusyPollMicros, "busy-poll", 0,
 		"request/response tests: SO_BUSY_POLL microseconds on both sides' sockets (raising it above net.core.busy_read needs CAP_NET_ADMIN)")
 	fl.Var(bytesValue{&f.spec.GSOSize}, "gso",
-		"UDP_STREAM: datagram size the sender's kernel cuts each send into (UDP_SEGMENT); -m is then the bytes per send, by default as many datagrams as one send takes")
+		"UDP_STREAM: datagram size the kernel cuts each send into (UDP_SEGMENT); -m is then bytes per send")
 	fl.BoolVar(&f.spec.GRO, "gro", false, "UDP_STREAM: UDP_GRO on the receiver (datagrams joined by the kernel, counted one by one)")
 	// UDP batches.
 	fl.IntVar(&f.spec.SendBatch, "send-batch", 1,
-		fmt.Sprintf("UDP_STREAM: sends per system call on the sending side (sendmmsg); 1 makes one send call per datagram, as netperf's -m means; up to %d", spec.MaxUDPBatch))
+		fmt.Sprintf("UDP_STREAM: datagrams per send call (sendmmsg), up to %d; 1 is netperf's", spec.MaxUDPBatch))
 	fl.IntVar(&f.spec.RecvBatch, "recv-batch", 1,
-		fmt.Sprintf("UDP_STREAM: datagrams per system call on the receiving side at most (recvmmsg); 1 takes one per call, as netperf and iperf3 do (batches were no faster on loopback: bench/README.md); up to %d", spec.MaxUDPBatch))
+		fmt.Sprintf("UDP_STREAM: datagrams per receive call at most (recvmmsg), up to %d; 1 is netperf's and iperf3's", spec.MaxUDPBatch))
 	fl.StringVar(&f.spec.RxTimestamp, "rx-timestamp", "",
-		"UDP_STREAM: how the receiver times each datagram's arrival for the jitter: clock (its clock per receive call, as iperf3; the default with one datagram per call) or kernel (the kernel's receive timestamp per datagram, SO_TIMESTAMPNS: the path's jitter without the receiver's scheduling, some 20% more CPU per datagram; the default with --recv-batch or --gro)")
+		"UDP_STREAM: arrival times for the jitter: clock (per receive call, as iperf3) or kernel (SO_TIMESTAMPNS per datagram, the default with --recv-batch or --gro)")
 }
 
 // cpusValue is -T LOCAL[,REMOTE].

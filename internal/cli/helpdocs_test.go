@@ -179,7 +179,9 @@ func TestHelpExamples(t *testing.T) {
 	n := 0
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		for _, line := range strings.Split(c.Example, "\n") {
+		// A long example goes on over lines ending in a backslash.
+		example := regexp.MustCompile(` \\\n\s*`).ReplaceAllString(c.Example, " ")
+		for _, line := range strings.Split(example, "\n") {
 			line = strings.TrimSpace(strings.SplitN(line, "#", 2)[0])
 			if !strings.HasPrefix(line, "wirespeed ") {
 				continue

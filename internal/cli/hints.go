@@ -42,6 +42,11 @@ var valueHints = map[string]struct{ has, hint string }{
 	"M": {"mss", "-M is the receive size as in netperf; iperf3's -M MSS is --mss here"},
 }
 
+// versionHint answers iperf3's -v (the version): -v is --verbose here,
+// as netperf's -v is its verbosity, in every command that has it.
+const versionHint = "-v is --verbose here (netperf's -v), in the commands that show detail; " +
+	"the version (iperf3's -v) is wirespeed -V, --version or wirespeed version"
+
 // foreignFlagHint returns what to write instead of an unknown flag err
 // names, when it is a well-known iperf3 or netperf flag and cmd has the
 // wirespeed equivalent; "" otherwise.
@@ -73,10 +78,15 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 			return "iperf3's -c HOST is a command here: wirespeed run HOST"
 		case "H":
 			return "netperf's -H HOST is a command here: wirespeed run HOST"
+		case "v":
+			return versionHint
 		}
 		return ""
 	}
 	switch m[1] {
+	case "v":
+		// Only a command without --verbose gets here.
+		return versionHint
 	case "c":
 		if takesHost {
 			return fmt.Sprintf("iperf3's -c HOST is an argument here: %s HOST", cmd.CommandPath())
@@ -139,10 +149,10 @@ func foreignFlagHint(cmd *cobra.Command, err error) string {
 		}
 	case "V":
 		if has("verbose") {
-			return "-V means two things: iperf3's -V (more detail) is -v here (--json has every figure); netperf's -V is wirespeed version"
+			return "-V means two things: iperf3's -V (more detail) is -v here (--json has every figure); netperf's -V is wirespeed -V (or wirespeed version)"
 		}
 		if has("json") {
-			return "-V means two things: iperf3's -V (more detail) is --json here, every figure of the run; netperf's -V is wirespeed version"
+			return "-V means two things: iperf3's -V (more detail) is --json here, every figure of the run; netperf's -V is wirespeed -V (or wirespeed version)"
 		}
 	case "u":
 		if has("test") {

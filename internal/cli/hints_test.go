@@ -46,7 +46,7 @@ func TestForeignHabitHints(t *testing.T) {
 		// A letter iperf3 and netperf users mean differently: both named.
 		{[]string{"run", "-O", "2"}, "iperf3's -O N (leave out the first N s) is --omit N here; netperf's -O selectors are --fields"},
 		{[]string{"run", "-w", "4M"}, "iperf3's -w SIZE (socket buffer) is -s SIZE for the client's sockets and -S SIZE for the server's here; netperf's -w/-b bursts"},
-		{[]string{"run", "-V"}, "iperf3's -V (more detail) is -v here (--json has every figure); netperf's -V is wirespeed version"},
+		{[]string{"run", "-V"}, "iperf3's -V (more detail) is -v here (--json has every figure); netperf's -V is wirespeed -V (or wirespeed version)"},
 		// Habits of iperf3 and netperf users.
 		{[]string{"run", "--bidir"}, "iperf3's --bidir is -t TCP_BIDIR here"},
 		{[]string{"run", "--udp"}, "iperf3's --udp is -t UDP_STREAM here"},

@@ -30,6 +30,7 @@ type matrixFlags struct {
 	remoteDev   string
 	remoteNetns string
 	sets        []string
+	progress    progressMode
 	keep        bool
 	settle      time.Duration
 	resume      string
@@ -70,9 +71,9 @@ ends: normally, on an error, on Ctrl-C or SIGTERM (restored at once, then
 the partial table), or on a panic. --keep leaves the last row's settings.
 A server changes its own device only when started with --allow-netconf and
 --psk-file, and this client proves the key (--psk-file); it restores the
-device when the session ends, even if this client dies. --remote-netns changes the remote device directly in a
-network namespace of this host instead (a lab: wirespeed lab run matrix
-does that).
+device when the session ends, even if this client dies. --remote-netns
+changes the remote device directly in a network namespace of this host
+instead (a lab: wirespeed lab run matrix does that).
 
 Some NICs reset their link when the MTU or an offload changes; --settle
 waits after each change before measuring.`,
@@ -104,6 +105,7 @@ waits after each change before measuring.`,
 		},
 	}
 	addRunFlags(cmd, &f.run)
+	addProgressFlag(cmd, &f.progress)
 	fl := cmd.Flags()
 	f.run.record.register(fl)
 	registerVerbose(fl, &f.run.verbose)
@@ -179,7 +181,7 @@ func runMatrix(ctx context.Context, e *env, f *matrixFlags, target string, portS
 	if plan.Changers, err = openChangers(e, f, c.Client); err != nil {
 		return err
 	}
-	obs := &matrixObserver{e: e, text: !f.run.json, verbose: f.run.verbose, label: c.label, sizes: plan.Sizes}
+	obs := &matrixObserver{e: e, progress: f.progress, text: !f.run.json, verbose: f.run.verbose, label: c.label, sizes: plan.Sizes}
 	text := f.run.textOptions()
 	text.Server = c.addr
 	sinks := f.run.sinks(e.stdout, text)
@@ -277,12 +279,13 @@ func openChangers(e *env, f *matrixFlags, c *client.Client) ([]matrix.Changer, e
 // matrixObserver shows a matrix as it goes: in text mode the heading and
 // a table row per row on stdout; a line per iteration on stderr.
 type matrixObserver struct {
-	e       *env
-	text    bool
-	verbose bool // -v: every column
-	label   string
-	sizes   []int
-	table   *report.MatrixTable
+	e        *env
+	progress progressMode // --progress; a matrix has no live line
+	text     bool
+	verbose  bool // -v: every column
+	label    string
+	sizes    []int
+	table    *report.MatrixTable
 
 	// For the time left: when the matrix began, iterations finished and
 	// the rows (of size points, with --sizes) they belong to.
@@ -333,9 +336,11 @@ func (o *matrixObserver) Iteration(i, n int, label string, ev iterate.Event) {
 	line := fmt.Sprintf("matrix: row %d of %d (%s), %s bytes; %s; %s",
 		i, n, label, size, report.IterationProgress(ev.Iteration, ev.Max, ev.Result, ev.Confidence),
 		matrixLeft(time.Since(o.start), o.iters, ev, o.pointsLeft(i, n, ev), o.rowsDone, o.rowIters))
-	for _, l := range report.FitClauses(line) {
-		fmt.Fprintln(o.e.stderr, l)
+	if o.progress == progressOff {
+		return
 	}
+	// One whole line, however long: a log is read with grep.
+	fmt.Fprintln(o.e.stderr, line)
 }
 
 // pointsLeft is how many measurements (rows, or row and size points with

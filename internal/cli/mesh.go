@@ -57,7 +57,8 @@ Every flag of run applies to each pair, except --tradeoff and a --payload
 FILE (which the relaying servers do not have).`,
 		Example: `  wirespeed mesh --peers host1,host2,host3 --psk-file key -l 5
   wirespeed mesh --peers a,b,c --pairs a:b,b:c --psk-file key -t TCP_RR
-  wirespeed mesh --peers-dns wirespeed.wirespeed.svc.cluster.local --psk-file /etc/wirespeed/psk --every 15m`,
+  wirespeed mesh --peers-dns wirespeed.wirespeed.svc.cluster.local --psk-file /etc/wirespeed/psk \
+      --every 15m`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.run.changed = cmd.Flags().Changed

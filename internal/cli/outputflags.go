@@ -32,15 +32,15 @@ func (o *outputFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&o.timestamps, "timestamps", "", "put the time at the start of each interval line, strftime's FORMAT (iperf3's --timestamps; alone: \"%c \", e.g. --timestamps='%F %T ')")
 	fl.Lookup("timestamps").NoOptDefVal = report.DefaultTimestamp
 	fl.StringVar(&o.logfile, "logfile", "", "write what run prints to FILE instead of stdout, appending (iperf3's --logfile); errors stay on stderr")
-	fl.BoolVar(&o.jsonStream, "json-stream", false, "print one JSON object a line as the run goes: start, each interval, and the results document at the end (iperf3's --json-stream)")
-	fl.StringSliceVar(&o.fields, "fields", nil, "print only these figures of the result, for scripts (netperf's -o/-O): names of the CSV columns, e.g. throughput_bps,retransmits,local_util_pct; one line per direction")
+	fl.BoolVar(&o.jsonStream, "json-stream", false, "one JSON object a line as the run goes: start, intervals, the result (iperf3's --json-stream)")
+	fl.StringSliceVar(&o.fields, "fields", nil, "print only these figures, for scripts (netperf's -o/-O): CSV column names, e.g. throughput_bps,retransmits")
 	fl.StringVar(&o.fieldStyle, "fields-style", "csv", "how --fields prints: csv (a header line, then values; netperf's -o), table (aligned columns; -O) or values (no header)")
-	fl.VarP(rateUnitValue{&o.unit}, "format", "f", "units of throughput in text tables and interval lines, as iperf3's and netperf's -f: k, m, g, t (10^3..10^12 bits/s) or K, M, G, T (KBytes/s..TBytes/s, 1024s); default 10^6bits/sec in tables, adaptive in interval lines; JSON is always bits/s")
+	fl.VarP(rateUnitValue{&o.unit}, "format", "f", "throughput units of the text (iperf3's and netperf's -f): k, m, g, t (10^3..10^12 bits/s) or K, M, G, T (KBytes/s..TBytes/s); JSON is bits/s")
 }
 
 // registerVerbose is -v, which run, sweep, matrix and mesh share.
 func registerVerbose(fl *pflag.FlagSet, v *bool) {
-	fl.BoolVarP(v, "verbose", "v", false, "text: the detail under the answer: each stream, each side's CPU, device and environment, every column of a table, notes and warnings in full (iperf3's -V); the JSON has all of it either way")
+	fl.BoolVarP(v, "verbose", "v", false, "the detail under the answer: each stream, each side's CPU, device and environment, every column, warnings in full (iperf3's -V)")
 }
 
 // rateUnitValue is -f: one letter of k m g t K M G T.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"wirespeed/internal/iterate"
@@ -20,6 +21,41 @@ func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
+
+// progressMode is --progress: where a sweep's or matrix's progress goes
+// on stderr. auto: a line rewritten in place on a terminal, otherwise a
+// whole line per event (one line each, for grep and tee: never wrapped
+// onto continuation lines); on: whole lines even on a terminal; off:
+// nothing.
+type progressMode string
+
+const (
+	progressAuto progressMode = "auto"
+	progressOn   progressMode = "on"
+	progressOff  progressMode = "off"
+)
+
+func (m *progressMode) String() string { return string(*m) }
+func (m *progressMode) Type() string   { return "auto|on|off" }
+
+func (m *progressMode) Set(s string) error {
+	switch v := progressMode(s); v {
+	case progressAuto, progressOn, progressOff:
+		*m = v
+		return nil
+	}
+	return fmt.Errorf("%q: want auto, on or off", s)
+}
+
+// addProgressFlag registers --progress, auto by default.
+func addProgressFlag(cmd *cobra.Command, m *progressMode) {
+	*m = progressAuto
+	cmd.Flags().Var(m, "progress", "progress on stderr: auto (a line rewritten in place on a terminal, "+
+		"otherwise one whole line per iteration), on (whole lines even on a terminal) or off")
+}
+
+// live is whether w gets the line rewritten in place.
+func (m progressMode) live(w io.Writer) bool { return m == progressAuto && isTerminal(w) }
 
 // progress shows where a sweep is on stderr: the size (k of n), the
 // iteration, the time elapsed and an estimate of the time left. On a
@@ -50,7 +86,13 @@ type progress struct {
 	stopped    bool
 }
 
-func newProgress(w io.Writer, live bool, t spec.Test, rep spec.Repeat, n int) *progress {
+// newProgress returns the progress of a sweep of n sizes shown as mode
+// says, nil for off.
+func newProgress(w io.Writer, mode progressMode, t spec.Test, rep spec.Repeat, n int) *progress {
+	if mode == progressOff {
+		return nil
+	}
+	live := mode.live(w)
 	p := &progress{w: w, live: live, n: n, rep: rep, guess: t.Omit + t.Duration + 500*time.Millisecond, start: time.Now(), quit: make(chan struct{})}
 	if live {
 		go func() {
@@ -124,11 +166,9 @@ func (p *progress) Iteration(ev iterate.Event) {
 		p.draw()
 		return
 	}
-	line := fmt.Sprintf("sweep: size %d of %d (%d bytes): %s; %s",
+	// One whole line, however long: a log is read with grep.
+	fmt.Fprintf(p.w, "sweep: size %d of %d (%d bytes): %s; %s\n",
 		p.k+1, p.n, p.size, report.IterationProgress(ev.Iteration, ev.Max, ev.Result, ev.Confidence), p.times())
-	for _, l := range report.FitClauses(line) {
-		fmt.Fprintln(p.w, l)
-	}
 }
 
 // Measured says that point k finished.

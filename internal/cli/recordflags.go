@@ -26,7 +26,7 @@ const maxLabelText = 256
 
 func (r *recordFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&r.title, "title", "", "a title recorded with the result and shown above it (iperf3's -T), e.g. \"before the patch\"")
-	fl.Var(&r.labels, "label", "KEY=VALUE recorded with the result, repeatable (kernel=6.18 patched); compare and plot tell results apart by them")
+	fl.Var(&r.labels, "label", "KEY=VALUE recorded with the result, repeatable (kernel=6.18); compare and plot use them")
 }
 
 // check refuses a title too long or holding control characters.

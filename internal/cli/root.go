@@ -104,9 +104,15 @@ func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "wirespeed",
 		Short: "Measure what a network path and the host stack can do",
-		Long: `wirespeed measures throughput between two hosts, on both ends, and
-records the environment behind every number. One binary is both the
-server (wirespeed serve) and the client (wirespeed run).
+		Long: `wirespeed measures what a network path and the hosts' stacks at both ends can
+do, as netperf and iperf3 do: TCP and UDP throughput (either way or both),
+request/response latency and connection rate, and latency under load
+(RRUL). Every number comes with both sides' CPU cost, the kernel's counts
+(retransmits, drops) and the environment behind it (kernel, offloads,
+qdisc, sysctls), and says what limited it. Beyond one test: message-size
+sweeps, offload and MTU matrices, a mesh of servers, significance tests
+between results, an archive with history, plots and a Prometheus exporter.
+One binary is both the server (wirespeed serve) and the client (wirespeed run).
 
 Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 		SilenceUsage:  true,
@@ -128,6 +134,19 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 	root.AddCommand(newArchiveCmd(e), newHistoryCmd(e), newDashboardCmd(e))
 	root.AddCommand(newExporterCmd(e))
 	hideRunFlags(root)
+	// -v is --verbose wherever a command has it (netperf's -v, and the
+	// docs' run -v); the version is -V, as netperf's, or --version. An
+	// iperf3 user's wirespeed -v gets a hint (foreignFlagHint).
+	root.Flags().BoolP("version", "V", false, "print the version, as wirespeed version does (netperf's -V; iperf3's -v)")
+	root.SetUsageTemplate(usageTemplate)
+	var group func(c *cobra.Command)
+	group = func(c *cobra.Command) {
+		groupRunFlags(c)
+		for _, sub := range c.Commands() {
+			group(sub)
+		}
+	}
+	group(root)
 	// The completion command now rather than at Execute, so that root.Find
 	// and the man pages see it; it keeps the writer it is made with.
 	root.SetOut(e.stdout)

@@ -77,6 +77,7 @@ Tests (-t, any case):
   TCP_RR       request/response transactions on one connection; latency percentiles
   UDP_RR       the same over UDP
   TCP_CRR      a new connection for every transaction
+  RRUL         latency under load (flent's rrul): TCP flows both ways beside UDP and TCP probes
 
 The throughput is what the receiver counted over the measurement window;
 -v shows the sender's count beside it, with each stream, each side's CPU,
@@ -189,6 +190,9 @@ func parseTarget(target string, port int, portSet bool) (host string, p int, err
 	if target == "" {
 		return "", port, nil
 	}
+	if err := ipv6PortHint(target); err != nil {
+		return "", 0, err
+	}
 	if a, err := netip.ParseAddr(strings.Trim(target, "[]")); err == nil {
 		return a.String(), port, nil
 	}
@@ -210,6 +214,28 @@ func parseTarget(target string, port int, portSet bool) (host string, p int, err
 		return "", 0, usagef("server %q has no host", target)
 	}
 	return h, n, nil
+}
+
+// ipv6PortHint refuses an IPv6 address written with a port and no
+// brackets, ::1:7576: it is also an address (::1:7576, port 7575 by
+// default), which no one means. Taken as one when the last group is a
+// port of at least four decimal digits after a shortened (::) address;
+// fd00::2 or ::1 pass.
+func ipv6PortHint(target string) error {
+	i := strings.LastIndex(target, ":")
+	if strings.HasPrefix(target, "[") || i < 0 || !strings.Contains(target[:i], "::") {
+		return nil
+	}
+	host, port := target[:i], target[i+1:]
+	n, err := strconv.Atoi(port)
+	if len(port) < 4 || err != nil || port[0] == '+' || n < 1 || n > 65535 {
+		return nil
+	}
+	if a, err := netip.ParseAddr(host); err != nil || !a.Is6() {
+		return nil
+	}
+	return usagef("server %q: for %s port %s write [%s]:%s (an IPv6 address with a port goes in brackets); "+
+		"for the address %s write [%s]", target, host, port, host, port, target, target)
 }
 
 func runRun(ctx context.Context, e *env, f *runFlags, target string, portSet bool) (err error) {

@@ -35,37 +35,37 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.VarP(bytesValue{&f.spec.LocalSockBuf}, "local-sockbuf", "s", "SO_SNDBUF/SO_RCVBUF to ask for on the client's data sockets (0: system default)")
 	fl.VarP(bytesValue{&f.spec.RemoteSockBuf}, "remote-sockbuf", "S", "SO_SNDBUF/SO_RCVBUF to ask for on the server's data sockets (0: system default)")
 	fl.IntVarP(&f.spec.Parallel, "parallel", "P", 1, "streams per direction (connections for request/response tests)")
-	fl.VarP(rateValue{&f.spec.RateBitsPerSecond}, "bandwidth", "b", "payload bits/s per stream (500M, 2G), UDP_STREAM and the TCP stream tests (iperf3's -b); TCP paces what it hands to the kernel, whose writes also wait for a full socket buffer; 0 sends as fast as possible")
+	fl.VarP(rateValue{&f.spec.RateBitsPerSecond}, "bandwidth", "b", "payload bits/s per stream (500M, 2G; iperf3's -b), UDP_STREAM and TCP stream tests; 0: as fast as possible")
 	// Fixed amount: -n, -k.
-	fl.VarP(amountValue{&f.spec.AmountBytes}, "bytes", "n", "send this many bytes per direction, over all its streams, instead of for -l (iperf3's -n: 100M is 100 MiB); the run ends when the receiver has them, -l stays the upper bound")
+	fl.VarP(amountValue{&f.spec.AmountBytes}, "bytes", "n", "send this many bytes per direction instead of for -l (iperf3's -n: 100M is 100 MiB); -l stays the limit")
 	fl.VarP(amountValue{&f.spec.AmountBlocks}, "blocks", "k", "send this many blocks of -m bytes per direction instead of for -l (iperf3's -k); as -n otherwise")
 	fl.VarP(rrSizesValue{&f.spec.RequestSize, &f.spec.ResponseSize}, "rr-sizes", "r", "request/response tests: REQ,RESP bytes (1,1), or one size for both")
 	fl.IntVar(&f.spec.Burst, "burst", 1, "request/response tests: transactions in flight per connection")
 	fl.Var(durationValue{&f.spec.Omit}, "omit", "warm-up before the window, left out of the result")
 	fl.VarP(intervalValue{durationValue{&f.spec.Interval}, &f.measure.iterations}, "interval", "i",
-		"interval report period (0: none); MAX,MIN with a comma is netperf's -i, the same as --iterations (a single number like 10 is an interval: 10 s)")
+		"interval report period (0: none); MAX,MIN is netperf's -i, as --iterations")
 	fl.StringVar(&f.spec.CongestionControl, "cc", "", "TCP congestion control on both sides' data sockets, e.g. cubic (default: the system's)")
 	fl.BoolVar(&f.spec.NoDelay, "nodelay", false, "set TCP_NODELAY (disable Nagle) on data sockets")
-	fl.StringVar(&f.payload, "payload", spec.PayloadRandom, "what to send: random (incompressible: a ring of at least 64 KiB, longer than any compressor's window), hot (random bytes in a ring of up to 24 KiB that stays in the CPU's first-level cache, as netperf's buffers: a cheaper copy at 1-16 KiB messages, but a compressor on the path sees repeats), zeros, or a FILE's contents (up to 1 MiB, repeated)")
+	fl.StringVar(&f.payload, "payload", spec.PayloadRandom, "what to send: random (incompressible), hot (a ring that stays in the CPU's cache, as netperf's: cheaper copies, but compressible), zeros, or a FILE's contents (up to 1 MiB)")
 	addDataPathFlags(fl, f)
 	addSockOptFlags(fl, f)    // -B, --bind-dev, --cport, --tos, --dscp, --mss, --dont-fragment
 	addRRULFlags(fl, &f.rrul) // --load, --idle, --probe-interval, --tcp-probe-interval
 	fl.BoolVar(&f.tradeoff, "tradeoff", false, "run TCP_STREAM, then TCP_MAERTS, and show both directions side by side")
-	fl.Var(&f.measure.iterations, "iterations", "MAX,MIN iterations (netperf's -i, max first): stop after MIN once the confidence interval is reached, at MAX in any case; default 1,1, or 10,3 with -I")
-	fl.VarP(&f.measure.confidence, "confidence", "I", "LEVEL,WIDTH confidence interval to reach over iterations (netperf's -I): 99,5 is 99% confidence, 5% wide (+/-2.5%); default 99,5 when iterating")
+	fl.Var(&f.measure.iterations, "iterations", "MAX,MIN iterations (netperf's -i): stop after MIN once -I is reached, at MAX anyway (10,3 with -I)")
+	fl.VarP(&f.measure.confidence, "confidence", "I", "LEVEL,WIDTH interval to reach over iterations (netperf's -I): 99,5 is 99% conf., +/-2.5%")
 	f.spec.CPU = true
 	fl.BoolVar(&f.spec.CPU, "cpu", true, "measure CPU utilization and service demand on both sides (--cpu=false to skip)")
-	fl.StringVar(&f.measure.procRoot, "proc-root", measure.DefaultProcRoot, "where procfs is mounted on this host, for the local CPU figures")
+	fl.StringVar(&f.measure.procRoot, "proc-root", measure.DefaultProcRoot, "where procfs is mounted, for the local CPU figures")
 	fl.IntVarP(&f.port, "port", "p", server.DefaultPort, "server port, when HOST does not give one")
 	f.connectTimeout = 5 * time.Second
-	fl.Var(durationValue{&f.connectTimeout}, "connect-timeout", "give up connecting to the server after this long (iperf3's --connect-timeout): seconds or a duration such as 500ms")
+	fl.Var(durationValue{&f.connectTimeout}, "connect-timeout", "give up connecting after this long: seconds or a duration, 500ms (iperf3's --connect-timeout)")
 	fl.BoolVarP(&f.ipv4, "ipv4", "4", false, "use IPv4 only")
 	fl.BoolVarP(&f.ipv6, "ipv6", "6", false, "use IPv6 only")
 	fl.BoolVar(&f.json, "json", false, "print the JSON results document instead of text")
 	fl.StringVarP(&f.output, "output", "o", "", "also write the result to FILE: .json, .csv or .txt")
 	registerArchiveFlag(fl, &f.archive)
 	f.sec.register(fl)
-	fl.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug (each phase of a run with its time: connect, hello, idle baseline, streams, windows, result), info, warn or error")
+	fl.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug (each phase of a run, timed), info, warn or error")
 }
 
 // repeat returns the iterations and confidence the flags ask for: one run

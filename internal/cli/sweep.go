@@ -22,9 +22,10 @@ const defaultSizes = "1,64,1460,8192,131000"
 // sweepFlags are the flags of `wirespeed sweep`: all of run's, plus the
 // sizes and the file to resume.
 type sweepFlags struct {
-	run    runFlags
-	sizes  string
-	resume string
+	run      runFlags
+	sizes    string
+	resume   string
+	progress progressMode
 }
 
 func newSweepCmd(e *env) *cobra.Command {
@@ -72,6 +73,7 @@ same test settings, iterations and sizes as the command line.`,
 		},
 	}
 	addRunFlags(cmd, &f.run)
+	addProgressFlag(cmd, &f.progress)
 	fl := cmd.Flags()
 	f.run.record.register(fl)
 	registerVerbose(fl, &f.run.verbose)
@@ -128,7 +130,7 @@ func runSweep(ctx context.Context, e *env, f *sweepFlags, target string, portSet
 	defer c.Close()
 
 	text := !f.run.json
-	prog := newProgress(e.stderr, isTerminal(e.stderr), base, rep, len(sizes))
+	prog := newProgress(e.stderr, f.progress, base, rep, len(sizes))
 	defer prog.stop()
 	obs := sweepObserver{progress: prog, verbose: f.run.verbose}
 	f.run.output = out

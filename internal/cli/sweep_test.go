@@ -58,7 +58,7 @@ func TestSweepResume(t *testing.T) {
 	defer cancel()
 	var stderr bytes.Buffer
 	plan := sweep.Plan{Base: base, Repeat: rep, Sizes: sizes}
-	obs := &cancelObserver{progress: newProgress(&stderr, false, base, rep, len(sizes)), after: 2, cancel: cancel}
+	obs := &cancelObserver{progress: newProgress(&stderr, progressAuto, base, rep, len(sizes)), after: 2, cancel: cancel}
 	if _, err := sweep.Run(ctx, plan, sweep.Options{Measure: measure, Observer: obs, Save: save}); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestSweepResume(t *testing.T) {
 	measured = nil
 	stderr.Reset()
 	plan.Doc = doc
-	obs = &cancelObserver{progress: newProgress(&stderr, false, base, rep, len(sizes))}
+	obs = &cancelObserver{progress: newProgress(&stderr, progressAuto, base, rep, len(sizes))}
 	if _, err := sweep.Run(context.Background(), plan, sweep.Options{Measure: measure, Observer: obs, Save: save}); err != nil {
 		t.Fatal(err)
 	}
@@ -210,5 +210,44 @@ func TestSweepUsageErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, ExitUsage, tt.want)
 			}
 		})
+	}
+}
+
+// TestProgressOnPipe: on a writer that is not a terminal (a pipe, a
+// log: here a bytes.Buffer) a sweep's and a matrix's progress are whole
+// lines, one per iteration however long (this one is over 100 columns), never
+// a continuation line grep would find without its size; --progress=off
+// shows nothing, and --progress takes only auto, on or off.
+func TestProgressOnPipe(t *testing.T) {
+	rep := spec.Repeat{MaxIterations: 5, MinIterations: 3}
+	done := iterate.Event{Iteration: 1, Max: 5, Done: true}
+	done.Result.Summary.BitsPerSecond = 940e6
+	done.Result.Spec = spec.Default()
+	for _, mode := range []progressMode{progressAuto, progressOn, progressOff} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, mode, spec.Default(), rep, 2)
+		p.Begin(2)
+		p.Start(0, 1024)
+		p.Iteration(iterate.Event{Iteration: 1, Max: 5})
+		p.Iteration(done)
+		p.stop()
+		o := &matrixObserver{e: &env{stderr: &buf}, progress: mode, sizes: []int{1024}}
+		o.Iteration(1, 2, "tso=on", done)
+		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		if mode == progressOff {
+			if buf.Len() != 0 {
+				t.Errorf("--progress=off wrote %q", buf.String())
+			}
+			continue
+		}
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "sweep: size 1 of 2 (1024 bytes): iteration 1 of at most 5: 940.00 ") ||
+			!strings.HasSuffix(lines[0], " left") || !strings.HasPrefix(lines[1], "matrix: row 1 of 2 (tso=on), ") ||
+			!strings.HasSuffix(lines[1], " left") {
+			t.Errorf("--progress=%s on a pipe: %q, want one whole sweep line and one whole matrix line", mode, lines)
+		}
+	}
+	code, _, errOut := execute(t, context.Background(), "sweep", "--progress", "sometimes")
+	if code != ExitUsage || !strings.Contains(errOut, "want auto, on or off") {
+		t.Errorf("sweep --progress sometimes: exit %d, %q", code, errOut)
 	}
 }

@@ -237,14 +237,20 @@ func SweepNotes(w io.Writer, doc result.Document, verbose bool) {
 // notReachedLine is the note of a point at whose interval was not
 // reached: the +/- of each figure wider than asked after the iterations,
 // and what was asked. Not verbose, it starts with the "!" that marks the
-// point's +/-% cell (pointCells).
+// point's +/-% cell (pointCells). That cell is the throughput's: when
+// the throughput's interval was reached and only a CPU's was not, the
+// note says so, or the reader of "0.3!" would doubt the 0.3.
 func notReachedLine(at string, c *result.Confidence, verbose bool) string {
 	head := "! " + at + ":"
 	if verbose {
 		head = at + ": interval not reached:"
 	}
-	return fmt.Sprintf("%s after %d iterations%s, asked +/-%.4g%% @ %s%% conf.",
+	line := fmt.Sprintf("%s after %d iterations%s, asked +/-%.4g%% @ %s%% conf.",
 		head, c.Iterations, notReachedFigures(c), c.WidthPct/2, levelPct(c.Level))
+	if h, ok := c.HalfWidthPct(); ok && c.Reached {
+		line += fmt.Sprintf("; only the CPU missed it, throughput +/-%.1f%% reached", h)
+	}
+	return line
 }
 
 // notReachedFigures lists the +/- of each figure whose interval is wider

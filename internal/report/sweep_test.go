@@ -54,6 +54,30 @@ func sweepDoc(t *testing.T) result.Document {
 	return doc
 }
 
+// TestSweepNotReachedCPUOnly: a point whose throughput interval was
+// reached (+/-0.3%, the table's +/-% cell) but whose local CPU's was not
+// (+/-4.0%) says under the table that only the CPU missed the +/-2.5%
+// asked, and which CPU.
+func TestSweepNotReachedCPUOnly(t *testing.T) {
+	doc := sweepDoc(t)
+	doc.Points = doc.Points[:1]
+	doc.Points[0].Summary.Confidence = &result.Confidence{Level: 0.99, WidthPct: 5, Iterations: 10, Stop: "max_hit",
+		FigureConfidence: result.FigureConfidence{AchievedPct: f64(0.6), Reached: true},
+		LocalCPU:         &result.FigureConfidence{AchievedPct: f64(8), Reached: false},
+		RemoteCPU:        &result.FigureConfidence{AchievedPct: f64(1), Reached: true}}
+	for _, verbose := range []bool{false, true} {
+		var buf bytes.Buffer
+		SweepTable(&buf, doc, verbose)
+		want := "after 10 iterations local CPU +/-4.0%, asked +/-2.5% @ 99% conf.; only the CPU missed it, throughput +/-0.3% reached"
+		if !strings.Contains(strings.Join(strings.Fields(buf.String()), " "), want) {
+			t.Errorf("verbose %v: no %q in\n%s", verbose, want, buf.String())
+		}
+		if !verbose && !strings.Contains(buf.String(), "  0.3! ") {
+			t.Errorf("no 0.3! cell in\n%s", buf.String())
+		}
+	}
+}
+
 func TestSweepTable(t *testing.T) {
 	var buf bytes.Buffer
 	SweepTable(&buf, sweepDoc(t), false)
