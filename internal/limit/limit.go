@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"wirespeed/internal/measure"
+	"wirespeed/internal/record"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/sysinfo"
@@ -388,7 +389,7 @@ func decideStream(res *result.Result, d *result.DirectionResult, snd, rcv sideVi
 		}
 	}
 	if u := d.Summary.UDPSummary; u != nil && u.LossPct >= RetransPct {
-		notes = append(notes, result.Coded(result.NoteUDPLoss, nil, map[string]float64{"loss_pct": u.LossPct}))
+		notes = append(notes, result.Coded(result.NoteUDPLoss, nil, map[string]float64{record.Loss.Name: u.LossPct}))
 	}
 	if w := wireOf(res, rcv.side); w != nil && dropPct(w) >= DeviceDropPct && !sameDevice(res) {
 		// The receiver's device dropped what it could not hand on: its

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"wirespeed/internal/record"
 	"wirespeed/internal/result"
 	"wirespeed/internal/units"
 )
@@ -197,7 +198,7 @@ var warningWords = map[result.WarningCode]func(result.Warning) []string{
 			" (" + cpuMissingText(w) + ")"}
 	},
 	result.NoteUDPLoss: func(w result.Warning) []string {
-		return []string{fmt.Sprintf("%.1f%% of the datagrams were lost", w.Figure("loss_pct")), " with no rate reached and no CPU saturated"}
+		return []string{fmt.Sprintf("%.1f%% of the datagrams were lost", w.Figure(record.Loss.Name)), " with no rate reached and no CPU saturated"}
 	},
 	result.NoteReceiverDeviceFull: func(w result.Warning) []string {
 		return []string{
