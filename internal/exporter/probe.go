@@ -272,9 +272,9 @@ func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, l
 	}
 	if errors.Is(mr.err, ErrNotReached) {
 		// Closed, silent, another service: the client is told one
-		// sentence at the deadline, whichever (issue 47: the exporter
-		// told them apart and quoted a banner's first bytes, on any
-		// port of an allowed address). The cause is in the exporter's
+		// sentence at the deadline, whichever: told apart, with a
+		// banner's first bytes quoted, they made the exporter a port
+		// scanner of every allowed address. The cause is in the exporter's
 		// own log.
 		turn.release()
 		mlogBuf.seal()

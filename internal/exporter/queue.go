@@ -47,7 +47,7 @@ func newQueues(size, maxWaiting, concurrent int) *queues {
 // deadline first: by the last moment each probe's test could still
 // start, then in order of arrival. So a probe never waits behind one
 // whose scrape ends later, and a client's probes with long timeouts hold
-// no probe with a shorter one back (issue 47).
+// no probe with a shorter one back.
 type waiter struct {
 	by      time.Time // the last moment its test could start; zero: none
 	seq     uint64
@@ -247,7 +247,7 @@ var (
 // Describe and Collect make the queues a collector of the exporter's own
 // metrics: the queue lengths as they are at the scrape. No series has a
 // target label: a target is what a client sends, and a client must not
-// grow the exporter's series (issue 47).
+// grow the exporter's series.
 func (q *queues) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueWaitingDesc
 	ch <- queueRunningDesc
