@@ -52,8 +52,6 @@ type probeFailure struct {
 	err    error
 }
 
-func (f *probeFailure) Error() string { return f.err.Error() }
-
 func fail(reason string, format string, a ...any) *probeFailure {
 	return &probeFailure{reason: reason, err: fmt.Errorf(format, a...)}
 }
