@@ -204,10 +204,14 @@ func TestNeverImports(t *testing.T) {
 				t.Errorf("%s imports %s, and a pure package (%s) never does: %s", p, imp, purePackages[pkg], why)
 			}
 		}
-		for _, dep := range linked(imports, p) {
-			for _, d := range databaseDrivers {
-				if strings.HasPrefix(dep, d) && !pureExceptions[p+" "+d] {
+		for _, d := range databaseDrivers {
+			if pureExceptions[p+" "+d] {
+				continue
+			}
+			for _, dep := range linked(imports, p) {
+				if dep == d || strings.HasPrefix(dep, d+"/") {
 					t.Errorf("%s links the database driver %s, and a pure package (%s) never does", p, dep, purePackages[pkg])
+					break
 				}
 			}
 		}
