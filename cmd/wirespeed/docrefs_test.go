@@ -13,7 +13,10 @@ import (
 
 // TestDocReferences keeps what docs/*.md name true: every backticked
 // repository path (`internal/cli/run.go`, or `cli/run.go` under
-// internal/) exists, every backticked `package.Name` of a wirespeed
+// internal/) exists, every backticked bare file name (`admission.go`)
+// is the name of a file somewhere in the repository or one the page's
+// own code blocks make or run (a cookbook's script), every backticked
+// `package.Name` of a wirespeed
 // package is declared in it (a function, type, variable, constant or
 // method), and every Markdown file a page names is in the repository.
 // A path right after another project's name ("tailscale's `...`") is
@@ -60,8 +63,25 @@ func TestDocReferences(t *testing.T) {
 		}
 	}
 
+	// Every file's name, for the bare ones a page names.
+	base := map[string]bool{}
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != root {
+			return filepath.SkipDir
+		}
+		base[d.Name()] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	code := regexp.MustCompile("`([^`\n]+)`")
 	path := regexp.MustCompile(`^\.?[a-z][a-z0-9_.-]*(/[A-Za-z0-9_.-]+)+\.(go|md|sh|yml|yaml|json|golden|service)$`)
+	bare := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*\.(go|sh|yml|yaml|json|golden|service)$`)
 	ident := regexp.MustCompile(`^([a-z][a-z0-9]*)\.([A-Z][A-Za-z0-9_]*)`)
 	owner := regexp.MustCompile(`([A-Za-z0-9_-]+)'s\s*$`)
 	mdFile := regexp.MustCompile(`(^|[\s(\[])([A-Za-z0-9_./-]*[A-Za-z0-9_]\.md)\b`)
@@ -79,6 +99,17 @@ func TestDocReferences(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := "docs/" + filepath.Base(page)
+		// What the page's code blocks hold: a file they make is the
+		// reader's, not the repository's.
+		var blocks strings.Builder
+		inBlock := false
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				inBlock = !inBlock
+			} else if inBlock {
+				blocks.WriteString(line + "\n")
+			}
+		}
 		for i, line := range strings.Split(string(b), "\n") {
 			at := func(format string, a ...any) {
 				t.Helper()
@@ -94,6 +125,10 @@ func TestDocReferences(t *testing.T) {
 				case path.MatchString(s):
 					if !exists(s, ".", "internal", "docs") {
 						at("`%s` is not a file of the repository (from its root, internal/ or docs/)", s)
+					}
+				case bare.MatchString(s):
+					if !base[s] && !strings.Contains(blocks.String(), s) {
+						at("`%s` is no file's name in the repository", s)
 					}
 				case ident.MatchString(s):
 					id := ident.FindStringSubmatch(s)

@@ -133,6 +133,36 @@ func labRun(t *testing.T, l *lab.Lab, args ...string) result.Document {
 	return doc
 }
 
+// labRunCommand runs `wirespeed lab run --name name -- args... --json` in
+// this namespace: lab run finds the lab's recorded server and starts the
+// client in side b with what it adds to the client's flags. It returns
+// the document.
+func labRunCommand(t *testing.T, name string, args ...string) result.Document {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := wirespeed(append([]string{"lab", "run", "--name", name, "--"}, append(args, "--json")...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := context.AfterFunc(ctx, func() { cmd.Process.Kill() })
+	defer stop()
+	err := cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("wirespeed lab run %v hung: killed: %v\n%s", args, err, errOut.String())
+	}
+	if err != nil {
+		t.Fatalf("wirespeed lab run %v: %v\n%s", args, err, errOut.String())
+	}
+	var doc result.Document
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("not a results document: %v\n%s", err, out.String())
+	}
+	return doc
+}
+
 // TestUDPOverShapedLink sends UDP twice as fast as a tbf-limited veth
 // carries: the loss is reported, it is the difference between what the
 // sender sent and what the receiver got, the sender's kernel counted the

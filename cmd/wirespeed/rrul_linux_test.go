@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net/netip"
 	"os/exec"
 	"slices"
 	"testing"
@@ -71,7 +73,15 @@ func rrulLab(t *testing.T, lat string) (*lab.Lab, string, float64) {
 // rrulRun runs RRUL with cubic from side b and returns its answer.
 func rrulRun(t *testing.T, l *lab.Lab, addr string, args ...string) *result.UnderLoad {
 	t.Helper()
-	doc := labRun(t, l, append([]string{addr, "-t", "RRUL", "--cc", "cubic", "-l", "8", "--idle", "3", "--cpu=false"}, args...)...)
+	return underLoad(t, labRun(t, l, append([]string{addr}, append(rrulFlags, args...)...)...))
+}
+
+// rrulFlags are rrulRun's: RRUL with cubic, 8 s of load after 3 s idle.
+var rrulFlags = []string{"-t", "RRUL", "--cc", "cubic", "-l", "8", "--idle", "3", "--cpu=false"}
+
+// underLoad returns an RRUL run's answer, logging its figures.
+func underLoad(t *testing.T, doc result.Document) *result.UnderLoad {
+	t.Helper()
 	u := doc.Summary.UnderLoad
 	if u == nil {
 		t.Fatal("no summary.under_load in an RRUL result")
@@ -320,8 +330,15 @@ func TestRRULQueueRouter(t *testing.T) {
 			cfg := routerTBF
 			cfg.BothWays = tt.bothWays
 			r := nstest.NewRouted(t, cfg)
-			addr := labServer(t, r.Lab, 7575)
-			u := rrulRun(t, r.Lab, addr, "--load", tt.load)
+			// The way a user runs it: lab run finds the lab's server and
+			// its router, and hands the router's egresses to the client.
+			addr := netip.AddrPortFrom(r.A.IPv4, 7575).String()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if _, err := r.StartServer(ctx, wirespeed("serve", "--listen", addr, "--log-level", "warn"), addr, ""); err != nil {
+				t.Fatal(err)
+			}
+			u := underLoad(t, labRunCommand(t, r.Name, append(rrulFlags, "--load", tt.load)...))
 			checkAttribution(t, u, "router")
 			var named []string
 			for _, s := range u.Queue.Sides {

@@ -61,7 +61,8 @@ func connect(ctx context.Context, e *env, f *runFlags, target string, portSet bo
 	}
 	cfg := client.Config{Addr: conn.addr, IPVersion: ipVersion, Tool: version(), Hostname: e.hostname, Logger: e.log,
 		ProcRoot: f.measure.procRoot, OnInterval: onTick, ConnectTimeout: f.connectTimeout,
-		BindAddr: f.spec.BindIP(), BindDev: f.spec.BindDev} // -B, --bind-dev
+		BindAddr: f.spec.BindIP(), BindDev: f.spec.BindDev, // -B, --bind-dev
+		RouterQueues: f.routerQueues}
 	cfg.Security = sec
 	if conn.Client, err = client.Dial(ctx, cfg); err != nil {
 		if conn.stop != nil {

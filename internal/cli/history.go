@@ -13,6 +13,7 @@ import (
 
 	"wirespeed/internal/archive"
 	"wirespeed/internal/history"
+	"wirespeed/internal/plot"
 	"wirespeed/internal/record"
 	"wirespeed/internal/report"
 )
@@ -135,7 +136,7 @@ func runHistory(ctx context.Context, e *env, f *historyFlags) error {
 	if f.newest < 1 || f.baseline < 3 {
 		return usagef("--newest must be at least 1 and --baseline at least 3")
 	}
-	if f.output != "" && !slices.Contains(report.PlotFormats, strings.ToLower(filepath.Ext(f.output))) {
+	if f.output != "" && !slices.Contains(plot.PlotFormats, strings.ToLower(filepath.Ext(f.output))) {
 		return usagef("-o %q: use a .png, .svg or .pdf name", f.output)
 	}
 	q := history.Query{Filter: filter, Size: f.size, Options: history.Options{Alpha: f.alpha}}
@@ -168,11 +169,11 @@ func runHistory(ctx context.Context, e *env, f *historyFlags) error {
 		report.HistoryText(e.stdout, series)
 	}
 	if f.output != "" {
-		fg, err := report.HistoryPlot(series)
+		fg, err := plot.HistoryPlot(series)
 		if err != nil {
 			return fmt.Errorf("history -o %s: %w", f.output, err)
 		}
-		return report.SavePlot(fg, f.output)
+		return plot.SavePlot(fg, f.output)
 	}
 	return nil
 }

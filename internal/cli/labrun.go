@@ -138,7 +138,8 @@ what it changed and shows what it measured. The exit status is the client's.`,
 }
 
 // labClientArgs builds the client's command line: the command, the
-// server's address (its IPv6 address with -6), the lab's key and, for a
+// server's address (its IPv6 address with -6), the lab's key, for a run
+// in a routed lab the router's egresses (--router-queue) and, for a
 // matrix, the lab's devices, each unless the user's flags give it, then
 // the user's flags. The flags are read with the command's own
 // definitions, so that what they set is known from the flag parser, not
@@ -173,6 +174,17 @@ func labClientArgs(e *env, l *lab.Lab, srv *lab.Server, sub string, flags []stri
 	args := []string{sub, net.JoinHostPort(host, port)}
 	if srv.Key != "" && !fl.Changed("psk-file") {
 		args = append(args, "--psk-file", srv.Key)
+	}
+	if sub == "run" && !fl.Changed("router-queue") {
+		// A routed lab's router is on the path: the client samples its
+		// queues in an RRUL run, as it does its own.
+		egresses, err := lab.RouterEgresses(l.Name, l.B.Name)
+		if err != nil {
+			return nil, fmt.Errorf("lab %s: its router: %w", l.Name, err)
+		}
+		for _, eg := range egresses {
+			args = append(args, "--router-queue", eg.Netns+"/"+eg.Dev)
+		}
 	}
 	if sub == "matrix" {
 		if !fl.Changed("dev") {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wirespeed/internal/plot"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 )
@@ -63,7 +64,7 @@ func runPlot(e *env, files []string, output string) error {
 	switch {
 	case output == "":
 		return usagef("plot needs -o FILE.svg, .png, .pdf or .csv")
-	case ext != ".csv" && !slices.Contains(report.PlotFormats, ext):
+	case ext != ".csv" && !slices.Contains(plot.PlotFormats, ext):
 		return usagef("plot output %q: use a .svg, .png, .pdf or .csv name", output)
 	}
 	docs := make([]result.Document, len(files))
@@ -73,7 +74,7 @@ func runPlot(e *env, files []string, output string) error {
 			return fmt.Errorf("plot: %w", err)
 		}
 	}
-	labels := report.Labels(files, docs)
+	labels := plot.Labels(files, docs)
 	if ext != ".csv" && allRRUL(docs) {
 		return plotRRUL(e, labels, docs, output)
 	}
@@ -93,11 +94,11 @@ func runPlot(e *env, files []string, output string) error {
 		}
 		return report.WriteAtomic(output, buf.Bytes())
 	}
-	p, err := report.Plot(series)
+	p, err := plot.Plot(series)
 	if err != nil {
 		return err
 	}
-	if err := report.SavePlot(p, output); err != nil {
+	if err := plot.SavePlot(p, output); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "wrote %s: %d line%s\n", output, len(series), map[bool]string{true: "", false: "s"}[len(series) == 1])
@@ -171,27 +172,27 @@ func allRRUL(docs []result.Document) bool {
 // output and the round-trip distribution, idle against loaded, beside it
 // (NAME-cdf.EXT); for several, their distributions together to output.
 func plotRRUL(e *env, labels []string, docs []result.Document, output string) error {
-	cdf, err := report.RRULCDF(labels, docs)
+	cdf, err := plot.RRULCDF(labels, docs)
 	if err != nil {
 		return err
 	}
 	if len(docs) > 1 {
-		if err := report.SavePlot(cdf, output); err != nil {
+		if err := plot.SavePlot(cdf, output); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stderr, "wrote %s: round-trip distributions of %d RRUL runs, idle and loaded\n", output, len(docs))
 		return nil
 	}
-	all, err := report.RRULAll(docs[0])
+	all, err := plot.RRULAll(docs[0])
 	if err != nil {
 		return err
 	}
 	ext := filepath.Ext(output)
 	cdfPath := strings.TrimSuffix(output, ext) + "-cdf" + ext
-	if err := report.SavePlot(all, output); err != nil {
+	if err := plot.SavePlot(all, output); err != nil {
 		return err
 	}
-	if err := report.SavePlot(cdf, cdfPath); err != nil {
+	if err := plot.SavePlot(cdf, cdfPath); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "wrote %s: throughput and latency over time; %s: round-trip distribution, idle and loaded\n", output, cdfPath)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"wirespeed/internal/report"
+	"wirespeed/internal/plot"
 	"wirespeed/internal/result"
 )
 
@@ -78,7 +78,7 @@ func TestLabelsCompareAndPlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := report.Labels([]string{a, b}, []result.Document{docA, doc})
+	got := plot.Labels([]string{a, b}, []result.Document{docA, doc})
 	if !strings.Contains(got[0], "kernel=6.18 stock") || !strings.Contains(got[1], "kernel=6.18 patched") ||
 		!strings.Contains(got[1], "title=after the patch") || strings.Contains(got[0], "host=") {
 		t.Errorf("plot labels %q", got)

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"wirespeed/internal/endpoint"
 	"wirespeed/internal/spec"
 )
 
@@ -45,3 +48,40 @@ func (f *rrulFlags) apply(t *spec.Test, changed func(string) bool) error {
 	t.RRUL = spec.RRULSpec{Load: f.load, Idle: f.idle, UDPProbeInterval: f.udpInterval, TCPProbeInterval: f.tcpInterval}
 	return nil
 }
+
+// routerQueueFlag is run's --router-queue NETNS/DEV, repeated: a
+// router's egress on the path whose qdisc an RRUL run samples beside
+// its own (endpoint.Config.RouterQueues). lab run passes a routed lab's
+// (lab.RouterEgresses); it is hidden, the lab's plumbing rather than a
+// setting for people.
+func addRouterQueueFlag(fl *pflag.FlagSet, qs *[]endpoint.RouterQueue) {
+	fl.Var(routerQueuesValue{qs}, "router-queue", "RRUL: also sample the root qdisc of this router egress, NETNS/DEV (lab run passes a routed lab's)")
+	if err := fl.MarkHidden("router-queue"); err != nil {
+		panic(err)
+	}
+}
+
+// routerQueuesValue appends each NETNS/DEV it is given.
+type routerQueuesValue struct{ qs *[]endpoint.RouterQueue }
+
+func (v routerQueuesValue) String() string {
+	if v.qs == nil {
+		return ""
+	}
+	var out []string
+	for _, q := range *v.qs {
+		out = append(out, q.Netns+"/"+q.Dev)
+	}
+	return strings.Join(out, ",")
+}
+
+func (v routerQueuesValue) Set(s string) error {
+	ns, dev, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || dev == "" || strings.Contains(dev, "/") {
+		return fmt.Errorf("%q: want NETNS/DEV, a namespace under /run/netns and a device in it, as wst-lab-r/wst-rb", s)
+	}
+	*v.qs = append(*v.qs, endpoint.RouterQueue{Netns: ns, Dev: dev})
+	return nil
+}
+
+func (v routerQueuesValue) Type() string { return "NETNS/DEV" }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wirespeed/internal/endpoint"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
@@ -51,6 +52,9 @@ type runFlags struct {
 	// logLevel is --log-level: debug logs each phase of a run with its
 	// time (connect, hello, baseline, streams, windows, result, bye).
 	logLevel string
+	// routerQueues is --router-queue (run, hidden; rrulflags.go): a
+	// routed lab's router egresses, which lab run passes.
+	routerQueues []endpoint.RouterQueue
 }
 
 // textOptions are the choices of the text report the flags make.
@@ -112,6 +116,7 @@ every figure.`,
 	f.out.register(cmd.Flags())
 	registerVerbose(cmd.Flags(), &f.verbose)
 	addIperf3Flags(cmd, f)
+	addRouterQueueFlag(cmd.Flags(), &f.routerQueues)
 	return cmd
 }
 

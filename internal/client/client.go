@@ -55,6 +55,11 @@ type Config struct {
 	// to that many bits/s in all: a relaying server's --max-udp-rate.
 	MaxUDPRRRate float64
 
+	// RouterQueues are the egresses of a router on the path, whose
+	// qdiscs an RRUL run samples (endpoint.Config.RouterQueues): a
+	// routed lab's, which lab run passes.
+	RouterQueues []endpoint.RouterQueue
+
 	// RelayOnly says the connection only asks the server to relay tests
 	// (Relay), as a mesh's runner does for a pair it is not in: no result
 	// carries this side's idle CPU baseline, so Dial does not wait for
@@ -546,6 +551,8 @@ func (m *measurement) runLocal(runCtx context.Context, acc control.Accepted, con
 			CRROptions: engine.ClientOptions(t, spec.Stream{}),
 			ProcRoot:   c.cfg.ProcRoot,
 			WireDevice: wireDev,
+			// A routed lab's router, sampled in an RRUL run.
+			RouterQueues: c.cfg.RouterQueues,
 			// A relaying server's limit on what it sends.
 			MaxUDPRRRate: c.cfg.MaxUDPRRRate,
 			Logger:       c.log,

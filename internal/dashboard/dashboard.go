@@ -4,7 +4,8 @@
 // and each pair's history (chart, change points with what changed in
 // the environment, the points, their raw JSON, and the compare verdict
 // of two of them). It reads the archive only, through an interface
-// (Archive) the archive meets, and internal/history; charts are report's gonum/plot SVG. Every page
+// (Archive) the archive meets, and internal/history; charts are
+// internal/plot's gonum SVG. Every page
 // is html/template (so every string from a peer, label or title is
 // escaped), every asset is embedded, and the one script is a file
 // (assets/live.js), so the Content-Security-Policy forbids inline
@@ -30,6 +31,7 @@ import (
 
 	"wirespeed/internal/comparison"
 	"wirespeed/internal/history"
+	"wirespeed/internal/plot"
 	"wirespeed/internal/record"
 	"wirespeed/internal/report"
 )
@@ -429,7 +431,7 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 		stepAt := map[int64]string{}
 		for _, st := range sr.Steps {
 			env := report.EnvSentence(st.Env)
-			v.Steps = append(v.Steps, changeView{When: st.Time.UTC().Format(timeFormat), Sentence: report.EnvLabel(st.Env), Env: env})
+			v.Steps = append(v.Steps, changeView{When: st.Time.UTC().Format(timeFormat), Sentence: plot.EnvLabel(st.Env), Env: env})
 			stepAt[sr.Points[st.Index].ResultID] = env
 		}
 		for j := len(sr.Points) - 1; j >= 0; j-- {
@@ -477,13 +479,13 @@ func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusNotFound, fmt.Errorf("no series %q of that pair", q.Get("series")))
 		return
 	}
-	f, err := report.HistoryPanels(sets[i].Panels...)
+	f, err := plot.HistoryPanels(sets[i].Panels...)
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
 	var b bytes.Buffer
-	if err := report.WritePlot(&b, f, ".svg"); err != nil {
+	if err := plot.WritePlot(&b, f, ".svg"); err != nil {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}

@@ -101,6 +101,12 @@ type Config struct {
 	// ticks, into SideResult.Wire. Empty: not read.
 	WireDevice string
 
+	// RouterQueues are the egresses of a router on the path whose
+	// qdiscs the client (Side Local) samples in an RRUL test, beside
+	// its own queue, into SideResult.RouterQueues: a routed lab's, which
+	// lab run passes (lab.RouterEgresses). None: no router is sampled.
+	RouterQueues []RouterQueue
+
 	// AmountReceived, when set with a fixed amount (-n, -k), ends a
 	// receiving flow's window when its streams have received the amount,
 	// and is called then: for a peer that sends the amount but gives no

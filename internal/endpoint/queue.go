@@ -6,12 +6,18 @@ import (
 	"sync"
 	"time"
 
-	"wirespeed/internal/lab"
 	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/sysinfo"
 )
+
+// RouterQueue is a router's egress device in the router's network
+// namespace (a name under /run/netns), whose root qdisc a side samples.
+type RouterQueue struct {
+	Netns string
+	Dev   string
+}
 
 // queueSampler samples one root qdisc every result.QueueSampleEvery, for
 // where an RRUL run's delay built: the side's own toward the peer, or a
@@ -42,18 +48,14 @@ func startQueueSampler(ctx context.Context, t spec.Test, peer netip.Addr, origin
 	return qs, qs.run(ctx, origin, func() (measure.QdiscStats, error) { return measure.ReadQdisc(dev) })
 }
 
-// startRouterSamplers samples the egress qdiscs of a routed lab's router
-// when this process runs in one of the lab's hosts (lab.RouterHere), the
-// router's queues being on the path between the two; there are none
-// anywhere else. wait returns once every sampler stopped. A router
-// qdisc it cannot open (not root) is a record with its error.
-func startRouterSamplers(ctx context.Context, t spec.Test, origin time.Time) (samplers []*queueSampler, wait func()) {
-	egresses, err := lab.RouterHere()
-	if err != nil || len(egresses) == 0 {
-		return nil, func() {}
-	}
+// startRouterSamplers samples the egress qdiscs of the routers given
+// (a routed lab's, which lab run passes: Config.RouterQueues), the
+// router's queues being on the path between the two sides. wait returns
+// once every sampler stopped. A router qdisc it cannot open (not root,
+// no such namespace or device) is a record with its error.
+func startRouterSamplers(ctx context.Context, t spec.Test, routers []RouterQueue, origin time.Time) (samplers []*queueSampler, wait func()) {
 	var waits []func()
-	for _, e := range egresses {
+	for _, e := range routers {
 		qs := &queueSampler{max: result.MaxQueueSamples(t)}
 		qs.rec.Dev, qs.rec.Netns = e.Dev, e.Netns
 		samplers = append(samplers, qs)

@@ -72,8 +72,8 @@ func RunRRUL(ctx context.Context, cfg Config, p Probes) (result.SideResult, erro
 	// lab's other host, would sample the same ones again.
 	var routers []*queueSampler
 	routersDone := func() {}
-	if cfg.Side == result.Local {
-		routers, routersDone = startRouterSamplers(probeCtx, sp, origin)
+	if cfg.Side == result.Local && len(cfg.RouterQueues) > 0 {
+		routers, routersDone = startRouterSamplers(probeCtx, sp, cfg.RouterQueues, origin)
 	}
 	if p.Listener != nil {
 		srv := engine.NewTCPProbeServer(p.Listener, p.Peer)

@@ -332,3 +332,20 @@ func TestRRLoops(t *testing.T) {
 		t.Error("server did not see the client's end")
 	}
 }
+
+// Info reads back what the kernel granted the socket, as the loops'
+// Info methods do (sockInfo).
+func Info(c *net.TCPConn) (SocketInfo, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return SocketInfo{}, err
+	}
+	var (
+		si   SocketInfo
+		gerr error
+	)
+	if err := rc.Control(func(fd uintptr) { si, gerr = sockInfo(fd) }); err != nil {
+		return SocketInfo{}, err
+	}
+	return si, gerr
+}

@@ -214,11 +214,6 @@ func (e *UDPEchoer) Run(ctx context.Context) error {
 	return nil
 }
 
-// Echoed and Dropped count the probes answered and those refused (over the
-// rate, or not probes).
-func (e *UDPEchoer) Echoed() int64  { return e.echoed.Load() }
-func (e *UDPEchoer) Dropped() int64 { return e.dropped.Load() }
-
 // TCPProber makes a TCP probe every interval: a new connection to the
 // server's probe listener (its connect timed), one byte of request and
 // one of response (timed), and the close. Probes overlap when the path is
@@ -377,8 +372,3 @@ func (s *TCPProbeServer) Run(ctx context.Context) error {
 		})
 	}
 }
-
-// Answered and Refused count the probes answered and the connections
-// closed unanswered.
-func (s *TCPProbeServer) Answered() int64 { return s.answered.Load() }
-func (s *TCPProbeServer) Refused() int64  { return s.refused.Load() }

@@ -215,3 +215,13 @@ func TestTCPProberBounded(t *testing.T) {
 		t.Errorf("Run took %v, want the %v of the probes out and little more", took, tcpProbeTimeout)
 	}
 }
+
+// Echoed and Dropped count the probes answered and those refused (over the
+// rate, or not probes).
+func (e *UDPEchoer) Echoed() int64  { return e.echoed.Load() }
+func (e *UDPEchoer) Dropped() int64 { return e.dropped.Load() }
+
+// Answered and Refused count the probes answered and the connections
+// closed unanswered.
+func (s *TCPProbeServer) Answered() int64 { return s.answered.Load() }
+func (s *TCPProbeServer) Refused() int64  { return s.refused.Load() }

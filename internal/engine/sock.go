@@ -56,22 +56,6 @@ func Configure(c *net.TCPConn, opts Options) error {
 	return nil
 }
 
-// Info reads back what the kernel granted the socket.
-func Info(c *net.TCPConn) (SocketInfo, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return SocketInfo{}, err
-	}
-	var (
-		si   SocketInfo
-		gerr error
-	)
-	if err := rc.Control(func(fd uintptr) { si, gerr = sockInfo(fd) }); err != nil {
-		return SocketInfo{}, err
-	}
-	return si, gerr
-}
-
 // Unsent returns how many bytes written on the TCP socket c the peer has
 // not yet acknowledged (SIOCOUTQ): 0 once everything sent reached the
 // peer's kernel. c may be a *net.TCPConn or an *os.File duplicate of one,

@@ -56,8 +56,6 @@ type probeFailure struct {
 	atDeadline bool
 }
 
-func (f *probeFailure) Error() string { return f.err.Error() }
-
 func fail(reason string, format string, a ...any) *probeFailure {
 	return &probeFailure{reason: reason, err: fmt.Errorf(format, a...)}
 }

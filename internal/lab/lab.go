@@ -110,14 +110,6 @@ func (l *Lab) Host(s HostName) Host {
 	return l.A
 }
 
-// Peer returns the host on the other side of s.
-func (l *Lab) Peer(s HostName) Host {
-	if s == B {
-		return l.A
-	}
-	return l.B
-}
-
 // Namespace names the namespace of side s of the lab called name.
 func Namespace(name string, s HostName) string { return "wst-" + name + "-" + string(s) }
 

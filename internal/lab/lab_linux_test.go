@@ -94,6 +94,10 @@ func TestUpDefault(t *testing.T) {
 	if *loaded != *l {
 		t.Errorf("Load = %+v, want %+v", loaded, l)
 	}
+	// A two-host lab has no router for lab run to hand its client.
+	if eg, err := lab.RouterEgresses(l.Name, lab.B); err != nil || len(eg) != 0 {
+		t.Errorf("RouterEgresses of a two-host lab = %v, %v; want none", eg, err)
+	}
 	names, err := lab.List()
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func (m *Mesh) do(int, func() error) error                    { return ErrUnsupp
 func (m *Mesh) start(int, *exec.Cmd) error                    { return ErrUnsupported }
 func upRouted(context.Context, RoutedConfig) (*Routed, error) { return nil, ErrUnsupported }
 func (r *Routed) RouterQdisc() (uint64, uint64, error)        { return 0, 0, ErrUnsupported }
-func routerHere() ([]RouterEgress, error)                     { return nil, nil }
+func hasRouter(string) (bool, error)                          { return false, nil }
 func stopServer(string) error                                 { return nil }
 func (s *Server) running(string) bool                         { return false }
 

@@ -80,12 +80,22 @@ type RouterEgress struct {
 	Toward HostName
 }
 
-// RouterHere returns the router's egresses when the calling thread is
-// in a host (a or b) of a routed lab: the one toward the other host
-// first, then the one toward this host. It returns none, and no error,
-// in any other namespace. It reads /run/netns only; sampling the
-// router's qdiscs (measure.OpenNetnsQdisc) needs root.
-func RouterHere() ([]RouterEgress, error) { return routerHere() }
+// RouterEgresses returns the egresses of the router of the lab called
+// name as its host s sees them: the one toward the other host first,
+// then the one toward s. A lab without a router (two hosts on one link)
+// has none, and that is no error. It reads /run/netns only; sampling the
+// router's qdiscs (measure.OpenNetnsQdisc) needs root. lab run hands
+// them to its client (run's --router-queue).
+func RouterEgresses(name string, s HostName) ([]RouterEgress, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	ok, err := hasRouter(name)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return routerEgresses(name, s), nil
+}
 
 // routerEgresses are a routed lab's router egresses as host s sees them.
 func routerEgresses(name string, s HostName) []RouterEgress {

@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -165,40 +164,12 @@ func (r *Routed) RouterQdisc() (sent, drops uint64, err error) {
 	return 0, 0, fmt.Errorf("no tbf statistics on %s in %s", r.Router.Dev, r.Router.Netns)
 }
 
-// hostNamespace matches a lab host's namespace name: its lab and side.
-var hostNamespace = regexp.MustCompile(`^wst-(.+)-([ab])$`)
-
-func routerHere() ([]RouterEgress, error) {
-	self, err := netns.Get()
-	if err != nil {
-		return nil, fmt.Errorf("this thread's network namespace: %w", err)
+// hasRouter reports whether the lab called name has a router's
+// namespace.
+func hasRouter(name string) (bool, error) {
+	_, err := os.Stat(filepath.Join(netnsDir, Namespace(name, Router)))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
 	}
-	defer self.Close()
-	entries, err := os.ReadDir(netnsDir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	for _, e := range entries {
-		m := hostNamespace.FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
-		}
-		h, err := netns.GetFromName(e.Name())
-		if err != nil {
-			continue
-		}
-		same := h.Equal(self)
-		h.Close()
-		if !same {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(netnsDir, Namespace(m[1], Router))); err != nil {
-			return nil, nil // a two-host lab: no router
-		}
-		return routerEgresses(m[1], HostName(m[2])), nil
-	}
-	return nil, nil
+	return err == nil, err
 }

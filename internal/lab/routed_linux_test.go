@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,6 +52,13 @@ func TestRoutedLab(t *testing.T) {
 	}
 	if got := from.AddrPort().Addr().Unmap(); got != a.IPv4 {
 		t.Errorf("datagram from %s, want a's %s (routed, not masqueraded)", got, a.IPv4)
+	}
+	// What lab run hands a client in b: the router's egress toward a
+	// (b's traffic) first, then the one toward b.
+	rns := lab.Namespace(r.Name, lab.Router)
+	want := []lab.RouterEgress{{Netns: rns, Dev: "wst-ra", Toward: lab.A}, {Netns: rns, Dev: lab.RouterDeviceB, Toward: lab.B}}
+	if eg, err := lab.RouterEgresses(r.Name, lab.B); err != nil || !slices.Equal(eg, want) {
+		t.Errorf("RouterEgresses(%s, b) = %v, %v; want %v", r.Name, eg, err, want)
 	}
 	sent, _, err := r.RouterQdisc()
 	if err != nil || sent == 0 {

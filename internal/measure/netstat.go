@@ -39,22 +39,14 @@ func ReadNetCounters(procRoot string) (NetCounters, error) {
 	return c, nil
 }
 
-// ParseNetCounters parses one file in the format of /proc/net/snmp and
-// /proc/net/netstat: for each prefix a line of names and then a line of
-// values, "Tcp: RtoAlgorithm RtoMin ..." then "Tcp: 1 200 ...". name is
-// used in errors.
-func ParseNetCounters(r io.Reader, name string) (NetCounters, error) {
-	c := NetCounters{}
-	if err := c.parse(r, name); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 // maxCounterLine bounds one line; the longest real one (TcpExt) is about
 // 3 KB on current kernels.
 const maxCounterLine = 1 << 20
 
+// parse reads one file in the format of /proc/net/snmp and
+// /proc/net/netstat into c: for each prefix a line of names and then a
+// line of values, "Tcp: RtoAlgorithm RtoMin ..." then "Tcp: 1 200 ...".
+// name is used in errors.
 func (c NetCounters) parse(r io.Reader, name string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 8192), maxCounterLine)

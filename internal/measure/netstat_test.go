@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -131,7 +132,7 @@ func TestParseNetCounters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseNetCounters(strings.NewReader(tt.in), "snmp")
+			got, err := parseNetCounters(strings.NewReader(tt.in), "snmp")
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
@@ -174,4 +175,14 @@ func TestReadNetCountersLive(t *testing.T) {
 			t.Errorf("live counters lack %s", name)
 		}
 	}
+}
+
+// parseNetCounters parses one file as ReadNetCounters does each of
+// /proc/net/snmp and /proc/net/netstat.
+func parseNetCounters(r io.Reader, name string) (NetCounters, error) {
+	c := NetCounters{}
+	if err := c.parse(r, name); err != nil {
+		return nil, err
+	}
+	return c, nil
 }

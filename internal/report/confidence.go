@@ -26,13 +26,11 @@ func levelPct(level float64) string {
 	return fmt.Sprintf("%.4g", 100*level)
 }
 
-// Confidence writes how the mean of a repeated measurement was reached:
+// confidence writes how the mean of a repeated measurement was reached:
 // the iterations, the interval asked and, per figure, the interval
-// achieved, with NOT REACHED where it is wider than asked.
-func Confidence(w io.Writer, s result.Summary) { confidence(w, s, true) }
-
-// confidence is Confidence; verbose, its first line says the per-stream
-// figures (which only -v shows) are the last iteration's.
+// achieved, with NOT REACHED where it is wider than asked. Verbose, its
+// first line says the per-stream figures (which only -v shows) are the
+// last iteration's.
 func confidence(w io.Writer, s result.Summary, verbose bool) {
 	c := s.Confidence
 	if c == nil {

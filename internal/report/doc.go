@@ -16,11 +16,12 @@
 //     point (+/-%, iterations, notes) and netperf's sweep table.
 //   - matrix.go, mesh.go, compare.go, lab.go, labserver.go: the tables of
 //     those commands.
-//   - env.go, envsummary.go, envlabels.go: environment records in full, as
-//     one line per side, and as plot labels.
+//   - env.go, envsummary.go: environment records in full, and as one
+//     line per side.
 //   - document.go: JSON (through result.Encode), CSV and WriteFile, which
 //     picks the format from a file's extension and writes atomically.
-//   - plot.go: plots with gonum/plot.
+//   - plotnames.go: the units and names the plots (internal/plot) write
+//     as report does.
 //
 // Golden files under testdata/ hold what a person reads; `go test
 // ./internal/report -update` rewrites them.

@@ -34,13 +34,11 @@ func EnvSummary(w io.Writer, res result.Result) {
 	}
 }
 
-// EnvLine is an environment record in one line:
+// envLine is an environment record in one line:
 // "kernel 6.8.0, governor performance, wst-a (veth) mtu 9000, rx on tx on sg on tso off gso on
-// gro on lro off, qdisc noqueue, cc cubic".
-func EnvLine(env sysinfo.Env) string { return envLine(env, "") }
-
-// envLine is EnvLine with the congestion control the data sockets used,
-// when known ("" for none): "cc cubic (default bbr)".
+// gro on lro off, qdisc noqueue, cc cubic", with the congestion control
+// the data sockets used when known ("" for none): "cc cubic (default
+// bbr)".
 func envLine(env sysinfo.Env, socketCC string) string {
 	parts := []string{"kernel " + orDash(env.KernelRelease)}
 	if f := env.CPUFreq; f != nil && f.Available {

@@ -28,7 +28,7 @@ func TestTextWithEnv(t *testing.T) {
 }
 
 func TestEnvLineWithoutInterface(t *testing.T) {
-	got := EnvLine(sysinfo.Env{KernelRelease: "6.1"})
+	got := envLine(sysinfo.Env{KernelRelease: "6.1"}, "")
 	if want := "kernel 6.1, interface unknown, cc -"; got != want {
 		t.Errorf("EnvLine = %q, want %q", got, want)
 	}

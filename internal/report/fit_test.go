@@ -57,11 +57,11 @@ func runText(res result.Result, server string, o TextOptions) (text string, inte
 	}
 	for _, tk := range tks {
 		for _, t := range order.Add(tk) {
-			Tick(&ticks, t)
+			TickIn(&ticks, t, 0)
 		}
 	}
 	for _, t := range order.Flush() {
-		Tick(&ticks, t)
+		TickIn(&ticks, t, 0)
 	}
 	if ticks.Len() > 0 {
 		IntervalHeader(&b, res.Spec.Kind)

@@ -35,7 +35,7 @@ func TestText(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			doc := load(t, name+".json")
 			var buf bytes.Buffer
-			Text(&buf, doc.Result)
+			TextIn(&buf, doc.Result, TextOptions{})
 			testkit.Golden(t, name+".txt.golden", buf.String())
 		})
 	}
@@ -46,7 +46,7 @@ func TestTextInterrupted(t *testing.T) {
 	doc.Interrupted = true
 	doc.Warnings = []result.Warning{result.Words("server: no result from the server within 3s of the interrupt")}
 	var buf bytes.Buffer
-	Text(&buf, doc.Result)
+	TextIn(&buf, doc.Result, TextOptions{})
 	out := buf.String()
 	if !strings.HasPrefix(out, "INTERRUPTED") || !strings.Contains(out, "warning: server: no result") {
 		t.Errorf("interrupted result does not say so:\n%s", out)
@@ -59,7 +59,7 @@ func TestTradeoff(t *testing.T) {
 		t.Fatalf("fixture has %d runs", len(doc.Runs))
 	}
 	var buf bytes.Buffer
-	Tradeoff(&buf, doc.Runs[0], doc.Runs[1], result.Tradeoff{Ratio: 0.5})
+	TradeoffIn(&buf, doc.Runs[0], doc.Runs[1], result.Tradeoff{Ratio: 0.5}, 0)
 	testkit.Golden(t, "tradeoff.txt.golden", buf.String())
 }
 
@@ -76,7 +76,7 @@ func TestTicks(t *testing.T) {
 						tk.Streams = append(tk.Streams, result.StreamInterval{ID: s.ID, Interval: s.Receiver.Intervals[i]})
 					}
 				}
-				Tick(&buf, tk)
+				TickIn(&buf, tk, 0)
 			}
 		}
 	}
@@ -85,8 +85,8 @@ func TestTicks(t *testing.T) {
 	// datagrams sent in it (2680 received) lost 36.9% of them, as
 	// iperf's "lost/total" reads; over the received it would be 58.5%.
 	var lossy bytes.Buffer
-	Tick(&lossy, result.Tick{Direction: spec.ClientToServer, Index: 2, Interval: result.Interval{
-		StartS: 1, EndS: 1.5, Bytes: 2680 * 1472, BitsPerSecond: 2680 * 1472 * 8 / 0.5, Packets: 2680, Lost: 1567, JitterMs: 0.412}})
+	TickIn(&lossy, result.Tick{Direction: spec.ClientToServer, Index: 2, Interval: result.Interval{
+		StartS: 1, EndS: 1.5, Bytes: 2680 * 1472, BitsPerSecond: 2680 * 1472 * 8 / 0.5, Packets: 2680, Lost: 1567, JitterMs: 0.412}}, 0)
 	if want := "0.412 ms  1567/4247 (37%)"; !strings.Contains(lossy.String(), want) {
 		t.Errorf("interval line %q, want %q in it", lossy.String(), want)
 	}
@@ -166,7 +166,7 @@ func TestTextCPU(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			doc := load(t, name+".json")
 			var buf bytes.Buffer
-			Text(&buf, doc.Result)
+			TextIn(&buf, doc.Result, TextOptions{})
 			testkit.Golden(t, name+".txt.golden", buf.String())
 			buf.Reset()
 			TextIn(&buf, doc.Result, TextOptions{Verbose: true})
@@ -189,7 +189,7 @@ func TestTextConfidence(t *testing.T) {
 	}
 	doc.Warnings = []result.Warning{result.Words("local CPU utilization: confidence interval not reached in 10 iterations: +/-3.6%, asked +/-2.5% @ 99% conf.")}
 	var buf bytes.Buffer
-	Text(&buf, doc.Result)
+	TextIn(&buf, doc.Result, TextOptions{})
 	testkit.Golden(t, "confidence.txt.golden", buf.String())
 }
 
@@ -210,7 +210,7 @@ func TestTextUDPFragmented(t *testing.T) {
 		result.SideResult{Side: result.Local, Flows: []result.Flow{snd}, Counters: local},
 		result.SideResult{Side: result.Remote, Flows: []result.Flow{rcv}, Counters: remote})
 	var buf bytes.Buffer
-	Text(&buf, res)
+	TextIn(&buf, res, TextOptions{})
 	testkit.Golden(t, "udp-fragmented.txt.golden", buf.String())
 	buf.Reset()
 	TextIn(&buf, res, TextOptions{Verbose: true})

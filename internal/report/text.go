@@ -130,11 +130,9 @@ func IntervalHeader(w io.Writer, k spec.Kind) {
 	}
 }
 
-// Tick writes the interval lines of one tick: one per stream, and a [SUM]
-// line when the direction has several streams.
-func Tick(w io.Writer, tk result.Tick) { TickIn(w, tk, 0) }
-
-// TickIn is Tick with the bitrate in unit u (-f; 0: adaptive bits).
+// TickIn writes the interval lines of one tick: one per stream, and a
+// [SUM] line when the direction has several streams, with the bitrate in
+// unit u (-f; 0: adaptive bits).
 func TickIn(w io.Writer, tk result.Tick, u units.RateUnit) {
 	if len(tk.Streams) > 1 {
 		for _, s := range tk.Streams {
@@ -171,10 +169,6 @@ func intervalLine(w io.Writer, id string, d spec.Direction, iv result.Interval, 
 	}
 	fmt.Fprintln(w)
 }
-
-// Text writes the result of one run as TextIn does with the default
-// options.
-func Text(w io.Writer, res result.Result) { TextIn(w, res, TextOptions{}) }
 
 // TextIn writes the result of one run, the answer first: the netperf
 // table (with UDP's datagrams or the transactions' latency under it),
@@ -427,10 +421,9 @@ func micros(us float64) string {
 	return fmt.Sprintf("%.0f", us)
 }
 
-// Table writes netperf's TCP_STREAM table: one row per direction, with the
-// socket sizes the kernel granted, and a total row for two directions.
-func Table(w io.Writer, res result.Result) { table(w, res, 0) }
-
+// table writes netperf's TCP_STREAM table: one row per direction, with
+// the socket sizes the kernel granted, and a total row for two
+// directions, throughputs in unit u.
 func table(w io.Writer, res result.Result, u units.RateUnit) {
 	if hasCPU(res.Summary) {
 		cpuTable(w, res, u)
@@ -525,11 +518,9 @@ func textWarnings(w io.Writer, ss []string, verbose bool) {
 	warnings(w, ws, verbose)
 }
 
-// Tradeoff writes two runs of opposite directions side by side, with the
-// ratio of the second's throughput to the first's.
-func Tradeoff(w io.Writer, a, b result.Result, t result.Tradeoff) { TradeoffIn(w, a, b, t, 0) }
-
-// TradeoffIn is Tradeoff with throughputs in unit u (-f).
+// TradeoffIn writes two runs of opposite directions side by side, with
+// the ratio of the second's throughput to the first's, throughputs in
+// unit u (-f; 0: netperf's 10^6bits/sec).
 func TradeoffIn(w io.Writer, a, b result.Result, t result.Tradeoff, u units.RateUnit) {
 	fmt.Fprintln(w, "Tradeoff: one direction, then the other, over the same path")
 	tw := newTable(w)

@@ -111,10 +111,6 @@ func MinP(test Test, na, nb int) float64 {
 	return 0
 }
 
-// UTestSamples is the smallest n for which n and n values can give the
-// exact U test a p of at most alpha, as text ("4", or "more than 100").
-func UTestSamples(alpha float64) string { return uTestSamples(alpha) }
-
 // IterationsRule is compare's one rule for how many iterations each side
 // needs, stated with its inputs: the fewest n for which n against n can
 // give the test a p small enough for a difference at one point alone to

@@ -1,4 +1,4 @@
-package report
+package plot
 
 import (
 	"bytes"
@@ -7,15 +7,50 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"gonum.org/v1/plot"
+	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
 	"wirespeed/internal/measure"
+	"wirespeed/internal/netdev"
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
 	"wirespeed/internal/sysinfo"
 )
+
+// vethEnv is a record as sysinfo gives it for a lab's veth end.
+func vethEnv() sysinfo.Env {
+	return sysinfo.Env{
+		Hostname:      "lab-a",
+		KernelRelease: "6.18.44",
+		CPU:           sysinfo.CPUInfo{Model: "Intel(R) Xeon(R) Processor", Count: 2},
+		Peer:          "10.77.0.2",
+		Interface: &sysinfo.Interface{
+			Name: "wst-a", Index: 2, Driver: "veth", DriverVersion: "1.0", MTU: 9000,
+			SpeedMbps: 10000, Duplex: "full",
+			Offloads: []netdev.FeatureState{
+				{Name: "rx-checksumming", On: true, Requested: true},
+				{Name: "tx-checksumming", On: true, Requested: true},
+				{Name: "tcp-segmentation-offload", On: false, Requested: true}, // kept off: sg is off
+				{Name: "large-receive-offload", Fixed: true},
+			},
+			Features: []netdev.FeatureState{
+				{Name: "tx-scatter-gather", On: false},
+				{Name: "tx-tcp-segmentation", On: false, Requested: true},
+				{Name: "rx-lro", Fixed: true},
+				{Name: "highdma", On: true, Requested: true},
+			},
+			Qdisc: &sysinfo.Qdisc{Kind: "tbf", Handle: "1:0", RateBitsPerSecond: 1e9, BurstBytes: 500000, LimitBytes: 1125000},
+		},
+		CongestionControl: sysinfo.CongestionControl{Default: "cubic", Available: []string{"reno", "cubic"}},
+		Sysctls: map[string][]int64{
+			"net.ipv4.tcp_rmem":  {4096, 131072, 6291456},
+			"net.core.rmem_max":  {212992},
+			"net.core.busy_poll": {0},
+		},
+	}
+}
 
 func TestLabels(t *testing.T) {
 	doc := func(mod func(*result.Document)) result.Document {
@@ -81,12 +116,12 @@ func TestPlotRefusesMixedKinds(t *testing.T) {
 	rr.Summary.RRSummary = &result.RRSummary{Latency: stats.Latency{Count: 1, P50: 10, P99: 20, P999: 30}}
 	st := result.Point{MsgSize: 1}
 	st.Spec.Kind = spec.TCPStream
-	if _, err := Plot([]Series{{Label: "rr", Points: []result.Point{rr}}, {Label: "stream", Points: []result.Point{st}}}); err == nil {
+	if _, err := Plot([]report.Series{{Label: "rr", Points: []result.Point{rr}}, {Label: "stream", Points: []result.Point{st}}}); err == nil {
 		t.Errorf("TCP_RR and TCP_STREAM results drew one plot")
 	}
 	noLatency := rr
 	noLatency.Summary.RRSummary = nil
-	if _, err := Plot([]Series{{Label: "rr", Points: []result.Point{noLatency}}}); err == nil {
+	if _, err := Plot([]report.Series{{Label: "rr", Points: []result.Point{noLatency}}}); err == nil {
 		t.Errorf("a TCP_RR result without latency figures drew a latency plot")
 	}
 }
@@ -95,11 +130,11 @@ func TestPlotRefusesMixedKinds(t *testing.T) {
 // series (p50, p99, p99.9) through the recorded percentiles.
 func TestLatencyPlot(t *testing.T) {
 	doc := load(t, "rr.json")
-	pts := PointsOf(doc)
+	pts := report.PointsOf(doc)
 	if len(pts) != 1 || pts[0].MsgSize != doc.Spec.RequestSize {
 		t.Fatalf("points %+v", pts)
 	}
-	p, err := Plot([]Series{{Label: "a", Points: pts}, {Label: "b", Points: pts}})
+	p, err := Plot([]report.Series{{Label: "a", Points: pts}, {Label: "b", Points: pts}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +166,11 @@ func pt(k spec.Kind, size int, bps float64, cpu bool) result.Point {
 // decade, and a CPU panel only where there are CPU figures.
 func TestPlotKinds(t *testing.T) {
 	sweep := []result.Point{pt(spec.TCPStream, 1, 2e6, true), pt(spec.TCPStream, 64, 99e6, true), pt(spec.TCPStream, 1460, 900e6, true)}
-	f, err := Plot([]Series{{Label: "a", Points: sweep}})
+	f, err := Plot([]report.Series{{Label: "a", Points: sweep}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f.Main.Y.Scale.(plot.LogScale); !ok {
+	if _, ok := f.Main.Y.Scale.(gplot.LogScale); !ok {
 		t.Errorf("2 to 900 Mbit/s on a %T y axis, want log", f.Main.Y.Scale)
 	}
 	if f.Main.Y.Min > 2 || f.Main.Y.Max < 900 {
@@ -146,11 +181,11 @@ func TestPlotKinds(t *testing.T) {
 	}
 
 	narrow := []result.Point{pt(spec.TCPStream, 1460, 900e6, false), pt(spec.TCPStream, 8192, 950e6, false)}
-	f, err = Plot([]Series{{Label: "a", Points: narrow}})
+	f, err = Plot([]report.Series{{Label: "a", Points: narrow}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f.Main.Y.Scale.(plot.LinearScale); !ok || f.Main.Y.Min != 0 {
+	if _, ok := f.Main.Y.Scale.(gplot.LinearScale); !ok || f.Main.Y.Min != 0 {
 		t.Errorf("900 to 950 Mbit/s on a %T axis from %g, want linear from 0", f.Main.Y.Scale, f.Main.Y.Min)
 	}
 	if f.CPU != nil {
@@ -158,12 +193,12 @@ func TestPlotKinds(t *testing.T) {
 	}
 
 	// A matrix of one size: bars, the settings as categories, whiskers.
-	var rows []Series
+	var rows []report.Series
 	for i, label := range []string{"tso=on mtu=1500", "tso=off mtu=1500", "tso=on mtu=9000"} {
 		p := pt(spec.TCPStream, 131072, float64(900+40*i)*1e6, true)
 		lo, hi := p.Summary.BitsPerSecond*0.98, p.Summary.BitsPerSecond*1.02
 		p.Summary.Confidence = &result.Confidence{Level: 0.99, FigureConfidence: result.FigureConfidence{Lo: &lo, Hi: &hi}, Iterations: 3}
-		rows = append(rows, Series{Label: label, Points: []result.Point{p}})
+		rows = append(rows, report.Series{Label: label, Points: []result.Point{p}})
 	}
 	f, err = Plot(rows)
 	if err != nil {
@@ -192,10 +227,10 @@ func TestPlotKinds(t *testing.T) {
 // dashes of the lines.
 func TestLatencyKey(t *testing.T) {
 	doc := load(t, "rr.json")
-	p1 := PointsOf(doc)[0]
+	p1 := report.PointsOf(doc)[0]
 	p2 := p1
 	p2.MsgSize = 1024
-	f, err := Plot([]Series{{Label: "a", Points: []result.Point{p1, p2}}, {Label: "b", Points: []result.Point{p1, p2}}})
+	f, err := Plot([]report.Series{{Label: "a", Points: []result.Point{p1, p2}}, {Label: "b", Points: []result.Point{p1, p2}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +258,7 @@ func TestLatencyKey(t *testing.T) {
 // TestPlotFontsEmbedded: the SVG carries its fonts, so it renders the
 // same where they are not installed; PNG and PDF are what they say.
 func TestPlotFontsEmbedded(t *testing.T) {
-	f, err := Plot([]Series{{Label: "a", Points: PointsOf(load(t, "cpu.json"))}})
+	f, err := Plot([]report.Series{{Label: "a", Points: report.PointsOf(load(t, "cpu.json"))}})
 	if err != nil {
 		t.Fatal(err)
 	}

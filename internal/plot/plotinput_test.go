@@ -1,11 +1,15 @@
-package report
+package plot
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
@@ -46,7 +50,7 @@ func TestPlotInputsNeverPanic(t *testing.T) {
 				for _, sizes := range [][]int{{131072}, {64, 1024, 65536}} {
 					name := fmt.Sprintf("%s/%g/lo%g/%d-sizes", k, v, lof, len(sizes))
 					t.Run(name, func(t *testing.T) {
-						var rows []Series
+						var rows []report.Series
 						for r, other := range []float64{v, 20e9} {
 							var pts []result.Point
 							for _, sz := range sizes {
@@ -57,7 +61,7 @@ func TestPlotInputsNeverPanic(t *testing.T) {
 								}
 								pts = append(pts, withCI(p, lo, other*1.5+1))
 							}
-							rows = append(rows, Series{Label: fmt.Sprintf("row %d", r), Points: pts})
+							rows = append(rows, report.Series{Label: fmt.Sprintf("row %d", r), Points: pts})
 						}
 						f, err := Plot(rows)
 						if err != nil {
@@ -90,7 +94,7 @@ func TestPlotInputsNeverPanic(t *testing.T) {
 					p.Summary.LocalCPU.ServiceDemandMicrosPerTransaction = lat
 					pts = append(pts, p)
 				}
-				f, err := Plot([]Series{{Label: "a", Points: pts}, {Label: "b", Points: pts}})
+				f, err := Plot([]report.Series{{Label: "a", Points: pts}, {Label: "b", Points: pts}})
 				if err != nil {
 					return
 				}
@@ -140,13 +144,13 @@ func TestLogTicks(t *testing.T) {
 // median of its iterations, as compare's table reads it, with whiskers
 // at their range: 100, 200 and 900 Mbit/s have mean 400 and median 200.
 func TestCompareBarsMedian(t *testing.T) {
-	var rows []Series
+	var rows []report.Series
 	for _, label := range []string{"cubic", "bbr"} {
 		p := pt(spec.TCPStream, 131072, 400e6, false)
 		for i, v := range []float64{100e6, 900e6, 200e6} {
 			p.Iterations = append(p.Iterations, result.Iteration{Index: i + 1, Summary: result.Summary{BitsPerSecond: v}})
 		}
-		rows = append(rows, Series{Label: label, Points: []result.Point{p}})
+		rows = append(rows, report.Series{Label: label, Points: []result.Point{p}})
 	}
 	f, err := Plot(rows)
 	if err != nil {
@@ -164,4 +168,19 @@ func TestCompareBarsMedian(t *testing.T) {
 	if !strings.Contains(f.Main.Title.Text, "median of the iterations") {
 		t.Errorf("title %q does not say the bars are medians", f.Main.Title.Text)
 	}
+}
+
+// load reads a recorded results document from testdata (copies of
+// report's: rr.json a TCP_RR run, cpu.json a stream with CPU figures).
+func load(t *testing.T, name string) result.Document {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc result.Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }

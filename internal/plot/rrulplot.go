@@ -1,15 +1,16 @@
-package report
+package plot
 
 import (
 	"fmt"
 	"image/color"
 	"slices"
 
-	"gonum.org/v1/plot"
+	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
@@ -34,10 +35,10 @@ func RRULAll(doc result.Document) (*Figure, error) {
 	if idle == 0 {
 		idle = end // the load never came
 	}
-	tp := plot.New()
+	tp := gplot.New()
 	style(tp, "RRUL: throughput and latency under load", "")
 	tp.Add(&shade{x0: 0, x1: idle})
-	scale, unit := rateUnit(max(u.UpBitsPerSecond, u.DownBitsPerSecond))
+	scale, unit := report.RateUnit(max(u.UpBitsPerSecond, u.DownBitsPerSecond))
 	tp.Y.Label.Text = "throughput (" + unit + ")"
 	var up, down plotter.XYs
 	for _, iv := range u.Intervals {
@@ -83,7 +84,7 @@ func RRULAll(doc result.Document) (*Figure, error) {
 	tp.Y.Min, tp.Y.Max = 0, max(hiRate, 1e-9)*1.3
 	tp.Y.Tick.Marker = linearTicks{}
 
-	lat := plot.New()
+	lat := gplot.New()
 	style(lat, "", "round trip (ms)")
 	lat.Add(&shade{x0: 0, x1: idle})
 	lat.X.Label.Text = "seconds from the start (idle phase shaded)"
@@ -117,7 +118,7 @@ func RRULAll(doc result.Document) (*Figure, error) {
 	}
 	valueAxis(&lat.Y, loMs, hiMs)
 
-	for _, p := range []*plot.Plot{tp, lat} {
+	for _, p := range []*gplot.Plot{tp, lat} {
 		p.X.Min, p.X.Max = 0, end
 		p.X.Tick.Marker = linearTicks{}
 	}
@@ -128,9 +129,9 @@ func RRULAll(doc result.Document) (*Figure, error) {
 // RRULCDF draws the distribution of each RRUL result's round trips, idle
 // against loaded (all probes), a pair of lines per result.
 func RRULCDF(labels []string, docs []result.Document) (*Figure, error) {
-	p := plot.New()
+	p := gplot.New()
 	style(p, "RRUL: round-trip distribution, idle and loaded", "fraction of probes")
-	var items []plot.Plotter
+	var items []gplot.Plotter
 	p.X.Label.Text = "round trip (ms)"
 	lo, hi := 0.0, 0.0
 	n := 0
@@ -191,8 +192,8 @@ func RRULCDF(labels []string, docs []result.Document) (*Figure, error) {
 		return nil, fmt.Errorf("no answered probe to plot")
 	}
 	if lo > 0 && hi/lo >= 10 {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Scale = gplot.LogScale{}
+		p.X.Tick.Marker = gplot.LogTicks{Prec: -1}
 		p.X.Min, p.X.Max = lo/1.3, hi*1.3
 	} else {
 		p.X.Min, p.X.Max = 0, hi*1.1
@@ -205,7 +206,7 @@ func RRULCDF(labels []string, docs []result.Document) (*Figure, error) {
 // shade is a grey band over x0..x1 across the panel: the idle phase.
 type shade struct{ x0, x1 float64 }
 
-func (s *shade) Plot(c draw.Canvas, p *plot.Plot) {
+func (s *shade) Plot(c draw.Canvas, p *gplot.Plot) {
 	trX, _ := p.Transforms(&c)
 	x0, x1 := trX(s.x0), trX(s.x1)
 	c.FillPolygon(color.Gray{Y: 235}, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})

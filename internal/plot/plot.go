@@ -1,4 +1,4 @@
-package report
+package plot
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
+	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"wirespeed/internal/measure"
+	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/stats"
@@ -32,10 +33,10 @@ import (
 // carry CPU figures, a second panel of CPU utilization or service demand
 // below it.
 type Figure struct {
-	Main *plot.Plot
+	Main *gplot.Plot
 	// CPU is the second panel; nil when no result has CPU figures. A
 	// history's second panel is its latency (HistoryPanels).
-	CPU *plot.Plot
+	CPU *gplot.Plot
 
 	// sharedX is set when both panels have the same x axis (message
 	// sizes, a history's time): Draw lines their data areas up.
@@ -46,7 +47,7 @@ type Figure struct {
 	// under the panels.
 	env *envMarks
 
-	items []plot.Plotter // what Main draws, besides its grid, for tests
+	items []gplot.Plotter // what Main draws, besides its grid, for tests
 }
 
 // The kinds of figure, chosen from the results (Plot):
@@ -81,7 +82,7 @@ func isStream(k spec.Kind) bool {
 
 // Plot draws the series with the kind of figure that fits them. Every
 // series must be of stream tests, or every one of request/response tests.
-func Plot(series []Series) (*Figure, error) {
+func Plot(series []report.Series) (*Figure, error) {
 	if len(series) == 0 {
 		return nil, fmt.Errorf("nothing to plot")
 	}
@@ -140,7 +141,7 @@ func SavePlot(f *Figure, path string) error {
 	if err := f.write(&buf, ext); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	return WriteAtomic(path, buf.Bytes())
+	return result.WriteAtomic(path, buf.Bytes())
 }
 
 func (f *Figure) size() (w, h vg.Length) {
@@ -253,9 +254,9 @@ func (f *Figure) panels(c draw.Canvas) (top, bottom draw.Canvas) {
 // valueAxis sets a value axis over lo..hi (data values, already scaled):
 // logarithmic when the data spans a decade or more (and is positive),
 // linear from 0 otherwise. It reports whether it chose log.
-func valueAxis(ax *plot.Axis, lo, hi float64) bool {
+func valueAxis(ax *gplot.Axis, lo, hi float64) bool {
 	if lo > 0 && hi/lo >= 10 {
-		ax.Scale = plot.LogScale{}
+		ax.Scale = gplot.LogScale{}
 		ax.Tick.Marker = logTicks{}
 		ax.Min, ax.Max = lo/1.6, hi*2.2 // room for the key above the data
 		return true
@@ -263,14 +264,6 @@ func valueAxis(ax *plot.Axis, lo, hi float64) bool {
 	ax.Min, ax.Max = 0, max(hi, 1e-9)*1.25
 	ax.Tick.Marker = linearTicks{}
 	return false
-}
-
-// rateUnit picks a unit for bits/s figures up to maxBPS.
-func rateUnit(maxBPS float64) (scale float64, unit string) {
-	if maxBPS >= 1e10 {
-		return 1e9, "Gbit/s"
-	}
-	return 1e6, "Mbit/s"
 }
 
 func title(kinds map[spec.Kind]bool, what string) string {
@@ -308,7 +301,7 @@ var sideGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.RingGlyph{}}
 // a line per series through the points' means with whiskers at their
 // confidence intervals; below, each side's service demand (local solid,
 // remote dashed) when measured.
-func throughputLines(series []Series) (*Figure, error) {
+func throughputLines(series []report.Series) (*Figure, error) {
 	kinds := map[spec.Kind]bool{}
 	level := 0.0
 	lo, hi := math.Inf(1), 0.0
@@ -325,10 +318,10 @@ func throughputLines(series []Series) (*Figure, error) {
 			minX, maxX = min(minX, float64(pt.MsgSize)), max(maxX, float64(pt.MsgSize))
 		}
 	}
-	scale, unit := rateUnit(hi)
-	p := plot.New()
-	var items []plot.Plotter
-	add := func(ps ...plot.Plotter) { p.Add(ps...); items = append(items, ps...) }
+	scale, unit := report.RateUnit(hi)
+	p := gplot.New()
+	var items []gplot.Plotter
+	add := func(ps ...gplot.Plotter) { p.Add(ps...); items = append(items, ps...) }
 	style(p, "", "throughput ("+unit+")")
 	sizeAxis(p, "message size (bytes per send call)", minX, maxX)
 	valueAxis(&p.Y, lo/scale, hi/scale)
@@ -371,7 +364,7 @@ func throughputLines(series []Series) (*Figure, error) {
 
 // hasServiceDemand reports whether any point has a side's service demand
 // (per KB, or per transaction when perTr).
-func hasServiceDemand(series []Series, perTr bool) bool {
+func hasServiceDemand(series []report.Series, perTr bool) bool {
 	for _, s := range series {
 		for _, pt := range s.Points {
 			for _, c := range []*measure.CPU{pt.Summary.LocalCPU, pt.Summary.RemoteCPU} {
@@ -394,8 +387,8 @@ func serviceDemand(c *measure.CPU, perTr bool) float64 {
 // demandBySize is the CPU panel of a sweep: each side's service demand
 // against message size, local solid and remote dashed, in the series'
 // colours; the key names the two dash styles.
-func demandBySize(series []Series, perTr bool, minX, maxX float64) (*plot.Plot, error) {
-	p := plot.New()
+func demandBySize(series []report.Series, perTr bool, minX, maxX float64) (*gplot.Plot, error) {
+	p := gplot.New()
 	unit := "us/KB"
 	if perTr {
 		unit = "us/transaction"
@@ -443,7 +436,7 @@ func demandBySize(series []Series, perTr bool, minX, maxX float64) (*plot.Plot, 
 
 // addDashKey adds gray key entries naming what each dash style (and,
 // when given, each marker) means.
-func addDashKey(p *plot.Plot, names []string, dashes [][]vg.Length, glyphs ...draw.GlyphDrawer) {
+func addDashKey(p *gplot.Plot, names []string, dashes [][]vg.Length, glyphs ...draw.GlyphDrawer) {
 	for i, n := range names {
 		l := plotter.NewFunction(func(float64) float64 { return math.NaN() })
 		l.Color, l.Width, l.Dashes = color.Gray{Y: 80}, vg.Points(1.2), dashes[i]
@@ -468,7 +461,7 @@ func (k glyphKey) Thumbnail(c *draw.Canvas) {
 // throughputBars is one bar per series (a single run, a matrix row, one
 // direction of a tradeoff), the series as categories, whiskers at the
 // confidence interval; below, each side's CPU utilization.
-func throughputBars(series []Series) (*Figure, error) {
+func throughputBars(series []report.Series) (*Figure, error) {
 	kinds := map[spec.Kind]bool{}
 	level := 0.0
 	lo, hi := math.Inf(1), 0.0
@@ -501,10 +494,10 @@ func throughputBars(series []Series) (*Figure, error) {
 			hi = max(hi, f.hi)
 		}
 	}
-	scale, unit := rateUnit(hi)
-	p := plot.New()
-	var items []plot.Plotter
-	add := func(ps ...plot.Plotter) { p.Add(ps...); items = append(items, ps...) }
+	scale, unit := report.RateUnit(hi)
+	p := gplot.New()
+	var items []gplot.Plotter
+	add := func(ps ...gplot.Plotter) { p.Add(ps...); items = append(items, ps...) }
 	what := "throughput"
 	if len(sizes) == 1 {
 		for sz := range sizes {
@@ -530,7 +523,7 @@ func throughputBars(series []Series) (*Figure, error) {
 	p.Title.Text = title(kinds, what)
 	add(b)
 	categoryAxis(p, series)
-	p.Legend = plot.NewLegend() // the categories name the bars
+	p.Legend = gplot.NewLegend() // the categories name the bars
 	f := &Figure{Main: p, items: items}
 	if cp := cpuBars(series); cp != nil {
 		f.CPU = cp
@@ -551,7 +544,7 @@ func iterationRates(pt result.Point) []float64 {
 // cpuBars is the CPU panel of one-point series: each side's CPU
 // utilization (a bar each, local and remote) per series; nil when no
 // series has CPU figures.
-func cpuBars(series []Series) *plot.Plot {
+func cpuBars(series []report.Series) *gplot.Plot {
 	any := false
 	for _, s := range series {
 		sum := s.Points[0].Summary
@@ -562,7 +555,7 @@ func cpuBars(series []Series) *plot.Plot {
 	if !any {
 		return nil
 	}
-	p := plot.New()
+	p := gplot.New()
 	style(p, "", "CPU utilization (% of all CPUs)")
 	p.Y.Min, p.Y.Max = 0, 125 // room above 100% for the key
 	p.Y.Tick.Marker = percentTicks{}
@@ -589,10 +582,10 @@ func cpuBars(series []Series) *plot.Plot {
 // percentTicks marks 0 to 100% in steps of 20, and no further.
 type percentTicks struct{}
 
-func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
+func (percentTicks) Ticks(lo, hi float64) []gplot.Tick {
+	var ts []gplot.Tick
 	for v := 0.0; v <= 100; v += 10 {
-		t := plot.Tick{Value: v}
+		t := gplot.Tick{Value: v}
 		if math.Mod(v, 20) == 0 {
 			t.Label = strconv.FormatFloat(v, 'f', -1, 64)
 		}
@@ -603,7 +596,7 @@ func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // categoryAxis makes the x axis name each series at 0, 1, 2..., its
 // label broken into lines at ", " and between settings.
-func categoryAxis(p *plot.Plot, series []Series) {
+func categoryAxis(p *gplot.Plot, series []report.Series) {
 	names := make([]string, len(series))
 	for i, s := range series {
 		names[i] = strings.NewReplacer(", ", "\n", " ", "\n").Replace(s.Label)
@@ -630,7 +623,7 @@ func (b *bars) add(x, y, lo, hi float64, c color.Color) {
 	b.w.add(x+b.offset, lo, hi)
 }
 
-func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
+func (b *bars) Plot(c draw.Canvas, p *gplot.Plot) {
 	trX, trY := p.Transforms(&c)
 	// A log axis has no 0 (trY(0) panics): the bars stand on its bottom.
 	y0 := c.Min.Y
@@ -680,14 +673,14 @@ func (w *whiskers) add(x, lo, hi float64) {
 }
 
 // clippedBy reports whether whisker i reaches past ax's range as set.
-func (w *whiskers) clippedBy(ax *plot.Axis, i int) bool {
+func (w *whiskers) clippedBy(ax *gplot.Axis, i int) bool {
 	if math.IsNaN(w.lo[i]) || math.IsNaN(w.hi[i]) {
 		return false
 	}
 	return w.lo[i] < ax.Min || w.hi[i] > ax.Max
 }
 
-func (w *whiskers) Plot(c draw.Canvas, p *plot.Plot) {
+func (w *whiskers) Plot(c draw.Canvas, p *gplot.Plot) {
 	trX, trY := p.Transforms(&c)
 	ls := draw.LineStyle{Color: w.col, Width: vg.Points(1)}
 	half := w.capWidth / 2
@@ -732,7 +725,7 @@ func whiskerNote(level float64, clipped bool) string {
 	if level <= 0 {
 		return ""
 	}
-	s := fmt.Sprintf("\nwhiskers: %s%% confidence intervals", levelPct(level))
+	s := fmt.Sprintf("\nwhiskers: %s%% confidence intervals", report.LevelPct(level))
 	if clipped {
 		s += "; an arrowhead: the interval goes on past the axis"
 	}
@@ -767,7 +760,7 @@ var percentiles = []struct {
 // latencyPercentiles is each one-point series' latency at p50, p90, p99,
 // p99.9 and max, a line with markers per series on a log axis; the key
 // shows each series' line and marker. Below, each side's CPU utilization.
-func latencyPercentiles(series []Series) (*Figure, error) {
+func latencyPercentiles(series []report.Series) (*Figure, error) {
 	kinds := map[spec.Kind]bool{}
 	lo, hi := math.Inf(1), 0.0
 	for _, s := range series {
@@ -776,9 +769,9 @@ func latencyPercentiles(series []Series) (*Figure, error) {
 		l := pt.Summary.RRSummary.Latency
 		lo, hi = min(lo, l.P50), max(hi, l.Max)
 	}
-	p := plot.New()
-	var items []plot.Plotter
-	add := func(ps ...plot.Plotter) { p.Add(ps...); items = append(items, ps...) }
+	p := gplot.New()
+	var items []gplot.Plotter
+	add := func(ps ...gplot.Plotter) { p.Add(ps...); items = append(items, ps...) }
 	style(p, title(kinds, "latency percentiles"), "round-trip latency (us)")
 	valueAxis(&p.Y, lo, hi)
 	names := make([]string, len(percentiles))
@@ -816,7 +809,7 @@ func latencyPercentiles(series []Series) (*Figure, error) {
 // each series a solid line for p50, dashed for p99 and dotted for
 // p99.9, in the series' colour; the key names the series and, in gray,
 // the three dash styles. Below, service demand per transaction.
-func latencyBySize(series []Series) (*Figure, error) {
+func latencyBySize(series []report.Series) (*Figure, error) {
 	kinds := map[spec.Kind]bool{}
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	lo, hi := math.Inf(1), 0.0
@@ -828,9 +821,9 @@ func latencyBySize(series []Series) (*Figure, error) {
 			lo, hi = min(lo, l.P50), max(hi, l.P999)
 		}
 	}
-	p := plot.New()
-	var items []plot.Plotter
-	add := func(ps ...plot.Plotter) { p.Add(ps...); items = append(items, ps...) }
+	p := gplot.New()
+	var items []gplot.Plotter
+	add := func(ps ...gplot.Plotter) { p.Add(ps...); items = append(items, ps...) }
 	style(p, title(kinds, "latency by request size"), "round-trip latency (us)")
 	sizeAxis(p, "request size (bytes)", minX, maxX)
 	valueAxis(&p.Y, lo, hi)
@@ -868,12 +861,12 @@ func latencyBySize(series []Series) (*Figure, error) {
 
 // style sets what every panel shares: the title, the y label, the fonts,
 // a light grid and the key at the top left.
-func style(p *plot.Plot, title, ylabel string) {
+func style(p *gplot.Plot, title, ylabel string) {
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = 12
 	p.Title.Padding = 6
 	p.Y.Label.Text = ylabel
-	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+	for _, ax := range []*gplot.Axis{&p.X, &p.Y} {
 		ax.Label.TextStyle.Font.Size = 10
 		ax.Tick.Label.Font.Size = 9
 	}
@@ -889,9 +882,9 @@ func style(p *plot.Plot, title, ylabel string) {
 }
 
 // sizeAxis makes the x axis a log-2 axis of message sizes over minX..maxX.
-func sizeAxis(p *plot.Plot, label string, minX, maxX float64) {
+func sizeAxis(p *gplot.Plot, label string, minX, maxX float64) {
 	p.X.Label.Text = label
-	p.X.Scale = plot.LogScale{}
+	p.X.Scale = gplot.LogScale{}
 	p.X.Tick.Marker = sizeTicks{}
 	p.X.Min, p.X.Max = minX/1.3, maxX*1.3
 	if minX == maxX {
@@ -904,15 +897,15 @@ func sizeAxis(p *plot.Plot, label string, minX, maxX float64) {
 // the range is wide; the others are minor ticks.
 type sizeTicks struct{}
 
-func (sizeTicks) Ticks(lo, hi float64) []plot.Tick {
+func (sizeTicks) Ticks(lo, hi float64) []gplot.Tick {
 	first, last := math.Ceil(math.Log2(max(lo, 1))), math.Floor(math.Log2(hi))
 	step := 1.0
 	for (last-first)/step > 8 {
 		step *= 2
 	}
-	var ticks []plot.Tick
+	var ticks []gplot.Tick
 	for e := first; e <= last; e++ {
-		t := plot.Tick{Value: math.Pow(2, e)}
+		t := gplot.Tick{Value: math.Pow(2, e)}
 		if math.Mod(e, step) == 0 {
 			t.Label = sizeLabel(int64(t.Value))
 		}
@@ -932,13 +925,13 @@ func (sizeTicks) Ticks(lo, hi float64) []plot.Tick {
 // out: 0.02, 50, 2000, 1000000.
 type logTicks struct{}
 
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+func (logTicks) Ticks(lo, hi float64) []gplot.Tick {
 	if !(lo > 0) || !(hi > lo) {
 		return nil
 	}
 	first, last := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
 	wide := last-first > 3
-	var ticks []plot.Tick
+	var ticks []gplot.Tick
 	for e := first; e <= last; e++ {
 		p := math.Pow(10, e)
 		for m := 1; m < 10; m++ {
@@ -946,7 +939,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
 				continue
 			}
-			t := plot.Tick{Value: v}
+			t := gplot.Tick{Value: v}
 			// Wide, the first decade keeps its 2 and 5 when its power of
 			// ten is below the axis: a label under the lowest data.
 			partial := e == first && p < lo*(1-1e-9)
@@ -966,9 +959,9 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 // or 5 times a power of ten), with a minor tick halfway between labels.
 type linearTicks struct{}
 
-func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+func (linearTicks) Ticks(lo, hi float64) []gplot.Tick {
 	if !(hi > lo) {
-		return []plot.Tick{{Value: lo, Label: fmt.Sprintf("%g", lo)}}
+		return []gplot.Tick{{Value: lo, Label: fmt.Sprintf("%g", lo)}}
 	}
 	raw := (hi - lo) / 6
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
@@ -979,9 +972,9 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 			break
 		}
 	}
-	var ticks []plot.Tick
+	var ticks []gplot.Tick
 	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step / 2 {
-		t := plot.Tick{Value: v}
+		t := gplot.Tick{Value: v}
 		if math.Abs(math.Remainder(v, step)) < step*1e-6 {
 			t.Label = strconv.FormatFloat(math.Round(v/step)*step, 'f', -1, 64)
 		}

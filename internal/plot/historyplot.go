@@ -1,20 +1,20 @@
-package report
+package plot
 
 import (
 	"fmt"
 	"image/color"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
+	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"wirespeed/internal/history"
+	"wirespeed/internal/report"
 )
 
 // HistoryPlot draws each series' figure against time: a line per
@@ -111,9 +111,9 @@ func historyLabel(ss []history.Series, s history.Series) string {
 	case sameKey && !sameFigure:
 		return s.Figure
 	case !sameFigure:
-		return seriesName(s.Key) + " " + s.Figure
+		return report.SeriesName(s.Key) + " " + s.Figure
 	}
-	return seriesName(s.Key)
+	return report.SeriesName(s.Key)
 }
 
 // figureTitle is what a panel follows: "throughput", "latency (p50,
@@ -131,7 +131,7 @@ func figureTitle(ss []history.Series) string {
 	return "latency (" + strings.Join(figs, ", ") + ")"
 }
 
-func historyPanel(series []history.Series, xmin, xmax float64, marks *envMarks, byFigure bool) (*plot.Plot, error) {
+func historyPanel(series []history.Series, xmin, xmax float64, marks *envMarks, byFigure bool) (*gplot.Plot, error) {
 	unit := series[0].Unit
 	hi := 0.0
 	for _, s := range series {
@@ -148,12 +148,12 @@ func historyPanel(series []history.Series, xmin, xmax float64, marks *envMarks, 
 	scale, yunit := 1.0, unit
 	switch {
 	case unit == "bits/s":
-		scale, yunit = rateUnit(hi)
+		scale, yunit = report.RateUnit(hi)
 	case unit == "us" && hi >= 10000:
 		scale, yunit = 1000, "ms"
 	}
 	figure := figureTitle(series)
-	p := plot.New()
+	p := gplot.New()
 	style(p, "History: "+figure, figure+" ("+yunit+")")
 	p.X.Tick.Marker = timeTicks{}
 	p.X.Label.Text = "time (UTC)"
@@ -161,7 +161,7 @@ func historyPanel(series []history.Series, xmin, xmax float64, marks *envMarks, 
 	p.X.Min, p.X.Max = xmin, xmax
 	p.Y.Min, p.Y.Max = 0, max(hi/scale, 1e-9)*1.25
 	p.Y.Tick.Marker = linearTicks{}
-	var changes []plot.Plotter
+	var changes []gplot.Plotter
 	hasBand, hasWhisker := false, false
 	for i, s := range series {
 		if len(s.Points) == 0 {
@@ -297,7 +297,7 @@ type band struct {
 	col        color.Color
 }
 
-func (b *band) Plot(c draw.Canvas, p *plot.Plot) {
+func (b *band) Plot(c draw.Canvas, p *gplot.Plot) {
 	trX, trY := p.Transforms(&c)
 	clip := func(v float64) float64 { return min(max(v, p.Y.Min), p.Y.Max) }
 	var poly []vg.Point
@@ -373,11 +373,11 @@ func envMarksOf(series []history.Series) *envMarks {
 }
 
 // lines is what a panel draws of the marks.
-func (m *envMarks) lines() plot.Plotter { return envLines{m} }
+func (m *envMarks) lines() gplot.Plotter { return envLines{m} }
 
 type envLines struct{ m *envMarks }
 
-func (l envLines) Plot(c draw.Canvas, p *plot.Plot) {
+func (l envLines) Plot(c draw.Canvas, p *gplot.Plot) {
 	trX, _ := p.Transforms(&c)
 	ls := draw.LineStyle{Color: envColor, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}
 	a := vg.Points(3.5)
@@ -402,7 +402,7 @@ type placed struct {
 	same bool
 }
 
-func (m *envMarks) textStyle(p *plot.Plot) draw.TextStyle {
+func (m *envMarks) textStyle(p *gplot.Plot) draw.TextStyle {
 	st := p.X.Tick.Label
 	st.Font.Size = envFont
 	st.Color = envColor
@@ -412,7 +412,7 @@ func (m *envMarks) textStyle(p *plot.Plot) draw.TextStyle {
 
 // layout places the labels for a data area from x0 to x1 (the lowest
 // panel's, where trX puts the times) in a figure from 0 to width.
-func (m *envMarks) layout(p *plot.Plot, trX func(float64) vg.Length, width vg.Length) ([]placed, int) {
+func (m *envMarks) layout(p *gplot.Plot, trX func(float64) vg.Length, width vg.Length) ([]placed, int) {
 	st := m.textStyle(p)
 	gap := vg.Points(3)
 	// Each lane's rightmost text; the first lane begins with the strip's
@@ -472,7 +472,7 @@ func stripHeight(lanes int) vg.Length {
 
 // draw draws the strip in c under a panel whose data area has the time
 // transform trX.
-func (m *envMarks) draw(c draw.Canvas, p *plot.Plot, trX func(float64) vg.Length) {
+func (m *envMarks) draw(c draw.Canvas, p *gplot.Plot, trX func(float64) vg.Length) {
 	labels, lanes := m.layout(p, trX, c.Max.X)
 	st := m.textStyle(p)
 	top := c.Max.Y - vg.Points(4)
@@ -569,7 +569,7 @@ func EnvLabel(env []history.EnvChange) string {
 // envItem is one change, short: "tso off", "mtu 1500→9000", "qdisc tbf
 // 200M→120M", "cc bbr".
 func envItem(e history.EnvChange) string {
-	b, a := qdiscRate(e.Name, e.Before, rateShort), qdiscRate(e.Name, e.After, rateShort)
+	b, a := report.QdiscRate(e.Name, e.Before, rateShort), report.QdiscRate(e.Name, e.After, rateShort)
 	switch {
 	case a == "":
 		return e.Name + " removed"
@@ -588,33 +588,15 @@ func envItem(e history.EnvChange) string {
 	return e.Name + " " + a
 }
 
-// qdiscRate writes a qdisc's "tbf rate_bps=120000000" with its rate
-// as format writes bits/s ("tbf 120M" for a label, "tbf 120 Mbit/s"
-// for a sentence); other items' values are kept.
-func qdiscRate(name, v string, format func(unit string, bps float64) string) string {
-	if name != "qdisc" {
-		return v
-	}
-	kind, rate, ok := strings.Cut(v, " rate_bps=")
-	if !ok {
-		return v
-	}
-	bps, err := strconv.ParseFloat(rate, 64)
-	if err != nil {
-		return v
-	}
-	return kind + " " + format("bits/s", bps)
-}
-
 // rateShort is "120M", "1.50G", "500k".
 func rateShort(_ string, bps float64) string {
 	switch {
 	case bps >= 1e9:
-		return trimFloat(bps/1e9) + "G"
+		return report.TrimFloat(bps/1e9) + "G"
 	case bps >= 1e6:
-		return trimFloat(bps/1e6) + "M"
+		return report.TrimFloat(bps/1e6) + "M"
 	}
-	return trimFloat(bps/1e3) + "k"
+	return report.TrimFloat(bps/1e3) + "k"
 }
 
 // timeTicks mark a time axis (Unix seconds, shown in UTC) at round
@@ -629,7 +611,7 @@ var timeSteps = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 1
 	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 2 * 24 * time.Hour, 7 * 24 * time.Hour,
 	14 * 24 * time.Hour, 28 * 24 * time.Hour}
 
-func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
+func (timeTicks) Ticks(lo, hi float64) []gplot.Tick {
 	if !(hi > lo) {
 		return nil
 	}
@@ -646,7 +628,7 @@ func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
 		// Weeks from a Monday: 1970-01-01 was a Thursday.
 		first = int64(math.Ceil((lo-4*86400)/float64(sec)))*sec + 4*86400
 	}
-	var ticks []plot.Tick
+	var ticks []gplot.Tick
 	lastDay := ""
 	for t := first; float64(t) <= hi; t += sec {
 		tm := time.Unix(t, 0).UTC()
@@ -665,13 +647,13 @@ func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
 			// right edge.
 			label = ""
 		}
-		ticks = append(ticks, plot.Tick{Value: float64(t), Label: label})
+		ticks = append(ticks, gplot.Tick{Value: float64(t), Label: label})
 		if mid := float64(t + sec/2); mid <= hi {
-			ticks = append(ticks, plot.Tick{Value: mid})
+			ticks = append(ticks, gplot.Tick{Value: mid})
 		}
 	}
 	if first-sec/2 >= int64(lo) {
-		ticks = append(ticks, plot.Tick{Value: float64(first - sec/2)})
+		ticks = append(ticks, gplot.Tick{Value: float64(first - sec/2)})
 	}
 	return ticks
 }
