@@ -5,16 +5,16 @@ import (
 	"testing"
 )
 
-// TestEDivisiveDefaultMinSize holds EDivisive's zero options to their
+// TestStepsDefaultMinSize holds Steps' zero options to their
 // documented minimum segment of 3 values. The series are planted: seeded
 // noise about 100 (standard deviation 1) with a level of 130 for two
 // values, at the end (the newest two runs of a history) or at the
-// start (the oldest two). Given a minimum of 2, e-divisive cuts those two values off as
-// a segment of their own (checked below, so the series do reach the
+// start (the oldest two). Given a minimum of 2, Steps cuts those two
+// values off as a segment of their own (checked below, so the series do reach the
 // limit); with the default, no segment may be shorter than 3, wherever
 // the change points fall. Two-point segments are the false alarms the
 // default is there to keep out of `history` and `--check`.
-func TestEDivisiveDefaultMinSize(t *testing.T) {
+func TestStepsDefaultMinSize(t *testing.T) {
 	series := map[string]struct {
 		n, from, to int // the values in [from, to) are at 130
 	}{
@@ -30,14 +30,14 @@ func TestEDivisiveDefaultMinSize(t *testing.T) {
 				v[i] += 30
 			}
 		}
-		two, err := EDivisive(v, EDivisiveOptions{MinSize: 2})
+		two, err := Steps(v, nil, StepOptions{MinSize: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if shortest(two, s.n) != 2 {
 			t.Fatalf("%s: with a minimum of 2, changes %+v; want the planted two values as a segment", name, two)
 		}
-		got, err := EDivisive(v, EDivisiveOptions{})
+		got, err := Steps(v, nil, StepOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
