@@ -109,19 +109,6 @@ func SeriesKey(source, destination, test string, msgSize int, settings string) s
 	return strings.Join([]string{source, destination, test, strconv.Itoa(msgSize), settings}, "|")
 }
 
-// ParseSeriesKey splits a key made by SeriesKey.
-func ParseSeriesKey(key string) (source, destination, test string, msgSize int, settings string, ok bool) {
-	parts := strings.SplitN(key, "|", 5)
-	if len(parts) != 5 {
-		return "", "", "", 0, "", false
-	}
-	n, err := strconv.Atoi(parts[3])
-	if err != nil {
-		return "", "", "", 0, "", false
-	}
-	return parts[0], parts[1], parts[2], n, parts[4], true
-}
-
 // Rows are a document's rows, each with its environment, by Each's
 // walk: a row per measured result (one with a direction). command,
 // title, labels and version are the document's.
