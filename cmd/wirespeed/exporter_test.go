@@ -383,15 +383,28 @@ func exporterMetric(t *testing.T, exp, name string) float64 {
 }
 
 // TestExporterBadProbes: the exporter process, with --allow-targets and
-// --max-length from its command line, answers each bad probe with HTTP
-// 200 and probe_success 0, the reason in the debug log and counted, and
+// --max-length from its command line, answers an unknown module with HTTP
+// 400 (blackbox_exporter's answer) and each other bad probe with HTTP
+// 200 and probe_success 0, the reason in the debug log, each counted, and
 // keeps serving; SIGHUP reloads its modules, and a bad file is refused
 // with the modules in force kept. No test runs: nothing listens on the
 // targets.
 func TestExporterBadProbes(t *testing.T) {
 	exp, cmd, config := startExporterCmd(t, "modules:\n  tcp:\n    length: 1s\n  long:\n    length: 2m\n", "--max-length", "30s")
+	before := exporterMetric(t, exp, `wirespeed_exporter_probe_failures_total{reason="unknown_module"}`)
+	resp, err := http.Get("http://" + exp + "/probe?debug=true&module=nope&target=127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), `unknown module "nope": the configuration has long, tcp`) {
+		t.Errorf("unknown module: %d %s, want 400 naming the modules", resp.StatusCode, b)
+	}
+	if after := exporterMetric(t, exp, `wirespeed_exporter_probe_failures_total{reason="unknown_module"}`); after != before+1 {
+		t.Errorf("failures by unknown_module went from %g to %g", before, after)
+	}
 	for _, c := range []struct{ query, reason string }{
-		{"module=nope&target=127.0.0.1", "unknown_module"},
 		{"module=tcp&target=http://127.0.0.1:7575/", "bad_target"},
 		{"module=tcp&target=127.0.0.1:0", "bad_target"},
 		{"module=tcp&target=192.0.2.1", "target_not_allowed"},

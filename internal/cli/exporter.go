@@ -49,11 +49,13 @@ func newExporterCmd(e *env) *cobra.Command {
 		Long: `Serve wirespeed tests to Prometheus in blackbox_exporter's multi-target
 pattern: Prometheus scrapes /probe?target=HOST[:PORT]&module=NAME, the
 exporter runs the module's test against the wirespeed server at HOST and
-answers with probe_success, probe_duration_seconds and the result's figures
-(throughput per direction, retransmits, RTT, UDP loss and jitter, RR
-latency, both sides' CPU and service demand, what limited it). Every answer
-is HTTP 200; a probe that could not run is probe_success 0 with the reason
-in its log (debug=true).
+answers with probe_success, probe_duration_seconds, probe_ip_protocol and
+the result's figures (throughput per direction, retransmits, RTT, UDP loss
+and jitter, RR latency, both sides' CPU and service demand, what limited
+it). As blackbox_exporter, it answers HTTP 400 to an unknown module or a
+missing target (the scrape's configuration is wrong); a probe that could
+not run is HTTP 200 with probe_success 0 and the reason in its log
+(debug=true).
 
 Modules live in the --config file, a YAML mapping whose keys are the long
 flag names of wirespeed run:

@@ -43,6 +43,21 @@ type Module struct {
 	Plan     Plan
 }
 
+// YAML is the module's keys as the file gave them (a list joined with
+// commas, as the flag takes it), for the debug answer's "Module
+// configuration" section; "{}" for a module of run's defaults.
+func (m *Module) YAML() []byte {
+	n := &yaml.Node{Kind: yaml.MappingNode}
+	for _, s := range m.Settings {
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: s.Key}, &yaml.Node{Kind: yaml.ScalarNode, Value: s.Value})
+	}
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return []byte(fmt.Sprintf("# %v\n", err))
+	}
+	return b
+}
+
 // Config is the exporter's configuration file: its modules by name.
 type Config struct {
 	Modules map[string]*Module

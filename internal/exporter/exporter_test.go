@@ -153,7 +153,7 @@ func (h *harness) probe(t *testing.T, query string, timeout float64) map[string]
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("probe %s: status %d, want 200 always: %s", query, resp.StatusCode, b)
+		t.Fatalf("probe %s: status %d, want 200 (a refusal is probe_success 0): %s", query, resp.StatusCode, b)
 	}
 	return parseSamples(t, resp.Body)
 }
@@ -226,6 +226,7 @@ func TestProbeMetrics(t *testing.T) {
 		"wirespeed_probe_started_timestamp_seconds":                                            1796000000.25,
 		"wirespeed_probe_length_seconds":                                                       2,
 		"wirespeed_probe_warnings":                                                             0,
+		"probe_ip_protocol":                                                                    4, // 127.0.0.1
 	}
 	for k, w := range want {
 		g, ok := got[k]
@@ -242,6 +243,32 @@ func TestProbeMetrics(t *testing.T) {
 	}
 	if h.run.addrs[0] != "127.0.0.1:7575" {
 		t.Errorf("dialled %s, want the module's port on the target", h.run.addrs[0])
+	}
+}
+
+// TestProbeDebugAnswer: debug=true answers blackbox_exporter's three
+// sections in its order (the log, the metrics, the module's
+// configuration: its keys as the file wrote them), and probe_ip_protocol
+// is the version of the address dialled: 6 for ::1, 0 when the probe
+// failed before it chose one.
+func TestProbeDebugAnswer(t *testing.T) {
+	h := newHarness(t, twoModules+"  six:\n    ipv6: true\n    length: 3s\n", nil)
+	code, body := h.get(t, "/probe?module=six&target=::1&debug=true")
+	i := strings.Index(body, "Logs for the probe:\n")
+	j := strings.Index(body, "\n\n\nMetrics that would have been returned:\n")
+	k := strings.Index(body, "\n\n\nModule configuration:\n")
+	if code != 200 || i != 0 || j < i || k < j {
+		t.Fatalf("status %d; sections at %d, %d, %d, want 0 and in order:\n%s", code, i, j, k, body)
+	}
+	if conf := body[k+len("\n\n\nModule configuration:\n"):]; conf != "ipv6: true\nlength: 3s\n" {
+		t.Errorf("module configuration %q, want the file's two keys", conf)
+	}
+	if got := parseSamples(t, strings.NewReader(body[j+3+len("Metrics that would have been returned:\n"):k+1])); got["probe_ip_protocol"] != 6 || got["probe_success"] != 1 {
+		t.Errorf("probe_ip_protocol %g, probe_success %g: want 6 and 1 for ::1", got["probe_ip_protocol"], got["probe_success"])
+	}
+	_, body = h.get(t, "/probe?module=fit&target=bad_host!&debug=true")
+	if !strings.Contains(body, "\nprobe_ip_protocol 0\n") || !strings.HasSuffix(body, "Module configuration:\n{}\n") {
+		t.Errorf("a probe refused before its address: want probe_ip_protocol 0 and the empty module as {}:\n%s", body)
 	}
 }
 
@@ -310,19 +337,32 @@ func collect(t *testing.T, res result.Result) map[string]float64 {
 	return h.probe(t, "target=127.0.0.1&module=m", 30)
 }
 
-// TestProbeRefusals: every bad request is a 200 with probe_success 0, its
-// reason in the debug log and a count by reason on /metrics; no test runs.
+// TestProbeRefusals: a request no probe can be made of (a module not in
+// the configuration, no target) is a 400 with the reason, as
+// blackbox_exporter answers it, debug or not; every other bad request is a
+// 200 with probe_success 0, its reason in the debug log. Each is counted
+// by reason on /metrics and none runs a test.
 func TestProbeRefusals(t *testing.T) {
 	h := newHarness(t, twoModules+"  long:\n    length: 90s\n  six:\n    ipv6: true\n", func(o *Options) {
 		o.AllowTargets = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 		o.MaxLength = time.Minute
 	})
+	for _, c := range []struct{ query, answer string }{
+		{"target=127.0.0.1&module=nope", `unknown module "nope": the configuration has fit, long, six, tcp`},
+		{"target=127.0.0.1", "no module: add module=NAME, one of fit, long, six, tcp"},
+		{"module=tcp", "target parameter is missing: add target=HOST or target=HOST:PORT"},
+		{"module=tcp&target=", "target parameter is missing"},
+	} {
+		for _, debug := range []string{"", "&debug=true"} {
+			code, body := h.get(t, "/probe?"+c.query+debug)
+			if code != http.StatusBadRequest || !strings.Contains(body, c.answer) || strings.Contains(body, "probe_success") {
+				t.Errorf("%s%s: status %d, want 400 with %q and no metrics:\n%s", c.query, debug, code, c.answer, body)
+			}
+		}
+	}
 	for _, c := range []struct {
 		query, reason, inLog string
 	}{
-		{"target=127.0.0.1&module=nope", reasonUnknownModule, `unknown module "nope": the configuration has fit, long, six, tcp`},
-		{"target=127.0.0.1", reasonUnknownModule, "no module: add module=NAME"},
-		{"module=tcp", reasonBadTarget, "no target"},
 		{"module=tcp&target=http://127.0.0.1/", reasonBadTarget, "no scheme or path"},
 		{"module=tcp&target=127.0.0.1:99999", reasonBadTarget, `port "99999" must be a number from 1 to 65535`},
 		{"module=tcp&target=a:b:c", reasonBadTarget, "write HOST, HOST:PORT or [IPv6]:PORT"},
@@ -359,16 +399,16 @@ func TestProbeRefusals(t *testing.T) {
 	}
 	_, m := h.get(t, "/metrics")
 	got := parseSamples(t, strings.NewReader(m))
-	for r, n := range map[string]float64{reasonUnknownModule: 2, reasonBadTarget: 7, reasonNotAllowed: 2, reasonTooLong: 1, reasonCannotFit: 1, reasonQueueFull: 0} {
+	for r, n := range map[string]float64{reasonUnknownModule: 4, reasonBadTarget: 10, reasonNotAllowed: 2, reasonTooLong: 1, reasonCannotFit: 1, reasonQueueFull: 0} {
 		if g := got["wirespeed_exporter_probe_failures_total{reason="+r+"}"]; g != n {
 			t.Errorf("failures by %s: %g, want %g", r, g, n)
 		}
 	}
-	if g := got["wirespeed_exporter_probes_total{module=,result=failure}"]; g != 2 {
-		t.Errorf("failures of unknown modules counted under module=\"\": %g, want 2", g)
+	if g := got["wirespeed_exporter_probes_total{module=,result=failure}"]; g != 4 {
+		t.Errorf("failures of unknown modules counted under module=\"\": %g, want 4", g)
 	}
-	if g := got["wirespeed_exporter_probes_total{module=tcp,result=failure}"]; g != 9 {
-		t.Errorf("failures of module tcp: %g, want 9", g)
+	if g := got["wirespeed_exporter_probes_total{module=tcp,result=failure}"]; g != 12 {
+		t.Errorf("failures of module tcp: %g, want 12", g)
 	}
 }
 
@@ -567,7 +607,9 @@ func TestParseErrors(t *testing.T) {
 func TestPageAndRecent(t *testing.T) {
 	h := newHarness(t, twoModules, nil)
 	h.probe(t, "target=127.0.0.1&module=tcp", 10)
-	h.probe(t, "target=127.0.0.1&module=nope", 10)
+	if code, _ := h.get(t, "/probe?target=127.0.0.1&module=nope"); code != 400 {
+		t.Errorf("unknown module: status %d, want 400", code)
+	}
 	_, page := h.get(t, "/")
 	for _, want := range []string{"<td>fit</td>", "<code>length: 2s</code>", `<a href="logs?id=1">log</a> &middot; <a href="result?id=1">result</a>`,
 		`<span class="fail">unknown_module</span>`, `<a href="logs?id=2">log</a></td>`} {
@@ -636,7 +678,7 @@ func TestKeep(t *testing.T) {
 		}
 	})
 	h.probe(t, "target=127.0.0.1&module=tcp", 10)
-	h.probe(t, "target=127.0.0.1&module=nope", 10)
+	h.get(t, "/probe?target=127.0.0.1&module=nope")
 	h.probe(t, "target=bad!&module=tcp", 10)
 	mu.Lock()
 	defer mu.Unlock()

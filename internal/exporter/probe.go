@@ -54,6 +54,11 @@ type probeFailure struct {
 	// atDeadline holds the answer until the probe's deadline, so that
 	// its time tells nothing either (a target not reached).
 	atDeadline bool
+	// badRequest answers HTTP 400 with the message instead of
+	// probe_success 0, as blackbox_exporter answers an unknown module
+	// or a missing target: a mistake in the scrape's configuration
+	// shows as a failed scrape (up 0), not as a target down.
+	badRequest bool
 }
 
 func fail(reason string, format string, a ...any) *probeFailure {
@@ -61,9 +66,12 @@ func fail(reason string, format string, a ...any) *probeFailure {
 }
 
 // serveProbe answers /probe?target=HOST[:PORT]&module=NAME[&debug=true].
-// It always answers 200 with probe_success, as blackbox_exporter does, so
-// that a failure is a stored 0 rather than a gap; debug=true answers the
-// probe's log and the metrics as text instead.
+// As blackbox_exporter does, it answers 400 to a request no probe can be
+// made of (a module not in the configuration, no target): the scrape's
+// configuration is wrong. Any other failure is a 200 with probe_success
+// 0, so that it is a stored 0 rather than a gap; debug=true answers the
+// probe's log, the metrics and the module's configuration as text
+// instead.
 func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 	start := x.opts.Now()
 	q := r.URL.Query()
@@ -77,12 +85,13 @@ func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 	reg := prometheus.NewRegistry()
 	success := prometheus.NewGauge(prometheus.GaugeOpts{Name: "probe_success", Help: "1 when the probe's test ran and gave a result, 0 when it did not (the reason is in the debug log)."})
 	duration := prometheus.NewGauge(prometheus.GaugeOpts{Name: "probe_duration_seconds", Help: "Time the probe took, from request to answer, queueing included."})
-	reg.MustRegister(success, duration)
+	ipProtocol := prometheus.NewGauge(prometheus.GaugeOpts{Name: "probe_ip_protocol", Help: "The IP version of the address probed, 4 or 6; 0 when no address was chosen."})
+	reg.MustRegister(success, duration, ipProtocol)
 
 	timeout := x.timeout(r, plog)
 	ctx, cancel := context.WithDeadline(r.Context(), start.Add(timeout))
 	defer cancel()
-	res, perr := x.probe(ctx, rec, q.Get("target"), plog, logBuf)
+	res, perr := x.probe(ctx, rec, q.Get("target"), ipProtocol, plog, logBuf)
 	if perr != nil && perr.atDeadline {
 		<-ctx.Done()
 	}
@@ -136,16 +145,24 @@ func (x *Exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 			}
 		}()
 	}
+	if perr != nil && perr.badRequest {
+		http.Error(w, perr.err.Error(), http.StatusBadRequest)
+		return
+	}
 	if q.Get("debug") == "true" {
+		// blackbox_exporter's three sections, in its order and words.
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintf(w, "Logs for the probe:\n%s\n\nMetrics that would have been returned:\n", rec.Log)
+		fmt.Fprintf(w, "Logs for the probe:\n%s\n\n\nMetrics that would have been returned:\n", rec.Log)
 		mfs, err := reg.Gather()
 		if err != nil {
 			fmt.Fprintf(w, "gathering: %v\n", err)
-			return
 		}
 		for _, mf := range mfs {
 			expfmt.MetricFamilyToText(w, mf)
+		}
+		fmt.Fprintf(w, "\n\n\nModule configuration:\n")
+		if m, ok := x.Config().Modules[rec.Module]; ok {
+			w.Write(m.YAML())
 		}
 		return
 	}
@@ -175,14 +192,21 @@ func (x *Exporter) timeout(r *http.Request, log *slog.Logger) time.Duration {
 // probe checks the request, waits for the target's turn, fits the test
 // into what is left of the timeout and runs it. A failed test may still
 // return its partial result.
-func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, log *slog.Logger, logBuf *limitWriter) (*result.Result, *probeFailure) {
+func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, ipProtocol prometheus.Gauge, log *slog.Logger, logBuf *limitWriter) (*result.Result, *probeFailure) {
 	deadline, _ := ctx.Deadline()
 	m, ok := x.Config().Modules[rec.Module] // a clipped name is no module's: names have at most 64 characters
 	if !ok {
+		f := fail(reasonUnknownModule, "unknown module %q: the configuration has %s", clip(rec.Module), strings.Join(x.Config().Names(), ", "))
 		if rec.Module == "" {
-			return nil, fail(reasonUnknownModule, "no module: add module=NAME, one of %s", strings.Join(x.Config().Names(), ", "))
+			f = fail(reasonUnknownModule, "no module: add module=NAME, one of %s", strings.Join(x.Config().Names(), ", "))
 		}
-		return nil, fail(reasonUnknownModule, "unknown module %q: the configuration has %s", clip(rec.Module), strings.Join(x.Config().Names(), ", "))
+		f.badRequest = true
+		return nil, f
+	}
+	if target == "" {
+		f := fail(reasonBadTarget, "target parameter is missing: add target=HOST or target=HOST:PORT")
+		f.badRequest = true
+		return nil, f
 	}
 	host, port, err := ParseTarget(target, m.Plan.Port)
 	if err != nil {
@@ -194,6 +218,11 @@ func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, l
 		return nil, perr
 	}
 	dial := netip.AddrPortFrom(addr, uint16(port)).String()
+	if addr.Is4() {
+		ipProtocol.Set(4)
+	} else {
+		ipProtocol.Set(6)
+	}
 	log.Info("target", "address", dial)
 
 	need := t.Omit + t.Duration
