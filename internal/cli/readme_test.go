@@ -194,6 +194,15 @@ func TestREADME(t *testing.T) {
 	if rows < 100 {
 		t.Errorf("found only %d flag rows in the pages' tables", rows)
 	}
+	// What a newcomer reads first stays short: the reference goes to a
+	// page of docs/ and the README links to it.
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n >= 250 {
+		t.Errorf("README.md has %d lines: keep it under 250, with the reference in a page of docs/ it links to", n)
+	}
 	if n := len(checkLinks(t, "README.md")); n < 10 {
 		t.Errorf("found only %d links in the README", n)
 	}
