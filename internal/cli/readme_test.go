@@ -28,12 +28,57 @@ type readmeLine struct {
 	section string   // the "## " heading above it
 }
 
-// readmeCommands returns the wirespeed command lines of the README's sh
-// blocks, and calls flagRow for every table row that starts with a flag
-// under a "## `wirespeed CMD`" heading.
+// readmePages are the pages that hold what the README held before its
+// reference moved into docs/: the README itself, a page per command, and
+// the one section each of docs/archive.md and docs/exporter.md that came
+// from it (section "" is the whole page). Their order is the old README's,
+// so a line that reads a file an earlier line wrote (`plot sweep.json`)
+// still comes after it.
+var readmePages = []struct{ path, section string }{
+	{"README.md", ""},
+	{"docs/run.md", ""},
+	{"docs/sweep.md", ""},
+	{"docs/plot.md", ""},
+	{"docs/env.md", ""},
+	{"docs/matrix.md", ""},
+	{"docs/compare.md", ""},
+	{"docs/lab.md", ""},
+	{"docs/serve.md", ""},
+	{"docs/mesh.md", ""},
+	{"docs/archive.md", "`wirespeed history`: its flags"},
+	{"docs/exporter.md", "`wirespeed exporter`: its flags"},
+}
+
+// readmeCommands returns the wirespeed command lines of the sh blocks of
+// readmePages, and calls flagRow for every table row that starts with a
+// flag under a "## `wirespeed CMD`" heading. Block numbers run on across
+// the pages, so a block is one block of one page.
 func readmeCommands(t *testing.T, flagRow func(section, flags string)) []readmeLine {
 	t.Helper()
-	return docCommands(t, "../../README.md", flagRow)
+	var out []readmeLine
+	blocks := 0
+	for _, p := range readmePages {
+		row := flagRow
+		if flagRow != nil {
+			row = func(section, flags string) {
+				if p.section == "" || section == p.section {
+					flagRow(p.path+": "+section, flags)
+				}
+			}
+		}
+		last := 0
+		for _, l := range docCommands(t, "../../"+p.path, row) {
+			last = l.block
+			if p.section != "" && l.section != p.section {
+				continue
+			}
+			l.block += blocks
+			l.section = p.path + ": " + l.section
+			out = append(out, l)
+		}
+		blocks += last + 1
+	}
+	return out
 }
 
 // docCommands returns the wirespeed command lines of the sh blocks of the
@@ -94,21 +139,29 @@ func parseCommandLine(root *cobra.Command, args []string) error {
 	return cmd.ValidateArgs(cmd.Flags().Args())
 }
 
-// TestREADME keeps the README true to the command tree: every wirespeed
-// command line in its sh blocks parses, and every flag its tables list
-// exists on the command the table is about.
+// commandSection matches a section about one command, "PAGE: `wirespeed
+// CMD ...`...", and gives CMD.
+var commandSection = regexp.MustCompile("^[^ ]+: `wirespeed ([a-z0-9-]+)")
+
+// TestREADME keeps the README and the pages its reference moved to true
+// to the command tree: every wirespeed command line in their sh blocks
+// parses (a dry parse by the cobra tree: the command, its flags and its
+// arguments, nothing run), and every flag their tables list exists on the
+// command the table is about.
 func TestREADME(t *testing.T) {
 	e := &env{stdout: io.Discard, stderr: io.Discard}
 	root := newRoot(e)
+	rows := 0
 	lines := readmeCommands(t, func(section, flags string) {
-		if !strings.HasPrefix(section, "`wirespeed ") {
+		m := commandSection.FindStringSubmatch(section)
+		if m == nil {
 			return
 		}
-		sub := strings.Fields(strings.Trim(section, "`"))[1]
-		cmd, _, err := root.Find([]string{sub})
-		if err != nil {
-			t.Fatalf("README section %q: %v", section, err)
+		cmd, _, err := root.Find([]string{m[1]})
+		if err != nil || cmd == root {
+			t.Fatalf("section %q: no command %q (%v)", section, m[1], err)
 		}
+		rows++
 		for _, name := range strings.Split(flags, ", ") {
 			name = strings.Trim(name, "` ")
 			var found bool
@@ -118,31 +171,40 @@ func TestREADME(t *testing.T) {
 				found = cmd.Flags().ShorthandLookup(strings.TrimPrefix(name, "-")) != nil
 			}
 			if !found {
-				t.Errorf("README lists %s for %s, which has no such flag", name, sub)
+				t.Errorf("%s lists %s for %s, which has no such flag", section, name, m[1])
 			}
 		}
 	})
+	inREADME := 0
 	for _, l := range lines {
 		if err := parseCommandLine(newRoot(e), l.args); err != nil {
-			t.Errorf("README: %q: %v", l.text, err)
+			t.Errorf("%s: %q: %v", l.section, l.text, err)
+		}
+		if strings.HasPrefix(l.section, "README.md: ") {
+			inREADME++
 		}
 	}
-	if len(lines) < 5 {
-		t.Errorf("found only %d wirespeed command lines in the README", len(lines))
+	t.Logf("%d command lines (%d in the README), %d flag rows", len(lines), inREADME, rows)
+	if inREADME < 10 {
+		t.Errorf("found only %d wirespeed command lines in the README", inREADME)
 	}
-	// Every file the README links to exists (the sample plots among them).
+	if len(lines) < 100 {
+		t.Errorf("found only %d wirespeed command lines in the README and its pages", len(lines))
+	}
+	if rows < 100 {
+		t.Errorf("found only %d flag rows in the pages' tables", rows)
+	}
+	// What a newcomer reads first stays short: the reference goes to a
+	// page of docs/ and the README links to it.
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	links := regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`).FindAllStringSubmatch(string(b), -1)
-	for _, m := range links {
-		if _, err := os.Stat(filepath.Join("../..", m[1])); err != nil {
-			t.Errorf("README links to %s: %v", m[1], err)
-		}
+	if n := strings.Count(string(b), "\n"); n >= 250 {
+		t.Errorf("README.md has %d lines: keep it under 250, with the reference in a page of docs/ it links to", n)
 	}
-	if len(links) < 10 {
-		t.Errorf("found only %d links in the README", len(links))
+	if n := len(checkLinks(t, "README.md")); n < 10 {
+		t.Errorf("found only %d links in the README", n)
 	}
 }
 
@@ -232,7 +294,7 @@ func TestREADMEExamplesRun(t *testing.T) {
 		}
 		cancel()
 		if code != ExitOK {
-			t.Errorf("README line %q ran as %q: exit %d after %v:\n%s", strings.TrimSpace(l.text), args, code, time.Since(start).Round(time.Millisecond), stderr.String())
+			t.Errorf("%s: line %q ran as %q: exit %d after %v:\n%s", l.section, strings.TrimSpace(l.text), args, code, time.Since(start).Round(time.Millisecond), stderr.String())
 			continue
 		}
 		ran++
