@@ -1,6 +1,7 @@
 // Package dashboard serves the archive to a browser: the mesh grid
-// (sources down, destinations across, each cell split for the two
-// directions and coloured by the series' own history and change points)
+// (sources down, destinations across, each pair one cell above the
+// diagonal, split for the two directions and coloured by the series'
+// own history and change points, over a time range)
 // and each pair's history (chart, change points with what changed in
 // the environment, the points, their raw JSON, and the compare verdict
 // of two of them). It reads the archive only, through an interface
