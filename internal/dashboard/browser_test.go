@@ -450,3 +450,29 @@ func TestBrowserLatencyPanels(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserTooFewDrawn: a pair of 2 results is drawn in its own
+// colour (purple, #7b5ea7) and marked "? ", not green; the colour is
+// the half's alone, not the table's (whose class "few", for grids of
+// few hosts, once shared the state's name).
+func TestBrowserTooFewDrawn(t *testing.T) {
+	ctx := browser(t)
+	a := openArchive(t)
+	for round := range 2 {
+		put(t, a, archive.Synthetic{Source: "x", Destination: "y", Started: t0.Add(time.Duration(round) * time.Hour), BitsPerSecond: 1e9, TSO: true}, "")
+	}
+	ts := serve(t, a)
+	do(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("table.grid")))
+	bg := func(sel string) string {
+		return js[string](t, ctx, fmt.Sprintf(`getComputedStyle(document.querySelector(%q)).backgroundColor`, sel))
+	}
+	if c := bg(cellSel("x->y")); c != "rgb(123, 94, 167)" {
+		t.Errorf("x->y, 2 results, is drawn %s, want the too-few colour rgb(123, 94, 167)", c)
+	}
+	if c := bg("table.grid"); c == "rgb(123, 94, 167)" {
+		t.Errorf("the whole grid is drawn in the too-few colour")
+	}
+	if mark := js[string](t, ctx, fmt.Sprintf(`getComputedStyle(document.querySelector(%q), "::before").content`, cellSel("x->y"))); mark != `"? "` {
+		t.Errorf("x->y's mark %s, want \"? \"", mark)
+	}
+}

@@ -21,7 +21,7 @@ const (
 	NoData    = "nodata"
 	// Few is a series too short to test for a change point: it may be
 	// steady or not, the dashboard cannot tell.
-	Few = "few"
+	Few = "toofew"
 )
 
 // Threshold is a fixed limit of one test's figure, in the figure's unit

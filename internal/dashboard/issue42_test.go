@@ -50,7 +50,7 @@ func TestGridTooFewToTell(t *testing.T) {
 		t.Errorf("a->b, 8 steady results: %s (%q), want steady", g.state, g.tip)
 	}
 	page := get(t, s, "/")
-	if !strings.Contains(page, `<span class="few">too few to tell</span>`) {
+	if !strings.Contains(page, `<span class="toofew">too few to tell</span>`) {
 		t.Errorf("the legend has no entry for too few to tell")
 	}
 	if !strings.Contains(page, "2 directions: 1 steady, 1 too few to tell") {
