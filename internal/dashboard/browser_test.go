@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -187,9 +188,10 @@ func TestBrowserGridShowsEveryPair(t *testing.T) {
 	want := seed(t, a)
 	ts := serve(t, a)
 	do(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("table.grid")))
-	// 3 hosts: 6 off-diagonal cells of two halves.
-	if n := js[int](t, ctx, `document.querySelectorAll("a.half").length`); n != 12 {
-		t.Errorf("%d cell halves, want 12", n)
+	// 3 hosts: 3 cells above the diagonal of two halves, each of the 6
+	// directions once (issue 42: the mirror cells drew each twice).
+	if n := js[int](t, ctx, `document.querySelectorAll("a.half").length`); n != 6 {
+		t.Errorf("%d cell halves, want 6", n)
 	}
 	for pair, fig := range want {
 		if got := text(t, ctx, cellSel(pair)); got != fig {
@@ -277,7 +279,8 @@ func TestBrowserPairHistory(t *testing.T) {
 			t.Errorf("the chart's SVG lacks the text %q", w)
 		}
 	}
-	// Compare the newest and the oldest point, then the newest's JSON.
+	// Compare the newest and the oldest point, ticked oldest last, then
+	// the newest's JSON.
 	do(t, ctx, chromedp.Click(chromedp.CSS(`table.points tbody tr:nth-child(1) input`)),
 		chromedp.Click(chromedp.CSS(`table.points tbody tr:nth-child(14) input`)))
 	if n := js[int](t, ctx, `document.querySelectorAll("input:checked").length`); n != 2 {
@@ -289,7 +292,18 @@ func TestBrowserPairHistory(t *testing.T) {
 	if !strings.Contains(verdict, "6010.00") || !strings.Contains(verdict, "9400.00") {
 		t.Errorf("compare verdict %q does not name both throughputs", verdict)
 	}
-	do(t, ctx, chromedp.Navigate(ts.URL+"/result.json?id="+strings.Fields(verdict)[4]), chromedp.WaitVisible(chromedp.CSS("body")))
+	// The older (00:00, 9400 Mbit/s) is the baseline: the change is a
+	// fall, not a rise going back in time; and the header's age is the
+	// newer's, not "no results yet".
+	if !regexp.MustCompile(`baseline 2026-11-20 00:00 #\d+; compared: 2026-11-20 13:00 #`).MatchString(verdict) {
+		t.Errorf("compare verdict %q: the baseline is not the older point (00:00)", verdict)
+	}
+	if age := text(t, ctx, "#age"); !strings.Contains(age, "newest result") || strings.Contains(age, "no results") {
+		t.Errorf("the compare page's header says %q", age)
+	}
+	// "← grid Compare results OLDER and NEWER": the newest's id is the
+	// sixth word.
+	do(t, ctx, chromedp.Navigate(ts.URL+"/result.json?id="+strings.Fields(verdict)[6]), chromedp.WaitVisible(chromedp.CSS("body")))
 	if raw := text(t, ctx, "body"); !strings.Contains(raw, `"summary"`) || !strings.Contains(raw, `: 6010000000`) {
 		t.Errorf("raw JSON of the newest point lacks its throughput: %s", raw)
 	}
@@ -434,5 +448,31 @@ func TestBrowserLatencyPanels(t *testing.T) {
 		if !strings.Contains(svg, w) {
 			t.Errorf("the chart's SVG lacks the text %q", w)
 		}
+	}
+}
+
+// TestBrowserTooFewDrawn: a pair of 2 results is drawn in its own
+// colour (purple, #7b5ea7) and marked "? ", not green; the colour is
+// the half's alone, not the table's (whose class "few", for grids of
+// few hosts, once shared the state's name).
+func TestBrowserTooFewDrawn(t *testing.T) {
+	ctx := browser(t)
+	a := openArchive(t)
+	for round := range 2 {
+		put(t, a, archive.Synthetic{Source: "x", Destination: "y", Started: t0.Add(time.Duration(round) * time.Hour), BitsPerSecond: 1e9, TSO: true}, "")
+	}
+	ts := serve(t, a)
+	do(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("table.grid")))
+	bg := func(sel string) string {
+		return js[string](t, ctx, fmt.Sprintf(`getComputedStyle(document.querySelector(%q)).backgroundColor`, sel))
+	}
+	if c := bg(cellSel("x->y")); c != "rgb(123, 94, 167)" {
+		t.Errorf("x->y, 2 results, is drawn %s, want the too-few colour rgb(123, 94, 167)", c)
+	}
+	if c := bg("table.grid"); c == "rgb(123, 94, 167)" {
+		t.Errorf("the whole grid is drawn in the too-few colour")
+	}
+	if mark := js[string](t, ctx, fmt.Sprintf(`getComputedStyle(document.querySelector(%q), "::before").content`, cellSel("x->y"))); mark != `"? "` {
+		t.Errorf("x->y's mark %s, want \"? \"", mark)
 	}
 }

@@ -1,6 +1,7 @@
 // Package dashboard serves the archive to a browser: the mesh grid
-// (sources down, destinations across, each cell split for the two
-// directions and coloured by the series' own history and change points)
+// (sources down, destinations across, each pair one cell above the
+// diagonal, split for the two directions and coloured by the series'
+// own history and change points, over a time range)
 // and each pair's history (chart, change points with what changed in
 // the environment, the points, their raw JSON, and the compare verdict
 // of two of them). It reads the archive only, through an interface
@@ -14,6 +15,7 @@ package dashboard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"embed"
@@ -170,31 +172,57 @@ func (s *Server) authorized(r *http.Request) bool {
 	return s.o.User != "" && same(u, s.o.User) && same(p, s.o.Password)
 }
 
-func (s *Server) since() time.Time {
-	if s.o.Window == 0 {
+// timeRange is the time range a page shows: its name in the URL
+// (?range=1d) and how far back it goes (0: all, or Options.Window).
+type timeRange struct {
+	Name   string
+	Window time.Duration
+}
+
+// ranges are the choices the grid and the pair page offer.
+var ranges = []timeRange{{"1d", 24 * time.Hour}, {"7d", 7 * 24 * time.Hour}, {"all", 0}}
+
+// rangeOf is the request's ?range: 1d, 7d or all; absent, the
+// dashboard's --window (Options.Window).
+func (s *Server) rangeOf(q url.Values) (timeRange, error) {
+	name := q.Get("range")
+	if name == "" {
+		return timeRange{Window: s.o.Window}, nil
+	}
+	for _, r := range ranges {
+		if r.Name == name {
+			return r, nil
+		}
+	}
+	return timeRange{}, fmt.Errorf("range %q: give 1d (the last day), 7d (the last week) or all", name)
+}
+
+func (s *Server) since(r timeRange) time.Time {
+	if r.Window == 0 {
 		return time.Time{}
 	}
-	return s.o.Now().Add(-s.o.Window)
+	return s.o.Now().Add(-r.Window)
 }
 
 // gridFor is the grid of the test, computed again only when the archive
 // has more (or fewer) results than when it was last.
-func (s *Server) gridFor(ctx context.Context, test string) (*Grid, error) {
+func (s *Server) gridFor(ctx context.Context, test string, rg timeRange) (*Grid, error) {
 	c, err := s.o.Archive.Count(ctx)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if x, ok := s.cache[test]; ok && x.results == c.Results && s.o.Window == 0 {
+	key := test + "\x00" + rg.Name
+	if x, ok := s.cache[key]; ok && x.results == c.Results && rg.Window == 0 {
 		return x.grid, nil
 	}
-	g, err := s.buildGrid(ctx, test)
+	g, err := s.buildGrid(ctx, test, rg)
 	if err != nil {
 		return nil, err
 	}
 	g.Results = c.Results
-	s.cache[test] = cached{c.Results, g}
+	s.cache[key] = cached{c.Results, g}
 	return g, nil
 }
 
@@ -207,6 +235,31 @@ type view struct {
 	Pair   *pairPage
 	Cmp    *comparePage
 	Now    time.Time
+	// Range is the page's time range ("" for the default); Ranges the
+	// choices, each with its link.
+	Range  string
+	Ranges []rangeLink
+}
+
+type rangeLink struct {
+	Name, Label, Href string
+	On                bool
+}
+
+var rangeLabels = map[string]string{"1d": "last day", "7d": "last week", "all": "all"}
+
+// rangeLinks are the range choices of a page at path with query q.
+func rangeLinks(path string, q url.Values, current string) []rangeLink {
+	var out []rangeLink
+	for _, r := range ranges {
+		v := url.Values{}
+		for k, x := range q {
+			v[k] = x
+		}
+		v.Set("range", r.Name)
+		out = append(out, rangeLink{Name: r.Name, Label: rangeLabels[r.Name], Href: path + "?" + v.Encode(), On: r.Name == current})
+	}
+	return out
 }
 
 func (s *Server) render(w http.ResponseWriter, name string, p view) {
@@ -226,16 +279,27 @@ func (s *Server) fail(w http.ResponseWriter, code int, err error) {
 }
 
 func (s *Server) grid(w http.ResponseWriter, r *http.Request) {
-	g, err := s.gridFor(r.Context(), r.URL.Query().Get("test"))
+	rg, err := s.rangeOf(r.URL.Query())
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	g, err := s.gridFor(r.Context(), r.URL.Query().Get("test"), rg)
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
-	s.render(w, "grid.html", view{Title: "mesh grid: " + g.Test, Grid: g, Newest: g.Newest, Count: g.Results})
+	s.render(w, "grid.html", view{Title: "mesh grid: " + g.Test, Grid: g, Newest: g.Newest, Count: g.Results,
+		Range: rg.Name, Ranges: rangeLinks("/", url.Values{"test": {g.Test}}, rg.Name)})
 }
 
 func (s *Server) gridFragment(w http.ResponseWriter, r *http.Request) {
-	g, err := s.gridFor(r.Context(), r.URL.Query().Get("test"))
+	rg, err := s.rangeOf(r.URL.Query())
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	g, err := s.gridFor(r.Context(), r.URL.Query().Get("test"), rg)
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
@@ -255,14 +319,20 @@ func (s *Server) state(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]any{"results": c.Results})
 }
 
-func pairHref(src, dst, test string) string {
-	return "/pair?" + url.Values{"src": {src}, "dst": {dst}, "test": {test}}.Encode()
+func pairHref(src, dst, test, rg string) string {
+	v := url.Values{"src": {src}, "dst": {dst}, "test": {test}}
+	if rg != "" {
+		v.Set("range", rg)
+	}
+	return "/pair?" + v.Encode()
 }
 
 // pairPage is a pair's history.
 type pairPage struct {
 	Source, Destination, Test string
-	Series                    []seriesView
+	// Range is the time range shown ("" for the default).
+	Range  string
+	Series []seriesView
 }
 
 type seriesView struct {
@@ -306,13 +376,17 @@ func (s *Server) pairSeries(ctx context.Context, q url.Values) ([]pairSet, error
 	if src == "" || dst == "" || test == "" {
 		return nil, fmt.Errorf("give src, dst and test")
 	}
+	rg, err := s.rangeOf(q)
+	if err != nil {
+		return nil, err
+	}
 	panels := history.Panels(test)
 	var figs []history.Figure
 	for _, p := range panels {
 		figs = append(figs, p...)
 	}
 	all, _, _, err := history.Load(ctx, s.o.Archive, history.Query{
-		Filter:  record.Filter{Source: src, Destination: dst, Test: test, Since: s.since()},
+		Filter:  record.Filter{Source: src, Destination: dst, Test: test, Since: s.since(rg)},
 		Figures: figs, Options: history.Options{Alpha: s.o.Alpha, Permutations: s.o.Permutations}})
 	if err != nil {
 		return nil, err
@@ -358,7 +432,7 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, err)
 		return
 	}
-	pp := &pairPage{Source: q.Get("src"), Destination: q.Get("dst"), Test: q.Get("test")}
+	pp := &pairPage{Source: q.Get("src"), Destination: q.Get("dst"), Test: q.Get("test"), Range: q.Get("range")}
 	var newest time.Time
 	for i, set := range sets {
 		sr := set.Main
@@ -368,6 +442,9 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 		}
 		v := seriesView{Name: name, Main: sr.Figure}
 		cq := url.Values{"src": {pp.Source}, "dst": {pp.Destination}, "test": {pp.Test}, "series": {strconv.Itoa(i)}}
+		if pp.Range != "" {
+			cq.Set("range", pp.Range)
+		}
 		v.Chart = "/chart.svg?" + cq.Encode()
 		// The other figures, as table columns, by result.
 		extra := map[int64][]string{}
@@ -464,7 +541,8 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 		pp.Series = append(pp.Series, v)
 	}
 	c, _ := s.o.Archive.Count(r.Context())
-	s.render(w, "pair.html", view{Title: pp.Source + " → " + pp.Destination + " " + pp.Test, Pair: pp, Newest: newest, Count: c.Results})
+	s.render(w, "pair.html", view{Title: pp.Source + " → " + pp.Destination + " " + pp.Test, Pair: pp, Newest: newest, Count: c.Results,
+		Range: pp.Range, Ranges: rangeLinks("/pair", url.Values{"src": {pp.Source}, "dst": {pp.Destination}, "test": {pp.Test}}, pp.Range)})
 }
 
 func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
@@ -552,8 +630,12 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 		s.render(w, "compare.html", view{Title: "compare", Cmp: cp})
 		return
 	}
-	var sources []comparison.Source
-	for k, x := range ids {
+	type ticked struct {
+		it  record.Item
+		row record.Row
+	}
+	var two []ticked
+	for _, x := range ids {
 		id, err := strconv.ParseInt(x, 10, 64)
 		if err != nil {
 			s.fail(w, http.StatusBadRequest, fmt.Errorf("result id %q is not a number", x))
@@ -564,14 +646,24 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, http.StatusNotFound, err)
 			return
 		}
-		name := fmt.Sprintf("%s #%d", row.Started.UTC().Format("2006-01-02 15:04"), id)
-		sources = append(sources, comparison.SourceOf(name, *it.Result, row.Title, row.Labels))
-		if k == 0 {
-			cp.A = id
-		} else {
-			cp.B = id
-		}
+		row.ID = id
+		two = append(two, ticked{it, row})
 	}
+	// The older is the baseline, whatever the order of the ticks (the
+	// form sends them in the table's, newest first).
+	slices.SortStableFunc(two, func(a, b ticked) int {
+		if c := a.row.Started.Compare(b.row.Started); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.row.ID, b.row.ID)
+	})
+	var sources []comparison.Source
+	for _, t := range two {
+		name := fmt.Sprintf("%s #%d", t.row.Started.UTC().Format("2006-01-02 15:04"), t.row.ID)
+		sources = append(sources, comparison.SourceOf(name, *t.it.Result, t.row.Title, t.row.Labels))
+	}
+	cp.A, cp.B = two[0].row.ID, two[1].row.ID
+	newest := two[1].row.Started
 	res, err := comparison.Compare(sources, comparison.Options{})
 	if err == nil {
 		var b bytes.Buffer
@@ -580,7 +672,8 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 	} else {
 		cp.Error = err.Error()
 	}
-	s.render(w, "compare.html", view{Title: "compare", Cmp: cp})
+	c, _ := s.o.Archive.Count(r.Context())
+	s.render(w, "compare.html", view{Title: "compare", Cmp: cp, Newest: newest, Count: c.Results})
 }
 
 // ago says how old t is, for people.

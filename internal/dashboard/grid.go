@@ -19,6 +19,9 @@ const (
 	Regressed = "regressed"
 	Failing   = "failing"
 	NoData    = "nodata"
+	// Few is a series too short to test for a change point: it may be
+	// steady or not, the dashboard cannot tell.
+	Few = "toofew"
 )
 
 // Threshold is a fixed limit of one test's figure, in the figure's unit
@@ -59,14 +62,14 @@ func (c Cell) Label() string {
 	return fmt.Sprintf("%s → %s: %s, %s", c.Source, c.Destination, c.Figure, stateNames[c.State])
 }
 
-var stateNames = map[string]string{Steady: "steady", Improved: "improved", Regressed: "regressed", Failing: "failing", NoData: "no data"}
+var stateNames = map[string]string{Steady: "steady", Improved: "improved", Regressed: "regressed", Failing: "failing", Few: "too few to tell", NoData: "no data"}
 
 // Summary counts the grid's directions by state, the worst first: "12
 // directions: 1 failing, 2 regressed, 9 steady".
 func (g *Grid) Summary() string {
 	n := 0
 	var parts []string
-	for _, st := range []string{Failing, Regressed, Improved, Steady, NoData} {
+	for _, st := range []string{Failing, Regressed, Improved, Steady, Few, NoData} {
 		if k := g.Counts[st]; k > 0 {
 			n += k
 			parts = append(parts, fmt.Sprintf("%d %s", k, stateNames[st]))
@@ -79,7 +82,9 @@ func (g *Grid) Summary() string {
 }
 
 // Grid is the mesh grid of one test: rows are sources, columns
-// destinations; cell (A, B) holds A->B and B->A.
+// destinations; each pair is one cell, above the diagonal: cell (A, B),
+// A before B, holds A->B (top) and B->A (bottom), and its mirror below
+// the diagonal is left blank, so each direction is drawn once.
 type Grid struct {
 	Test   string
 	Tests  []string
@@ -91,6 +96,8 @@ type Grid struct {
 	Newest  time.Time
 	Results int64
 	Counts  map[string]int
+	// Range is the time range shown ("1d", "7d", "" for all).
+	Range string
 }
 
 // GridRow is one source's row.
@@ -99,20 +106,22 @@ type GridRow struct {
 	Cells []PairCell
 }
 
-// PairCell is one cell: the two directions between Row and Col.
+// PairCell is one cell: the two directions between Row and Col, or,
+// below the diagonal, the Mirror of the cell that holds them.
 type PairCell struct {
-	Self     bool
-	Fwd, Rev Cell
+	Self, Mirror bool
+	Fwd, Rev     Cell
 }
 
 // buildGrid reads the archive's results of test ("" for the test of
 // the newest result) and makes the grid.
-func (s *Server) buildGrid(ctx context.Context, test string) (*Grid, error) {
-	all, err := s.o.Archive.Results(ctx, record.Filter{Since: s.since()})
+func (s *Server) buildGrid(ctx context.Context, test string, rg timeRange) (*Grid, error) {
+	since := s.since(rg)
+	all, err := s.o.Archive.Results(ctx, record.Filter{Since: since})
 	if err != nil {
 		return nil, err
 	}
-	g := &Grid{Counts: map[string]int{}}
+	g := &Grid{Counts: map[string]int{}, Range: rg.Name}
 	var newest record.Row
 	for _, r := range all {
 		if !slices.Contains(g.Tests, r.Test) {
@@ -131,7 +140,7 @@ func (s *Server) buildGrid(ctx context.Context, test string) (*Grid, error) {
 	fig := history.DefaultFigure(test)
 	g.Figure = fig.Name
 	series, rows, _, err := history.Load(ctx, s.o.Archive, history.Query{
-		Filter: record.Filter{Since: s.since(), Test: test}, Figures: []history.Figure{fig}, Latest: true,
+		Filter: record.Filter{Since: since, Test: test}, Figures: []history.Figure{fig}, Latest: true,
 		Options: history.Options{Alpha: s.o.Alpha, Permutations: s.o.Permutations}})
 	if err != nil {
 		return nil, err
@@ -160,7 +169,7 @@ func (s *Server) buildGrid(ctx context.Context, test string) (*Grid, error) {
 	}
 	th, hasTh := s.o.Thresholds[test]
 	cell := func(src, dst string) Cell {
-		c := Cell{Source: src, Destination: dst, State: NoData, Href: pairHref(src, dst, test)}
+		c := Cell{Source: src, Destination: dst, State: NoData, Href: pairHref(src, dst, test, rg.Name)}
 		lr, any := latestRow[[2]string{src, dst}]
 		sr := bySeries[[2]string{src, dst}]
 		if !any {
@@ -176,6 +185,9 @@ func (s *Server) buildGrid(ctx context.Context, test string) (*Grid, error) {
 		p := last(sr)
 		c.Figure = report.FigureShort(sr.Unit, p.Value)
 		c.State, c.Why = Steady, fmt.Sprintf("no change point in %d results", len(sr.Points))
+		if sn := sr.Sensitivity; !sn.Detectable() {
+			c.State, c.Why = Few, fmt.Sprintf("%d results: too few to tell (a change point needs %d)", sn.Points, sn.Needed)
+		}
 		if n := len(sr.Changes); n > 0 {
 			ch := sr.Changes[n-1]
 			c.State = Improved
@@ -203,17 +215,20 @@ func (s *Server) buildGrid(ctx context.Context, test string) (*Grid, error) {
 		}
 		return c
 	}
-	for _, a := range g.Hosts {
+	for i, a := range g.Hosts {
 		row := GridRow{Host: a}
-		for _, b := range g.Hosts {
-			if a == b {
+		for j, b := range g.Hosts {
+			switch {
+			case i == j:
 				row.Cells = append(row.Cells, PairCell{Self: true})
+				continue
+			case i > j:
+				row.Cells = append(row.Cells, PairCell{Mirror: true})
 				continue
 			}
 			pc := PairCell{Fwd: cell(a, b), Rev: cell(b, a)}
-			// Each direction is counted once: as the top half of its
-			// source's row.
 			g.Counts[pc.Fwd.State]++
+			g.Counts[pc.Rev.State]++
 			row.Cells = append(row.Cells, pc)
 		}
 		g.Rows = append(g.Rows, row)

@@ -35,8 +35,10 @@
       location.reload();
       return;
     }
-    var q = grid.dataset.test ? "?test=" + encodeURIComponent(grid.dataset.test) : "";
-    fetch("/grid" + q, { credentials: "same-origin" })
+    var q = new URLSearchParams();
+    if (grid.dataset.test) q.set("test", grid.dataset.test);
+    if (grid.dataset.range) q.set("range", grid.dataset.range);
+    fetch("/grid?" + q.toString(), { credentials: "same-origin" })
       .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
       .then(function (html) {
         var doc = new DOMParser().parseFromString(html, "text/html");
