@@ -231,12 +231,7 @@ func TestNeverImports(t *testing.T) {
 // pureExceptions are the pure packages' imports that break a rule today,
 // as "PKG IMPORT" (a driver by its prefix in databaseDrivers), each with
 // the change that removes it.
-var pureExceptions = map[string]bool{
-	// report renders the record of what the kernel offers the data
-	// path, engine.DataPathSupport, whose type lives with the package
-	// that probes it.
-	"internal/report internal/engine": true,
-}
+var pureExceptions = map[string]bool{}
 
 // moduleImports reads the imports of every package under internal/ and
 // of cmd/wirespeed from their non-test files, whatever their build

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"wirespeed/internal/engine"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/sysinfo"
 	"wirespeed/internal/units"
 )
 
@@ -199,7 +199,7 @@ func dashIfEmpty(s string) string {
 
 // dataPathSupport is the environment record's line on what the kernel
 // offers the data path options.
-func dataPathSupport(s engine.DataPathSupport) string {
+func dataPathSupport(s sysinfo.DataPathSupport) string {
 	yn := func(name string, ok bool) string {
 		if ok {
 			return name

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"wirespeed/internal/engine"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/sysinfo"
@@ -74,8 +73,8 @@ func TestDataPathText(t *testing.T) {
 func TestEnvDataPath(t *testing.T) {
 	var b bytes.Buffer
 	Env(&b, sysinfo.Env{Hostname: "h", KernelRelease: "6.18.44", CPU: sysinfo.CPUInfo{Count: 2},
-		DataPath: &engine.DataPathSupport{MsgZeroCopy: true, UDPGSO: true, UDPGRO: true, TCPInternalPacing: true, DefaultQdisc: "fq_codel", Probed: true}}, EnvOptions{})
+		DataPath: &sysinfo.DataPathSupport{MsgZeroCopy: true, UDPGSO: true, UDPGRO: true, TCPInternalPacing: true, DefaultQdisc: "fq_codel", Probed: true}}, EnvOptions{})
 	Env(&b, sysinfo.Env{Hostname: "old", KernelRelease: "4.15.0",
-		DataPath: &engine.DataPathSupport{MsgZeroCopy: true}}, EnvOptions{})
+		DataPath: &sysinfo.DataPathSupport{MsgZeroCopy: true}}, EnvOptions{})
 	testkit.Golden(t, "env-datapath.golden", b.String())
 }

@@ -12,8 +12,8 @@ import (
 
 // dataPath describes what the kernel offers the data path options: by
 // its release, and on the live host (probe) by trying each socket option.
-func (c *collector) dataPath(release string, probe bool) *engine.DataPathSupport {
-	s := &engine.DataPathSupport{
+func (c *collector) dataPath(release string, probe bool) *DataPathSupport {
+	s := &DataPathSupport{
 		MsgZeroCopy:       KernelAtLeast(release, 4, 14),
 		UDPGSO:            KernelAtLeast(release, 4, 18),
 		UDPGRO:            KernelAtLeast(release, 5, 0),
@@ -34,9 +34,9 @@ func (c *collector) dataPath(release string, probe bool) *engine.DataPathSupport
 
 // probeDataPath replaces the release's guesses with what engine's own
 // sockets are granted. The options are Linux's: elsewhere none exists.
-func probeDataPath(s *engine.DataPathSupport) error {
+func probeDataPath(s *DataPathSupport) error {
 	if runtime.GOOS != "linux" {
-		*s = engine.DataPathSupport{}
+		*s = DataPathSupport{}
 		return nil
 	}
 	got, err := engine.ProbeSupport()

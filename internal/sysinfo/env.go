@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"wirespeed/internal/engine"
 	"wirespeed/internal/measure"
 	"wirespeed/internal/netdev"
 )
@@ -37,7 +36,7 @@ type Env struct {
 	// in a result (`wirespeed env` prints them on stderr instead).
 	Warnings []string `json:"warnings,omitempty"`
 	// DataPath is what the kernel offers the data path options.
-	DataPath *engine.DataPathSupport `json:"datapath,omitempty"`
+	DataPath *DataPathSupport `json:"datapath,omitempty"`
 	// CPUBaseline is the host's CPU utilization over a short idle window
 	// before the session's first run (TakeBaseline); absent when it was
 	// not taken or could not be read (then Warnings says why).

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"wirespeed/internal/engine"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -41,7 +40,7 @@ func TestCollectFixture(t *testing.T) {
 			"net.core.optmem_max":      {131072},
 		},
 		// By the release: a fixture's features are not probed.
-		DataPath: &engine.DataPathSupport{MsgZeroCopy: true, UDPGSO: true, UDPGRO: true, TCPInternalPacing: true, DefaultQdisc: "fq_codel"},
+		DataPath: &DataPathSupport{MsgZeroCopy: true, UDPGSO: true, UDPGRO: true, TCPInternalPacing: true, DefaultQdisc: "fq_codel"},
 	}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Errorf("Collect (-want +got):\n%s", diff)

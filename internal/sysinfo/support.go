@@ -1,4 +1,4 @@
-package engine
+package sysinfo
 
 // DataPathSupport is what a host's kernel offers the data path options,
 // for its environment record: each feature known from the release it
