@@ -237,3 +237,27 @@ func TestCompareVerdictFirst(t *testing.T) {
 		t.Errorf("--pairs, first pair's verdict %q, want none of 14 significant\n%s", got, out)
 	}
 }
+
+// TestCompareShowsRates: figures whose shown unit only respells theirs
+// (trans/sec, pkts/sec: no scale) are shown at their value, not
+// multiplied by a missing scale of 0. ../report/testdata/rr.json's
+// transactions_per_s is 190756.12286654397: 190756.12 on both sides of
+// its comparison with itself, in the table.
+func TestCompareShowsRates(t *testing.T) {
+	code, out, stderr := runMain(t, "compare", "../report/testdata/rr.json", "../report/testdata/rr.json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "TCP_RR 1,1") {
+			line = strings.Join(strings.Fields(l), " ")
+		}
+	}
+	if !strings.HasPrefix(line, "TCP_RR 1,1 190756.12 190756.12 +0.00%") {
+		t.Errorf("transaction rate line %q, want 190756.12 on both sides\n%s", line, out)
+	}
+	if !strings.Contains(out, "no significant change from ../report/testdata/rr.json in its 1 comparison (p BH <= 0.05)") {
+		t.Errorf("no verdict for the one comparison:\n%s", out)
+	}
+}
