@@ -209,9 +209,9 @@ func TestCompareVerdictFirst(t *testing.T) {
 	fields := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	want := []string{
 		"changed significantly from base.json (p BH <= 0.05):",
-		"throughput (10^6bits/sec) TCP_STREAM 131072 9150.00 -> 9750.00 +6.56% p BH 0.050",
-		"local CPU util (%) TCP_STREAM 1460 81.50 -> 71.50 -12.27% p BH 0.050",
-		"local CPU util (%) TCP_STREAM 131072 71.50 -> 61.50 -13.99% p BH 0.050",
+		"throughput (10^6bits/sec) TCP_STREAM 131072 9150.00 -> 9750.00 +6.56% p=0.050",
+		"local CPU util (%) TCP_STREAM 1460 81.50 -> 71.50 -12.27% p=0.050",
+		"local CPU util (%) TCP_STREAM 131072 71.50 -> 61.50 -13.99% p=0.050",
 	}
 	for i, w := range want {
 		if got := fields(lines[i]); got != w {

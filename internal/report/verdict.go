@@ -10,7 +10,8 @@ import (
 // verdict block: compare's answer before its detail, benchstat-minded.
 // A line per comparison that changed significantly (its figure, point,
 // source when there are several, baseline and new centre, change and the
-// p it was decided by), then how many did not; or one line when none did.
+// adjusted p it was decided by, named in the heading), then how many did
+// not; or one line when none did.
 
 // Verdict writes the comparisons of res that changed significantly, one
 // a line, and how many others did not.
@@ -37,7 +38,8 @@ func Verdict(w io.Writer, res comparison.Result) {
 				if len(res.Sources) > 2 {
 					line = append(line, res.Sources[i+1])
 				}
-				line = append(line, figure(l.Cells[0], tb.Metric), "->", figure(c, tb.Metric), pct(cmp.DeltaPct), p+" "+pValue(cmp.PAdjusted))
+				// old -> new is one cell, aligned below (arrowed).
+				line = append(line, figure(l.Cells[0], tb.Metric), figure(c, tb.Metric), pct(cmp.DeltaPct), "p="+pValue(cmp.PAdjusted))
 				lines = append(lines, line)
 			}
 		}
@@ -56,7 +58,7 @@ func Verdict(w io.Writer, res comparison.Result) {
 	if len(res.Sources) > 2 {
 		left = 3
 	}
-	columns(w, lines, left)
+	columns(w, arrowed(lines, left), left)
 	switch rest := made - len(lines); rest {
 	case 0:
 		fmt.Fprintf(w, "  (all %d comparisons made)\n", made)
@@ -65,4 +67,19 @@ func Verdict(w io.Writer, res comparison.Result) {
 	default:
 		fmt.Fprintf(w, "  %d other comparisons did not change significantly\n", rest)
 	}
+}
+
+// arrowed joins each line's baseline and new value (the cells at i and
+// i+1) into one cell, "9150.00 -> 9750.00", both flush right, so that
+// the arrows align with one space each side.
+func arrowed(lines [][]string, i int) [][]string {
+	var wa, wb int
+	for _, l := range lines {
+		wa, wb = max(wa, len(l[i])), max(wb, len(l[i+1]))
+	}
+	out := make([][]string, len(lines))
+	for k, l := range lines {
+		out[k] = append(append(append([]string{}, l[:i]...), fmt.Sprintf("%*s -> %*s", wa, l[i], wb, l[i+1])), l[i+2:]...)
+	}
+	return out
 }
