@@ -44,6 +44,13 @@ The test is the Mann-Whitney U test (benchstat's; exact for fewer than 50
 iterations, compares medians) or, with --test welch, Welch's t-test
 (compares means). Both are two-sided.
 
+compare leads with its verdict, as benchstat users look for it: a line per
+figure and point that changed significantly (the figure, the point, the
+baseline's and the new value, the change and the adjusted p), then how many
+other comparisons did not; or, when none did, "no significant change from
+BASELINE in N comparisons". The detail follows, as before: the tables and
+the lines above them stay where scripts and recipes read them.
+
 Above the tables, compare lists what differs between the environments of the
 baseline and each other document (MTU, offloads, kernel, driver, qdisc,
 congestion control, sysctls, host) and between their test settings, so that

@@ -184,3 +184,80 @@ func TestComparePairsJSON(t *testing.T) {
 		t.Errorf("base against jumbo, throughput at 131072: %+v, want p 2/70 adjusted to 0.075", p)
 	}
 }
+
+// TestCompareVerdictFirst: compare leads with its answer (issue 48,
+// item 6). By hand from the fixtures (four iterations a point, medians):
+// throughput at 131072 is 9000 9100 9200 9300 in base.json, median 9150,
+// and 9600 9700 9800 9900 in jumbo.json, median 9750: +600/9150 =
+// +6.56%; the samples are fully separated, p = 2/70, and eight of the 14
+// comparisons are, so Benjamini-Hochberg makes them 14/8 * 2/70 = 0.050.
+// Local CPU at 1460: 80 81 82 83 against 70 71 72 73, 81.5 -> 71.5,
+// -10/81.5 = -12.27%; at 131072 70..73 against 60..63, 71.5 -> 61.5,
+// -13.99%. Throughput at 1460 (3100 3300 3200 3000 against 3150 3050
+// 3250 3350, interleaved) is not in the verdict: 14 - 8 = 6 others.
+// Over three pairs (42 comparisons) the same 2/70 becomes 0.075, and no
+// pair has a significant change.
+func TestCompareVerdictFirst(t *testing.T) {
+	code, out, stderr := runMain(t, "compare", "testdata/compare/base.json", "testdata/compare/jumbo.json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) < 11 {
+		t.Fatalf("output too short:\n%s", out)
+	}
+	fields := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	want := []string{
+		"changed significantly from base.json (p BH <= 0.05):",
+		"throughput (10^6bits/sec) TCP_STREAM 131072 9150.00 -> 9750.00 +6.56% p=0.050",
+		"local CPU util (%) TCP_STREAM 1460 81.50 -> 71.50 -12.27% p=0.050",
+		"local CPU util (%) TCP_STREAM 131072 71.50 -> 61.50 -13.99% p=0.050",
+	}
+	for i, w := range want {
+		if got := fields(lines[i]); got != w {
+			t.Errorf("line %d: %q, want %q", i+1, got, w)
+		}
+	}
+	if got := fields(lines[9]); got != "6 other comparisons did not change significantly" {
+		t.Errorf("line 10: %q, want the 6 others not significant\n%s", got, out)
+	}
+	if strings.Contains(strings.Join(lines[:10], "\n"), "TCP_STREAM 1460 3200.00") {
+		t.Errorf("throughput at 1460 (not significant) is in the verdict:\n%s", out)
+	}
+	if lines[10] != "" || !strings.HasPrefix(lines[11], "baseline base.json") {
+		t.Errorf("the verdict is not followed by a blank line and the comparison's heading:\n%s", out)
+	}
+
+	code, out, stderr = runMain(t, "compare", "--pairs", "testdata/compare/base.json", "testdata/compare/jumbo.json", "testdata/compare/maerts.json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines = strings.Split(out, "\n")
+	if got := lines[1]; got != "no significant change from base.json in 14 comparisons (p BH <= 0.05)" {
+		t.Errorf("--pairs, first pair's verdict %q, want none of 14 significant\n%s", got, out)
+	}
+}
+
+// TestCompareShowsRates: figures whose shown unit only respells theirs
+// (trans/sec, pkts/sec: no scale) are shown at their value, not
+// multiplied by a missing scale of 0. ../report/testdata/rr.json's
+// transactions_per_s is 190756.12286654397: 190756.12 on both sides of
+// its comparison with itself, in the table.
+func TestCompareShowsRates(t *testing.T) {
+	code, out, stderr := runMain(t, "compare", "../report/testdata/rr.json", "../report/testdata/rr.json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "TCP_RR 1,1") {
+			line = strings.Join(strings.Fields(l), " ")
+		}
+	}
+	if !strings.HasPrefix(line, "TCP_RR 1,1 190756.12 190756.12 +0.00%") {
+		t.Errorf("transaction rate line %q, want 190756.12 on both sides\n%s", line, out)
+	}
+	if !strings.Contains(out, "no significant change from ../report/testdata/rr.json in its 1 comparison (p BH <= 0.05)") {
+		t.Errorf("no verdict for the one comparison:\n%s", out)
+	}
+}

@@ -158,7 +158,12 @@ func (m Metric) Value(v record.View) (float64, bool) {
 func metricOf(f record.Figure) Metric {
 	m := Metric{Name: f.Words, Unit: f.Unit, Key: f.Name, Scale: 1, Figure: f}
 	if f.Shown != "" {
-		m.Unit, m.Scale = f.Shown, f.Scale
+		m.Unit = f.Shown
+		// A Shown that only respells Unit (trans/sec, pkts/sec) has
+		// no Scale: the figure is shown as it is.
+		if f.Scale != 0 {
+			m.Scale = f.Scale
+		}
 	}
 	return m
 }

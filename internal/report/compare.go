@@ -44,14 +44,17 @@ func adjustedColumn(a stats.Adjustment) string {
 	return "p BH"
 }
 
-// Compare writes a comparison: what it compares and how, what differs
-// between the environments, one table per figure with each point's
+// Compare writes a comparison: its verdict first (Verdict: the
+// comparisons that changed significantly), then what it compares and
+// how, what differs between the environments, one table per figure with each point's
 // values, change and verdict, the points not matched and the tests'
 // caveats.
 func Compare(w io.Writer, res comparison.Result) {
 	base := res.Sources[0]
 	// The prose wraps at Width; the tables are as wide as their cells.
 	say := func(format string, a ...any) { writeWrapped(w, fmt.Sprintf(format, a...), false) }
+	Verdict(w, res)
+	fmt.Fprintln(w)
 	say("baseline %s; compared: %s", base, strings.Join(res.Sources[1:], ", "))
 	say("%s at alpha %g over each point's iterations", testName(res.Options.Test), res.Options.Alpha)
 	say("%s; higher/lower: significant, ~: not significant", adjustment(res))
