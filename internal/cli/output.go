@@ -97,6 +97,7 @@ type live struct {
 
 	mu          sync.Mutex // interval lines come from the client's goroutines
 	headerShown bool
+	kind        spec.Kind         // the test's, whose interval lines show
 	order       *report.TickOrder // the test's interval lines in its directions' order
 }
 
@@ -119,17 +120,25 @@ func (l *live) tick(t spec.Test) func(result.Tick) {
 	}
 	l.mu.Lock()
 	l.order = report.NewTickOrder(t)
+	l.kind = t.Kind
 	l.mu.Unlock()
 	return func(tk result.Tick) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if !l.headerShown {
-			report.IntervalHeader(l.w, t.Kind)
+			report.IntervalHeaderIn(l.w, t.Kind, l.textOpts.Verbose)
 			l.headerShown = true
 		}
-		for _, tk := range l.order.Add(tk) {
-			report.TickIn(l.out.tickWriter(l.w), tk, l.out.unit)
-		}
+		l.show(l.order.Add(tk))
+	}
+}
+
+// show writes the interval lines of ticks, which come in l.order's
+// order: an RRUL test's one line an interval unless -v (report.Ticks).
+// Its caller holds l.mu.
+func (l *live) show(ticks []result.Tick) {
+	if len(ticks) > 0 {
+		report.Ticks(l.out.tickWriter(l.w), ticks, l.kind, l.out.unit, l.textOpts.Verbose)
 	}
 }
 
@@ -140,9 +149,7 @@ func (l *live) flushTicks() {
 	if l.order == nil {
 		return
 	}
-	for _, tk := range l.order.Flush() {
-		report.TickIn(l.out.tickWriter(l.w), tk, l.out.unit)
-	}
+	l.show(l.order.Flush())
 }
 
 // progress is the iteration handler; nil when no lines show.

@@ -402,7 +402,7 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 		c.broken = true
 		return result.Result{}, err
 	}
-	m.ticks = newTicker(t, c.cfg.OnInterval)
+	m.ticks = newTicker(t, m.withProbes(c.cfg.OnInterval))
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m.cancel = cancel
@@ -423,8 +423,9 @@ func (c *Client) measure(ctx context.Context, t spec.Test, acc control.Accepted,
 type measurement struct {
 	c       *Client
 	t       spec.Test
-	started time.Time // just before the start went out
-	ticks   *ticker   // both sides' interval reports, joined for OnInterval
+	started time.Time            // just before the start went out
+	ticks   *ticker              // both sides' interval reports, joined for OnInterval
+	live    *endpoint.LiveProbes // an RRUL run's probes, read for its interval lines
 	// cancel stops the local side's run: on the server's abort or
 	// failure.
 	cancel    context.CancelFunc
@@ -524,6 +525,20 @@ func remoteResult(t spec.Test, msg control.Message, reports map[spec.Direction][
 	return sideOutcome{res: r, err: err}
 }
 
+// withProbes is emit with each tick of an RRUL run given the round trips
+// of the probes answered within its interval; emit itself otherwise.
+func (m *measurement) withProbes(emit func(result.Tick)) func(result.Tick) {
+	if emit == nil || m.t.Kind != spec.RRUL {
+		return emit
+	}
+	m.live = &endpoint.LiveProbes{}
+	return func(tk result.Tick) {
+		l := result.LatencyOf(m.live.Answered(tk.Interval.StartS, tk.Interval.EndS), 0)
+		tk.Probes = &l
+		emit(tk)
+	}
+}
+
 // runLocal starts this side's run of the test under runCtx
 // (endpoint.Run, or endpoint.RunRRUL with the probes the server
 // accepted), in a goroutine of its own, over conns, which the run
@@ -534,7 +549,9 @@ func (m *measurement) runLocal(runCtx context.Context, acc control.Accepted, con
 	run := endpoint.Run
 	if t.Kind == spec.RRUL {
 		run = func(ctx context.Context, cfg endpoint.Config) (result.SideResult, error) {
-			return endpoint.RunRRUL(ctx, cfg, c.probes(t, acc))
+			p := c.probes(t, acc)
+			p.Live = m.live
+			return endpoint.RunRRUL(ctx, cfg, p)
 		}
 	}
 	ch := make(chan sideOutcome, 1)

@@ -31,6 +31,60 @@ type Probes struct {
 	// Peer is the other side's address: the server's probes answer it
 	// alone, and each side samples the qdisc of the device toward it.
 	Peer netip.Addr
+
+	// Live, when not nil, is given the client's probers and the load's
+	// start as they come, for the interval lines (LiveProbes).
+	Live *LiveProbes
+}
+
+// LiveProbes reads the client's probes of an RRUL run while it runs: the
+// interval lines show the round trips of each second's answers beside
+// the load's throughput. RunRRUL fills it; it is safe for concurrent use.
+type LiveProbes struct {
+	mu        sync.Mutex
+	probers   []interface{ Samples() []engine.ProbeSample }
+	origin    time.Time
+	loadStart time.Time
+}
+
+func (l *LiveProbes) start(origin time.Time, probers ...interface{ Samples() []engine.ProbeSample }) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.origin, l.probers = origin, probers
+}
+
+func (l *LiveProbes) loadStarted(t time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.loadStart = t
+}
+
+// Answered is the round trips, in milliseconds, of the probes (UDP and
+// TCP) whose answers came from fromS to toS seconds after the load
+// started, as an interval's StartS and EndS count: none before the load
+// started. An answer still on its way is not in it.
+func (l *LiveProbes) Answered(fromS, toS float64) []float64 {
+	l.mu.Lock()
+	origin, loadStart, probers := l.origin, l.loadStart, l.probers
+	l.mu.Unlock()
+	if loadStart.IsZero() {
+		return nil
+	}
+	off := loadStart.Sub(origin)
+	from, to := off+seconds(fromS), off+seconds(toS)
+	var ms []float64
+	for _, p := range probers {
+		for _, s := range p.Samples() {
+			if s.RTTNanos < 0 {
+				continue
+			}
+			at := time.Duration(s.SentNanos + s.RTTNanos)
+			if at >= from && at < to {
+				ms = append(ms, float64(s.RTTNanos)/1e6)
+			}
+		}
+	}
+	return ms
 }
 
 // answerLinger is how long the server keeps answering probes after its
@@ -63,6 +117,16 @@ func RunRRUL(ctx context.Context, cfg Config, p Probes) (result.SideResult, erro
 		tcp = engine.NewTCPProber(p.TCPNetwork, p.TCPAddr, p.TCPOptions, sp.RRUL.TCPProbeInterval, origin, samplesFor(sp.RRUL.TCPProbeInterval))
 		wg.Go(func() { tcpErr = tcp.Run(probeCtx) })
 	}
+	if p.Live != nil {
+		var ps []interface{ Samples() []engine.ProbeSample }
+		if udp != nil {
+			ps = append(ps, udp)
+		}
+		if tcp != nil {
+			ps = append(ps, tcp)
+		}
+		p.Live.start(origin, ps...)
+	}
 	if p.Echo != nil {
 		echo := engine.NewUDPEchoer(p.Echo, p.EchoMaxPerSecond)
 		wg.Go(func() { echo.Run(probeCtx) })
@@ -89,6 +153,9 @@ func RunRRUL(ctx context.Context, cfg Config, p Probes) (result.SideResult, erro
 	select {
 	case <-idle.C:
 		loadStart = time.Now()
+		if p.Live != nil {
+			p.Live.loadStarted(loadStart)
+		}
 		res, err = Run(ctx, cfg)
 		loadEnd = loadEndOf(loadStart, res.Flows)
 	case <-ctx.Done():

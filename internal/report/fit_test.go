@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func runText(res result.Result, server string, o TextOptions) (text string, inte
 	var tks []result.Tick
 	for _, d := range res.Directions {
 		for i, iv := range d.Intervals {
-			tk := result.Tick{Direction: d.Direction, Index: i, Interval: iv}
+			tk := result.Tick{Direction: d.Direction, Index: i, Interval: iv, Probes: answered(res.Summary.UnderLoad, iv)}
 			for _, s := range d.Streams {
 				if ivs := s.Receiver.Intervals; i < len(ivs) {
 					tk.Streams = append(tk.Streams, result.StreamInterval{ID: s.ID, Interval: ivs[i]})
@@ -55,16 +56,14 @@ func runText(res result.Result, server string, o TextOptions) (text string, inte
 			tks = append(tks, tk)
 		}
 	}
+	// Live, the directions' ticks of an interval come together.
+	slices.SortStableFunc(tks, func(a, b result.Tick) int { return a.Index - b.Index })
 	for _, tk := range tks {
-		for _, t := range order.Add(tk) {
-			TickIn(&ticks, t, 0)
-		}
+		Ticks(&ticks, order.Add(tk), res.Spec.Kind, 0, o.Verbose)
 	}
-	for _, t := range order.Flush() {
-		TickIn(&ticks, t, 0)
-	}
+	Ticks(&ticks, order.Flush(), res.Spec.Kind, 0, o.Verbose)
 	if ticks.Len() > 0 {
-		IntervalHeader(&b, res.Spec.Kind)
+		IntervalHeaderIn(&b, res.Spec.Kind, o.Verbose)
 		b.Write(ticks.Bytes())
 	}
 	fmt.Fprintln(&b)
@@ -174,4 +173,23 @@ func TestFitClauses(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("FitClauses = %q, want %q", got, want)
 	}
+}
+
+// answered is what the client's live output gives an RRUL tick of
+// interval iv: the round trips of the probes recorded whose answers came
+// within it (endpoint.LiveProbes); nil for other tests.
+func answered(u *result.UnderLoad, iv result.Interval) *result.Latency {
+	if u == nil {
+		return nil
+	}
+	rec := u.Probes
+	from, to := rec.LoadStartS+iv.StartS, rec.LoadStartS+iv.EndS
+	var ms []float64
+	for _, p := range append(append([]result.ProbePoint(nil), rec.UDP...), rec.TCP...) {
+		if at := p.T + p.RTTMs/1e3; !p.Lost && at >= from && at < to {
+			ms = append(ms, p.RTTMs)
+		}
+	}
+	l := result.LatencyOf(ms, 0)
+	return &l
 }

@@ -130,6 +130,37 @@ func IntervalHeader(w io.Writer, k spec.Kind) {
 	}
 }
 
+// IntervalHeaderIn is the line above the lines Ticks writes: RRUL's
+// (RRULIntervalHeader) unless verbose, IntervalHeader's otherwise.
+func IntervalHeaderIn(w io.Writer, k spec.Kind, verbose bool) {
+	if k == spec.RRUL && !verbose {
+		RRULIntervalHeader(w)
+		return
+	}
+	IntervalHeader(w, k)
+}
+
+// Ticks writes the interval lines of ticks of a test of kind k, which
+// come in a TickOrder's order, with the bitrate in unit u: each stream's
+// and their sum (TickIn), but an RRUL run's one line an interval, its
+// sums and its probes (RRULTick), unless verbose.
+func Ticks(w io.Writer, ticks []result.Tick, k spec.Kind, u units.RateUnit, verbose bool) {
+	if k != spec.RRUL || verbose {
+		for _, tk := range ticks {
+			TickIn(w, tk, u)
+		}
+		return
+	}
+	for len(ticks) > 0 {
+		n := 1
+		for n < len(ticks) && ticks[n].Index == ticks[0].Index {
+			n++
+		}
+		RRULTick(w, ticks[:n], u)
+		ticks = ticks[n:]
+	}
+}
+
 // TickIn writes the interval lines of one tick: one per stream, and a
 // [SUM] line when the direction has several streams, with the bitrate in
 // unit u (-f; 0: adaptive bits).
@@ -182,7 +213,18 @@ func TextIn(w io.Writer, res result.Result, o TextOptions) {
 	if res.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: the run was stopped early; the figures cover only what was measured before.")
 	}
-	UnderLoad(w, res) // RRUL's answer leads (underload.go)
+	// RRUL's answer leads, what limited it under it, then its detail
+	// (underload.go).
+	limitShown := false
+	if res.Summary.UnderLoad != nil {
+		UnderLoadAnswer(w, res)
+		if res.Summary.Limit != nil {
+			limitedBy(w, res, o.Verbose)
+			limitShown = true
+		}
+		fmt.Fprintln(w)
+		UnderLoadDetail(w, res)
+	}
 	switch {
 	case res.Spec.Kind == spec.UDPStream:
 		udpTable(w, res, u)
@@ -197,7 +239,7 @@ func TextIn(w io.Writer, res result.Result, o TextOptions) {
 		fmt.Fprintln(w)
 		confidence(w, res.Summary, o.Verbose)
 	}
-	if res.Summary.Limit != nil {
+	if res.Summary.Limit != nil && !limitShown {
 		fmt.Fprintln(w)
 		limitedBy(w, res, o.Verbose)
 	}

@@ -7,14 +7,22 @@ import (
 	"text/tabwriter"
 
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
 	"wirespeed/internal/units"
 )
 
-// UnderLoad writes an RRUL result's answer first: the idle and loaded
-// round trips, what the load added, the load's throughput and the
-// responsiveness on one line, then the figures per kind of probe and the
-// flows' rates.
+// UnderLoad writes an RRUL result's answer (UnderLoadAnswer), then its
+// detail (UnderLoadDetail).
 func UnderLoad(w io.Writer, res result.Result) {
+	UnderLoadAnswer(w, res)
+	UnderLoadDetail(w, res)
+}
+
+// UnderLoadAnswer writes an RRUL result's answer: the idle and loaded
+// round trips, what the load added, the load's throughput and the
+// responsiveness on one line, then where the queue is. Text writes what
+// limited the run under it, before the detail.
+func UnderLoadAnswer(w io.Writer, res result.Result) {
 	u := res.Summary.UnderLoad
 	if u == nil {
 		return
@@ -29,6 +37,15 @@ func UnderLoad(w io.Writer, res result.Result) {
 	clauses(UnderLoadLine(u))
 	if q := u.Queue; q != nil {
 		clauses(QueueLine(u))
+	}
+}
+
+// UnderLoadDetail writes the detail of an RRUL result under its answer:
+// the round trips per kind of probe and phase, and the flows' rates.
+func UnderLoadDetail(w io.Writer, res result.Result) {
+	u := res.Summary.UnderLoad
+	if u == nil {
+		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "round trip (ms)\tphase\tp50\tp90\tp99\tmean\tsamples\tlost\t")
@@ -193,4 +210,41 @@ func underLoadCells(s result.Summary) []string {
 		return nil
 	}
 	return []string{ms(u.Idle.All.P50Ms), ms(u.Loaded.All.P50Ms), ms(u.Loaded.All.P99Ms)}
+}
+
+// RRULIntervalHeader is the line above RRUL's default interval lines
+// (RRULTick): the load's throughput each way and the probes' round trips.
+func RRULIntervalHeader(w io.Writer) {
+	fmt.Fprintf(w, "%-17s  %14s  %14s  %9s  %9s  %7s\n", "Interval", "Up", "Down", "Probe p50", "Probe p99", "Answers")
+}
+
+// RRULTick writes one interval of an RRUL run as one line: the summed
+// throughput of its upload flows and of its download flows, in unit u,
+// and the round trips of the probes answered within it (Tick.Probes).
+// ticks are the interval's ticks, one per direction; a direction the
+// run does not load shows "-". The flows' own lines are TickIn's (-v).
+func RRULTick(w io.Writer, ticks []result.Tick, u units.RateUnit) {
+	if len(ticks) == 0 {
+		return
+	}
+	up, down := "-", "-"
+	start, end := ticks[0].Interval.StartS, ticks[0].Interval.EndS
+	var probes *result.Latency
+	for _, tk := range ticks {
+		switch tk.Direction {
+		case spec.ClientToServer:
+			up = u.Format(tk.Interval.BitsPerSecond)
+			start, end = tk.Interval.StartS, tk.Interval.EndS // the upload's times lead
+		case spec.ServerToClient:
+			down = u.Format(tk.Interval.BitsPerSecond)
+		}
+		if probes == nil {
+			probes = tk.Probes
+		}
+	}
+	p50, p99, n := "-", "-", 0
+	if probes != nil && probes.Samples > 0 {
+		p50, p99, n = ms(probes.P50Ms)+" ms", ms(probes.P99Ms)+" ms", probes.Samples
+	}
+	fmt.Fprintf(w, "%6.2f-%-6.2f sec  %14s  %14s  %9s  %9s  %7d\n", start, end, up, down, p50, p99, n)
 }

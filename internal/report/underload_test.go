@@ -2,6 +2,9 @@ package report
 
 import (
 	"bytes"
+	"math"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -97,5 +100,53 @@ func TestQueueLine(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRRULAnswerFirst: run's default text of a recorded 2 s RRUL run
+// (testdata/kinds/rrul.json, 8 flows) shows one interval line a second,
+// no flow's own line, and the answer (the latency line, where the queue
+// is, what limited the run) before the detail (the round trip table,
+// the flows, netperf's table); -v shows each flow's lines.
+func TestRRULAnswerFirst(t *testing.T) {
+	doc := load(t, filepath.Join("kinds", "rrul.json"))
+	res := doc.Result
+	text, intervals := runText(res, "127.0.0.1:42629 (embedded server)", TextOptions{})
+	lines := strings.Split(text, "\n")
+	flowLine := regexp.MustCompile(`^\[ *([0-9]+|SUM)\]`)
+	for _, l := range lines {
+		if flowLine.MatchString(l) {
+			t.Errorf("a flow's interval line in the default text: %q", l)
+		}
+	}
+	if secs := int(math.Ceil(res.Summary.ElapsedS)); intervals < 1 || intervals > secs {
+		t.Errorf("%d interval lines for a %.2f s run, want 1 to %d:\n%s", intervals, res.Summary.ElapsedS, secs, text)
+	}
+	// Each interval line has both directions' sums: 6.91 and 5.64 Gbit/s
+	// the first second, as the recorded directions' first intervals say.
+	if !strings.Contains(text, "6.91 Gbits/sec  5.64 Gbits/sec") {
+		t.Errorf("no line with the first second's sums, 6.91 up and 5.64 down:\n%s", text)
+	}
+	at := func(prefix string) int {
+		for i, l := range lines {
+			if strings.HasPrefix(strings.TrimSpace(l), prefix) {
+				return i
+			}
+		}
+		t.Fatalf("no line starts %q:\n%s", prefix, text)
+		return -1
+	}
+	answer := []string{"idle ", "no queue built", "limited by"}
+	detail := []string{"round trip (ms)", "flows:", "Recv"}
+	for _, a := range answer {
+		for _, d := range detail {
+			if at(a) > at(d) {
+				t.Errorf("%q (the answer) comes after %q (the detail):\n%s", a, d, text)
+			}
+		}
+	}
+	verbose, _ := runText(res, "127.0.0.1:42629 (embedded server)", TextOptions{Verbose: true})
+	if n := len(regexp.MustCompile(`(?m)^\[  [1-8]\] `).FindAllString(verbose, -1)); n != 8*len(res.Directions[0].Intervals) {
+		t.Errorf("-v shows %d flows' interval lines, want 8 a second:\n%s", n, verbose)
 	}
 }

@@ -318,6 +318,10 @@ type Tick struct {
 	Index     int              `json:"index"`
 	Interval  Interval         `json:"interval"`
 	Streams   []StreamInterval `json:"streams"`
+	// Probes are an RRUL run's probe round trips answered within the
+	// interval, for its live line; not in the JSON (the probe record
+	// and load_intervals hold them).
+	Probes *Latency `json:"-"`
 }
 
 // JoinTick joins a receiver's and a sender's report of the same interval;

@@ -211,6 +211,10 @@ func responsiveness(rec ProbeRecord) float64 {
 	return 60000 / ms
 }
 
+// LatencyOf is the percentiles and mean of round trips ms, with lost
+// probes counted beside them.
+func LatencyOf(ms []float64, lost int) Latency { return latencyOf(ms, lost) }
+
 func latencyOf(ms []float64, lost int) Latency {
 	l := Latency{Samples: len(ms), Lost: lost}
 	if len(ms) == 0 {
