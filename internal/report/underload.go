@@ -11,13 +11,6 @@ import (
 	"wirespeed/internal/units"
 )
 
-// UnderLoad writes an RRUL result's answer (UnderLoadAnswer), then its
-// detail (UnderLoadDetail).
-func UnderLoad(w io.Writer, res result.Result) {
-	UnderLoadAnswer(w, res)
-	UnderLoadDetail(w, res)
-}
-
 // UnderLoadAnswer writes an RRUL result's answer: the idle and loaded
 // round trips, what the load added, the load's throughput and the
 // responsiveness on one line, then where the queue is. Text writes what
