@@ -22,8 +22,10 @@ import (
 // wants every check within its tolerance: each figure wirespeed measured
 // beside a truth verify read from the kernel, the labs' shapes or irtt.
 // The labs are gone afterwards. On a busy host a failed attempt is tried
-// once more, and skipped as starved when the host was busy before it
-// (WIRESPEED_SERIAL=strict, CI's serial step, fails it instead).
+// once more, and skipped as starved when the host was busy before it and
+// only checks a busy host moves were out (WIRESPEED_SERIAL=strict, CI's
+// serial step, fails it instead): a count (bytes per packet, packets,
+// drops, the host's CPU beside /proc/stat) fails whatever the load.
 func TestVerify(t *testing.T) {
 	testkit.Serial(t)
 	nstest.RequireRoot(t)
@@ -58,7 +60,7 @@ func TestVerify(t *testing.T) {
 			break
 		}
 		if attempt == 2 {
-			if busy != "" {
+			if busy != "" && onlyTiming(rep) {
 				testkit.SkipStarved(t, "verify failed twice and the host was busy before it: "+busy)
 			}
 			t.Fatalf("verify failed: %v\n%s", err, stderr.String())
@@ -78,4 +80,17 @@ func TestVerify(t *testing.T) {
 	if len(left) > 0 {
 		t.Errorf("verify left namespaces behind: %s", strings.Join(left, " "))
 	}
+}
+
+// timingChecks are the checks a busy host moves: rates and round trips.
+var timingChecks = []string{"tcp-throughput", "tcp-streams", "udp-throughput", "rtt-idle", "rrul-loaded"}
+
+// onlyTiming is true when every check of r that failed is a timing check.
+func onlyTiming(r verify.Report) bool {
+	for _, c := range r.Failed() {
+		if !slices.Contains(timingChecks, c.Name) {
+			return false
+		}
+	}
+	return true
 }
