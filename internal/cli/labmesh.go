@@ -56,6 +56,22 @@ func (f *labUpFlags) meshConfig(ipv4Changed, ipv6Changed bool) (lab.MeshConfig, 
 		}
 		cfg.RateBitsPerSecond[host] = r
 	}
+	if f.oneWay != "" {
+		return cfg, usagef("--one-way is for a two-host lab: a mesh host's limit is on both ends of its link")
+	}
+	// The queue's checks hold for every limited host's rate.
+	var q lab.Queue
+	for _, r := range cfg.RateBitsPerSecond {
+		if q, err = f.tbfQueue(r); err != nil {
+			return cfg, err
+		}
+	}
+	if len(cfg.RateBitsPerSecond) == 0 {
+		if q, err = f.tbfQueue(0); err != nil {
+			return cfg, err
+		}
+	}
+	cfg.Queue = q
 	return cfg, nil
 }
 
