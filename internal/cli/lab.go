@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -428,6 +429,35 @@ func newLabStatusCmd(e *env) *cobra.Command {
 	return cmd
 }
 
+// labExecIn finds side in the lab called name: a or b of a two-host lab,
+// a host of a mesh lab. It returns what starts a command there and the
+// namespace's name; an error names the sides the lab has.
+func labExecIn(name, side string) (func(*exec.Cmd) error, string, error) {
+	if isMesh(name) {
+		m, err := lab.LoadMesh(name)
+		if err != nil {
+			return nil, "", labErr(err)
+		}
+		i, err := m.HostIndex(side)
+		if err != nil {
+			return nil, "", usagef("--side: %v", err)
+		}
+		return func(c *exec.Cmd) error { return m.Start(i, c) }, m.Hosts[i].Netns, nil
+	}
+	s, err := lab.ParseHostName(side)
+	if err != nil {
+		if strings.HasPrefix(side, "h") {
+			return nil, "", usagef("--side: %v: lab %s is not a mesh lab, whose hosts are h1 ... hN (lab up --hosts N makes one)", err, name)
+		}
+		return nil, "", usagef("--side: %v", err)
+	}
+	l, err := lab.Load(name)
+	if err != nil {
+		return nil, "", labErr(err)
+	}
+	return func(c *exec.Cmd) error { return l.Start(s, c) }, l.Host(s).Netns, nil
+}
+
 // labStatus describes l for report.Lab, with each end's offloads as far
 // as they can be read.
 func labStatus(l *lab.Lab) report.LabStatus {
@@ -459,15 +489,17 @@ func addrString(a netip.Addr) string {
 func newLabExecCmd(e *env) *cobra.Command {
 	var name, side string
 	cmd := &cobra.Command{
-		Use:   "exec --side a|b -- COMMAND [ARGS...]",
-		Short: "Run a command inside one side of a lab",
-		Long: `Run a command inside the network namespace of one side of a lab, with this
-terminal's input and output. The exit status is the command's: wirespeed
-exits 1 when it fails. Unlike "ip netns exec", /sys is not remounted, so
-/sys/class/net still shows the host's interfaces; wirespeed itself reads
-interfaces through netlink and is not affected.`,
+		Use:   "exec --side a|b|hN -- COMMAND [ARGS...]",
+		Short: "Run a command inside one side of a lab, or one host of a mesh lab",
+		Long: `Run a command inside the network namespace of one side of a lab (a or b), or
+of one host of a mesh lab (h1 ... hN), with this terminal's input and output.
+The exit status is the command's: wirespeed exits 1 when it fails. Unlike
+"ip netns exec", /sys is not remounted, so /sys/class/net still shows the
+host's interfaces; wirespeed itself reads interfaces through netlink and is
+not affected.`,
 		Example: `  wirespeed lab exec --side a -- wirespeed env --dev wst-a
-  wirespeed lab exec --side b -- wirespeed run 10.77.0.1 --psk-file /run/wirespeed/labs/lab.key -l 5`,
+  wirespeed lab exec --side b -- wirespeed run 10.77.0.1 --psk-file /run/wirespeed/labs/lab.key -l 5
+  wirespeed lab exec --name vms --side h2 -- ping -c 3 10.77.1.3`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("lab exec needs a command after --, like: wirespeed lab exec --side a -- wirespeed serve")
@@ -476,35 +508,31 @@ interfaces through netlink and is not affected.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if side == "" {
-				return usagef("lab exec needs --side a or --side b")
-			}
-			s, err := lab.ParseHostName(side)
-			if err != nil {
-				return usagef("--side: %v", err)
+				return usagef("lab exec needs --side a or --side b (in a mesh lab, a host: --side h1)")
 			}
 			if err := lab.CheckName(name); err != nil {
 				return usagef("--name: %v", err)
 			}
-			l, err := lab.Load(name)
+			start, netnsName, err := labExecIn(name, side)
 			if err != nil {
-				return labErr(err)
+				return err
 			}
 			c := exec.CommandContext(cmd.Context(), args[0], args[1:]...)
 			c.Stdin, c.Stdout, c.Stderr = os.Stdin, e.stdout, e.stderr
 			// On SIGINT or SIGTERM the command gets SIGTERM and 5 s to end.
 			c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
 			c.WaitDelay = 5 * time.Second
-			if err := l.Start(s, c); err != nil {
-				return fmt.Errorf("start %s in %s: %w", args[0], l.Host(s).Netns, err)
+			if err := start(c); err != nil {
+				return fmt.Errorf("start %s in %s: %w", args[0], netnsName, err)
 			}
 			if err := c.Wait(); err != nil {
-				return fmt.Errorf("%s in %s: %w", args[0], l.Host(s).Netns, err)
+				return fmt.Errorf("%s in %s: %w", args[0], netnsName, err)
 			}
 			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&name, "name", lab.DefaultName, "lab to run in")
-	fl.StringVar(&side, "side", "", "side to run on: a or b")
+	fl.StringVar(&side, "side", "", "side to run on: a or b, or a mesh lab's host, h1 ... hN")
 	return cmd
 }
