@@ -263,6 +263,21 @@ func (f *labUpFlags) tbfQueue(rate uint64) (lab.Queue, error) {
 	return q, nil
 }
 
+// queueSized reports whether a tbf of l has a queue other than the one
+// --rate alone makes (lab.TBF's): one lab up --latency, --queue or --burst
+// sized, which lab status then shows.
+func queueSized(l *lab.Lab) bool {
+	for _, h := range []lab.Host{l.A, l.B} {
+		if h.RateBitsPerSecond == 0 {
+			continue
+		}
+		if _, _, limit := lab.TBF(h.RateBitsPerSecond, l.MTU); h.QueueBytes != limit {
+			return true
+		}
+	}
+	return false
+}
+
 // printQueues says the queue of each tbf of l, as the kernel holds it:
 // what --latency, --queue and --burst made.
 func printQueues(e *env, l *lab.Lab) {
@@ -421,6 +436,9 @@ func newLabStatusCmd(e *env) *cobra.Command {
 				st := labStatus(l)
 				st.Owner = owner
 				report.Lab(e.stdout, st)
+				if queueSized(l) {
+					printQueues(e, l)
+				}
 			}
 			return nil
 		},

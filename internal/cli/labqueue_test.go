@@ -85,8 +85,9 @@ func rootTBF(t *testing.T, nsName, dev string) *netlink.Tbf {
 // TestLabUpQueue: lab up --rate 20mbit --burst 16K --latency 100ms makes
 // the cookbook's bufferbloat tbf on both ends without tc: the kernel's
 // limit is 2,500,000 B/s x 0.1 s + 16,384 = 266,384 bytes (tc's for
-// `rate 20mbit burst 16kb latency 100ms`), and lab up says so; --queue
-// 64K is a limit of 65,536.
+// `rate 20mbit burst 16kb latency 100ms`), and lab up and lab status say
+// so; --queue 64K is a limit of 65,536. A lab of --rate alone shows no
+// queue line (TestLabCommands' lab up prints none).
 func TestLabUpQueue(t *testing.T) {
 	nstest.RequireRoot(t)
 	for _, tt := range []struct {
@@ -98,6 +99,9 @@ func TestLabUpQueue(t *testing.T) {
 		{[]string{"--burst", "16K", "--latency", "100ms"}, 266_384, "266384 bytes, 107 ms at 20.0 Mbits/sec"},
 		// 65,536 bytes at 2.5 MB/s: 26.2 ms.
 		{[]string{"--queue", "64K"}, 65_536, "65536 bytes, 26 ms at 20.0 Mbits/sec"},
+		// --rate alone: the bucket 2,500,000/250 = 10,000 and 5 ms,
+		// 12,500, more; no queue line.
+		{nil, 22_500, ""},
 	} {
 		name := fmt.Sprintf("q%d", os.Getpid())
 		t.Cleanup(func() { lab.Remove(name) })
@@ -111,9 +115,17 @@ func TestLabUpQueue(t *testing.T) {
 			if tbf == nil || tbf.Rate != 2_500_000 || tbf.Limit != tt.limit {
 				t.Errorf("%q: side %s's tbf %+v, want 2500000 B/s and a limit of %d", tt.flags, s, tbf, tt.limit)
 			}
-			if want := fmt.Sprintf("queue:  tbf on %s (%s): %s", lab.Device(s), s, tt.printed); !strings.Contains(out, want) {
+			if want := fmt.Sprintf("queue:  tbf on %s (%s): %s", lab.Device(s), s, tt.printed); tt.printed != "" && !strings.Contains(out, want) {
 				t.Errorf("%q: lab up printed no %q:\n%s", tt.flags, want, out)
 			}
+		}
+		status := ""
+		code, status, stderr = runMain(t, "lab", "status", "--name", name)
+		if want := "queue:  tbf on wst-b (b): " + tt.printed; code != ExitOK || tt.printed != "" && !strings.Contains(status, want) {
+			t.Errorf("%q: lab status: exit %d, stderr %q, no %q:\n%s", tt.flags, code, stderr, want, status)
+		}
+		if tt.printed == "" && (strings.Contains(out, "queue:") || strings.Contains(status, "queue:")) {
+			t.Errorf("--rate alone: lab up or lab status shows a queue line:\n%s\n%s", out, status)
 		}
 		if code, _, stderr := runMain(t, "lab", "down", "--name", name); code != ExitOK {
 			t.Fatalf("lab down: %s", stderr)
