@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"wirespeed/internal/testkit"
 )
 
 // TestRedact: a password in each place a target can hold one is hidden,
@@ -146,5 +149,36 @@ func TestHideDriverError(t *testing.T) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("hide: %v no longer wraps fs.ErrNotExist", err)
 		}
+	}
+}
+
+// TestQueryErrorHidesPassword: the error of a read on an archive that
+// went away (what the dashboard's pages show) names the archive without
+// the password its URL's query holds.
+func TestQueryErrorHidesPassword(t *testing.T) {
+	u, err := url.Parse(testkit.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, ok := u.User.Password()
+	if !ok || len(pw) < 4 {
+		t.Skipf("the test database's URL has no password to hide: %s", u.Redacted())
+	}
+	q := u.Query()
+	q.Set("password", pw)
+	u.RawQuery = q.Encode()
+	u.User = url.User(u.User.Username())
+	target, err := ParseTarget(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Open(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.db.Close() // the database goes away
+	_, err = a.Results(context.Background(), Filter{})
+	if err == nil || !strings.Contains(err.Error(), "password=xxxxx") || strings.Contains(err.Error(), pw) {
+		t.Errorf("read of a closed archive: %v; want the archive named without its password", err)
 	}
 }
