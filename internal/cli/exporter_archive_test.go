@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestExporterArchiveFlags: the archive sink's bounds are checked before
@@ -21,7 +22,10 @@ func TestExporterArchiveFlags(t *testing.T) {
 		{[]string{"--archive-mib-per-hour", "0"}, "--archive-mib-per-hour 0 must be between 1 and"},
 	} {
 		args := append([]string{"exporter", "--config", cfg, "--listen", "127.0.0.1:0"}, tc.args...)
-		code, _, errOut := execute(t, context.Background(), args...)
+		// Were the flag taken, the exporter would serve until ctx ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		code, _, errOut := execute(t, ctx, args...)
+		cancel()
 		if code != ExitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d: %s; want a usage error saying %q", tc.args, code, errOut, tc.want)
 		}
