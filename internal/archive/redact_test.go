@@ -182,3 +182,30 @@ func TestQueryErrorHidesPassword(t *testing.T) {
 		t.Errorf("read of a closed archive: %v; want the archive named without its password", err)
 	}
 }
+
+// TestSpoolOldTargetFile: a spool's TARGET file an older wirespeed wrote
+// with the password in the URL's query is listed without it, and
+// written again without it by the next document spooled there.
+func TestSpoolOldTargetFile(t *testing.T) {
+	const raw = "postgres://127.0.0.1:1/ws?user=postgres&password=S3cretPW"
+	target, err := ParseTarget(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spool := Spool{Dir: t.TempDir()}
+	dir := spool.dir(target)
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "TARGET"), []byte(raw+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "1-ab.json"), []byte("{}"), 0o600)
+	if w, _ := spool.Waiting(); strings.Contains(fmt.Sprint(w), "S3cretPW") || w[target.String()] != 1 {
+		t.Errorf("waiting %v; want 1 for %s, without the password", w, target)
+	}
+	if _, err := spool.Save(target, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "TARGET"))
+	fi, _ := os.Stat(filepath.Join(dir, "TARGET"))
+	if string(b) != target.String()+"\n" || fi.Mode().Perm() != 0o600 {
+		t.Errorf("TARGET holds %q, mode %v; want %q, 0600", b, fi.Mode().Perm(), target.String())
+	}
+}

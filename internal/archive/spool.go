@@ -87,9 +87,10 @@ func (s Spool) Save(t Target, doc []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("spool: %w", err)
 	}
-	// The target, for `archive flush` to say whose documents wait.
+	// The target, for `archive flush` to say whose documents wait; one
+	// an older wirespeed wrote with a password in it is written again.
 	name := filepath.Join(dir, "TARGET")
-	if _, err := os.Stat(name); err != nil {
+	if b, err := os.ReadFile(name); err != nil || string(b) != t.String()+"\n" {
 		writePrivate(name, []byte(t.String()+"\n"))
 	}
 	sum := sha256.Sum256(doc)
@@ -147,7 +148,7 @@ func (s Spool) Waiting() (map[string]int, error) {
 			continue
 		}
 		name, _ := os.ReadFile(filepath.Join(s.Dir, d.Name(), "TARGET"))
-		out[strings.TrimSpace(string(name))] += len(files)
+		out[Redact(strings.TrimSpace(string(name)))] += len(files)
 	}
 	return out, nil
 }
