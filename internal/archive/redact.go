@@ -117,6 +117,10 @@ func (t Target) secrets() []string {
 	return out
 }
 
+// minSecretAnywhere is the shortest password hide replaces wherever it
+// is in an error's words; a shorter one would garble them.
+const minSecretAnywhere = 4
+
 // hide is err with every password of the target replaced, in case a
 // driver's error quotes the connection string: the second line of
 // defence behind the errors' naming the target by String. errors.Is and
@@ -126,9 +130,16 @@ func (t Target) hide(err error) error {
 		return nil
 	}
 	msg := err.Error()
-	hid := msg
+	hid := kvSecret.ReplaceAllString(msg, "${1}"+hidden)
 	for _, s := range t.secrets() {
-		hid = strings.ReplaceAll(hid, s, hidden)
+		if len(s) >= minSecretAnywhere {
+			hid = strings.ReplaceAll(hid, s, hidden)
+			continue
+		}
+		// A short password is hidden where a connection string holds
+		// it, not in every word that contains it.
+		hid = strings.ReplaceAll(hid, ":"+s+"@", ":"+hidden+"@")
+		hid = strings.ReplaceAll(hid, "="+s, "="+hidden)
 	}
 	if hid == msg {
 		return err

@@ -130,15 +130,15 @@ func TestTargetPasswordHidden(t *testing.T) {
 // driver's might, loses the target's passwords, and errors.Is still sees
 // what it wraps.
 func TestHideDriverError(t *testing.T) {
-	target, err := ParseTarget("host=db.example password='a b' sslpassword=K3y dbname=ws")
+	target, err := ParseTarget("host=db.example password='a b c' sslpassword=K3y9 dbname=ws")
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, _ := ParseTarget("postgres://ws:P%40ss@db.example/ws?password=Q1")
+	u, _ := ParseTarget("postgres://ws:P%40ss@db.example/ws?password=Q1x2")
 	for _, tc := range []struct {
 		target  Target
 		secrets []string
-	}{{target, []string{"a b", "K3y"}}, {u, []string{"P@ss", "Q1"}}} {
+	}{{target, []string{"a b c", "K3y9"}}, {u, []string{"P@ss", "Q1x2"}}} {
 		inner := fmt.Errorf("dial: %w", fs.ErrNotExist)
 		err := tc.target.hide(fmt.Errorf("cannot use %q: %w", strings.Join(tc.secrets, " and "), inner))
 		for _, s := range tc.secrets {
@@ -149,6 +149,13 @@ func TestHideDriverError(t *testing.T) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("hide: %v no longer wraps fs.ErrNotExist", err)
 		}
+	}
+	// A short password is hidden where a connection string holds it,
+	// and the other words are left whole.
+	short, _ := ParseTarget("postgres://ws:ab@db.example/ws")
+	err = short.hide(errors.New("table abc: cannot use postgres://ws:ab@db.example/ws or host=db.example password=ab"))
+	if want := "table abc: cannot use postgres://ws:xxxxx@db.example/ws or host=db.example password=xxxxx"; err.Error() != want {
+		t.Errorf("hide: %q; want %q", err, want)
 	}
 }
 
