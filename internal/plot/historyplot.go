@@ -600,41 +600,68 @@ func rateShort(_ string, bps float64) string {
 }
 
 // timeTicks mark a time axis (Unix seconds, shown in UTC) at round
-// steps, from a minute to a week, the fewest that give at most six
-// labels, with a minor tick between; a label names the date under the
-// time at the first tick and wherever the day changes; a tick within a
-// 25th of the axis' right end is left unlabelled. gonum's TimeTicks
-// placed them at 00:36, 03:23, 06:10.
+// steps, from a second to four weeks: the fewest that give at most six
+// labels, or, where those give fewer than four (a 45 s history had one
+// label, a 20-day one three), the next finer step that gives four; a
+// minor tick between. A label is the time of day, with seconds where
+// the step is under a minute, and names the date under it at the first
+// tick and wherever the day changes (the date alone from a day's
+// steps); a tick within a 25th of the axis' right end is left
+// unlabelled. gonum's TimeTicks placed them at 00:36, 03:23, 06:10.
 type timeTicks struct{}
 
-var timeSteps = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
-	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 2 * 24 * time.Hour, 7 * 24 * time.Hour,
-	14 * 24 * time.Hour, 28 * 24 * time.Hour}
+var timeSteps = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 4 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 2 * 24 * time.Hour, 4 * 24 * time.Hour,
+	7 * 24 * time.Hour, 14 * 24 * time.Hour, 28 * 24 * time.Hour}
 
 func (timeTicks) Ticks(lo, hi float64) []gplot.Tick {
 	if !(hi > lo) {
 		return nil
 	}
-	step := timeSteps[len(timeSteps)-1]
-	for _, s := range timeSteps {
+	k := len(timeSteps) - 1
+	for i, s := range timeSteps {
 		if (hi-lo)/s.Seconds() <= 6 {
-			step = s
+			k = i
 			break
 		}
 	}
+	ticks := timeTicksAt(lo, hi, timeSteps[k])
+	for ; k > 0 && labelled(ticks) < 4; k-- {
+		ticks = timeTicksAt(lo, hi, timeSteps[k-1])
+	}
+	return ticks
+}
+
+func labelled(ticks []gplot.Tick) int {
+	n := 0
+	for _, t := range ticks {
+		if t.Label != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// timeTicksAt are the ticks of lo..hi at step, labelled.
+func timeTicksAt(lo, hi float64, step time.Duration) []gplot.Tick {
 	sec := int64(step.Seconds())
 	first := int64(math.Ceil(lo/float64(sec))) * sec
 	if step >= 7*24*time.Hour {
 		// Weeks from a Monday: 1970-01-01 was a Thursday.
 		first = int64(math.Ceil((lo-4*86400)/float64(sec)))*sec + 4*86400
 	}
+	clock := "15:04"
+	if step < time.Minute {
+		clock = "15:04:05"
+	}
 	var ticks []gplot.Tick
 	lastDay := ""
 	for t := first; float64(t) <= hi; t += sec {
 		tm := time.Unix(t, 0).UTC()
-		label := tm.Format("15:04")
+		label := tm.Format(clock)
 		if day := tm.Format("01-02"); day != lastDay {
-			label = tm.Format("15:04\n01-02")
+			label = tm.Format(clock + "\n01-02")
 			if step >= 24*time.Hour {
 				label = day
 			}
