@@ -266,6 +266,29 @@ func valueAxis(ax *gplot.Axis, lo, hi float64) bool {
 	return false
 }
 
+// keyRoom raises a value axis' maximum, where needed, so that a key of
+// lines entries at the top of a panel clears the data, whose top is top:
+// each line takes about a 16th of a panel's height.
+func keyRoom(ax *gplot.Axis, top float64, lines int) {
+	frac := min(0.6, 0.06*float64(lines)+0.04)
+	if _, log := ax.Scale.(gplot.LogScale); log {
+		if ax.Min > 0 && top > ax.Min {
+			ax.Max = max(ax.Max, ax.Min*math.Pow(top/ax.Min, 1/(1-frac)))
+		}
+		return
+	}
+	ax.Max = max(ax.Max, top/(1-frac))
+}
+
+// pointGlyph is series i's marker: filled shapes first (a circle, a
+// square, a triangle), large enough to be what the eye finds, then
+// open ones.
+func pointGlyph(i int) draw.GlyphDrawer {
+	gs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.RingGlyph{},
+		draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
+	return gs[i%len(gs)]
+}
+
 func title(kinds map[spec.Kind]bool, what string) string {
 	if len(kinds) == 1 {
 		for k := range kinds {
@@ -298,12 +321,16 @@ func seriesColor(i int) color.Color { return okabeIto[i%len(okabeIto)] }
 var sideGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.RingGlyph{}}
 
 // throughputLines is throughput against message size on a log-2 x axis,
-// a line per series through the points' means with whiskers at their
-// confidence intervals; below, each side's service demand (local solid,
-// remote dashed) when measured.
+// a marker at each measured size (what was measured: the thin line
+// between two sizes a decade apart is not) with whiskers at its
+// confidence interval, a line per series; below, each side's service
+// demand (local solid, remote dashed) when measured. The y axis holds
+// the means and their intervals up to twice and down to half a mean: an
+// interval wider than that (four iterations' 99% interval at 64 bytes
+// ran from 0 to 800 Mbit/s on a 500 Mbit/s link) is cut at the axis and
+// marked.
 func throughputLines(series []report.Series) (*Figure, error) {
 	kinds := map[spec.Kind]bool{}
-	level := 0.0
 	lo, hi := math.Inf(1), 0.0
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
@@ -312,8 +339,7 @@ func throughputLines(series []report.Series) (*Figure, error) {
 			v := pt.Summary.BitsPerSecond
 			lo, hi = min(lo, v), max(hi, v)
 			if c := pt.Summary.Confidence; c != nil && c.Hi != nil && c.Lo != nil {
-				hi, lo = max(hi, *c.Hi), min(lo, max(*c.Lo, v/2))
-				level = c.Level
+				hi, lo = max(hi, min(*c.Hi, 2*v)), min(lo, max(*c.Lo, v/2))
 			}
 			minX, maxX = min(minX, float64(pt.MsgSize)), max(maxX, float64(pt.MsgSize))
 		}
@@ -325,7 +351,7 @@ func throughputLines(series []report.Series) (*Figure, error) {
 	style(p, "", "throughput ("+unit+")")
 	sizeAxis(p, "message size (bytes per send call)", minX, maxX)
 	valueAxis(&p.Y, lo/scale, hi/scale)
-	clipped := false
+	var ws []*whiskers
 	for i, s := range series {
 		col := seriesColor(i)
 		xys := make(plotter.XYs, len(s.Points))
@@ -334,23 +360,28 @@ func throughputLines(series []report.Series) (*Figure, error) {
 			y := pt.Summary.BitsPerSecond / scale
 			xys[j] = plotter.XY{X: float64(pt.MsgSize), Y: y}
 			if c := pt.Summary.Confidence; c != nil && c.Lo != nil && c.Hi != nil {
-				w.add(xys[j].X, *c.Lo/scale, *c.Hi/scale)
-				clipped = clipped || w.clippedBy(&p.Y, len(w.xs)-1)
+				w.add(xys[j].X, *c.Lo/scale, *c.Hi/scale, ciKind(c.Level), c.Iterations)
 			}
 		}
 		line, points, err := plotter.NewLinePoints(xys)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Label, err)
 		}
-		line.Color, line.Width = col, vg.Points(1.5)
-		points.Color, points.Shape, points.Radius = col, plotutil.Shape(i), vg.Points(2.5)
+		line.Color, line.Width = col, vg.Points(1)
+		points.Color, points.Shape, points.Radius = col, pointGlyph(i), vg.Points(4)
 		if len(w.xs) > 0 {
 			add(w)
+			ws = append(ws, w)
 		}
 		add(line, points) // over the whiskers
 		p.Legend.Add(s.Label, line, points)
 	}
-	p.Title.Text = title(kinds, "throughput by message size"+whiskerNote(level, clipped))
+	keyRoom(&p.Y, hi/scale, len(series)+whiskerKinds(ws...)+1)
+	for _, w := range ws {
+		w.top = hi / scale
+	}
+	whiskerKeys(p, ws...)
+	p.Title.Text = title(kinds, "throughput by message size")
 	f := &Figure{Main: p, items: items}
 	if hasServiceDemand(series, false) {
 		cp, err := demandBySize(series, false, minX, maxX)
@@ -460,38 +491,39 @@ func (k glyphKey) Thumbnail(c *draw.Canvas) {
 
 // throughputBars is one bar per series (a single run, a matrix row, one
 // direction of a tradeoff), the series as categories, whiskers at the
-// confidence interval; below, each side's CPU utilization.
+// range of its iterations or its confidence interval, the key saying
+// which and over how many; below, each side's CPU utilization.
 func throughputBars(series []report.Series) (*Figure, error) {
 	kinds := map[spec.Kind]bool{}
-	level := 0.0
 	lo, hi := math.Inf(1), 0.0
 	sizes := map[int]bool{}
 	// A bar's height and whiskers: the median of the iterations and
 	// their range where a series has iterations (what compare's table
 	// shows, and tests: the U test's centre); the mean and its confidence
 	// interval otherwise.
-	type barFig struct{ y, lo, hi float64 }
+	type barFig struct {
+		y, lo, hi float64
+		kind      string
+		n         int
+	}
 	figs := make([]barFig, len(series))
 	medians := 0
-	n := 0
 	for i, s := range series {
 		pt := s.Points[0]
 		kinds[pt.Spec.Kind] = true
 		sizes[pt.MsgSize] = true
-		f := barFig{pt.Summary.BitsPerSecond, math.NaN(), math.NaN()}
+		f := barFig{pt.Summary.BitsPerSecond, math.NaN(), math.NaN(), "", 0}
 		if c := pt.Summary.Confidence; c != nil && c.Lo != nil && c.Hi != nil {
-			f.lo, f.hi = *c.Lo, *c.Hi
-			level = c.Level
+			f.lo, f.hi, f.kind, f.n = *c.Lo, *c.Hi, ciKind(c.Level), c.Iterations
 		}
 		if vals := iterationRates(pt); len(vals) >= 2 {
-			f = barFig{stats.Center(vals, stats.UTest), slices.Min(vals), slices.Max(vals)}
+			f = barFig{stats.Center(vals, stats.UTest), slices.Min(vals), slices.Max(vals), rangeKind, len(vals)}
 			medians++
-			n = max(n, len(vals))
 		}
 		figs[i] = f
 		lo, hi = min(lo, f.y), max(hi, f.y)
 		if !math.IsNaN(f.hi) {
-			hi = max(hi, f.hi)
+			hi = max(hi, min(f.hi, 2*f.y))
 		}
 	}
 	scale, unit := report.RateUnit(hi)
@@ -507,23 +539,21 @@ func throughputBars(series []report.Series) (*Figure, error) {
 	style(p, "", "throughput ("+unit+")")
 	logY := valueAxis(&p.Y, lo/scale, hi/scale)
 	b := &bars{logBase: logY, width: 0.6}
-	clipped := false
 	for i, f := range figs {
-		b.add(float64(i), f.y/scale, f.lo/scale, f.hi/scale, okabeIto[0])
-		clipped = clipped || b.w.clippedBy(&p.Y, i)
+		b.add(float64(i), f.y/scale, f.lo/scale, f.hi/scale, okabeIto[0], f.kind, f.n)
 	}
 	switch {
 	case medians == len(series):
-		what += fmt.Sprintf("\nbars: median of the iterations (as compare's table); whiskers: their range (up to %d)", n)
+		what += "\nbars: median of the iterations (as compare's table)"
 	case medians > 0:
-		what += "\nbars: median of the iterations, whiskers their range; mean where one run"
-	default:
-		what += whiskerNote(level, clipped)
+		what += "\nbars: median of the iterations; the mean where one run"
 	}
 	p.Title.Text = title(kinds, what)
 	add(b)
 	categoryAxis(p, series)
-	p.Legend = gplot.NewLegend() // the categories name the bars
+	keyRoom(&p.Y, hi/scale, whiskerKinds(&b.w)+1)
+	b.w.top = hi / scale
+	whiskerKeys(p, &b.w)
 	f := &Figure{Main: p, items: items}
 	if cp := cpuBars(series); cp != nil {
 		f.CPU = cp
@@ -567,7 +597,7 @@ func cpuBars(series []report.Series) *gplot.Plot {
 			if c == nil || c.CPUs == 0 {
 				continue
 			}
-			sides[side].add(float64(i), c.UtilPct, math.NaN(), math.NaN(), cols[side])
+			sides[side].add(float64(i), c.UtilPct, math.NaN(), math.NaN(), cols[side], "", 0)
 		}
 	}
 	p.Add(sides[0], sides[1])
@@ -617,10 +647,10 @@ type bars struct {
 	key           color.Color // the key's swatch
 }
 
-func (b *bars) add(x, y, lo, hi float64, c color.Color) {
+func (b *bars) add(x, y, lo, hi float64, c color.Color, kind string, n int) {
 	b.xs, b.ys = append(b.xs, x+b.offset), append(b.ys, y)
 	b.cols = append(b.cols, c)
-	b.w.add(x+b.offset, lo, hi)
+	b.w.add(x+b.offset, lo, hi, kind, n)
 }
 
 func (b *bars) Plot(c draw.Canvas, p *gplot.Plot) {
@@ -654,82 +684,6 @@ func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 		}
 	}
 	return
-}
-
-// whiskers are confidence intervals drawn as vertical lines with caps at
-// x, from lo to hi (data values). An end past the axis (below its
-// minimum, or at or below 0 on a log axis, where a noisy interval of two
-// iterations can reach) is clipped at the axis and drawn as an
-// arrowhead instead of a cap, so that a clipped whisker is not read as
-// the interval's end; whiskerNote says so in the title.
-type whiskers struct {
-	xs, lo, hi []float64
-	col        color.Color
-	capWidth   vg.Length
-}
-
-func (w *whiskers) add(x, lo, hi float64) {
-	w.xs, w.lo, w.hi = append(w.xs, x), append(w.lo, lo), append(w.hi, hi)
-}
-
-// clippedBy reports whether whisker i reaches past ax's range as set.
-func (w *whiskers) clippedBy(ax *gplot.Axis, i int) bool {
-	if math.IsNaN(w.lo[i]) || math.IsNaN(w.hi[i]) {
-		return false
-	}
-	return w.lo[i] < ax.Min || w.hi[i] > ax.Max
-}
-
-func (w *whiskers) Plot(c draw.Canvas, p *gplot.Plot) {
-	trX, trY := p.Transforms(&c)
-	ls := draw.LineStyle{Color: w.col, Width: vg.Points(1)}
-	half := w.capWidth / 2
-	for i := range w.xs {
-		lo, hi := w.lo[i], w.hi[i]
-		if math.IsNaN(lo) || math.IsNaN(hi) || hi < p.Y.Min || lo > p.Y.Max {
-			continue
-		}
-		xm := trX(w.xs[i])
-		ylo, yhi := trY(max(lo, p.Y.Min)), trY(min(hi, p.Y.Max))
-		c.StrokeLine2(ls, xm, ylo, xm, yhi)
-		for _, end := range []struct {
-			y       vg.Length
-			clipped bool
-			dir     vg.Length // the way out of the axis: -1 down, 1 up
-		}{{ylo, lo < p.Y.Min, -1}, {yhi, hi > p.Y.Max, 1}} {
-			if !end.clipped {
-				c.StrokeLine2(ls, xm-half, end.y, xm+half, end.y)
-				continue
-			}
-			// An arrowhead pointing out of the axis.
-			a := vg.Points(4)
-			c.FillPolygon(w.col, []vg.Point{{X: xm - a, Y: end.y - end.dir*1.6*a}, {X: xm + a, Y: end.y - end.dir*1.6*a}, {X: xm, Y: end.y}})
-		}
-	}
-}
-
-// DataRange is the whiskers' x extent; their y ends do not stretch the
-// axis (the axis is set from the figures, and an end past it is clipped
-// and marked).
-func (w *whiskers) DataRange() (xmin, xmax, ymin, ymax float64) {
-	xmin, xmax = math.Inf(1), math.Inf(-1)
-	for _, x := range w.xs {
-		xmin, xmax = min(xmin, x), max(xmax, x)
-	}
-	return xmin, xmax, math.Inf(1), math.Inf(-1)
-}
-
-// whiskerNote is the title's line about the whiskers: their level and,
-// when one was clipped at the axis, what its arrowhead means.
-func whiskerNote(level float64, clipped bool) string {
-	if level <= 0 {
-		return ""
-	}
-	s := fmt.Sprintf("\nwhiskers: %s%% confidence intervals", report.LevelPct(level))
-	if clipped {
-		s += "; an arrowhead: the interval goes on past the axis"
-	}
-	return s
 }
 
 // Thumbnail draws the key's swatch.
@@ -879,6 +833,7 @@ func style(p *gplot.Plot, title, ylabel string) {
 	p.Legend.XOffs = 6
 	p.Legend.YOffs = -4
 	p.Legend.TextStyle.Font.Size = 9
+	p.Legend.Padding = vg.Points(1.5) // a key's markers are as tall as its text
 }
 
 // sizeAxis makes the x axis a log-2 axis of message sizes over minX..maxX.
