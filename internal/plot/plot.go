@@ -847,9 +847,13 @@ func sizeAxis(p *gplot.Plot, label string, minX, maxX float64) {
 	}
 }
 
-// sizeTicks marks a log-2 axis of message sizes: powers of two, labelled
-// with binary prefixes (64, 1K, 64K, 1M), every second or fourth one when
-// the range is wide; the others are minor ticks.
+// sizeTicks marks a log-2 axis of message sizes: powers of two,
+// labelled with binary prefixes (64, 1K, 64K, 1M), every second or
+// fourth one when the range is wide; the others are minor ticks. Where
+// that labels fewer than four, 1.5 times each power is labelled too
+// (96, 1536, 3K), and where that is still fewer (1460 to 1500 bytes,
+// where no power of two falls), round numbers in between are (1200,
+// 1400, 1600, 1800).
 type sizeTicks struct{}
 
 func (sizeTicks) Ticks(lo, hi float64) []gplot.Tick {
@@ -866,7 +870,44 @@ func (sizeTicks) Ticks(lo, hi float64) []gplot.Tick {
 		}
 		ticks = append(ticks, t)
 	}
-	return ticks
+	if labelled(ticks) >= 4 {
+		return ticks
+	}
+	// Every power of two, and 1.5 times each, in lo..hi.
+	var halves []gplot.Tick
+	for e := math.Floor(math.Log2(max(lo, 1))) - 1; e <= last; e++ {
+		for _, v := range []float64{math.Pow(2, e), 1.5 * math.Pow(2, e)} {
+			if v >= lo && v <= hi && v == math.Trunc(v) {
+				halves = append(halves, gplot.Tick{Value: v, Label: sizeLabel(int64(v))})
+			}
+		}
+	}
+	if labelled(halves) >= 4 {
+		return halves
+	}
+	// Round numbers: the axis is nearly linear over so short a range.
+	// The widest round step (1, 2, 2.5 or 5 times a power of ten) that
+	// gives four.
+	var round []gplot.Tick
+	for mag := math.Pow(10, math.Floor(math.Log10(hi-lo))); mag >= 1 && labelled(round) < 4; mag /= 10 {
+		for _, m := range []float64{5, 2.5, 2, 1} {
+			step := m * mag
+			if step != math.Trunc(step) {
+				continue
+			}
+			round = round[:0]
+			for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+				round = append(round, gplot.Tick{Value: v, Label: sizeLabel(int64(v))})
+			}
+			if len(round) >= 4 {
+				break
+			}
+		}
+	}
+	if labelled(round) > labelled(halves) {
+		return round
+	}
+	return halves
 }
 
 // logTicks marks a log axis at 1, 2 and 5 times each power of ten, the
