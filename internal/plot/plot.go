@@ -280,6 +280,13 @@ func keyRoom(ax *gplot.Axis, top float64, lines int) {
 	ax.Max = max(ax.Max, top/(1-frac))
 }
 
+// faded is c at 55% opacity: a line joining measured points, under
+// their markers.
+func faded(c color.Color) color.Color {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 140}
+}
+
 // pointGlyph is series i's marker: filled shapes first (a circle, a
 // square, a triangle), large enough to be what the eye finds, then
 // open ones.
@@ -321,7 +328,7 @@ func seriesColor(i int) color.Color { return okabeIto[i%len(okabeIto)] }
 var sideGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.RingGlyph{}}
 
 // throughputLines is throughput against message size on a log-2 x axis,
-// a marker at each measured size (what was measured: the thin line
+// a marker at each measured size (what was measured: the faded line
 // between two sizes a decade apart is not) with whiskers at its
 // confidence interval, a line per series; below, each side's service
 // demand (local solid, remote dashed) when measured. The y axis holds
@@ -367,7 +374,7 @@ func throughputLines(series []report.Series) (*Figure, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Label, err)
 		}
-		line.Color, line.Width = col, vg.Points(1)
+		line.Color, line.Width = faded(col), vg.Points(1.5)
 		points.Color, points.Shape, points.Radius = col, pointGlyph(i), vg.Points(4)
 		if len(w.xs) > 0 {
 			add(w)
@@ -1032,6 +1039,7 @@ func Labels(names []string, docs []result.Document) []string {
 			m[k] = v
 		}
 		userLabels(m, d)
+		foldSettings(m)
 		for k := range m {
 			if !slices.Contains(keys, k) {
 				keys = append(keys, k)
