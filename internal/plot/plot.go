@@ -46,6 +46,10 @@ type Figure struct {
 	// env are a history's environment changes, labelled in a strip
 	// under the panels.
 	env *envMarks
+	// wire are panels under the others, wireHeight each, their data
+	// areas lined up with Main's: a matrix's packets per second and
+	// bytes per packet at the sender's device (wirePanels).
+	wire []*gplot.Plot
 
 	items []gplot.Plotter // what Main draws, besides its grid, for tests
 }
@@ -153,8 +157,12 @@ func (f *Figure) size() (w, h vg.Length) {
 		_, lanes := f.envLayout(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: w, Y: h}}})
 		h += stripHeight(lanes)
 	}
+	h += wireHeight * vg.Length(len(f.wire))
 	return w, h
 }
+
+// wireHeight is the height of each of Figure.wire's panels.
+const wireHeight = 6 * vg.Centimeter
 
 // envLayout lays out the environment strip's labels under the panels
 // drawn in c: they depend on the width only, so size can ask before the
@@ -203,8 +211,11 @@ func (f *Figure) Draw(c draw.Canvas) {
 		strip.Max.Y = c.Min.Y + stripHeight(lanes)
 		c.Min.Y = strip.Max.Y
 	}
-	top, bottom := f.panels(c)
+	top, bottom, wire := f.layout(c)
 	f.Main.Draw(top)
+	for k, p := range f.wire {
+		p.Draw(wire[k])
+	}
 	low := f.Main
 	if f.CPU != nil {
 		f.CPU.Draw(bottom)
@@ -217,38 +228,60 @@ func (f *Figure) Draw(c draw.Canvas) {
 	}
 }
 
-// panels splits c between the panels: the main panel above the second
-// (60% and 40% of the height unless split says otherwise), their
-// plotting areas aligned when they share the x axis. With one panel,
-// both are c.
+// panels splits c between the main panel and the second, as layout
+// does.
 func (f *Figure) panels(c draw.Canvas) (top, bottom draw.Canvas) {
-	if f.CPU == nil {
-		return c, c
-	}
-	share := f.split
-	if share == 0 {
-		share = 0.4
-	}
-	split := c.Min.Y + (c.Max.Y-c.Min.Y)*vg.Length(share)
-	top, bottom = c, c
-	top.Min.Y, bottom.Max.Y = split, split
-	// Align the data areas, so that a size on the x axis is at the same
-	// place in both panels: the narrower side of each gives way. The
-	// padding gonum adds for glyphs depends on the width, hence the passes.
-	for i := 0; f.sharedX && i < 3; i++ {
-		dt, db := f.Main.DataCanvas(top), f.CPU.DataCanvas(bottom)
-		if d := dt.Min.X - db.Min.X; d > 0 {
-			bottom.Min.X += d
-		} else {
-			top.Min.X -= d
-		}
-		if d := dt.Max.X - db.Max.X; d > 0 {
-			top.Max.X -= d
-		} else {
-			bottom.Max.X += d
-		}
-	}
+	top, bottom, _ = f.layout(c)
 	return top, bottom
+}
+
+// layout splits c between the panels: the main panel above the second
+// (60% and 40% of the height unless split says otherwise), the wire
+// panels under them (wireHeight each); their plotting areas aligned
+// when they share the x axis. With one panel, top and bottom are both
+// c.
+func (f *Figure) layout(c draw.Canvas) (top, bottom draw.Canvas, wire []draw.Canvas) {
+	if len(f.wire) > 0 {
+		for k := range f.wire {
+			w := c
+			w.Max.Y = c.Min.Y + wireHeight*vg.Length(len(f.wire)-k)
+			w.Min.Y = w.Max.Y - wireHeight
+			wire = append(wire, w)
+		}
+		c.Min.Y += wireHeight * vg.Length(len(f.wire))
+	}
+	top, bottom = c, c
+	cs := []*draw.Canvas{&top}
+	ps := []*gplot.Plot{f.Main}
+	if f.CPU != nil {
+		share := f.split
+		if share == 0 {
+			share = 0.4
+		}
+		split := c.Min.Y + (c.Max.Y-c.Min.Y)*vg.Length(share)
+		top.Min.Y, bottom.Max.Y = split, split
+		cs, ps = append(cs, &bottom), append(ps, f.CPU)
+	}
+	for k := range wire {
+		cs, ps = append(cs, &wire[k]), append(ps, f.wire[k])
+	}
+	// Align the data areas, so that a size on the x axis is at the same
+	// place in every panel: each gives way to the one that needs the
+	// most room on either side. The padding gonum adds for glyphs
+	// depends on the width, hence the passes.
+	for i := 0; f.sharedX && len(ps) > 1 && i < 3; i++ {
+		dcs := make([]draw.Canvas, len(ps))
+		lo, hi := vg.Length(math.Inf(-1)), vg.Length(math.Inf(1))
+		for k, p := range ps {
+			dcs[k] = p.DataCanvas(*cs[k])
+			lo, hi = max(lo, dcs[k].Min.X), min(hi, dcs[k].Max.X)
+		}
+		for k := range ps {
+			cs[k].Min.X += lo - dcs[k].Min.X
+			cs[k].Max.X -= dcs[k].Max.X - hi
+		}
+	}
+	return top, bottom, wire
 }
 
 // valueAxis sets a value axis over lo..hi (data values, already scaled):
@@ -563,8 +596,9 @@ func throughputBars(series []report.Series) (*Figure, error) {
 	whiskerKeys(p, &b.w)
 	f := &Figure{Main: p, items: items}
 	if cp := cpuBars(series); cp != nil {
-		f.CPU = cp
+		f.CPU, f.sharedX = cp, true
 	}
+	f.wire = wirePanels(series)
 	return f, nil
 }
 
@@ -609,7 +643,6 @@ func cpuBars(series []report.Series) *gplot.Plot {
 	}
 	p.Add(sides[0], sides[1])
 	categoryAxis(p, series)
-	p.X.Tick.Label.Font.Size = 0.01 // the main panel names the categories
 	p.Legend.Add("local", sides[0])
 	p.Legend.Add("remote", sides[1])
 	sides[0].key, sides[1].key = cols[0], cols[1]
@@ -668,6 +701,9 @@ func (b *bars) Plot(c draw.Canvas, p *gplot.Plot) {
 		y0 = trY(0)
 	}
 	for i := range b.xs {
+		if math.IsNaN(b.ys[i]) {
+			continue // not measured
+		}
 		x0, x1 := trX(b.xs[i]-b.width/2), trX(b.xs[i]+b.width/2)
 		y := trY(b.ys[i])
 		if b.logBase && !(b.ys[i] > 0) {
@@ -685,6 +721,9 @@ func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for i := range b.xs {
 		xmin, xmax = min(xmin, b.xs[i]-b.width/2), max(xmax, b.xs[i]+b.width/2)
+		if math.IsNaN(b.ys[i]) {
+			continue
+		}
 		ymin, ymax = min(ymin, b.ys[i]), max(ymax, b.ys[i])
 		if !math.IsNaN(b.w.hi[i]) {
 			ymax = max(ymax, b.w.hi[i])

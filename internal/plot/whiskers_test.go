@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	gplot "gonum.org/v1/plot"
 
@@ -128,4 +129,93 @@ func TestWhiskersKeyed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMatrixWirePanels: a matrix of tso=on,off draws, under its
+// throughput and CPU, the sender's device's packets per second and
+// bytes per packet: a bar per row at the median of its iterations,
+// whiskers at their range keyed with their n; the CPU panel names the
+// rows as the others do; a result without device counters draws no such
+// panel.
+func TestMatrixWirePanels(t *testing.T) {
+	row := func(label string, pps, bpp []float64) report.Series {
+		p := pt(spec.TCPStream, 131072, 940e6, true)
+		for i := range pps {
+			s := result.Summary{BitsPerSecond: 940e6, SenderWirePacketsPerSecond: pps[i], SenderWireBytesPerPacket: bpp[i]}
+			p.Iterations = append(p.Iterations, result.Iteration{Index: i + 1, Summary: s})
+		}
+		p.Summary.SenderWirePacketsPerSecond, p.Summary.SenderWireBytesPerPacket = pps[0], bpp[0]
+		return report.Series{Label: label, Points: []result.Point{p}}
+	}
+	rows := []report.Series{
+		row("tso=on", []float64{2000, 1900, 2300}, []float64{58000, 61000, 60000}),
+		row("tso=off", []float64{81000, 79000, 80500}, []float64{1514, 1514, 1514}),
+	}
+	f, err := Plot(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.wire) != 2 {
+		t.Fatalf("%d wire panels, want 2 (packets/s, bytes per packet)", len(f.wire))
+	}
+	for k, tt := range []struct {
+		ylabel   string
+		medians  [2]float64
+		lo0, hi0 float64
+	}{
+		// Packets per second in thousands: medians 2000 and 80500.
+		{"packets/s (thousands)", [2]float64{2, 80.5}, 1.9, 2.3},
+		{"bytes per packet", [2]float64{60000, 1514}, 58000, 61000},
+	} {
+		p := f.wire[k]
+		if p.Y.Label.Text != tt.ylabel {
+			t.Errorf("panel %d: y label %q, want %q", k, p.Y.Label.Text, tt.ylabel)
+		}
+		var b *bars
+		for _, pl := range plottersOf(p) {
+			if bb, ok := pl.(*bars); ok {
+				b = bb
+			}
+		}
+		if b == nil || b.ys[0] != tt.medians[0] || b.ys[1] != tt.medians[1] || b.w.lo[0] != tt.lo0 || b.w.hi[0] != tt.hi0 {
+			t.Errorf("panel %d: bars %+v, want medians %v, the first's whisker %g..%g", k, b, tt.medians, tt.lo0, tt.hi0)
+		}
+		key := legendTexts(p)
+		if !slices.Contains(key, "whiskers: "+rangeKind+", n = 3") || !slices.Contains(key, wireKey) {
+			t.Errorf("panel %d: key %q", k, key)
+		}
+		if ticks := p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max); len(ticks) != 2 || ticks[1].Label != "tso=off" || p.X.Tick.Label.Font.Size < 6 {
+			t.Errorf("panel %d: categories %+v at %v", k, ticks, p.X.Tick.Label.Font.Size)
+		}
+	}
+	cpu := f.CPU
+	if ticks := cpu.X.Tick.Marker.Ticks(cpu.X.Min, cpu.X.Max); len(ticks) != 2 || ticks[0].Label != "tso=on" || cpu.X.Tick.Label.Font.Size < 6 {
+		t.Errorf("CPU panel's categories %+v at %v, want the rows named, readable", ticks, cpu.X.Tick.Label.Font.Size)
+	}
+	if err := drawEvery(f); err != nil {
+		t.Error(err)
+	}
+	for i := range rows {
+		p := &rows[i].Points[0]
+		p.Summary.SenderWirePacketsPerSecond, p.Summary.SenderWireBytesPerPacket = 0, 0
+		for j := range p.Iterations {
+			p.Iterations[j].Summary.SenderWirePacketsPerSecond, p.Iterations[j].Summary.SenderWireBytesPerPacket = 0, 0
+		}
+	}
+	if f, err := Plot(rows); err != nil || len(f.wire) != 0 {
+		t.Errorf("without device counters: %d wire panels (%v), want none", len(f.wire), err)
+	}
+}
+
+// plottersOf are what p draws, read from gonum's unexported list.
+func plottersOf(p *gplot.Plot) []gplot.Plotter {
+	v := reflect.ValueOf(p).Elem().FieldByName("plotters")
+	var out []gplot.Plotter
+	for i := range v.Len() {
+		// The elements are interfaces in an unexported field: read
+		// their dynamic values through an addressable copy.
+		e := reflect.NewAt(v.Index(i).Type(), unsafe.Pointer(v.Index(i).UnsafeAddr())).Elem()
+		out = append(out, e.Interface().(gplot.Plotter))
+	}
+	return out
 }
