@@ -212,13 +212,13 @@ func (f *Figure) Draw(c draw.Canvas) {
 		c.Min.Y = strip.Max.Y
 	}
 	top, bottom, wire := f.layout(c)
-	f.Main.Draw(top)
+	drawPanel(f.Main, top)
 	for k, p := range f.wire {
-		p.Draw(wire[k])
+		drawPanel(p, wire[k])
 	}
 	low := f.Main
 	if f.CPU != nil {
-		f.CPU.Draw(bottom)
+		drawPanel(f.CPU, bottom)
 		low = f.CPU
 	}
 	if f.env != nil {
@@ -226,6 +226,24 @@ func (f *Figure) Draw(c draw.Canvas) {
 		trX, _ := low.Transforms(&dc)
 		f.env.draw(strip, low, trX)
 	}
+}
+
+// keyYOffs is a key's offset down from the top of its panel's data area.
+const keyYOffs = -4
+
+// drawPanel draws p in c with its key at the top of the data area.
+// gonum puts the key at the top of the panel less its title, but the
+// data area can start lower: a log axis' label is centred on the
+// arithmetic middle of its range, near the top, and gonum makes room
+// for it above the data (a sweep's key sat over the axis' end, the room
+// made for it under the key empty).
+func drawPanel(p *gplot.Plot, c draw.Canvas) {
+	top := c.Max.Y
+	if p.Title.Text != "" {
+		top -= p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+	}
+	p.Legend.YOffs = keyYOffs - (top - p.DataCanvas(c).Max.Y)
+	p.Draw(c)
 }
 
 // panels splits c between the main panel and the second, as layout
@@ -301,9 +319,10 @@ func valueAxis(ax *gplot.Axis, lo, hi float64) bool {
 
 // keyRoom raises a value axis' maximum, where needed, so that a key of
 // lines entries at the top of a panel clears the data, whose top is top:
-// each line takes about a 16th of a panel's height.
+// each line takes about a 12th of a CPU panel's data area (a 16th of a
+// main panel's).
 func keyRoom(ax *gplot.Axis, top float64, lines int) {
-	frac := min(0.6, 0.06*float64(lines)+0.04)
+	frac := min(0.6, 0.08*float64(lines)+0.05)
 	if _, log := ax.Scale.(gplot.LogScale); log {
 		if ax.Min > 0 && top > ax.Min {
 			ax.Max = max(ax.Max, ax.Min*math.Pow(top/ax.Min, 1/(1-frac)))
@@ -501,6 +520,7 @@ func demandBySize(series []report.Series, perTr bool, minX, maxX float64) (*gplo
 		}
 	}
 	valueAxis(&p.Y, lo, hi)
+	keyRoom(&p.Y, hi, 3) // two lines, in a panel smaller than most
 	addDashKey(p, []string{"local", "remote"}, dashes, sideGlyphs...)
 	return p, nil
 }
@@ -774,6 +794,7 @@ func latencyPercentiles(series []report.Series) (*Figure, error) {
 	add := func(ps ...gplot.Plotter) { p.Add(ps...); items = append(items, ps...) }
 	style(p, title(kinds, "latency percentiles"), "round-trip latency (us)")
 	valueAxis(&p.Y, lo, hi)
+	keyRoom(&p.Y, hi, len(series))
 	names := make([]string, len(percentiles))
 	for i, pc := range percentiles {
 		names[i] = pc.name
@@ -827,6 +848,7 @@ func latencyBySize(series []report.Series) (*Figure, error) {
 	style(p, title(kinds, "latency by request size"), "round-trip latency (us)")
 	sizeAxis(p, "request size (bytes)", minX, maxX)
 	valueAxis(&p.Y, lo, hi)
+	keyRoom(&p.Y, hi, len(series)+3)
 	dashes := [][]vg.Length{nil, {vg.Points(5), vg.Points(3)}, {vg.Points(1), vg.Points(2)}}
 	pcts := []int{0, 2, 3} // p50, p99, p99.9
 	for i, s := range series {
@@ -877,7 +899,7 @@ func style(p *gplot.Plot, title, ylabel string) {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.XOffs = 6
-	p.Legend.YOffs = -4
+	p.Legend.YOffs = keyYOffs
 	p.Legend.TextStyle.Font.Size = 9
 	p.Legend.Padding = vg.Points(1.5) // a key's markers are as tall as its text
 }
