@@ -614,6 +614,9 @@ func throughputBars(series []report.Series) (*Figure, error) {
 	keyRoom(&p.Y, hi/scale, whiskerKinds(&b.w)+1)
 	b.w.top = hi / scale
 	whiskerKeys(p, &b.w)
+	if whiskerKinds(&b.w) == 0 {
+		p.Legend.Add(oneRunKey) // n too, where there is nothing to draw
+	}
 	f := &Figure{Main: p, items: items}
 	if cp := cpuBars(series); cp != nil {
 		f.CPU, f.sharedX = cp, true
@@ -621,6 +624,9 @@ func throughputBars(series []report.Series) (*Figure, error) {
 	f.wire = wirePanels(series)
 	return f, nil
 }
+
+// oneRunKey is a bar figure's key when no bar has a whisker.
+const oneRunKey = "n = 1 (one run each): no interval to draw"
 
 // iterationRates are a point's iterations' throughputs (bits/s); nil
 // for a single run.

@@ -93,6 +93,8 @@ func TestWhiskersKeyed(t *testing.T) {
 			want: []string{"whiskers: range of the iterations (lowest to highest), n = 3"}},
 		{name: "bars of intervals", series: []report.Series{{Label: "a", Points: []result.Point{ci(pt(spec.TCPStream, 131072, 400e6, false), 390e6, 410e6, 5)}}},
 			want: []string{"whiskers: 99% t-interval of the mean, n = 5"}},
+		{name: "bars of single runs", series: []report.Series{{Label: "a", Points: []result.Point{pt(spec.TCPStream, 131072, 400e6, false)}}},
+			want: []string{oneRunKey}},
 		{name: "history", fig: hist,
 			want: []string{"band: confidence interval of the mean, n = 5", "whiskers: confidence interval of the mean, n = 5"}},
 	} {
