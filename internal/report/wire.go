@@ -92,10 +92,14 @@ func framesLine(wr result.Wire) string {
 	if wr.SegmentBytes > 0 {
 		est = fmt.Sprintf("estimated from %d B segments and %d B of headers", wr.SegmentBytes, wr.HeaderBytes)
 	}
+	txEst := wr.TxFramesFrom != "qdisc" || wr.Qdisc == nil
 	way := func(dir string, fps, bpf, pps float64, from string) string {
 		about, src := "about ", est
-		if from == "qdisc" && wr.Qdisc != nil {
+		switch {
+		case from == "qdisc" && wr.Qdisc != nil:
 			about, src = "", "the "+wr.Qdisc.Kind+" qdisc's count"
+		case dir == "rx" && txEst:
+			src = "estimated likewise"
 		}
 		if pps > 0 && fps >= 1.05*pps {
 			src += fmt.Sprintf("; %.1f a device packet", fps/pps)

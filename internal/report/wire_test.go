@@ -51,7 +51,7 @@ remote wire: lo (loopback: one device carries both directions, counted once) 1.2
 		TxBitsPerSecond: 116e6, TxGoodputBitsPerSecond: 115e6}
 	wantEst := []string{
 		"eth0 device: tx 1.00k pkts/s, 14546 B/pkt; rx 500 pkts/s, 66 B/pkt (as the device counts: a TSO, GSO or GRO packet once); 0.0% not this test",
-		"on the wire: tx about 10.0k frames/s, 1514 B/frame (estimated from 1448 B segments and 66 B of headers; 10.0 a device packet); rx about 500 frames/s, 66 B/frame (estimated from 1448 B segments and 66 B of headers)",
+		"on the wire: tx about 10.0k frames/s, 1514 B/frame (estimated from 1448 B segments and 66 B of headers; 10.0 a device packet); rx about 500 frames/s, 66 B/frame (estimated likewise)",
 		"tx 116 Mbits/sec on the device (headers included) for 115 Mbits/sec of payload; rx 0 bits/sec for 0 bits/sec",
 	}
 	if d := cmp.Diff(wantEst, wireLines(est)); d != "" {

@@ -279,3 +279,18 @@ func TestFramesOf(t *testing.T) {
 		}
 	}
 }
+
+// TestMeanSummaryFrames: the mean of the sender's frames is over the
+// iterations that have them, as the packets' is: 100 frames/s of 1514
+// bytes and 300 of 1500, with an iteration on loopback (none), are 200
+// of 1507; the packets' mean is over all three.
+func TestMeanSummaryFrames(t *testing.T) {
+	m := MeanSummary([]Summary{
+		{SenderWirePacketsPerSecond: 10, SenderWireBytesPerPacket: 15000, SenderWireFramesPerSecond: 100, SenderWireBytesPerFrame: 1514},
+		{SenderWirePacketsPerSecond: 30, SenderWireBytesPerPacket: 14000, SenderWireFramesPerSecond: 300, SenderWireBytesPerFrame: 1500},
+		{SenderWirePacketsPerSecond: 20, SenderWireBytesPerPacket: 65000},
+	})
+	if !near(m.SenderWireFramesPerSecond, 200) || !near(m.SenderWireBytesPerFrame, 1507) || !near(m.SenderWirePacketsPerSecond, 20) {
+		t.Errorf("mean frames %v/s of %v B, packets %v/s; want 200 of 1507, 20", m.SenderWireFramesPerSecond, m.SenderWireBytesPerFrame, m.SenderWirePacketsPerSecond)
+	}
+}
