@@ -373,10 +373,14 @@ func ipLinkTx(t *testing.T, nsName, dev string) (packets, bytes uint64) {
 //     counters joined again without the qdisc's) is within 3% of the
 //     tbf's count;
 //   - the payload beside the device's rate is what the peer
-//     acknowledged (the sender's tcpi_bytes_acked at the window's end:
-//     its window opens with the connection), within 1%, not what the
-//     program wrote: at 20 Mbit/s with a 4 MB send buffer (-s 4M) the
-//     socket holds megabytes unsent when the window closes.
+//     acknowledged over the window: at most the sender's
+//     tcpi_bytes_acked at the window's end, which counts from the
+//     connection's opening, and at least 97% of it (the window opens
+//     with the stream, but its first reading comes late on a busy
+//     machine: 1.3% acknowledged before it was seen at 1 Gbit/s); not
+//     what the program wrote: at 20 Mbit/s with a 4 MB send buffer
+//     (-s 4M) the two differ by megabytes (12.7 MB written for 4.55
+//     acknowledged in one run, 4.17 for 4.60 in another).
 func TestWireFramesTBF(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -473,8 +477,8 @@ func TestWireFramesTBF(t *testing.T) {
 				acked += float64(s.Sender.TCPInfo.BytesAcked)
 			}
 			left := w.TxGoodputBitsPerSecond / 8 * w.ElapsedS
-			if !w.GoodputLeft || math.Abs(left-acked) > 0.01*acked {
-				t.Errorf("payload beside the device's rate %.0f bytes (left: %v), tcpi_bytes_acked %.0f: want it within 1%%", left, w.GoodputLeft, acked)
+			if !w.GoodputLeft || left > 1.001*acked || left < 0.97*acked {
+				t.Errorf("payload beside the device's rate %.0f bytes (left: %v), tcpi_bytes_acked since the connection opened %.0f: want at most that and at least 97%% of it", left, w.GoodputLeft, acked)
 			}
 			t.Logf("payload: %.0f acknowledged, %d written; estimate %.0f frames", acked, doc.Summary.SenderBytes, est)
 		})
