@@ -116,8 +116,8 @@ func cpuLines(w io.Writer, s result.Summary) {
 // used enough of the CPUs to spoil the CPU figures (result.OthersFigures):
 // in full when verbose, else short, the busiest process by name, or,
 // when the host's figure shows processes that came and went
-// (Others.CameAndWent), the host's busy share, the three busiest named
-// and what they took.
+// (Others.CameAndWent), the host's busy share, how much was
+// short-lived and the three busiest named.
 //
 // Not verbose, a side whose run the limit line already says other
 // processes held back (limited) has none, and when both sides ran on one
@@ -146,12 +146,19 @@ func othersWarnings(s result.Summary, verbose, oneHost bool, limited func(result
 		case o.BaselineOnly():
 			out = append(out, fmt.Sprintf("%sthe host was %.0f%% busy before the test; CPU figures may include that load",
 				who, o.Baseline.UtilPct))
-		case o.CameAndWent() && len(o.Named) == 0:
-			out = append(out, fmt.Sprintf("%sCPU figures include other processes' %s (the host %.0f%% busy; none named, all in processes that came and went)",
-				who, cpuAmount(o.UtilPct), o.MeasuredPct))
 		case o.CameAndWent():
-			out = append(out, fmt.Sprintf("%sCPU figures include other processes' %s (the host %.0f%% busy; %s named: %s; the rest in processes that came and went)",
-				who, cpuAmount(o.UtilPct), o.MeasuredPct, cpuAmount(o.NamedPct), namedList(o.Named, 3)))
+			// Who took it, as a list a cut to Width shortens from its
+			// end: the short-lived (in the total's unit), then the
+			// busiest named.
+			rest := fmt.Sprintf("%.0f%%", o.UtilPct-o.NamedPct)
+			if o.UtilPct >= 99.5 {
+				rest = fmt.Sprintf("%.1f", (o.UtilPct-o.NamedPct)/100)
+			}
+			m := fmt.Sprintf("%sother processes took %s, host %.0f%% busy (%s short-lived", who, cpuAmount(o.UtilPct), o.MeasuredPct, rest)
+			if len(o.Named) > 0 {
+				m += ", " + namedList(o.Named, 3)
+			}
+			out = append(out, m+")")
 		default:
 			m := fmt.Sprintf("%sCPU figures include other processes' %.0f%% of a CPU", who, o.UtilPct)
 			if p := o.Busiest; p != nil {

@@ -100,7 +100,7 @@ func TestOthersWarning(t *testing.T) {
 // host's busy share and the processes named, and that the rest was in
 // processes that came and went, when it was (issue 48: a host 98.5%
 // busy was said to carry "other processes' 25% of a CPU (compile 18%)").
-// On 2 CPUs 170% of a CPU is 85% of the host and 87% of the 98%
+// On 2 CPUs 172% of a CPU is 86% of the host and 88% of the 98%
 // measured: it warns.
 func TestOthersWarningShort(t *testing.T) {
 	named := []measure.TaskCPU{{ID: 41, Name: "compile", UtilPct: 18}, {ID: 42, Name: "vet", UtilPct: 4}, {ID: 43, Name: "sh", UtilPct: 2}, {ID: 44, Name: "go", UtilPct: 1}}
@@ -109,8 +109,12 @@ func TestOthersWarningShort(t *testing.T) {
 		c    measure.CPU
 		want string
 	}{
-		{"processes that came and went", measure.CPU{CPUs: 2, UtilPct: 98, OtherProcessesUtilPct: 25, OtherProcesses: named, OtherProcessesHostUtilPct: 170},
-			"local side: CPU figures include other processes' 1.7 CPUs (the host 98% busy; 25% of a CPU named: compile 18%, vet 4%, sh 2%; the rest in processes that came and went)"},
+		// 172 - 25 = 147% of a CPU short-lived: 1.5 CPUs' worth.
+		{"processes that came and went", measure.CPU{CPUs: 2, UtilPct: 98, OtherProcessesUtilPct: 25, OtherProcesses: named, OtherProcessesHostUtilPct: 172},
+			"local side: other processes took 1.7 CPUs, host 98% busy (1.5 short-lived, compile 18%, vet 4%, sh 2%)"},
+		// Under a CPU: 80 - 25 = 55% short-lived.
+		{"under a CPU", measure.CPU{CPUs: 2, UtilPct: 98, OtherProcessesUtilPct: 25, OtherProcesses: named, OtherProcessesHostUtilPct: 80},
+			"local side: other processes took 80% of a CPU, host 98% busy (55% short-lived, compile 18%, vet 4%, sh 2%)"},
 		// 5% of a CPU more than the named: the old line, with the host's total.
 		{"the host's figure a little over", measure.CPU{CPUs: 2, UtilPct: 98, OtherProcessesUtilPct: 25, OtherProcesses: named, OtherProcessesHostUtilPct: 30},
 			"local side: CPU figures include other processes' 30% of a CPU (compile 18%)"},
@@ -118,7 +122,7 @@ func TestOthersWarningShort(t *testing.T) {
 			"local side: CPU figures include other processes' 25% of a CPU (compile 18%)"},
 		// None named: all of it came and went.
 		{"none named", measure.CPU{CPUs: 2, UtilPct: 60, OtherProcessesHostUtilPct: 50},
-			"local side: CPU figures include other processes' 50% of a CPU (the host 60% busy; none named, all in processes that came and went)"},
+			"local side: other processes took 50% of a CPU, host 60% busy (50% short-lived)"},
 	}
 	notLimited := func(result.Side) bool { return false }
 	for _, tt := range tests {
