@@ -54,8 +54,9 @@ type CPU struct {
 	// on, when that is not the busiest CPU.
 	ThreadCPUShares []CPUShares `json:"thread_cpu_shares,omitempty"`
 	// OtherProcessesUtilPct is the CPU time every other user-space
-	// process on the host used over the window, in percent of one CPU,
-	// and OtherProcesses the busiest of them (at most MaxTasks). Kernel
+	// process on the host alive at both ends of the window (a scan of
+	// /proc/PID at each) used over it, in percent of one CPU, and
+	// OtherProcesses the busiest of them (at most MaxTasks). Kernel
 	// threads are left out: ksoftirqd does the test's own packets.
 	OtherProcessesUtilPct float64   `json:"other_processes_util_pct,omitempty"`
 	OtherProcesses        []TaskCPU `json:"other_processes,omitempty"`
