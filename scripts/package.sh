@@ -9,7 +9,8 @@
 # The packages hold /usr/bin/wirespeed (its version stamped), the man
 # pages, the bash, zsh and fish completions, the systemd units of
 # deploy/systemd (run from /usr/bin), their settings under /etc as
-# configuration files, and the README. packaging/nfpm.yaml lists them;
+# configuration files, and the README with the documentation its links
+# reach (docs/, bench's README, deploy/prometheus). packaging/nfpm.yaml lists them;
 # everything is staged under dist/root first. docs/packaging.md says more.
 #
 # The version is `git describe --tags --dirty` of the checkout (v1.2.3,

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // The test of the packages scripts/package.sh builds (docs/packaging.md):
@@ -145,6 +149,27 @@ func TestDebPackage(t *testing.T) {
 			t.Errorf("%s is not a conffile of the package (dpkg-query: %q): an upgrade would overwrite its changes", f, conffiles)
 		}
 	}
+	// Every relative link of every installed page (the README's to
+	// docs/, the pages' to each other and to the pictures they show)
+	// resolves inside the installed documentation.
+	pages, err := installedPages(docRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pages[docRoot+"/README.md"]; !ok {
+		t.Errorf("no README.md among the pages installed under %s", docRoot)
+	}
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	for _, b := range brokenDocLinks(docRoot, pages, exists) {
+		t.Errorf("installed documentation: %s", b)
+	}
+	t.Logf("%d installed pages, their links checked", len(pages))
+	var docFiles []string
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && !fi.IsDir() && strings.HasPrefix(f, docRoot+"/") {
+			docFiles = append(docFiles, f)
+		}
+	}
 	if b, err := os.ReadFile("/usr/share/zsh/vendor-completions/_wirespeed"); err == nil && !bytes.HasPrefix(b, []byte("#compdef wirespeed")) {
 		t.Errorf("the zsh completion starts %q, want #compdef wirespeed", pkgFirstLine(string(b)))
 	}
@@ -249,7 +274,7 @@ func TestDebPackage(t *testing.T) {
 		return
 	}
 	rpmFiles := strings.Fields(pkgRun(t, "rpm", "-qpl", rpmFile))
-	for _, f := range want {
+	for _, f := range append(want, docFiles...) {
 		if f == "/usr/share/zsh/vendor-completions/_wirespeed" {
 			f = "/usr/share/zsh/site-functions/_wirespeed" // Fedora's
 		}
@@ -260,6 +285,148 @@ func TestDebPackage(t *testing.T) {
 	if got := pkgRun(t, "rpm", "-qp", "--qf", "%{VERSION}", rpmFile); got != pkgVersion {
 		t.Errorf("the .rpm's version is %q; the script packaged %q", got, pkgVersion)
 	}
+}
+
+// docRoot is where the packages put the README and the documentation.
+const docRoot = "/usr/share/doc/wirespeed"
+
+// TestPackagedDocLinks: the documentation packaging/nfpm.yaml installs
+// holds whatever its pages link to. It reads the contents nfpm would
+// package (the globs expanded here, in the repository, as nfpm expands
+// them from the root) and follows every relative link of every page
+// installed under docRoot, as TestDebPackage does on the installed
+// tree; this one needs no root, no nfpm and no dpkg, so a link to a page
+// the package leaves out fails on every test run.
+func TestPackagedDocLinks(t *testing.T) {
+	b, err := os.ReadFile("../../packaging/nfpm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Contents []struct {
+			Src, Dst, Type, Packager string
+		}
+	}
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatalf("packaging/nfpm.yaml: %v", err)
+	}
+	installed := map[string]string{} // installed path -> the repository's file
+	for _, c := range cfg.Contents {
+		if c.Src == "" || c.Type == "dir" || !strings.HasPrefix(c.Dst, docRoot+"/") {
+			continue
+		}
+		srcs, err := filepath.Glob(filepath.Join("../..", c.Src))
+		if err != nil || len(srcs) == 0 {
+			t.Errorf("packaging/nfpm.yaml: %s matches no file (%v)", c.Src, err)
+			continue
+		}
+		for _, src := range srcs {
+			dst := c.Dst
+			if strings.HasSuffix(dst, "/") {
+				dst += filepath.Base(src)
+			}
+			installed[path.Clean(dst)] = src
+		}
+	}
+	pages := map[string]string{}
+	for dst, src := range installed {
+		if strings.HasSuffix(dst, ".md") {
+			b, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages[dst] = string(b)
+		}
+	}
+	if _, ok := pages[docRoot+"/README.md"]; !ok {
+		t.Fatalf("packaging/nfpm.yaml installs no %s/README.md", docRoot)
+	}
+	exists := func(p string) bool { _, ok := installed[p]; return ok }
+	for _, b := range brokenDocLinks(docRoot, pages, exists) {
+		t.Errorf("packaging/nfpm.yaml: %s: add what it links to to the contents", b)
+	}
+	t.Logf("%d pages, %d files installed under %s", len(pages), len(installed), docRoot)
+}
+
+// TestBrokenDocLinks holds the link checker to a planted tree: a link
+// to a page or a picture that is there, one to a fragment of one, an
+// external one and an anchor pass; a missing page and one outside the
+// tree are the two reported, and a link in a code block or span is not
+// a link.
+func TestBrokenDocLinks(t *testing.T) {
+	pages := map[string]string{
+		"/d/README.md": "See [run](docs/run.md), [its answer](docs/run.md#the-answer) and ![a plot](docs/plots/a.png).\n" +
+			"[gone](docs/gone.md) [up](../etc/passwd) [web](https://example.com/x.md) [here](#top)\n" +
+			"`[span](docs/span.md)`\n```\n[block](docs/block.md)\n```\n",
+		"/d/docs/run.md": "[back](../README.md) [title](sweep.md \"the sweep\")",
+	}
+	have := map[string]bool{"/d/README.md": true, "/d/docs/run.md": true, "/d/docs/plots/a.png": true, "/d/docs/sweep.md": true}
+	got := brokenDocLinks("/d", pages, func(p string) bool { return have[p] })
+	want := []string{
+		"/d/README.md links to ../etc/passwd, outside /d",
+		"/d/README.md links to docs/gone.md: /d/docs/gone.md is not installed",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("broken links\n got %q\nwant %q", got, want)
+	}
+}
+
+// mdLink is a Markdown inline link or image: [text](target) or
+// [text](target "title"); codeSpan and a fenced block's lines are not
+// searched.
+var (
+	mdLink   = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+	codeSpan = regexp.MustCompile("`[^`]*`")
+)
+
+// brokenDocLinks follows every relative link of pages (installed path
+// -> text) and says which do not resolve to a file under root (exists),
+// sorted. Links with a scheme and anchors within a page are left alone;
+// a fragment is cut off.
+func brokenDocLinks(root string, pages map[string]string, exists func(string) bool) []string {
+	var out []string
+	for page, text := range pages {
+		fenced := false
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				fenced = !fenced
+				continue
+			}
+			if fenced {
+				continue
+			}
+			for _, m := range mdLink.FindAllStringSubmatch(codeSpan.ReplaceAllString(line, ""), -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") || strings.HasPrefix(target, "#") {
+					continue
+				}
+				file, _, _ := strings.Cut(target, "#")
+				p := path.Join(path.Dir(page), file)
+				switch {
+				case !strings.HasPrefix(p, root+"/"):
+					out = append(out, page+" links to "+target+", outside "+root)
+				case !exists(p):
+					out = append(out, page+" links to "+target+": "+p+" is not installed")
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// installedPages reads every .md file under root.
+func installedPages(root string) (map[string]string, error) {
+	pages := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		pages[p] = string(b)
+		return err
+	})
+	return pages, err
 }
 
 // pkgRun runs a command and returns its standard output, failing the test,

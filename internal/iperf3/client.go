@@ -599,10 +599,12 @@ func peerNotOther(c *measure.CPU, name string) {
 	for _, p := range c.OtherProcesses {
 		if p.Name == name {
 			c.OtherProcessesUtilPct -= p.UtilPct
+			c.OtherProcessesHostUtilPct -= p.UtilPct
 			continue
 		}
 		kept = append(kept, p)
 	}
 	c.OtherProcesses = kept
 	c.OtherProcessesUtilPct = max(c.OtherProcessesUtilPct, 0)
+	c.OtherProcessesHostUtilPct = max(c.OtherProcessesHostUtilPct, 0)
 }

@@ -252,12 +252,13 @@ func others(v sideView) *result.LimitOthers {
 	if c == nil || c.TasksError != "" || c.Threads == nil {
 		return nil
 	}
-	o := &result.LimitOthers{Side: v.side, UtilPct: c.OtherProcessesUtilPct}
+	// The host's time beyond the test's, those that came and went within
+	// the window included, or the processes named when that is more.
+	o := &result.LimitOthers{Side: v.side, UtilPct: c.OthersOnHost(v.peer)}
 	for _, p := range c.OtherProcesses {
 		if v.peer != nil && v.peer.PID != 0 && p.ID == v.peer.PID {
 			// The other side of the test on the same host (loopback, a
 			// lab): its CPU is the test's, not another process's.
-			o.UtilPct -= p.UtilPct
 			continue
 		}
 		o.Busiest = append(o.Busiest, p)
@@ -269,7 +270,6 @@ func others(v sideView) *result.LimitOthers {
 	if len(o.Busiest) > 3 {
 		o.Busiest = o.Busiest[:3]
 	}
-	o.UtilPct = max(o.UtilPct, 0)
 	if c.CPUs > 0 {
 		o.HostPct = o.UtilPct / float64(c.CPUs)
 	}

@@ -287,6 +287,23 @@ func TestDiagnoseStream(t *testing.T) {
 			},
 		},
 		{
+			// The sender's thread waited 55% while the processes named
+			// took 10% of a CPU (under OthersPct) and the host 80% beyond
+			// the test: a build's short-lived compilers, counted.
+			name: "other processes that came and went",
+			res: func() *result.Result {
+				c := cpuFig(100, 1, 100, 20, 5, 40, 55, measure.TaskCPU{ID: 300, Name: "make", UtilPct: 10, LastCPU: 1})
+				c.OtherProcessesHostUtilPct = 80
+				return withCPU(streamResult(spec.TCPStream, 2e9), c, idle(200))
+			}(),
+			want: result.LimitOtherProcesses, wantSide: result.Local,
+			check: func(t *testing.T, l *result.Limit) {
+				if o := l.Evidence.Others; o == nil || len(o.Busiest) != 1 || o.Busiest[0].Name != "make" || o.UtilPct != 80 || o.HostPct != 40 {
+					t.Errorf("others evidence %+v, want make named, 80%% of a CPU, 40%% of the host", o)
+				}
+			},
+		},
+		{
 			// The data path pinned to cpu1 (-T 1): the loop on cpu1 is
 			// named first though a process elsewhere used more.
 			name: "the process on the pinned CPU first",
@@ -339,6 +356,17 @@ func TestDiagnoseStream(t *testing.T) {
 			name: "peer is not another process",
 			res: withCPU(streamResult(spec.TCPStream, 2e9),
 				cpuFig(100, 1, 100, 20, 5, 40, 55, measure.TaskCPU{ID: 200, Name: "wirespeed", UtilPct: 95, LastCPU: 1}), idle(200)),
+			want: result.LimitSenderCPU,
+		},
+		{
+			// The same with the host's figure: 100% of a CPU beyond the
+			// test, 95 of it the peer's, leaves 5, under OthersPct.
+			name: "peer is not another process on the host either",
+			res: func() *result.Result {
+				c := cpuFig(100, 1, 100, 20, 5, 40, 55, measure.TaskCPU{ID: 200, Name: "wirespeed", UtilPct: 95, LastCPU: 1})
+				c.OtherProcessesHostUtilPct = 100
+				return withCPU(streamResult(spec.TCPStream, 2e9), c, idle(200))
+			}(),
 			want: result.LimitSenderCPU,
 		},
 		{

@@ -366,5 +366,20 @@ func CPUResult(u CPUUsage, proc ProcessCPU, elapsedS float64, bytes int64) CPU {
 		c.PerCPUIDs = append(c.PerCPUIDs, p.CPU)
 	}
 	c.ServiceDemandMicrosPerKB = ServiceDemand(u.UtilPct, c.CPUs, elapsedS, bytes)
+	c.OtherProcessesHostUtilPct = HostOthersPct(u, proc, elapsedS)
 	return c
+}
+
+// HostOthersPct is the CPU time the host spent in user, nice and system
+// mode over a window of elapsedS seconds beyond proc, this process's own
+// over the same window, in percent of one CPU (200 is two CPUs' worth);
+// 0 when it is not positive or the usage counted no ticks. Interrupt,
+// softirq and steal time are not counted: the first two are mostly the
+// test's packets, the last is not this host's at all.
+func HostOthersPct(u CPUUsage, proc ProcessCPU, elapsedS float64) float64 {
+	if u.Ticks == 0 || elapsedS <= 0 {
+		return 0
+	}
+	hostS := (u.UserPct + u.NicePct + u.SystemPct) / 100 * float64(u.Ticks) / TicksPerSecond
+	return max(100*(hostS-(proc.User+proc.System).Seconds())/elapsedS, 0)
 }

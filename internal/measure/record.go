@@ -54,11 +54,25 @@ type CPU struct {
 	// on, when that is not the busiest CPU.
 	ThreadCPUShares []CPUShares `json:"thread_cpu_shares,omitempty"`
 	// OtherProcessesUtilPct is the CPU time every other user-space
-	// process on the host used over the window, in percent of one CPU,
-	// and OtherProcesses the busiest of them (at most MaxTasks). Kernel
+	// process on the host alive at both ends of the window (a scan of
+	// /proc/PID at each) used over it, in percent of one CPU, and
+	// OtherProcesses the busiest of them (at most MaxTasks). Kernel
 	// threads are left out: ksoftirqd does the test's own packets.
 	OtherProcessesUtilPct float64   `json:"other_processes_util_pct,omitempty"`
 	OtherProcesses        []TaskCPU `json:"other_processes,omitempty"`
+	// OtherProcessesHostUtilPct is the host's user, nice and system time
+	// over the window beyond this process's own, in percent of one CPU,
+	// from /proc/stat's ticks and rusage (HostOthersPct): every other
+	// process's time, those that started and ended within the window
+	// included, which the scan behind OtherProcessesUtilPct cannot see
+	// (a build's compilers live for a fraction of a second). Interrupt
+	// and softirq time is left out, as kernel threads are from the scan:
+	// it is mostly the test's own packets. On a kernel without
+	// CONFIG_IRQ_TIME_ACCOUNTING the softirq run in this process's
+	// context is in its own time but not in the host's system time, and
+	// the figure is short by that much. A peer on the same host is
+	// inside it (OthersOnHost takes it out).
+	OtherProcessesHostUtilPct float64 `json:"other_processes_host_util_pct,omitempty"`
 	// Baseline is the side's idle CPU baseline, taken once per control
 	// session before its first run (the side's env record keeps it too);
 	// nil when there is none.
@@ -78,6 +92,32 @@ type CPU struct {
 	// ServiceDemandMicrosPerTransaction is netperf's service demand of a
 	// request/response test: microseconds of CPU time per transaction.
 	ServiceDemandMicrosPerTransaction float64 `json:"service_demand_us_per_tr,omitempty"`
+}
+
+// OthersOnHost is the CPU other processes took on this side's host over
+// its window, in percent of one CPU: the host's figure
+// (OtherProcessesHostUtilPct), or the processes named
+// (OtherProcessesUtilPct) when theirs is larger or the host's is
+// missing (a record from before it, or a side whose scan failed, where
+// a peer on the host could not be told apart). peer is the other side's
+// record, nil without one: when its process ran on this host apart from
+// this one (its pid among the processes named), its time is the test's
+// and is taken out of both. A peer on this host that is not among the
+// MaxTasks named stays in the host's figure.
+func (c *CPU) OthersOnHost(peer *CPU) float64 {
+	named, host := c.OtherProcessesUtilPct, c.OtherProcessesHostUtilPct
+	if c.TasksError != "" {
+		host = 0
+	}
+	if peer != nil && peer.PID > 0 {
+		for _, p := range c.OtherProcesses {
+			if p.ID == peer.PID {
+				named -= p.UtilPct
+				host -= p.UtilPct
+			}
+		}
+	}
+	return max(named, host, 0)
 }
 
 // CPUShares is one CPU's time split by state, in percent of its time.

@@ -114,7 +114,10 @@ func cpuLines(w io.Writer, s result.Summary) {
 
 // othersWarnings are the warnings of the sides where other processes
 // used enough of the CPUs to spoil the CPU figures (result.OthersFigures):
-// in full when verbose, else short, the busiest process by name.
+// in full when verbose, else short, the busiest process by name, or,
+// when the host's figure shows processes that came and went
+// (Others.CameAndWent), the host's busy share, how much was
+// short-lived and the three busiest named.
 //
 // Not verbose, a side whose run the limit line already says other
 // processes held back (limited) has none, and when both sides ran on one
@@ -143,6 +146,19 @@ func othersWarnings(s result.Summary, verbose, oneHost bool, limited func(result
 		case o.BaselineOnly():
 			out = append(out, fmt.Sprintf("%sthe host was %.0f%% busy before the test; CPU figures may include that load",
 				who, o.Baseline.UtilPct))
+		case o.CameAndWent():
+			// Who took it, as a list a cut to Width shortens from its
+			// end: the short-lived (in the total's unit), then the
+			// busiest named.
+			rest := fmt.Sprintf("%.0f%%", o.UtilPct-o.NamedPct)
+			if o.UtilPct >= 99.5 {
+				rest = fmt.Sprintf("%.1f", (o.UtilPct-o.NamedPct)/100)
+			}
+			m := fmt.Sprintf("%sother processes took %s, host %.0f%% busy (%s short-lived", who, cpuAmount(o.UtilPct), o.MeasuredPct, rest)
+			if len(o.Named) > 0 {
+				m += ", " + namedList(o.Named, 3)
+			}
+			out = append(out, m+")")
 		default:
 			m := fmt.Sprintf("%sCPU figures include other processes' %.0f%% of a CPU", who, o.UtilPct)
 			if p := o.Busiest; p != nil {
@@ -152,6 +168,24 @@ func othersWarnings(s result.Summary, verbose, oneHost bool, limited func(result
 		}
 	}
 	return out
+}
+
+// cpuAmount is CPU time in percent of one CPU as a person reads it: "25%
+// of a CPU" under one CPU, "1.7 CPUs" from one up.
+func cpuAmount(pct float64) string {
+	if pct < 99.5 {
+		return fmt.Sprintf("%.0f%% of a CPU", pct)
+	}
+	return fmt.Sprintf("%.1f CPUs", pct/100)
+}
+
+// namedList is "name pct%, ..." for the first n processes.
+func namedList(ps []measure.TaskCPU, n int) string {
+	var parts []string
+	for _, p := range ps[:min(n, len(ps))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", p.Name, p.UtilPct))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // othersLimited reports whether res's limit line (or one of its
@@ -230,6 +264,9 @@ func othersText(o result.Others) string {
 	}
 	s := fmt.Sprintf("%s side: other processes used %.0f%% of a CPU during the window (%.1f%% of the %d CPUs, %.0f%% of the %.1f%% measured): the CPU utilization and service demand include them",
 		o.Side, o.UtilPct, o.SharePct, o.CPUs, o.OfMeasuredPct, o.MeasuredPct)
+	if o.CameAndWent() {
+		s += fmt.Sprintf("; %.0f%% of a CPU in processes alive the whole window, the rest in processes that started or ended within it", o.NamedPct)
+	}
 	if p := o.Busiest; p != nil {
 		s += fmt.Sprintf(" (busiest: %s, pid %d, %.0f%% of a CPU)", p.Name, p.ID, p.UtilPct)
 	}

@@ -10,9 +10,14 @@ import "wirespeed/internal/measure"
 // OthersWarnMinPct keeps tiny utilizations, where a few ticks are 5%, from
 // warning: other processes must also have used at least this share of
 // all the CPUs.
+//
+// OthersRestPct is how much more than the processes named the host's
+// figure must be (percent of one CPU) for the warning to say the rest
+// was in processes that came and went: less is within the ticks' noise.
 const (
 	OthersWarnPct    = 5.0
 	OthersWarnMinPct = 1.0
+	OthersRestPct    = 10.0
 )
 
 // Others is what OthersFigures found: other processes' share of a
@@ -21,13 +26,20 @@ const (
 type Others struct {
 	Side Side
 	// UtilPct is the other processes' CPU in percent of one CPU, the
-	// peer's wirespeed left out; SharePct the same in percent of all the
-	// side's CPUs, and OfMeasuredPct in percent of the utilization
-	// measured (MeasuredPct over CPUs CPUs). Zero without process
-	// figures, when the baseline alone warns.
+	// peer's wirespeed left out (measure.CPU.OthersOnHost): the host's
+	// time beyond the test's, those that started and ended within the
+	// window included; SharePct the same in percent of all the side's
+	// CPUs, and OfMeasuredPct in percent of the utilization measured
+	// (MeasuredPct over CPUs CPUs). Zero without process figures, when
+	// the baseline alone warns.
 	UtilPct, SharePct, OfMeasuredPct float64
 	CPUs                             int
 	MeasuredPct                      float64
+	// NamedPct is the part of UtilPct in the processes named, those
+	// alive at both ends of the window, in percent of one CPU; Named is
+	// them, busiest first, the peer's left out.
+	NamedPct float64
+	Named    []measure.TaskCPU
 	// Busiest is the busiest of the other processes, nil when none is
 	// named.
 	Busiest *measure.TaskCPU
@@ -38,6 +50,11 @@ type Others struct {
 // BaselineOnly reports whether the baseline alone warns: the side had no
 // process figures.
 func (o Others) BaselineOnly() bool { return o.UtilPct <= 0 }
+
+// CameAndWent reports whether the host's figure exceeds the processes
+// named by OthersRestPct or more: that much ran in processes that
+// started or ended within the window.
+func (o Others) CameAndWent() bool { return o.UtilPct-o.NamedPct >= OthersRestPct }
 
 // OthersFigures says when other processes used enough of a side's CPUs
 // during its window to spoil its CPU figures. Without process figures
@@ -56,16 +73,16 @@ func OthersFigures(side Side, c, peer *measure.CPU) *Others {
 	if c == nil || c.CPUs <= 0 || c.UtilPct <= 0 {
 		return nil
 	}
-	if c.OtherProcessesUtilPct <= 0 {
+	others := c.OthersOnHost(peer)
+	if others <= 0 {
 		return baselineOthers(side, c)
 	}
-	others := c.OtherProcessesUtilPct
-	busiest := c.OtherProcesses
+	named, busiest := c.OtherProcessesUtilPct, c.OtherProcesses
 	if peer != nil && peer.PID > 0 {
 		busiest = nil
 		for _, p := range c.OtherProcesses {
 			if p.ID == peer.PID {
-				others -= p.UtilPct
+				named -= p.UtilPct
 				continue
 			}
 			busiest = append(busiest, p)
@@ -76,7 +93,8 @@ func OthersFigures(side Side, c, peer *measure.CPU) *Others {
 	if share < OthersWarnMinPct || frac < OthersWarnPct {
 		return nil
 	}
-	o := &Others{Side: side, UtilPct: others, SharePct: share, OfMeasuredPct: frac, CPUs: c.CPUs, MeasuredPct: c.UtilPct, Baseline: c.Baseline}
+	o := &Others{Side: side, UtilPct: others, SharePct: share, OfMeasuredPct: frac, CPUs: c.CPUs, MeasuredPct: c.UtilPct,
+		NamedPct: max(named, 0), Named: busiest, Baseline: c.Baseline}
 	if len(busiest) > 0 {
 		o.Busiest = &busiest[0]
 	}

@@ -283,6 +283,7 @@ func MeanCPU(cs []measure.CPU) *measure.CPU {
 		m.ProcessSystemS += c.ProcessSystemS / n
 		m.ElapsedS += c.ElapsedS / n
 		m.OtherProcessesUtilPct += c.OtherProcessesUtilPct / n
+		m.OtherProcessesHostUtilPct += c.OtherProcessesHostUtilPct / n
 		m.ServiceDemandMicrosPerKB += c.ServiceDemandMicrosPerKB / n
 		m.ServiceDemandMicrosPerTransaction += c.ServiceDemandMicrosPerTransaction / n
 		sameCPUs = sameCPUs && slices.Equal(c.PerCPUIDs, last.PerCPUIDs) && len(c.PerCPUUtilPct) == len(last.PerCPUUtilPct)
