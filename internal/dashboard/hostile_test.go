@@ -345,9 +345,11 @@ func TestCostlyRequestsBounded(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	resp, err := c.Get(base + "/pair?src=a&dst=c&test=TCP_STREAM")
+	third := &http.Client{Timeout: 5 * time.Second}
+	resp, err := third.Get(base + "/pair?src=a&dst=c&test=TCP_STREAM")
 	if err != nil {
-		t.Fatal(err)
+		close(gate)
+		t.Fatalf("a third page while two are made: %v (not answered at once)", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
