@@ -812,7 +812,7 @@ func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
 	w.Header().Set("Content-Security-Policy", chartCSP)
-	w.Write(b.Bytes())
+	w.Write(darkSVG(b.Bytes()))
 }
 
 // resultOf is the result of that id, found in its document by the
