@@ -3,14 +3,11 @@ package cli
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -135,6 +132,9 @@ func runDashboard(ctx context.Context, e *env, f *dashboardFlags) error {
 		if o.Token, err = readSecretFile("--token-file", f.tokenFile); err != nil {
 			return err
 		}
+		if err := dashboard.CheckToken(o.Token); err != nil {
+			return usagef("--token-file %s: %v", f.tokenFile, err)
+		}
 	}
 	if f.authFile != "" {
 		s, err := readSecretFile("--auth-file", f.authFile)
@@ -165,6 +165,7 @@ func runDashboard(ctx context.Context, e *env, f *dashboardFlags) error {
 	}
 	defer a.Close()
 	o.Archive = a
+	o.Logger = e.log
 	h, err := dashboard.New(o)
 	if err != nil {
 		return err
@@ -175,19 +176,8 @@ func runDashboard(ctx context.Context, e *env, f *dashboardFlags) error {
 	}
 	scheme := "http"
 	if tlsCfg != nil {
-		ln, scheme = tls.NewListener(ln, tlsCfg), "https"
+		scheme = "https"
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	fmt.Fprintf(e.stderr, "wirespeed: dashboard of %s on %s://%s/\n", a.Target(), scheme, ln.Addr())
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("dashboard: %w", err)
-	}
-	return nil
+	return h.Serve(ctx, ln, tlsCfg, nil)
 }

@@ -13,6 +13,7 @@ import (
 func TestDashboardUsageErrors(t *testing.T) {
 	key := writeFile(t, "key", []byte("0123456789abcdef0123456789abcdef\n"))
 	empty := writeFile(t, "empty", []byte("\n"))
+	short := writeFile(t, "short", []byte("abc\n"))
 	nocolon := writeFile(t, "users", []byte("noc\n"))
 	db := t.TempDir() + "/a.db"
 	for _, tt := range []struct {
@@ -25,6 +26,8 @@ func TestDashboardUsageErrors(t *testing.T) {
 		{[]string{"dashboard", "--archive", db, "--tls-cert", key}, "go together"},
 		{[]string{"dashboard", "--archive", db, "--tls-cert", key, "--tls-key", key}, "--tls-cert"},
 		{[]string{"dashboard", "--archive", db, "--token-file", empty}, "empty"},
+		// (issue 47, item 12: a 3-byte token was accepted.)
+		{[]string{"dashboard", "--archive", db, "--token-file", short}, "is 3 bytes, give one of at least 16 (make one with `head -c 16 /dev/urandom | base64 > FILE`)"},
 		{[]string{"dashboard", "--archive", db, "--auth-file", nocolon}, "USER:PASSWORD"},
 		{[]string{"dashboard", "--archive", db, "--threshold", "TCP_STREAM=fast,1M"}, "warning limit"},
 		{[]string{"dashboard", "--archive", db, "--threshold", "TCP_STREAM"}, "TEST=WARN,CRIT"},

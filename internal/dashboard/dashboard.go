@@ -20,19 +20,23 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"wirespeed/internal/comparison"
 	"wirespeed/internal/history"
+	"wirespeed/internal/httplimit"
 	"wirespeed/internal/plot"
 	"wirespeed/internal/record"
 	"wirespeed/internal/report"
@@ -71,6 +75,39 @@ type Options struct {
 	// (default 5 s).
 	Poll time.Duration
 	Now  func() time.Time
+	// Limits are the HTTP server's (Serve); MaxRequests bounds the
+	// costly pages answered at once (the grid, a pair, a chart, a
+	// result, compare, the state), past which a request is answered 503.
+	Limits httplimit.Limits
+	// PageRows is how many points a pair's table lists a page (default
+	// 200); ChartPoints how many points a chart draws of a series at
+	// most (default 1000: the smallest and largest of each of 500
+	// columns of time).
+	PageRows, ChartPoints int
+	// Hosts are names the Host header may give besides localhost,
+	// 127.0.0.1 and [::1] when Serve listens on loopback (a name of
+	// /etc/hosts for it).
+	Hosts []string
+	// Logger has what a page does not say (an archive's error); nil
+	// for slog's default.
+	Logger *slog.Logger
+}
+
+// MinTokenBytes is the shortest token New accepts.
+const MinTokenBytes = 16
+
+// ErrWeakToken is CheckToken's error for a token shorter than
+// MinTokenBytes.
+var ErrWeakToken = errors.New("the token is too short")
+
+// CheckToken refuses a token shorter than MinTokenBytes, which a client
+// could guess: 3 characters took an hour at the 5,000 guesses a second
+// one connection made before guesses were throttled.
+func CheckToken(token string) error {
+	if len(token) < MinTokenBytes {
+		return fmt.Errorf("%w: it is %d bytes, give one of at least %d (make one with `head -c 16 /dev/urandom | base64 > FILE`)", ErrWeakToken, len(token), MinTokenBytes)
+	}
+	return nil
 }
 
 // Server is the dashboard's http.Handler.
@@ -79,14 +116,31 @@ type Server struct {
 	mux  *http.ServeMux
 	tmpl *template.Template
 
-	mu    sync.Mutex
-	cache map[string]cached
+	mu      sync.Mutex
+	cache   map[string]cached
+	flights map[string]*flight
+	pairs   map[string]cachedPair
+	known   knownTests
+
+	guesses *throttle
+	// hosts, when set, are the only names the Host header may give (a
+	// loopback listener's: Serve).
+	hosts []string
+	conns atomic.Int64 // connections open (Serve)
 }
 
 type cached struct {
 	results int64
 	grid    *Grid
+	built   time.Time
 }
+
+// windowTTL is how long a grid of a window of time (--since, ?range=1d)
+// is kept while the archive has no more results: its window's start
+// moves on, so it is made again, but not for every request.
+const windowTTL = time.Minute
+
+var filterAll = record.Filter{}
 
 // New makes the server.
 func New(o Options) (*Server, error) {
@@ -102,21 +156,41 @@ func New(o Options) (*Server, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Token != "" {
+		if err := CheckToken(o.Token); err != nil {
+			return nil, err
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.PageRows <= 0 {
+		o.PageRows = 200
+	}
+	if o.ChartPoints <= 0 {
+		o.ChartPoints = 1000
+	}
+	o.Limits = o.Limits.WithDefaults()
 	t, err := template.New("").Funcs(template.FuncMap{"ago": ago}).ParseFS(files, "templates/*.html")
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{o: o, tmpl: t, cache: map[string]cached{}, mux: http.NewServeMux()}
+	s := &Server{o: o, tmpl: t, cache: map[string]cached{}, flights: map[string]*flight{}, pairs: map[string]cachedPair{}, mux: http.NewServeMux(),
+		guesses: newThrottle(o.Logger)}
 	assets, _ := fs.Sub(files, "assets")
 	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServer(http.FS(assets))))
-	s.mux.HandleFunc("GET /{$}", s.grid)
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	s.mux.HandleFunc("GET /grid", s.gridFragment)
-	s.mux.HandleFunc("GET /pair", s.pair)
-	s.mux.HandleFunc("GET /chart.svg", s.chart)
-	s.mux.HandleFunc("GET /result.json", s.resultJSON)
-	s.mux.HandleFunc("GET /compare", s.compare)
-	s.mux.HandleFunc("GET /state.json", s.state)
+	// Every page that reads the archive is costly: at most MaxRequests
+	// of them at once.
+	limited := http.NewServeMux()
+	limited.HandleFunc("GET /{$}", s.grid)
+	limited.HandleFunc("GET /grid", s.gridFragment)
+	limited.HandleFunc("GET /pair", s.pair)
+	limited.HandleFunc("GET /chart.svg", s.chart)
+	limited.HandleFunc("GET /result.json", s.resultJSON)
+	limited.HandleFunc("GET /compare", s.compare)
+	limited.HandleFunc("GET /state.json", s.state)
+	s.mux.Handle("/", httplimit.Concurrent(limited, o.Limits.MaxRequests))
 	return s, nil
 }
 
@@ -138,9 +212,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
-	if !s.authorized(r) {
-		h.Set("WWW-Authenticate", `Basic realm="wirespeed dashboard", charset="UTF-8"`)
-		http.Error(w, "authentication required: give the dashboard's token or user and password", http.StatusUnauthorized)
+	if !s.hostAllowed(r.Host) {
+		http.Error(w, "this dashboard answers only to the names of its loopback address (localhost, 127.0.0.1, [::1]): open it by one of them", http.StatusMisdirectedRequest)
+		return
+	}
+	if !s.authenticate(w, r) {
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -205,25 +281,67 @@ func (s *Server) since(r timeRange) time.Time {
 }
 
 // gridFor is the grid of the test, computed again only when the archive
-// has more (or fewer) results than when it was last.
+// has more (or fewer) results than when it was last (a window's grid
+// also after windowTTL). Only a test the archive has results of, or ""
+// (the newest result's), has a grid: another is a badRequest, and
+// nothing is kept for it, so that the cache holds at most a grid per
+// test and range the archive has. A grid is built once however many ask
+// for it at once (shared), and not under s.mu.
 func (s *Server) gridFor(ctx context.Context, test string, rg timeRange) (*Grid, error) {
 	c, err := s.o.Archive.Count(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if test != "" {
+		tests, err := s.testsOf(ctx, c.Results)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(tests, test) {
+			return nil, unknownTest{test, tests}
+		}
+	}
 	key := test + "\x00" + rg.Name
-	if x, ok := s.cache[key]; ok && x.results == c.Results && rg.Window == 0 {
+	now := s.o.Now()
+	s.mu.Lock()
+	x, ok := s.cache[key]
+	s.mu.Unlock()
+	if ok && x.results == c.Results && (rg.Window == 0 || now.Sub(x.built) < windowTTL) {
 		return x.grid, nil
 	}
-	g, err := s.buildGrid(ctx, test, rg)
+	v, err := s.shared(ctx, "grid\x00"+key, func(ctx context.Context) (any, error) {
+		g, err := s.buildGrid(ctx, test, rg)
+		if err != nil {
+			return nil, err
+		}
+		g.Results = c.Results
+		s.mu.Lock()
+		s.cache[key] = cached{c.Results, g, now}
+		s.mu.Unlock()
+		return g, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	g.Results = c.Results
-	s.cache[key] = cached{c.Results, g}
-	return g, nil
+	return v.(*Grid), nil
+}
+
+// unknownTest is a grid asked for a test the archive has no results of
+// (404).
+type unknownTest struct {
+	test  string
+	tests []string
+}
+
+func (u unknownTest) Error() string {
+	t := u.test
+	if len(t) > 40 {
+		t = t[:40] + "..."
+	}
+	if len(u.tests) == 0 {
+		return fmt.Sprintf("no results of test %q: the archive has none yet", t)
+	}
+	return fmt.Sprintf("no results of test %q in the archive; its tests are %s", t, strings.Join(u.tests, ", "))
 }
 
 type view struct {
@@ -267,15 +385,37 @@ func (s *Server) render(w http.ResponseWriter, name string, p view) {
 	p.Now = s.o.Now()
 	var b bytes.Buffer
 	if err := s.tmpl.ExecuteTemplate(&b, name, p); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(b.Bytes())
 }
 
+// fail answers code: with err's words when the request was at fault (a
+// 4xx); otherwise with words that name nothing of the archive (its
+// errors name its user, host and database), err going to the log.
 func (s *Server) fail(w http.ResponseWriter, code int, err error) {
+	if code >= 500 {
+		s.o.Logger.Error("dashboard: a page failed", "err", err)
+		http.Error(w, "the dashboard could not make this page (the archive may be unreachable): the dashboard's log says why", code)
+		return
+	}
 	http.Error(w, err.Error(), code)
+}
+
+// failErr answers err: 400 for a bad request, 404 for an unknown test,
+// else 500 (fail).
+func (s *Server) failErr(w http.ResponseWriter, err error) {
+	var u unknownTest
+	switch {
+	case isBad(err):
+		s.fail(w, http.StatusBadRequest, err)
+	case errors.As(err, &u):
+		s.fail(w, http.StatusNotFound, err)
+	default:
+		s.fail(w, http.StatusInternalServerError, err)
+	}
 }
 
 func (s *Server) grid(w http.ResponseWriter, r *http.Request) {
@@ -286,7 +426,7 @@ func (s *Server) grid(w http.ResponseWriter, r *http.Request) {
 	}
 	g, err := s.gridFor(r.Context(), r.URL.Query().Get("test"), rg)
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err)
+		s.failErr(w, err)
 		return
 	}
 	s.render(w, "grid.html", view{Title: "mesh grid: " + g.Test, Grid: g, Newest: g.Newest, Count: g.Results,
@@ -301,7 +441,7 @@ func (s *Server) gridFragment(w http.ResponseWriter, r *http.Request) {
 	}
 	g, err := s.gridFor(r.Context(), r.URL.Query().Get("test"), rg)
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err)
+		s.failErr(w, err)
 		return
 	}
 	s.render(w, "table", view{Grid: g, Newest: g.Newest, Count: g.Results})
@@ -333,6 +473,8 @@ type pairPage struct {
 	// Range is the time range shown ("" for the default).
 	Range  string
 	Series []seriesView
+	// Page is the page of the points' tables shown (from 1).
+	Page int
 }
 
 type seriesView struct {
@@ -349,6 +491,10 @@ type seriesView struct {
 	Changes         []changeView
 	Steps           []changeView
 	Points          []pointView
+	// Shown says which points the table lists of how many ("points 1 to
+	// 200 of 100000, newest first"); Newer and Older link to the pages
+	// beside this one ("" at either end).
+	Shown, Newer, Older string
 }
 
 type changeView struct {
@@ -371,15 +517,66 @@ type pairSet struct {
 	Panels [][]history.Series
 }
 
+// pairSeries are the series of the pair and test q names, loaded once
+// for the page, its charts and its other pages while the archive has as
+// many results (and a window's for windowTTL): the last maxPairs pairs
+// loaded are kept, and only a pair with results.
 func (s *Server) pairSeries(ctx context.Context, q url.Values) ([]pairSet, error) {
 	src, dst, test := q.Get("src"), q.Get("dst"), q.Get("test")
 	if src == "" || dst == "" || test == "" {
-		return nil, fmt.Errorf("give src, dst and test")
+		return nil, badf("give src, dst and test")
 	}
 	rg, err := s.rangeOf(q)
 	if err != nil {
+		return nil, badRequest{err}
+	}
+	c, err := s.o.Archive.Count(ctx)
+	if err != nil {
 		return nil, err
 	}
+	key := src + "\x00" + dst + "\x00" + test + "\x00" + rg.Name
+	now := s.o.Now()
+	s.mu.Lock()
+	x, ok := s.pairs[key]
+	s.mu.Unlock()
+	if ok && x.results == c.Results && (rg.Window == 0 || now.Sub(x.built) < windowTTL) {
+		return x.sets, nil
+	}
+	v, err := s.shared(ctx, "pair\x00"+key, func(ctx context.Context) (any, error) {
+		sets, err := s.loadPair(ctx, src, dst, test, rg)
+		if err != nil || len(sets) == 0 {
+			return sets, err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.pairs) >= maxPairs {
+			var oldest string
+			for k, p := range s.pairs {
+				if oldest == "" || p.built.Before(s.pairs[oldest].built) {
+					oldest = k
+				}
+			}
+			delete(s.pairs, oldest)
+		}
+		s.pairs[key] = cachedPair{c.Results, sets, now}
+		return sets, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]pairSet), nil
+}
+
+// maxPairs is how many pairs' series the dashboard keeps (pairSeries).
+const maxPairs = 16
+
+type cachedPair struct {
+	results int64
+	sets    []pairSet
+	built   time.Time
+}
+
+func (s *Server) loadPair(ctx context.Context, src, dst, test string, rg timeRange) ([]pairSet, error) {
 	panels := history.Panels(test)
 	var figs []history.Figure
 	for _, p := range panels {
@@ -427,12 +624,31 @@ const timeFormat = "2006-01-02 15:04:05"
 
 func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	page := 1
+	if p := q.Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			s.fail(w, http.StatusBadRequest, fmt.Errorf("page %.20q: give a page number from 1", p))
+			return
+		}
+		page = n
+	}
 	sets, err := s.pairSeries(r.Context(), q)
 	if err != nil {
-		s.fail(w, http.StatusBadRequest, err)
+		s.failErr(w, err)
 		return
 	}
-	pp := &pairPage{Source: q.Get("src"), Destination: q.Get("dst"), Test: q.Get("test"), Range: q.Get("range")}
+	pp := &pairPage{Source: q.Get("src"), Destination: q.Get("dst"), Test: q.Get("test"), Range: q.Get("range"), Page: page}
+	pageHref := func(n int) string {
+		v := url.Values{"src": {pp.Source}, "dst": {pp.Destination}, "test": {pp.Test}}
+		if pp.Range != "" {
+			v.Set("range", pp.Range)
+		}
+		if n > 1 {
+			v.Set("page", strconv.Itoa(n))
+		}
+		return "/pair?" + v.Encode()
+	}
 	var newest time.Time
 	for i, set := range sets {
 		sr := set.Main
@@ -511,7 +727,27 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 			v.Steps = append(v.Steps, changeView{When: st.Time.UTC().Format(timeFormat), Sentence: plot.EnvLabel(st.Env), Env: env})
 			stepAt[sr.Points[st.Index].ResultID] = env
 		}
-		for j := len(sr.Points) - 1; j >= 0; j-- {
+		// The page's points, newest first: PageRows of them.
+		rows := s.o.PageRows
+		from := len(sr.Points) - 1 - (page-1)*rows // newest on the page
+		to := max(from-rows+1, 0)                  // oldest on the page
+		if from >= 0 {
+			v.Shown = fmt.Sprintf("points %d to %d of %d, newest first", (page-1)*rows+1, (page-1)*rows+from-to+1, len(sr.Points))
+		} else {
+			v.Shown = fmt.Sprintf("no points on page %d: the series has %d", page, len(sr.Points))
+		}
+		if page > 1 {
+			v.Newer = pageHref(min(page-1, (len(sr.Points)+rows-1)/rows))
+		}
+		if to > 0 {
+			v.Older = pageHref(page + 1)
+		}
+		for _, p := range sr.Points {
+			if p.Time.After(newest) {
+				newest = p.Time
+			}
+		}
+		for j := from; j >= to; j-- {
 			p := sr.Points[j]
 			pv := pointView{When: p.Time.UTC().Format(timeFormat), Figure: report.FigureValue(sr.Unit, p.Value),
 				Limit: p.Limit, Title: p.Title, Iterations: p.Iterations, ID: p.ResultID, Extra: extra[p.ResultID]}
@@ -534,9 +770,6 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 			}
 			pv.Note = strings.Join(notes, "; ")
 			v.Points = append(v.Points, pv)
-			if p.Time.After(newest) {
-				newest = p.Time
-			}
 		}
 		pp.Series = append(pp.Series, v)
 	}
@@ -549,15 +782,25 @@ func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	sets, err := s.pairSeries(r.Context(), q)
 	if err != nil {
-		s.fail(w, http.StatusBadRequest, err)
+		s.failErr(w, err)
 		return
 	}
 	i, err := strconv.Atoi(q.Get("series"))
 	if err != nil || i < 0 || i >= len(sets) {
-		s.fail(w, http.StatusNotFound, fmt.Errorf("no series %q of that pair", q.Get("series")))
+		s.fail(w, http.StatusNotFound, fmt.Errorf("no series %.20q of that pair", q.Get("series")))
 		return
 	}
-	f, err := plot.HistoryPanels(sets[i].Panels...)
+	// A chart draws about ChartPoints points of a series however many
+	// it has: its cost is its pixels.
+	var panels [][]history.Series
+	for _, p := range sets[i].Panels {
+		var ss []history.Series
+		for _, sr := range p {
+			ss = append(ss, thin(sr, s.o.ChartPoints))
+		}
+		panels = append(panels, ss)
+	}
+	f, err := plot.HistoryPanels(panels...)
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
@@ -569,7 +812,7 @@ func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
 	w.Header().Set("Content-Security-Policy", chartCSP)
-	w.Write(b.Bytes())
+	w.Write(darkSVG(b.Bytes()))
 }
 
 // resultOf is the result of that id, found in its document by the
@@ -594,6 +837,14 @@ func (s *Server) resultOf(ctx context.Context, id int64) (record.Item, record.Ro
 	return it, row, nil
 }
 
+// noResult answers 404 for a result that could not be read, whether
+// the archive has no such result or could not say: its error, which
+// names the archive, goes to the log.
+func (s *Server) noResult(w http.ResponseWriter, id int64, err error) {
+	s.o.Logger.Info("dashboard: no result", "id", id, "err", err)
+	s.fail(w, http.StatusNotFound, fmt.Errorf("no result %d in the archive (or it could not be read: the dashboard's log says which)", id))
+}
+
 func (s *Server) resultJSON(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.URL.Query().Get("id"), 10, 64)
 	if err != nil {
@@ -602,7 +853,7 @@ func (s *Server) resultJSON(w http.ResponseWriter, r *http.Request) {
 	}
 	it, _, err := s.resultOf(r.Context(), id)
 	if err != nil {
-		s.fail(w, http.StatusNotFound, err)
+		s.noResult(w, id, err)
 		return
 	}
 	b, err := json.MarshalIndent(it.Result, "", "  ")
@@ -638,12 +889,12 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 	for _, x := range ids {
 		id, err := strconv.ParseInt(x, 10, 64)
 		if err != nil {
-			s.fail(w, http.StatusBadRequest, fmt.Errorf("result id %q is not a number", x))
+			s.fail(w, http.StatusBadRequest, fmt.Errorf("result id %.20q is not a number", x))
 			return
 		}
 		it, row, err := s.resultOf(r.Context(), id)
 		if err != nil {
-			s.fail(w, http.StatusNotFound, err)
+			s.noResult(w, id, err)
 			return
 		}
 		row.ID = id

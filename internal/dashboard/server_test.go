@@ -14,7 +14,7 @@ import (
 func TestHeadersAuthReadOnly(t *testing.T) {
 	a := openArchive(t)
 	seed(t, a)
-	s, err := New(Options{Archive: a, Token: "s3cret", User: "noc", Password: "wall", Poll: time.Second})
+	s, err := New(Options{Archive: a, Token: "s3cret-token-0123456789", User: "noc", Password: "wall", Poll: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +40,8 @@ func TestHeadersAuthReadOnly(t *testing.T) {
 		{"GET", "/", bearer("wrong"), 401},
 		{"GET", "/", basic("noc", "wrong"), 401},
 		{"GET", "/result.json?id=1", basic("other", "wall"), 401},
-		{"GET", "/", bearer("s3cret"), 200},
-		{"GET", "/", basic("anyone", "s3cret"), 200},
+		{"GET", "/", bearer("s3cret-token-0123456789"), 200},
+		{"GET", "/", basic("anyone", "s3cret-token-0123456789"), 200},
 		{"GET", "/", basic("noc", "wall"), 200},
 		{"POST", "/", basic("noc", "wall"), 405},
 		{"DELETE", "/result.json?id=1", basic("noc", "wall"), 405},
@@ -79,7 +79,7 @@ func TestHeadersAuthReadOnly(t *testing.T) {
 		}
 	}
 	// The pages carry no inline script for the CSP to forbid.
-	body := get("GET", "/", bearer("s3cret")).Body.String()
+	body := get("GET", "/", bearer("s3cret-token-0123456789")).Body.String()
 	if strings.Contains(body, "<script>") || strings.Contains(body, " on") && strings.Contains(body, "onclick") {
 		t.Errorf("the grid page has inline script")
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"wirespeed/internal/httplimit"
 )
 
 // Metrics counts what a server does, for Prometheus. It has a registry of
@@ -85,8 +87,10 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
-// Serve serves the metrics on ln at /metrics until ctx is cancelled. Every
-// request has read and write deadlines.
+// Serve serves the metrics on ln at /metrics until ctx is cancelled,
+// with the limits every HTTP server of wirespeed has (httplimit: read
+// and write deadlines, idle keep-alive connections closed, connections
+// and requests at once bounded).
 func (m *Metrics) Serve(ctx context.Context, ln net.Listener) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
@@ -97,14 +101,8 @@ func (m *Metrics) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		fmt.Fprintln(w, "wirespeed metrics: /metrics")
 	})
-	hs := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       60 * time.Second,
-		MaxHeaderBytes:    16 << 10,
-	}
+	hs := httplimit.Server(httplimit.Concurrent(mux, httplimit.DefaultMaxRequests), httplimit.Limits{}, nil)
+	ln = httplimit.Listener(ln, httplimit.DefaultMaxConns, nil)
 	done := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(done)
