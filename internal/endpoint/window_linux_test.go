@@ -93,3 +93,69 @@ func waitDrained(t *testing.T, w *hostWindow) {
 	}
 	t.Fatal("the qdisc did not drain in 5 s")
 }
+
+// TestHostWindowQdiscPeak: without interval ticks (-i 0) the window's
+// largest backlog is still a maximum: a queue that fills in an instant
+// and drains in about 28 ms is seen by the peak sampler. In the lab of
+// TestHostWindowQdiscTicks (1 Mbit/s, a bucket of 3128 bytes, a queue of
+// 3753), 15 datagrams of 442 bytes on the device empty the bucket and
+// fill the queue with 8 (3536 bytes); the test reads the backlog itself
+// right after them, and the window's largest must be at least that less
+// what the link drains in 15 ms (1875 bytes: the sampler's 10 ms and
+// its goroutine's lateness), with nothing at the end.
+func TestHostWindowQdiscPeak(t *testing.T) {
+	l := nstest.NewLab(t, lab.Config{RateBitsPerSecond: 1_000_000})
+	var w *hostWindow
+	var snd *net.UDPConn
+	dst := netip.AddrPortFrom(l.A.IPv4, 40201)
+	if err := l.Do(lab.B, func() (err error) {
+		w = newHostWindow("", 1, l.B.Dev)
+		snd, err = net.ListenUDP("udp4", nil)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer w.release()
+	defer snd.Close()
+	if w.nd == nil {
+		t.Fatalf("no device client: %v", w.warnings)
+	}
+	var rcv *net.UDPConn
+	if err := l.Do(lab.A, func() (err error) { rcv, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(dst)); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer rcv.Close()
+	snd.WriteToUDPAddrPort([]byte("x"), dst)
+	rcv.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := rcv.Read(make([]byte, 64)); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, w)
+
+	w.open()
+	time.Sleep(50 * time.Millisecond) // the bucket fills again
+	buf := make([]byte, 400)
+	for range 15 {
+		if _, err := snd.WriteToUDPAddrPort(buf, dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own, err := w.nd.QdiscCounters(w.dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, w)
+	w.close()
+	if w.wire == nil || w.wire.Qdisc == nil {
+		t.Fatalf("no qdisc figures: %+v %v", w.wire, w.warnings)
+	}
+	q := w.wire.Qdisc
+	const drained15ms = 1_000_000 / 8 * 15 / 1000
+	t.Logf("the test read %d bytes queued; the window's largest %d (%d packets), at the end %d", own.BacklogBytes, q.MaxBacklogBytes, q.MaxBacklogPackets, q.BacklogBytes)
+	if own.BacklogBytes == 0 {
+		t.Fatal("the test's own read saw no queue: the datagrams did not queue")
+	}
+	if int64(q.MaxBacklogBytes) < int64(own.BacklogBytes)-drained15ms || q.BacklogBytes != 0 {
+		t.Errorf("largest backlog %d, at the end %d: want at least the %d the test read less %d, and 0 at the end", q.MaxBacklogBytes, q.BacklogBytes, own.BacklogBytes, drained15ms)
+	}
+}
