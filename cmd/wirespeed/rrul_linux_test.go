@@ -88,10 +88,13 @@ func underLoad(t *testing.T, doc result.Document) *result.UnderLoad {
 	}
 	if q := u.Queue; q != nil {
 		for _, s := range q.Sides {
-			t.Logf("queue %s: %s on %s, mean backlog %.0f bytes (max %d) in %d samples, %.1f ms at %.1f Mbit/s (%s); %d drops; sockets %.0f bytes unsent, %.1f ms; srtt up to %.1f ms",
-				s.Side, s.Kind, s.Dev, s.BacklogBytes, s.MaxBacklogBytes, s.Samples, s.DelayMs, s.RateBitsPerSecond/1e6, s.RateFrom, s.Drops, s.NotsentBytes, s.SocketDelayMs, s.SRTTMs)
+			t.Logf("queue %s: %s on %s, mean backlog %.0f bytes (max %d) in %d samples, %.1f ms at %.1f Mbit/s (%s); %d drops",
+				s.Side, s.Kind, s.Dev, s.BacklogBytes, s.MaxBacklogBytes, s.Samples, s.DelayMs, s.RateBitsPerSecond/1e6, s.RateFrom, s.Drops)
 		}
-		t.Logf("queues %.1f ms against an increase of %.1f ms: %s", q.QdiscMs, u.IncreaseMs, q.Where)
+		for _, s := range q.Sockets {
+			t.Logf("sockets %s: %.0f bytes unsent, a %.1f ms wait; srtt up to %.1f ms", s.Side, s.NotsentBytes, s.WaitMs, s.SRTTMs)
+		}
+		t.Logf("queues %.1f ms against an increase of %.1f ms (%.1f ms elsewhere): %s; host queue %+v", q.QdiscMs, u.IncreaseMs, q.ElsewhereMs, q.Where, q.HostQueue)
 	}
 	t.Logf("idle p50 %.2f ms (%d samples, %d lost); loaded p50 %.1f p90 %.1f p99 %.1f ms (%d samples, %d lost); up %.1f down %.1f Mbit/s; %.0f RPM",
 		u.Idle.All.P50Ms, u.Idle.All.Samples, u.Idle.All.Lost, u.Loaded.All.P50Ms, u.Loaded.All.P90Ms, u.Loaded.All.P99Ms,
