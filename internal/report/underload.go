@@ -189,16 +189,18 @@ func QueueLine(u *result.UnderLoad) string {
 	return b.String()
 }
 
-// HostQueueLine says, when the run's delay is mostly in a sending host's
-// own qdisc with TSO-autosized packets in it (result.HostQueue), why a
-// flent-like load reads less on the same path; "" otherwise.
+// HostQueueLine says in one line, when the run's delay is mostly in a
+// sending host's own qdisc with TSO-autosized packets in it
+// (result.HostQueue), why a flent-like load reads less on the same path:
+// flent's netperf opens its flows as the load starts, most under a full
+// queue, and they hold a few KB each there (docs/cookbook.md); "" otherwise.
 func HostQueueLine(u *result.UnderLoad) string {
 	if u.Queue == nil || u.Queue.HostQueue == nil {
 		return ""
 	}
 	h := u.Queue.HostQueue
-	return fmt.Sprintf("%s is the %s's own qdisc: its %d flows, opened before the load, hold about %s each there (TSO autosizing on an idle path); flows opened under load, as flent's netperf opens them, hold a few KB and read less delay (docs/cookbook.md, beside flent)",
-		h.Dev, sideName(h.Side), h.Flows, units.FormatBytes(h.PerFlowBytes))
+	return fmt.Sprintf("flent reads less: %s is the %s's own qdisc, %s a flow opened idle (TSO autosizing)",
+		h.Dev, sideName(h.Side), units.FormatBytes(h.PerFlowBytes))
 }
 
 func sideName(s result.Side) string {
