@@ -85,7 +85,7 @@ func TestRRULCDF(t *testing.T) {
 func TestRRULThroughputFlows(t *testing.T) {
 	u := &result.UnderLoad{
 		Probes: result.ProbeRecord{LoadStartS: 1, LoadEndS: 3},
-		Flows: []result.FlowRate{{ID: 1, Direction: spec.ClientToServer, Mark: "BE"}, {ID: 2, Direction: spec.ServerToClient, Mark: "BK"}},
+		Flows:  []result.FlowRate{{ID: 1, Direction: spec.ClientToServer, Mark: "BE"}, {ID: 2, Direction: spec.ServerToClient, Mark: "BK"}},
 		Intervals: []result.LoadInterval{
 			{StartS: 0, EndS: 1},
 			{StartS: 1, EndS: 2, Loaded: true, UpBitsPerSecond: 8e6, DownBitsPerSecond: 0, Flows: []result.IntervalFlow{{ID: 1, BitsPerSecond: 8e6}, {ID: 2, BitsPerSecond: 0}}},
