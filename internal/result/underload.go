@@ -3,6 +3,7 @@ package result
 import (
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 
 	"wirespeed/internal/spec"
@@ -149,17 +150,18 @@ func (ls *LoadSeconds) at(f FlowBytes, x float64) float64 {
 	if n == 0 || x <= ls.T[0] {
 		return 0
 	}
-	for i := 1; i < n; i++ {
-		if x <= ls.T[i] {
-			t0, t1 := ls.T[i-1], ls.T[i]
-			b0, b1 := float64(f.Bytes[i-1]), float64(f.Bytes[i])
-			if t1 <= t0 {
-				return b1
-			}
-			return b0 + (b1-b0)*(x-t0)/(t1-t0)
-		}
+	// The first reading at or after x (a binary search: the server's
+	// readings come from the peer, and may be many).
+	i := sort.SearchFloat64s(ls.T[:n], x)
+	if i >= n {
+		return float64(f.Bytes[n-1])
 	}
-	return float64(f.Bytes[n-1])
+	t0, t1 := ls.T[i-1], ls.T[i]
+	b0, b1 := float64(f.Bytes[i-1]), float64(f.Bytes[i])
+	if t1 <= t0 {
+		return b1
+	}
+	return b0 + (b1-b0)*(x-t0)/(t1-t0)
 }
 
 // UnderLoadOf computes the RRUL answer from the client's probes and the
