@@ -18,7 +18,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wirespeed/internal/lab"
-	"wirespeed/internal/limit"
 	"wirespeed/internal/measure"
 	"wirespeed/internal/nstest"
 	"wirespeed/internal/report"
@@ -191,6 +190,22 @@ func TestLimitLab(t *testing.T) {
 		}
 	})
 
+	t.Run("tcp rate cap", func(t *testing.T) {
+		// TCP -b 10M paces the stream's payload as UDP's -b does: the
+		// cap, not the link nor "unknown" (as `run -b 200M` once said).
+		const cap = 10e6
+		doc, ok := try(t, "tcp rate cap", func() (result.Document, string) {
+			return limitRun(t, shaped, lab.B, true, addr, "-b", "10M", "-l", "2", "-i", "0")
+		}, func(d result.Document) bool { return d.Summary.Limit.Kind == result.LimitRateCap })
+		l := doc.Summary.Limit
+		if !ok {
+			t.Fatalf("limit %s, want rate_cap; notes %q", l.Kind, report.WarningTexts(l.Notes))
+		}
+		if r := l.Evidence.Rate; r == nil || r.Source != "rate" || r.BitsPerSecond != cap {
+			t.Errorf("rate evidence %+v, want the -b cap of %g", r, cap)
+		}
+	})
+
 	// The other cases run over side a's own loopback: both processes on
 	// one host, as in a loopback test, isolated from the host's.
 	lo := nstest.NewLab(t, lab.Config{})
@@ -213,46 +228,53 @@ func TestLimitLab(t *testing.T) {
 		}
 	})
 
-	t.Run("receive window over veth, the receiver's cpu beside it", func(t *testing.T) {
+	t.Run("receive window over veth, ten times", func(t *testing.T) {
 		// Issue 32's lab: -S 4K from side b to a server in side a over
-		// the veth pair. The window the user set is the limit; when the
-		// receiver's CPU was near saturation too (83% on the machine
-		// that found it), it is named beside the window, not instead.
+		// the veth pair. The window the user set held the rate, and
+		// one setup gets one answer: it is named in every run, as the
+		// limit or beside a CPU. What the runs said differed with the
+		// machine: rwnd_limited 71% with the receiver's thread at 83%
+		// (receive_window), 45-48% with the receiver's CPU at 100%
+		// (receiver_cpu, the window beside it), 6-23% with the sender's
+		// thread at 89% and 8.5 KB in flight of an 8 KB buffer
+		// (sender_cpu, the window beside it by what was in flight).
 		vethAddr := netip.AddrPortFrom(lo.A.IPv4, 7579).String()
 		limitServer(t, lo, lab.A, lab.B, vethAddr, true)
-		doc, ok := try(t, "veth receive window", func() (result.Document, string) {
-			d, why := limitRun(t, lo, lab.B, true, vethAddr, "-S", "4K", "-l", "2", "-i", "0", "--cpu")
-			if l := d.Summary.Limit; l.Evidence.TCP != nil {
-				t.Logf("limit %s (also %v) on side %s; tcp evidence %+v", l.Kind, l.Also, l.Side, *l.Evidence.TCP)
-			}
-			return d, why
-		}, func(d result.Document) bool {
-			// Either limit may be the main one, as the figures fall
-			// (71% rwnd-limited on the machine that found it, 45-48%
-			// with the receiver's CPU at 100% on CI's): the window the
-			// user set is named, as the main limit or beside the CPU.
+		const runs = 10
+		var missed []string
+		var last result.Document
+		for i := 1; i <= runs; i++ {
+			d, line := limitRun(t, lo, lab.B, true, vethAddr, "-S", "4K", "-l", "1", "-i", "0", "--cpu")
+			last = d
 			l := d.Summary.Limit
-			return l.Kind == result.LimitReceiveWindow ||
-				l.Kind == result.LimitReceiverCPU && slices.Contains(l.Also, result.LimitReceiveWindow)
-		})
-		l := doc.Summary.Limit
-		if !ok {
-			t.Fatalf("limit %s (also %v) on side %s, want receive_window, as the limit or beside the receiver's CPU; notes %q; tcp evidence %+v; cpu evidence %+v", l.Kind, l.Also, l.Side, report.WarningTexts(l.Notes), l.Evidence.TCP, l.Evidence.CPU)
+			tcp := result.LimitTCP{}
+			if l.Evidence.TCP != nil {
+				tcp = *l.Evidence.TCP
+			}
+			t.Logf("run %d: %.0f Mbit/s, limit %s (also %v) on side %s; rwnd_limited %.0f%%, in flight %.0f%% of %d bytes\n%s",
+				i, d.Summary.BitsPerSecond/1e6, l.Kind, l.Also, l.Side, tcp.RwndLimitedPct, tcp.InFlightPct, tcp.RcvBufBytes, line)
+			if l.Kind != result.LimitReceiveWindow && !slices.Contains(l.Also, result.LimitReceiveWindow) {
+				missed = append(missed, fmt.Sprintf("run %d: %s (also %v)", i, l.Kind, l.Also))
+				continue
+			}
+			if e := l.Evidence.TCP; e == nil || e.RcvBufBytes > 64<<10 || (l.Kind == result.LimitReceiveWindow && l.Side != result.Remote) {
+				t.Errorf("run %d: tcp evidence %+v (side %s), want the remote side's small buffer", i, e, l.Side)
+			}
+			// The second limit is named in both the also list and
+			// the notes, or in neither.
+			notes := strings.Join(report.WarningTexts(l.Notes), "; ")
+			if l.Kind != result.LimitReceiveWindow && !strings.Contains(notes, "receive window set by the buffer asked for") {
+				t.Errorf("run %d: also %v but notes %q: the window is named in both or neither", i, l.Also, notes)
+			}
+			if l.Kind == result.LimitReceiveWindow && slices.Contains(l.Also, result.LimitReceiverCPU) != strings.Contains(notes, "also near saturation") {
+				t.Errorf("run %d: also %v but notes %q: the CPU is named in both or neither", i, l.Also, notes)
+			}
 		}
-		if e := l.Evidence.TCP; e == nil || e.RwndLimitedPct < limit.WindowAlsoPct || e.RcvBufBytes > 64<<10 || l.Side != result.Remote {
-			t.Errorf("tcp evidence %+v (side %s), want the remote side rwnd-limited with a small buffer", e, l.Side)
-		}
-		also := slices.Contains(l.Also, result.LimitReceiverCPU)
-		noted := strings.Contains(strings.Join(report.WarningTexts(l.Notes), "; "), "also near saturation")
-		if l.Kind == result.LimitReceiverCPU {
-			also = slices.Contains(l.Also, result.LimitReceiveWindow)
-			noted = strings.Contains(strings.Join(report.WarningTexts(l.Notes), "; "), "also full")
-		}
-		if also != noted {
-			t.Errorf("also %v but notes %q: the second limit is named in both or neither", l.Also, report.WarningTexts(l.Notes))
-		}
-		if c := l.Evidence.CPU; c != nil {
-			t.Logf("the receiver's busiest thread %.0f%% (waiting %.0f%%), its CPU's softirq %.0f%%: the CPU named beside the window: %v", c.ThreadPct, c.ThreadWaitPct, c.SoftIRQPct, also)
+		if len(missed) > 0 {
+			if why := docStarved(last); why != "" {
+				testkit.SkipStarved(t, fmt.Sprintf("the window unnamed in %d of %d runs (%s), and the last run shows %s", len(missed), runs, strings.Join(missed, "; "), why))
+			}
+			t.Fatalf("the window the user fixed unnamed in %d of %d runs: %s", len(missed), runs, strings.Join(missed, "; "))
 		}
 	})
 

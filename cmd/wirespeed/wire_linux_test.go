@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"wirespeed/internal/nstest"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
 	"wirespeed/internal/testkit"
 )
 
@@ -324,4 +326,183 @@ func TestWireEveryKind(t *testing.T) {
 		}
 		t.Logf("%s: local tx %d rx %d packets, remote tx %d rx %d", kind, lw.Link.TxPackets, lw.Link.RxPackets, rw.Link.TxPackets, rw.Link.RxPackets)
 	}
+}
+
+// ipLinkTx reads dev's tx packets and bytes in ns the way a person
+// would: `ip -s -j link show dev DEV` (rtnl_link_stats64).
+func ipLinkTx(t *testing.T, nsName, dev string) (packets, bytes uint64) {
+	t.Helper()
+	out, err := exec.Command("ip", "-n", nsName, "-s", "-j", "link", "show", "dev", dev).CombinedOutput()
+	if err != nil {
+		t.Skipf("ip (Debian package iproute2): %v\n%s", err, out)
+	}
+	var links []struct {
+		Stats64 struct {
+			Tx struct {
+				Packets uint64 `json:"packets"`
+				Bytes   uint64 `json:"bytes"`
+			} `json:"tx"`
+		} `json:"stats64"`
+	}
+	if err := json.Unmarshal(out, &links); err != nil || len(links) != 1 {
+		t.Fatalf("ip -s -j link: %v\n%s", err, out)
+	}
+	return links[0].Stats64.Tx.Packets, links[0].Stats64.Tx.Bytes
+}
+
+// TestWireFramesTBF: the frames on the wire against the kernel's own
+// counts, read by the test with tc and ip around a 2 s TCP_STREAM
+// through a tbf: at 1 Gbit/s with TSO on, the device gets
+// super-packets (the tbf's bucket holds them whole) and the tbf counts
+// each as its segments; with TSO and GSO off both count segments; at 20
+// Mbit/s TSO autosizing keeps the super-packets small (about 7 KB seen)
+// and none passes the tbf larger than its bucket (10 KB, lab.TBF),
+// which cuts those that are. In each:
+//   - the run's device packets are at most ip's delta around the run
+//     and within 10% of it (the span adds the connections' set-up and
+//     end, and what the socket sent after the window: 2-4% seen; not
+//     with -s 4M, whose socket drains for seconds after the window);
+//   - its frames are the tbf's count over its window: at most tc's
+//     delta around the run, within 10% (not with -s 4M), and at 1
+//     Gbit/s with TSO on more than 3 a device packet, with it off
+//     within 2% of the device's packets;
+//   - a frame is at most the MSS plus 66 bytes of headers (Ethernet 14,
+//     IPv4 20, TCP 32) and, a bulk sender's frames being full, at least
+//     95% of it;
+//   - the estimate the run makes where no qdisc counts (the same
+//     counters joined again without the qdisc's) is within 3% of the
+//     tbf's count;
+//   - the payload beside the device's rate is what the peer
+//     acknowledged over the window: at most the sender's
+//     tcpi_bytes_acked at the window's end, which counts from the
+//     connection's opening, and at least 97% of it (the window opens
+//     with the stream, but its first reading comes late on a busy
+//     machine: 1.3% acknowledged before it was seen at 1 Gbit/s); not
+//     what the program wrote: at 20 Mbit/s with a 4 MB send buffer
+//     (-s 4M) the two differ by what the socket held at the window's
+//     end less what it held at its start (12.7 MB written for 4.55
+//     acknowledged in one run; 4.17 and 4.68 for 4.60 in others, where
+//     the socket had filled before the window's first reading).
+func TestWireFramesTBF(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		rate     uint64
+		features map[string]bool
+		tso      bool
+		args     []string
+	}{
+		{"tso on", 1_000_000_000, nil, true, nil},
+		{"tso off", 1_000_000_000, map[string]bool{"tso": false, "gso": false}, false, nil},
+		{"tso on 20 Mbit", 20_000_000, nil, true, []string{"-s", "4M"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := nstest.NewLab(t, lab.Config{RateBitsPerSecond: c.rate, Features: c.features})
+			addr := labServer(t, l, 7575)
+			ns, err := netns.GetFromName(l.B.Netns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ns.Close()
+			nd, err := netdev.Open(ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nd.Close()
+			// tc's and ip's readings count when the device was quiet
+			// around them: netdev's readings just before and after agree.
+			type reading struct{ qBytes, qPkts, txPkts uint64 }
+			read := func() reading {
+				for range 50 {
+					before, err := nd.Wire(l.B.Dev, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, p := tcSent(t, l.B.Netns, l.B.Dev)
+					tx, _ := ipLinkTx(t, l.B.Netns, l.B.Dev)
+					after, err := nd.Wire(l.B.Dev, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if before.Qdisc != nil && after.Qdisc != nil && *before.Qdisc == *after.Qdisc && before.Link.TxPackets == after.Link.TxPackets {
+						return reading{b, p, tx}
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				t.Fatal("the device never went quiet for 5 s")
+				return reading{}
+			}
+			r0 := read()
+			doc, w, mss := wireRun(t, l, addr, append([]string{"--cc", "cubic"}, c.args...)...)
+			r1 := read()
+			tcPkts, ipPkts := float64(r1.qPkts-r0.qPkts), float64(r1.txPkts-r0.txPkts)
+			devPkts := float64(w.Link.TxPackets)
+			frames := w.TxFramesPerSecond * w.ElapsedS
+			t.Logf("%s: mss %.0f; device %.0f packets (ip: %.0f) of %.0f B; frames %.0f (tc: %.0f) of %.0f B from %s; %.0f Mbit/s",
+				c.name, mss, devPkts, ipPkts, w.TxBytesPerPacket, frames, tcPkts, w.TxBytesPerFrame, w.TxFramesFrom, doc.Summary.BitsPerSecond/1e6)
+			// With -s 4M the socket sends its unsent megabytes after the
+			// window: the deltas around the run are only upper bounds.
+			lo := 0.9
+			if c.args != nil {
+				lo = 0
+			}
+			if devPkts > ipPkts || devPkts < lo*ipPkts {
+				t.Errorf("device packets %.0f; ip's delta around the run %.0f: want at most that and within 10%%", devPkts, ipPkts)
+			}
+			if w.TxFramesFrom != "qdisc" || w.Qdisc == nil || w.Qdisc.Kind != "tbf" {
+				t.Fatalf("frames from %q (qdisc %+v), want the tbf's count", w.TxFramesFrom, w.Qdisc)
+			}
+			if math.Abs(frames-float64(w.Qdisc.SentPackets)) > 1 {
+				t.Errorf("frames %.0f over the window, the tbf sent %d packets in it", frames, w.Qdisc.SentPackets)
+			}
+			if frames > tcPkts+1 || frames < lo*tcPkts {
+				t.Errorf("frames %.0f; tc's delta around the run %.0f: want at most that and within 10%%", frames, tcPkts)
+			}
+			_, burst, _ := lab.TBF(c.rate, 1500)
+			switch per := frames / devPkts; {
+			case c.rate < 1e8 && w.TxBytesPerPacket > float64(burst):
+				t.Errorf("%.0f bytes a device packet through a tbf whose bucket is %d bytes", w.TxBytesPerPacket, burst)
+			case c.rate < 1e8:
+			case c.tso && per <= 3:
+				t.Errorf("TSO on: %.2f frames a device packet, want more than 3", per)
+			case !c.tso && math.Abs(per-1) > 0.02:
+				t.Errorf("%s: %.3f frames a device packet, want 1 within 2%%", c.name, per)
+			}
+			if full := mss + 66; w.TxBytesPerFrame > full || w.TxBytesPerFrame < 0.95*full {
+				t.Errorf("%.0f bytes a frame, want at most MSS %.0f + 66 = %.0f and at least 95%% of it", w.TxBytesPerFrame, mss, full)
+			}
+			est := estimatedFrames(t, doc)
+			if math.Abs(est-frames) > 0.03*frames {
+				t.Errorf("the estimate without the qdisc: %.0f frames, the tbf counted %.0f: more than 3%% apart", est, frames)
+			}
+			acked := 0.0
+			for _, s := range doc.Streams {
+				acked += float64(s.Sender.TCPInfo.BytesAcked)
+			}
+			left := w.TxGoodputBitsPerSecond / 8 * w.ElapsedS
+			if !w.GoodputLeft || left > 1.001*acked || left < 0.97*acked {
+				t.Errorf("payload beside the device's rate %.0f bytes (left: %v), tcpi_bytes_acked since the connection opened %.0f: want at most that and at least 97%% of it", left, w.GoodputLeft, acked)
+			}
+			t.Logf("payload: %.0f acknowledged, %d written; estimate %.0f frames", acked, doc.Summary.SenderBytes, est)
+		})
+	}
+}
+
+// estimatedFrames joins the run's sender side again without its
+// qdisc's counts: the frames the run estimates from the device's bytes
+// and the MSS where no qdisc counts them, over the window.
+func estimatedFrames(t *testing.T, doc result.Document) float64 {
+	t.Helper()
+	dw := doc.Local.Wire.Wire
+	dw.Qdisc = nil
+	var streams []result.StreamSide
+	for _, s := range doc.Streams {
+		streams = append(streams, s.Sender)
+	}
+	local := result.SideResult{Side: result.Local, Env: doc.Local.Env, Wire: &dw,
+		Flows: []result.Flow{{Direction: spec.ClientToServer, Side: result.Local, Role: result.Sender, Streams: streams}}}
+	w := result.Join(doc.Spec, local, result.SideResult{Side: result.Remote}).Local.Wire
+	if w == nil || w.TxFramesFrom != "estimate" {
+		t.Fatalf("joined without the qdisc: %+v, want an estimate", w)
+	}
+	return w.TxFramesPerSecond * w.ElapsedS
 }

@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -42,22 +43,32 @@ const (
 	Postgres Backend = "postgres"
 )
 
-// Target is where an archive is: a file path (SQLite) or a postgres://
-// URL.
+// Target is where an archive is: a file path (SQLite), or a postgres://
+// URL or libpq key/value string (PostgreSQL). It is shown, everywhere,
+// by String: without its passwords (Redact).
 type Target struct {
 	Backend Backend
-	// Path is the SQLite file; URL the PostgreSQL connection URL.
+	// Path is the SQLite file; URL the PostgreSQL connection URL, or
+	// DSN its libpq key/value string (host=... dbname=...), one of the
+	// two.
 	Path string
 	URL  *url.URL
+	DSN  string
 	// MustExist makes Open fail with an error that is
 	// fs.ErrNotExist, naming the path, rather than create a SQLite
 	// file that is not there: for the commands that only read.
 	MustExist bool
 }
 
+// libpqKV is the start of a libpq key/value connection string: a
+// keyword and its '='. A file path that starts so is written ./NAME.
+var libpqKV = regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
+
 // ParseTarget reads an --archive value: a postgres:// (or postgresql://)
-// URL, or else a file path for SQLite. Another URL scheme is refused, so
-// that a typo such as "postgress://" does not become a file of that name.
+// URL, a libpq key/value string (host=HOST dbname=DB ...), or else a
+// file path for SQLite. Another URL scheme is refused, so that a typo
+// such as "postgress://" does not become a file of that name; a
+// key/value string was once taken as a file name, password included.
 func ParseTarget(s string) (Target, error) {
 	if s == "" {
 		return Target{}, errors.New("no archive given: pass --archive FILE or postgres://URL, or set WIRESPEED_ARCHIVE")
@@ -76,6 +87,9 @@ func ParseTarget(s string) (Target, error) {
 		}
 		return Target{Backend: Postgres, URL: u}, nil
 	}
+	if libpqKV.MatchString(s) {
+		return Target{Backend: Postgres, DSN: s}, nil
+	}
 	return Target{Backend: SQLite, Path: s}, nil
 }
 
@@ -89,31 +103,16 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// String names the target for people: the path, or the URL without its
-// password.
+// String names the target for people: the path, or the URL or
+// key/value string without its passwords (Redact).
 func (t Target) String() string {
-	if t.Backend == Postgres {
-		return t.URL.Redacted()
+	switch {
+	case t.Backend != Postgres:
+		return t.Path
+	case t.URL != nil:
+		return redactURL(t.URL)
 	}
-	return t.Path
-}
-
-// Redact hides the password of a URL-like string that may not parse.
-func Redact(s string) string {
-	i := strings.Index(s, "://")
-	if i < 0 {
-		return s
-	}
-	rest := s[i+3:]
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return s
-	}
-	cred := rest[:at]
-	if c := strings.Index(cred, ":"); c >= 0 {
-		cred = cred[:c] + ":xxxxx"
-	}
-	return s[:i+3] + cred + rest[at:]
+	return Redact(t.DSN)
 }
 
 // Archive is an open archive. It is safe for concurrent use, and several
@@ -167,7 +166,7 @@ func Open(ctx context.Context, target Target) (*Archive, error) {
 		return nil, fmt.Errorf("archive: unknown back end %q", target.Backend)
 	}
 	if err != nil {
-		return nil, err
+		return nil, target.hide(err)
 	}
 	if err := a.migrate(ctx, len(migrations)); err != nil {
 		a.db.Close()
@@ -190,15 +189,16 @@ func (a *Archive) Close() error {
 // Target is where the archive is.
 func (a *Archive) Target() Target { return a.target }
 
-// explain wraps a database error with what the user can do about it.
+// explain wraps a database error with what the user can do about it,
+// without the target's passwords.
 func (a *Archive) explain(err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, ErrNewerSchema) || errors.Is(err, ErrForeign) {
-		return fmt.Errorf("archive %s: %w", a.target, err)
+		return a.target.hide(fmt.Errorf("archive %s: %w", a.target, err))
 	}
-	return a.dialect.explain(a.target, err)
+	return a.target.hide(a.dialect.explain(a.target, err))
 }
 
 // Added says what Put did with a document.

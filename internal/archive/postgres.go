@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"wirespeed/internal/record"
 
@@ -30,18 +31,25 @@ var postgresDialect = dialect{
 }
 
 func openPostgres(ctx context.Context, t Target) (*Archive, error) {
-	u := *t.URL
-	q := u.Query()
-	if q.Get("connect_timeout") == "" {
-		q.Set("connect_timeout", fmt.Sprint(int(connectTimeout.Seconds())))
+	conn := t.DSN
+	if t.URL != nil {
+		u := *t.URL
+		q := u.Query()
+		if q.Get("connect_timeout") == "" {
+			q.Set("connect_timeout", fmt.Sprint(int(connectTimeout.Seconds())))
+		}
+		u.RawQuery = q.Encode()
+		conn = u.String()
+	} else if !strings.Contains(conn, "connect_timeout") {
+		conn += fmt.Sprintf(" connect_timeout=%d", int(connectTimeout.Seconds()))
 	}
-	u.RawQuery = q.Encode()
-	cfg, err := pgconn.ParseConfig(u.String())
-	if err != nil {
+	if _, err := pgconn.ParseConfig(conn); err != nil {
+		if t.URL == nil {
+			return nil, fmt.Errorf("archive %s is not a valid PostgreSQL key/value string (%v); the form is host=HOST port=PORT dbname=DATABASE user=USER, or give a file path starting ./ for SQLite", t, scrubPGError(err))
+		}
 		return nil, fmt.Errorf("archive %s is not a valid PostgreSQL URL (%v); the form is postgres://USER:PASSWORD@HOST:PORT/DATABASE", t, scrubPGError(err))
 	}
-	_ = cfg
-	db, err := sql.Open("pgx", u.String())
+	db, err := sql.Open("pgx", conn)
 	if err != nil {
 		return nil, explainPostgres(t, err)
 	}

@@ -7,19 +7,19 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 	"wirespeed/internal/record"
-
-	"wirespeed/internal/result"
 )
 
 // Spool is a directory of documents an archive could not take, one
 // directory per target (named by a digest of the target without its
-// password), one file per document. A file is written atomically and
+// password), one file per document, the directories 0700 and the
+// files 0600. A file is written atomically and
 // removed once the archive has the document; since the archive adds a
 // document once, two processes flushing one spool at once add each
 // once.
@@ -29,15 +29,51 @@ type Spool struct {
 
 // DefaultSpoolDir is where the spool is unless WIRESPEED_SPOOL says
 // otherwise: $XDG_STATE_HOME/wirespeed/spool, else
-// ~/.local/state/wirespeed/spool, else the temporary directory's.
-func DefaultSpoolDir(getenv func(string) string) string {
-	if d := getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "wirespeed", "spool")
+// $HOME/.local/state/wirespeed/spool, else (no XDG_STATE_HOME, HOME
+// unset or /, as for a system service) a directory of this user's own in
+// the temporary directory, wirespeed-spool-UID, made 0700 and refused
+// when it is a symbolic link or another user's: a spool shared by the
+// users of a host let each read the others' results and plant documents
+// in their archives. The variables count only when they are absolute
+// paths, as the XDG specification says.
+func DefaultSpoolDir(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "wirespeed", "spool"), nil
 	}
-	if h, err := os.UserHomeDir(); err == nil && h != "" && h != "/" {
-		return filepath.Join(h, ".local", "state", "wirespeed", "spool")
+	if h := getenv("HOME"); filepath.IsAbs(h) && filepath.Clean(h) != "/" {
+		return filepath.Join(h, ".local", "state", "wirespeed", "spool"), nil
 	}
-	return filepath.Join(os.TempDir(), "wirespeed-spool")
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("wirespeed-spool-%d", os.Getuid()))
+	if err := privateDir(dir); err != nil {
+		return "", fmt.Errorf("spool: neither XDG_STATE_HOME nor HOME names a directory, and %w; set %s to a directory of your own", err, "WIRESPEED_SPOOL")
+	}
+	return dir, nil
+}
+
+// privateDir makes dir, mode 0700, or checks that the one there is a
+// directory of this user's (not a symbolic link to one), and no one
+// else's to read or write.
+func privateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err == nil || !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s is a symbolic link, which anyone could have planted: remove it", dir)
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory: remove it", dir)
+	}
+	if uid, ok := owner(fi); ok && uid != os.Getuid() {
+		return fmt.Errorf("%s belongs to another user (uid %d), who could read and plant results there: remove it", dir, uid)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return os.Chmod(dir, 0o700)
+	}
+	return nil
 }
 
 func (s Spool) dir(t Target) string {
@@ -51,17 +87,41 @@ func (s Spool) Save(t Target, doc []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("spool: %w", err)
 	}
-	// The target, for `archive flush` to say whose documents wait.
+	// The target, for `archive flush` to say whose documents wait; one
+	// an older wirespeed wrote with a password in it is written again.
 	name := filepath.Join(dir, "TARGET")
-	if _, err := os.Stat(name); err != nil {
-		result.WriteAtomic(name, []byte(t.String()+"\n"))
+	if b, err := os.ReadFile(name); err != nil || string(b) != t.String()+"\n" {
+		writePrivate(name, []byte(t.String()+"\n"))
 	}
 	sum := sha256.Sum256(doc)
 	path := filepath.Join(dir, fmt.Sprintf("%d-%s.json", time.Now().UnixNano(), hex.EncodeToString(sum[:6])))
-	if err := result.WriteAtomic(path, doc); err != nil {
+	if err := writePrivate(path, doc); err != nil {
 		return "", fmt.Errorf("spool: %w", err)
 	}
 	return path, nil
+}
+
+// writePrivate writes a spool file atomically (a temporary file renamed
+// in), mode 0600: a document's environment and the target are the
+// user's alone.
+func writePrivate(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	werr := tmp.Chmod(0o600)
+	if werr == nil {
+		_, werr = tmp.Write(b)
+	}
+	werr = errors.Join(werr, tmp.Close())
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, werr)
+	}
+	return nil
 }
 
 // Pending lists the spooled documents of target, oldest first.
@@ -88,7 +148,7 @@ func (s Spool) Waiting() (map[string]int, error) {
 			continue
 		}
 		name, _ := os.ReadFile(filepath.Join(s.Dir, d.Name(), "TARGET"))
-		out[strings.TrimSpace(string(name))] += len(files)
+		out[Redact(strings.TrimSpace(string(name)))] += len(files)
 	}
 	return out, nil
 }

@@ -35,6 +35,17 @@ func openSQLite(t Target) (*Archive, error) {
 	if t.MustExist && errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("archive %s does not exist: check the path (an archive is made by the first run, sweep, matrix or mesh with --archive, or by archive import): %w", t.Path, fs.ErrNotExist)
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// A new archive is its user's alone: SQLite would make the file
+		// 0644 (less the umask), and its -wal and -shm files take the
+		// main file's mode. Made empty here, 0600, it is a new database
+		// to SQLite. Another process may make it first: then it is
+		// theirs, as it is.
+		f, err := os.OpenFile(t.Path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			f.Close()
+		}
+	}
 	// WAL lets history read while a run writes; every transaction takes
 	// the write lock as it begins (_txlock=immediate), so that two
 	// writers queue on the busy timeout rather than fail on upgrading a

@@ -60,12 +60,17 @@ func archiveTarget(e *env, flag string) (*archive.Target, error) {
 	return &t, nil
 }
 
-func (e *env) spool() archive.Spool {
+// spool is the spool directory: WIRESPEED_SPOOL's, else
+// archive.DefaultSpoolDir's, whose error says why it has none.
+func (e *env) spool() (archive.Spool, error) {
 	dir := e.getenv(SpoolEnv)
 	if dir == "" {
-		dir = archive.DefaultSpoolDir(e.getenv)
+		var err error
+		if dir, err = archive.DefaultSpoolDir(e.getenv); err != nil {
+			return archive.Spool{}, err
+		}
 	}
-	return archive.Spool{Dir: dir}
+	return archive.Spool{Dir: dir}, nil
 }
 
 // keepInArchive writes a results document or mesh round (doc) to the
@@ -80,7 +85,11 @@ func keepInArchive(ctx context.Context, e *env, t *archive.Target, doc record.Do
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), archiveWriteTimeout)
 	defer cancel()
-	k, err := e.spool().Keep(ctx, *t, doc)
+	sp, err := e.spool()
+	if err != nil {
+		return fmt.Errorf("the result was not archived to %s: %w; it is in what was printed above, and in -o FILE if given", t, err)
+	}
+	k, err := sp.Keep(ctx, *t, doc)
 	if k.Flushed.Written > 0 {
 		fmt.Fprintf(e.stderr, "wirespeed: archive %s: wrote %d document(s) spooled earlier\n", t, k.Flushed.Written)
 	}
@@ -300,7 +309,10 @@ func newArchiveFlushCmd(e *env, f *archiveCmdFlags) *cobra.Command {
 		Short: "Write the results spooled while the archive could not take them",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sp := e.spool()
+			sp, err := e.spool()
+			if err != nil {
+				return err
+			}
 			a, err := f.open(cmd.Context(), e)
 			if err != nil {
 				return err

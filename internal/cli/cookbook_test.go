@@ -31,7 +31,7 @@ func TestCookbook(t *testing.T) {
 		}
 		inner := []string{"run"}
 		for _, a := range l.args[2:dash] {
-			if a == "sweep" || a == "matrix" {
+			if a == "sweep" || a == "matrix" || a == "mesh" {
 				inner = []string{a}
 			}
 		}

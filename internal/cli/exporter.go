@@ -39,6 +39,8 @@ type exporterFlags struct {
 	logFormat     string
 	logLevel      string
 	archive       string
+	archiveEvery  time.Duration
+	archiveMiB    int64
 }
 
 func newExporterCmd(e *env) *cobra.Command {
@@ -103,6 +105,9 @@ and keep the listen address private (docs/exporter.md).`,
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error (debug logs every probe)")
 	registerArchiveFlag(fl, &f.archive)
+	f.archiveEvery = exporter.DefaultArchiveEvery
+	fl.Var(durationValue{&f.archiveEvery}, "archive-every", "with --archive, the shortest time between two archived results of one server; the probes between are answered, not archived")
+	fl.Int64Var(&f.archiveMiB, "archive-mib-per-hour", exporter.DefaultArchiveBytesPerHour>>20, "with --archive, the MiB of results' JSON archived an hour over all servers; past it results are not archived until it refills")
 	return cmd
 }
 
@@ -145,6 +150,10 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 		return usagef("--max-waiting %d must be at least 1", f.maxWaiting)
 	case f.timeoutOffset < 0:
 		return usagef("--timeout-offset %v must be 0 or more", f.timeoutOffset)
+	case f.archiveEvery < time.Second:
+		return usagef("--archive-every %v must be at least 1s", f.archiveEvery)
+	case f.archiveMiB < 1 || f.archiveMiB > 1<<20:
+		return usagef("--archive-mib-per-hour %d must be between 1 and %d", f.archiveMiB, 1<<20)
 	}
 	addr, err := exporterListenAddr(f.listen)
 	if err != nil {
@@ -164,7 +173,7 @@ func runExporter(ctx context.Context, e *env, f *exporterFlags) error {
 		ConfigPath: f.config, Build: moduleBuilder(e),
 		AllowTargets: allow, MaxLength: f.maxLength,
 		MaxConcurrent: f.maxConcurrent, QueueSize: f.queueSize, MaxWaiting: f.maxWaiting, TimeoutOffset: f.timeoutOffset,
-		Tool: tool(), Logger: log, Keep: keep,
+		Tool: tool(), Logger: log, Keep: keep, ArchiveEvery: f.archiveEvery, ArchiveBytesPerHour: f.archiveMiB << 20,
 	})
 	if err != nil {
 		return configError(err)

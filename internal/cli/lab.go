@@ -3,9 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"wirespeed/internal/netconf"
 	"wirespeed/internal/report"
 	"wirespeed/internal/server"
+	"wirespeed/internal/units"
 )
 
 func newLabCmd(e *env) *cobra.Command {
@@ -48,12 +51,16 @@ needs root.`,
 }
 
 type labUpFlags struct {
-	name     string
-	mtu      int
-	rate     string
-	features string
-	ipv4     string
-	ipv6     string
+	name string
+	mtu  int
+	rate string
+	// latency, queue and burst size the tbf (lab.Queue); oneWay ("a",
+	// "b") shapes that side's egress only.
+	latency, queue, burst string
+	oneWay                string
+	features              string
+	ipv4                  string
+	ipv6                  string
 	// server starts wirespeed serve in side a, on port (labrun.go).
 	server bool
 	port   int
@@ -85,10 +92,17 @@ apply to every host's end and its bridge port.
 
 --rate puts a tbf qdisc on both veth ends. Its bucket holds 4 ms at the
 rate (at least two full-size frames) and its queue 5 ms more, so the limit
-shows as drops rather than as added latency.`,
+shows as drops rather than as added latency. --latency or --queue makes the
+queue longer, as tc-tbf's latency and limit do: --latency 100ms holds 100 ms
+at the rate beyond the bucket (--burst), the bufferbloat of a home router.
+--one-way b shapes b's egress only (the client's sending to the server in
+a), --one-way a only a's; the other way runs at the veth's speed. In a mesh
+lab --latency, --queue and --burst size every limited link's tbf.`,
 		Example: `  wirespeed lab up
   wirespeed lab up --name jumbo --mtu 9000 --features tso=off,gro=on
   wirespeed lab up --rate 100mbit
+  wirespeed lab up --name bloat --rate 20mbit --burst 16K --latency 100ms
+  wirespeed lab up --name upload --rate 50mbit --one-way b --queue 64K
   wirespeed lab up --name vms --hosts 3 --host-rate h3=100mbit --features tso=off`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -107,6 +121,9 @@ shows as drops rather than as added latency.`,
 			if err != nil {
 				return err
 			}
+			if err := f.shaping(&cfg); err != nil {
+				return err
+			}
 			if isMesh(cfg.Name) {
 				return fmt.Errorf("%w: a mesh lab called %s exists; pick another --name or remove it with wirespeed lab down --name %s", lab.ErrExists, cfg.Name, cfg.Name)
 			}
@@ -123,6 +140,9 @@ shows as drops rather than as added latency.`,
 				}
 			}
 			report.Lab(e.stdout, labStatus(l))
+			if !cfg.Queue.IsZero() {
+				printQueues(e, l)
+			}
 			if f.server {
 				fmt.Fprintf(e.stdout, "run the client in side b with: wirespeed lab run --name %s -- [run flags]\n", l.Name)
 			}
@@ -135,6 +155,10 @@ shows as drops rather than as added latency.`,
 	fl.StringVar(&f.name, "name", lab.DefaultName, "lab name: the namespaces are wst-NAME-a and wst-NAME-b")
 	fl.IntVar(&f.mtu, "mtu", 0, "MTU of both veth ends (0: the kernel's 1500)")
 	fl.StringVar(&f.rate, "rate", "", "rate limit on both ends in bits/s, like 1gbit or 100M (empty: none)")
+	fl.StringVar(&f.latency, "latency", "", "the tbf's queue as `DURATION` at the rate, like 100ms (tc's latency: rate x it + burst)")
+	fl.StringVar(&f.queue, "queue", "", "the tbf's queue in `BYTES`, like 64K (tc's limit; not with --latency)")
+	fl.StringVar(&f.burst, "burst", "", "the tbf's bucket in `BYTES`, like 16K (tc's burst; default 4 ms at the rate)")
+	fl.StringVar(&f.oneWay, "one-way", "", "shape one `SIDE`'s egress only: a (server to client) or b (client to server)")
 	fl.StringVar(&f.features, "features", "", "offload settings for both ends, like tso=off,gso=off,gro=on")
 	fl.StringVar(&f.ipv4, "ipv4", lab.DefaultIPv4.String(), "private IPv4 subnet of the link; a gets the first address, b the second")
 	fl.StringVar(&f.ipv6, "ipv6", lab.DefaultIPv6.String(), "unique local IPv6 subnet of the link")
@@ -178,6 +202,92 @@ func (f *labUpFlags) config() (lab.Config, error) {
 		return cfg, usagef("--ipv6 %q: write a subnet like %s", f.ipv6, lab.DefaultIPv6)
 	}
 	return cfg, nil
+}
+
+// shaping adds the two-host lab's tbf queue and one-way shaping to cfg.
+func (f *labUpFlags) shaping(cfg *lab.Config) error {
+	q, err := f.tbfQueue(cfg.RateBitsPerSecond)
+	if err != nil {
+		return err
+	}
+	cfg.Queue = q
+	switch f.oneWay {
+	case "":
+	case string(lab.A), string(lab.B):
+		if cfg.RateBitsPerSecond == 0 {
+			return usagef("--one-way %s needs --rate: it says which side's egress the rate limits", f.oneWay)
+		}
+		cfg.OneWay = lab.HostName(f.oneWay)
+	default:
+		return usagef("--one-way %q: use a (shape a's egress: server to client) or b (b's: client to server)", f.oneWay)
+	}
+	return nil
+}
+
+// tbfQueue reads --latency, --queue and --burst, which size the tbf of
+// a lab limited to rate bits/s (0: none, in which case they are refused);
+// their checks against the rate and MTU are lab's (Queue.Size).
+func (f *labUpFlags) tbfQueue(rate uint64) (lab.Queue, error) {
+	var q lab.Queue
+	if f.latency != "" {
+		d, err := units.ParseDuration(f.latency)
+		if err != nil || d <= 0 {
+			return q, usagef("--latency %q: write the time the queue holds at the rate, like 100ms", f.latency)
+		}
+		q.Latency = d
+	}
+	for _, b := range []struct {
+		flag, val string
+		n         *uint32
+	}{{"queue", f.queue, &q.LimitBytes}, {"burst", f.burst, &q.BurstBytes}} {
+		if b.val == "" {
+			continue
+		}
+		n, err := units.ParseBytes(b.val)
+		if err != nil || n <= 0 || n > math.MaxUint32 {
+			return q, usagef("--%s %q: write bytes from 1 to 4G, like 64K", b.flag, b.val)
+		}
+		*b.n = uint32(n)
+	}
+	if q.Latency > 0 && q.LimitBytes > 0 {
+		return q, usagef("--latency and --queue both size the tbf's queue: give one")
+	}
+	if !q.IsZero() && rate == 0 {
+		return q, usagef("--latency, --queue and --burst size a rate limit's tbf: add --rate (or --host-rate in a mesh lab)")
+	}
+	if !q.IsZero() {
+		if _, _, _, err := q.Size(rate, f.mtu); err != nil {
+			return q, usagef("%v", err)
+		}
+	}
+	return q, nil
+}
+
+// queueSized reports whether a tbf of l has a queue other than the one
+// --rate alone makes (lab.TBF's): one lab up --latency, --queue or --burst
+// sized, which lab status then shows.
+func queueSized(l *lab.Lab) bool {
+	for _, h := range []lab.Host{l.A, l.B} {
+		if h.RateBitsPerSecond == 0 {
+			continue
+		}
+		if _, _, limit := lab.TBF(h.RateBitsPerSecond, l.MTU); h.QueueBytes != limit {
+			return true
+		}
+	}
+	return false
+}
+
+// printQueues says the queue of each tbf of l, as the kernel holds it:
+// what --latency, --queue and --burst made.
+func printQueues(e *env, l *lab.Lab) {
+	for _, h := range []lab.Host{l.A, l.B} {
+		if h.RateBitsPerSecond > 0 {
+			ms := float64(h.QueueBytes) * 8 / float64(h.RateBitsPerSecond) * 1e3
+			fmt.Fprintf(e.stdout, "  queue:  tbf on %s (%s): %d bytes, %.0f ms at %s\n", h.Dev, h.Name, h.QueueBytes, ms,
+				units.FormatBits(float64(h.RateBitsPerSecond)))
+		}
+	}
 }
 
 // labErr adds what to do to a permission error.
@@ -326,6 +436,9 @@ func newLabStatusCmd(e *env) *cobra.Command {
 				st := labStatus(l)
 				st.Owner = owner
 				report.Lab(e.stdout, st)
+				if queueSized(l) {
+					printQueues(e, l)
+				}
 			}
 			return nil
 		},
@@ -334,13 +447,51 @@ func newLabStatusCmd(e *env) *cobra.Command {
 	return cmd
 }
 
+// labExecIn finds side in the lab called name: a or b of a two-host lab,
+// a host of a mesh lab. It returns what starts a command there and the
+// namespace's name; an error names the sides the lab has.
+func labExecIn(name, side string) (func(*exec.Cmd) error, string, error) {
+	if isMesh(name) {
+		m, err := lab.LoadMesh(name)
+		if err != nil {
+			return nil, "", labErr(err)
+		}
+		i, err := m.HostIndex(side)
+		if err != nil {
+			return nil, "", usagef("--side: %v", err)
+		}
+		return func(c *exec.Cmd) error { return m.Start(i, c) }, m.Hosts[i].Netns, nil
+	}
+	s, err := lab.ParseHostName(side)
+	if err != nil {
+		if strings.HasPrefix(side, "h") {
+			return nil, "", usagef("--side: %v: lab %s is not a mesh lab, whose hosts are h1 ... hN (lab up --hosts N makes one)", err, name)
+		}
+		return nil, "", usagef("--side: %v", err)
+	}
+	l, err := lab.Load(name)
+	if err != nil {
+		return nil, "", labErr(err)
+	}
+	return func(c *exec.Cmd) error { return l.Start(s, c) }, l.Host(s).Netns, nil
+}
+
 // labStatus describes l for report.Lab, with each end's offloads as far
 // as they can be read.
 func labStatus(l *lab.Lab) report.LabStatus {
 	st := report.LabStatus{Name: l.Name, MTU: l.MTU, RateBitsPerSecond: l.RateBitsPerSecond}
+	// Shaped one way (lab up --one-way), each side shows its own rate.
+	perHost := l.A.RateBitsPerSecond != l.B.RateBitsPerSecond
+	if perHost {
+		st.RateBitsPerSecond = 0
+	}
 	for _, h := range []lab.Host{l.A, l.B} {
-		st.Hosts = append(st.Hosts, report.LabHost{Name: string(h.Name), Netns: h.Netns, Dev: h.Dev,
-			IPv4: addrString(h.IPv4), IPv6: addrString(h.IPv6), Offloads: h.Offloads()})
+		lh := report.LabHost{Name: string(h.Name), Netns: h.Netns, Dev: h.Dev,
+			IPv4: addrString(h.IPv4), IPv6: addrString(h.IPv6), Offloads: h.Offloads()}
+		if perHost {
+			lh.RateBitsPerSecond = h.RateBitsPerSecond
+		}
+		st.Hosts = append(st.Hosts, lh)
 	}
 	st.Server = labServerStatus(l.Name)
 	return st
@@ -356,15 +507,17 @@ func addrString(a netip.Addr) string {
 func newLabExecCmd(e *env) *cobra.Command {
 	var name, side string
 	cmd := &cobra.Command{
-		Use:   "exec --side a|b -- COMMAND [ARGS...]",
-		Short: "Run a command inside one side of a lab",
-		Long: `Run a command inside the network namespace of one side of a lab, with this
-terminal's input and output. The exit status is the command's: wirespeed
-exits 1 when it fails. Unlike "ip netns exec", /sys is not remounted, so
-/sys/class/net still shows the host's interfaces; wirespeed itself reads
-interfaces through netlink and is not affected.`,
+		Use:   "exec --side a|b|hN -- COMMAND [ARGS...]",
+		Short: "Run a command inside one side of a lab, or one host of a mesh lab",
+		Long: `Run a command inside the network namespace of one side of a lab (a or b), or
+of one host of a mesh lab (h1 ... hN), with this terminal's input and output.
+The exit status is the command's: wirespeed exits 1 when it fails. Unlike
+"ip netns exec", /sys is not remounted, so /sys/class/net still shows the
+host's interfaces; wirespeed itself reads interfaces through netlink and is
+not affected.`,
 		Example: `  wirespeed lab exec --side a -- wirespeed env --dev wst-a
-  wirespeed lab exec --side b -- wirespeed run 10.77.0.1 --psk-file /run/wirespeed/labs/lab.key -l 5`,
+  wirespeed lab exec --side b -- wirespeed run 10.77.0.1 --psk-file /run/wirespeed/labs/lab.key -l 5
+  wirespeed lab exec --name vms --side h2 -- ping -c 3 10.77.1.3`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("lab exec needs a command after --, like: wirespeed lab exec --side a -- wirespeed serve")
@@ -373,35 +526,31 @@ interfaces through netlink and is not affected.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if side == "" {
-				return usagef("lab exec needs --side a or --side b")
-			}
-			s, err := lab.ParseHostName(side)
-			if err != nil {
-				return usagef("--side: %v", err)
+				return usagef("lab exec needs --side a or --side b (in a mesh lab, a host: --side h1)")
 			}
 			if err := lab.CheckName(name); err != nil {
 				return usagef("--name: %v", err)
 			}
-			l, err := lab.Load(name)
+			start, netnsName, err := labExecIn(name, side)
 			if err != nil {
-				return labErr(err)
+				return err
 			}
 			c := exec.CommandContext(cmd.Context(), args[0], args[1:]...)
 			c.Stdin, c.Stdout, c.Stderr = os.Stdin, e.stdout, e.stderr
 			// On SIGINT or SIGTERM the command gets SIGTERM and 5 s to end.
 			c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
 			c.WaitDelay = 5 * time.Second
-			if err := l.Start(s, c); err != nil {
-				return fmt.Errorf("start %s in %s: %w", args[0], l.Host(s).Netns, err)
+			if err := start(c); err != nil {
+				return fmt.Errorf("start %s in %s: %w", args[0], netnsName, err)
 			}
 			if err := c.Wait(); err != nil {
-				return fmt.Errorf("%s in %s: %w", args[0], l.Host(s).Netns, err)
+				return fmt.Errorf("%s in %s: %w", args[0], netnsName, err)
 			}
 			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&name, "name", lab.DefaultName, "lab to run in")
-	fl.StringVar(&side, "side", "", "side to run on: a or b")
+	fl.StringVar(&side, "side", "", "side to run on: a or b, or a mesh lab's host, h1 ... hN")
 	return cmd
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"wirespeed/internal/lab"
 	"wirespeed/internal/report"
@@ -56,6 +59,22 @@ func (f *labUpFlags) meshConfig(ipv4Changed, ipv6Changed bool) (lab.MeshConfig, 
 		}
 		cfg.RateBitsPerSecond[host] = r
 	}
+	if f.oneWay != "" {
+		return cfg, usagef("--one-way is for a two-host lab: a mesh host's limit is on both ends of its link")
+	}
+	// The queue's checks hold for every limited host's rate.
+	var q lab.Queue
+	for _, r := range cfg.RateBitsPerSecond {
+		if q, err = f.tbfQueue(r); err != nil {
+			return cfg, err
+		}
+	}
+	if len(cfg.RateBitsPerSecond) == 0 {
+		if q, err = f.tbfQueue(0); err != nil {
+			return cfg, err
+		}
+	}
+	cfg.Queue = q
 	return cfg, nil
 }
 
@@ -171,4 +190,83 @@ func isMesh(name string) bool {
 		}
 	}
 	return false
+}
+
+// runMeshInLab runs wirespeed mesh in host from (h1 when "") of the mesh
+// lab called name, across every host's server (meshClientArgs).
+func runMeshInLab(ctx context.Context, e *env, name, from string, flags []string) error {
+	if !isMesh(name) {
+		if _, err := lab.Load(name); err == nil {
+			return usagef("lab run mesh needs a mesh lab: lab %s has two hosts (lab run measures its one pair); make one with wirespeed lab up --name NAME --hosts 3", name)
+		}
+	}
+	m, err := lab.LoadMesh(name)
+	if err != nil {
+		return labErr(err)
+	}
+	if from == "" {
+		from = string(m.Hosts[0].Name)
+	}
+	fi, err := m.HostIndex(from)
+	if err != nil {
+		return usagef("--from: %v", err)
+	}
+	var servers []*lab.Server
+	for _, h := range m.Hosts {
+		srv, err := lab.LoadMeshServer(name, string(h.Name))
+		if err != nil {
+			return err
+		}
+		if srv == nil || !srv.RunningIn(name, string(h.Name)) {
+			return fmt.Errorf("lab %s has no server running in %s; make the lab with wirespeed lab up --hosts N (it starts one in every host)", name, h.Name)
+		}
+		servers = append(servers, srv)
+	}
+	args, err := meshClientArgs(e, m, servers, flags)
+	if err != nil {
+		return err
+	}
+	// The view's side b is host from: runInLab starts the client there.
+	return runInLab(ctx, e, m.View(fi, (fi+1)%len(m.Hosts)), args)
+}
+
+// meshClientArgs builds the command line of wirespeed mesh across the
+// hosts of m: every host's server as a peer, at its IPv4 address (IPv6
+// with -6) and its port, and the lab's key unless the flags give one,
+// then the user's flags, read with mesh's own definitions. The peers are
+// the lab's: flags that give others are refused.
+func meshClientArgs(e *env, m *lab.Mesh, servers []*lab.Server, flags []string) ([]string, error) {
+	fl := newMeshCmd(e).Flags()
+	if err := fl.Parse(flags); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return append([]string{"mesh"}, flags...), nil
+		}
+		return nil, usagef("wirespeed mesh: %v", err)
+	}
+	for _, f := range []string{"peers", "peers-dns"} {
+		if fl.Changed(f) {
+			return nil, usagef("lab run mesh gives the lab's hosts as the peers: drop --%s", f)
+		}
+	}
+	ipv6, _ := fl.GetBool("ipv6")
+	var peers []string
+	for i, h := range m.Hosts {
+		_, port, err := net.SplitHostPort(servers[i].Addr)
+		if err != nil {
+			return nil, fmt.Errorf("lab %s: the server of %s: address %q: %w", m.Name, h.Name, servers[i].Addr, err)
+		}
+		a := h.IPv4
+		if ipv6 {
+			a = h.IPv6
+		}
+		if !a.IsValid() {
+			return nil, fmt.Errorf("lab %s: %s has no address of the family asked", m.Name, h.Name)
+		}
+		peers = append(peers, net.JoinHostPort(a.String(), port))
+	}
+	args := []string{"mesh", "--peers", strings.Join(peers, ",")}
+	if key := servers[0].Key; key != "" && !fl.Changed("psk-file") {
+		args = append(args, "--psk-file", key)
+	}
+	return append(args, flags...), nil
 }

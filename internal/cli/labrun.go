@@ -53,13 +53,14 @@ func labServerStatus(name string) *report.LabServer {
 	return &report.LabServer{PID: s.PID, Addr: s.Addr, Running: s.Running(name), Log: s.Log, Key: s.Key}
 }
 
-// labRunCommands are the commands lab run can run in side b.
-var labRunCommands = []string{"run", "sweep", "matrix"}
+// labRunCommands are the commands lab run can run in side b (mesh: in a
+// mesh lab's host, across all its hosts; labmesh.go).
+var labRunCommands = []string{"run", "sweep", "matrix", "mesh"}
 
 func newLabRunCmd(e *env) *cobra.Command {
 	var name, from, to string
 	cmd := &cobra.Command{
-		Use:   "run [run|sweep|matrix] -- [FLAGS...]",
+		Use:   "run [run|sweep|matrix|mesh] -- [FLAGS...]",
 		Short: "Run the client in side b of a lab against the server lab up started in side a",
 		Long: `Run wirespeed run (or sweep, or matrix) in side b of a lab, against the server
 that lab up started in side a, with the flags after --. The server's address
@@ -74,14 +75,18 @@ ends, however it ends.
 
 In a mesh lab (lab up --hosts N), --from names the host the client runs in
 and --to the host whose server it measures: the devices and namespace filled
-in for matrix are theirs (--dev wst-h1 --remote-dev wst-h3).
+in for matrix are theirs (--dev wst-h1 --remote-dev wst-h3). lab run mesh
+runs wirespeed mesh in host --from (h1 unless told) with every host's server
+as a peer (their IPv6 addresses with -6) and the lab's key: the pairs from
+that host are measured from it, the others relayed by their source's server.
 
 Ctrl-C or SIGTERM is passed on to the client once; it stops its run, restores
 what it changed and shows what it measured. The exit status is the client's.`,
 		Example: `  wirespeed lab run -- -l 5 -I 99,5
   wirespeed lab run sweep -- --sizes 64,1460,64K -l 2
   wirespeed lab run matrix -- --set tso=on,off --set mtu=1500,9000 -l 1 --iterations 5,3
-  wirespeed lab run --name vms --from h1 --to h3 -- -l 5`,
+  wirespeed lab run --name vms --from h1 --to h3 -- -l 5
+  wirespeed lab run --name vms mesh -- -l 2 -i 0`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sub := "run"
 			flags := args
@@ -101,6 +106,12 @@ what it changed and shows what it measured. The exit status is the client's.`,
 			}
 			if err := lab.CheckName(name); err != nil {
 				return usagef("--name: %v", err)
+			}
+			if sub == "mesh" {
+				if to != "" {
+					return usagef("lab run mesh measures every ordered pair of the hosts: drop --to (mesh's --pairs picks pairs)")
+				}
+				return runMeshInLab(cmd.Context(), e, name, from, flags)
 			}
 			if from != "" || to != "" || isMesh(name) {
 				l, srv, err := meshView(name, from, to)
@@ -132,7 +143,7 @@ what it changed and shows what it measured. The exit status is the client's.`,
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", lab.DefaultName, "lab to run in")
-	cmd.Flags().StringVar(&from, "from", "", "mesh lab: the host the client runs in, like h1")
+	cmd.Flags().StringVar(&from, "from", "", "mesh lab: the host the client runs in, like h1 (lab run mesh: h1 unless told)")
 	cmd.Flags().StringVar(&to, "to", "", "mesh lab: the host whose server the client measures, like h3")
 	return cmd
 }

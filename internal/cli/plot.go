@@ -21,11 +21,14 @@ func newPlotCmd(e *env) *cobra.Command {
 		Short: "Plot results: throughput or latency, one line or bar per file",
 		Long: `Plot results with the figure that suits them, one line or bar per file:
 
-  sweeps of stream tests    throughput against message size, whiskers at each
-                            point's confidence interval, service demand below
-  single runs, a matrix at  a bar per file, matrix row or tradeoff direction,
-  one size, a --tradeoff    whiskers at the confidence interval, each side's
-                            CPU utilization below
+  sweeps of stream tests    throughput against message size, a marker per
+                            size, whiskers at its confidence interval, service
+                            demand below
+  single runs, a matrix at  a bar per file, matrix row or tradeoff direction
+  one size, a --tradeoff    at the median of its iterations, whiskers at their
+                            range; each side's CPU utilization below, and the
+                            sender's device's packets/s and bytes per packet
+                            where the results have them
   request/response runs     latency at p50, p90, p99, p99.9 and max, a line
                             per file; CPU utilization below
   request/response sweeps   p50, p99 and p99.9 against request size
@@ -35,6 +38,8 @@ func newPlotCmd(e *env) *cobra.Command {
                             round-trip distribution idle against loaded
   several RRUL runs         their distributions, idle and loaded, together
 
+Each panel's key says what its whiskers are and how many iterations they
+are over (n), and what an arrowhead at a whisker cut at the axis means.
 A value axis is logarithmic where the data spans a decade or more. Each
 line is labelled with what differs between the files: test, parallel
 streams, congestion control, socket sizes, server..., and either side's

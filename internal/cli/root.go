@@ -132,7 +132,7 @@ Exit status: 0 success, 1 runtime error or interrupted run, 2 usage error.`,
 	root.AddCommand(newMatrixCmd(e), newCompareCmd(e))
 	root.AddCommand(newManCmd(e))
 	root.AddCommand(newArchiveCmd(e), newHistoryCmd(e), newDashboardCmd(e))
-	root.AddCommand(newExporterCmd(e))
+	root.AddCommand(newExporterCmd(e), newVerifyCmd(e))
 	hideRunFlags(root)
 	// -v is --verbose wherever a command has it (netperf's -v, and the
 	// docs' run -v); the version is -V, as netperf's, or --version. An

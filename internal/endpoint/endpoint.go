@@ -909,6 +909,7 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 				ss.TCPInfo = &ti
 				if s0.hasTCP[i] {
 					ss.Retransmits = last.tcp[i].TotalRetrans - s0.tcp[i].TotalRetrans
+					ss.AckedBytes, ss.ReceivedBytes = kernelBytes(f.role, s0.tcp[i], last.tcp[i])
 					// A kernel before 4.9 reports no busy time at all.
 					if a, b := s0.tcp[i], last.tcp[i]; f.role == result.Sender && b.BusyTimeMicros > 0 {
 						ss.TCPLimited = &result.TCPLimited{
@@ -982,4 +983,21 @@ func pacedAny(flows []*flow) bool {
 		}
 	}
 	return false
+}
+
+// kernelBytes is a TCP stream's payload over the window as its kernel
+// counted it, for the wire's figures: what the peer acknowledged on a
+// sender, what arrived in sequence on a receiver; nil where the kernel
+// does not count it (tcpi_bytes_acked and bytes_received, Linux 4.1)
+// and for the other roles.
+func kernelBytes(role result.Role, a, b measure.TCPInfo) (acked, received *int64) {
+	switch {
+	case role == result.Sender && b.BytesAcked > 0:
+		n := b.BytesAcked - a.BytesAcked
+		return &n, nil
+	case role == result.Receiver && b.BytesReceived > 0:
+		n := b.BytesReceived - a.BytesReceived
+		return nil, &n
+	}
+	return nil, nil
 }

@@ -5,7 +5,9 @@
 // as metrics. It owns the modules file (config.go: parsing, checking,
 // reloading), the probe (probe.go: target checks, the timeout fitted to
 // the scrape's, the metrics of a result), the queues that keep two probes
-// off one server (queue.go), its own metrics and the / page (page.go).
+// off one server (queue.go), its own metrics and the / page (page.go),
+// and the bounds of what the probes' results take of the archive
+// (keep.go).
 //
 // It reads no flags: the CLI gives it a Builder that turns a module's
 // keys into a test the way `wirespeed run` turns its flags, and the
@@ -102,8 +104,15 @@ type Options struct {
 	// Keep, when set, is given every probe's results document (a failed
 	// test's partial one too) once the probe's answer has been sent: the
 	// CLI's --archive. It returns when the document is kept.
-	Keep   func(ctx context.Context, doc result.Document) error
-	Logger *slog.Logger
+	Keep func(ctx context.Context, doc result.Document) error
+	// ArchiveEvery and ArchiveBytesPerHour bound what the probes give
+	// Keep (keep.go): at most one result of a server in ArchiveEvery, at
+	// most ArchiveBytesPerHour of their JSON over all servers, each cut
+	// to MaxArchivedString a string and MaxArchivedWarnings warnings; 0
+	// for DefaultArchiveEvery and DefaultArchiveBytesPerHour.
+	ArchiveEvery        time.Duration
+	ArchiveBytesPerHour int64
+	Logger              *slog.Logger
 	// Now is the clock, for tests; nil for time.Now.
 	Now func() time.Time
 }
@@ -185,6 +194,15 @@ func New(opts Options) (*Exporter, error) {
 	x := &Exporter{opts: opts, log: opts.Logger}
 	if x.log == nil {
 		x.log = slog.Default()
+	}
+	if opts.Keep != nil {
+		if opts.ArchiveEvery <= 0 {
+			opts.ArchiveEvery = DefaultArchiveEvery
+		}
+		if opts.ArchiveBytesPerHour <= 0 {
+			opts.ArchiveBytesPerHour = DefaultArchiveBytesPerHour
+		}
+		x.opts.Keep = newArchiveGate(opts.Keep, opts.ArchiveEvery, opts.ArchiveBytesPerHour, x.log, opts.Now).Keep
 	}
 	x.queues = newQueues(opts.QueueSize, opts.MaxWaiting, opts.MaxConcurrent)
 	x.metrics = newOwnMetrics(x.queues, &x.conns)

@@ -73,8 +73,16 @@ type Config struct {
 	// MTU of both veth ends; 0 keeps the kernel's 1500.
 	MTU int
 	// RateBitsPerSecond puts a tbf qdisc with this rate on both ends'
-	// egress; 0 means no limit. See TBF for the bucket and queue sizes.
+	// egress (one end's with OneWay); 0 means no limit. See TBF for the
+	// bucket and queue sizes, and Queue for others.
 	RateBitsPerSecond uint64
+	// Queue sizes the tbf's queue and bucket; the zero Queue takes TBF's.
+	// It needs a RateBitsPerSecond.
+	Queue Queue
+	// OneWay shapes one direction only: A puts the tbf on side a's
+	// egress alone (a to b, the server's sending), B on b's (b to a, the
+	// client's). "" shapes both.
+	OneWay HostName
 	// Features are offload settings for both ends, by ethtool name
 	// ("tso": false); see netconf.Setting.
 	Features map[string]bool
@@ -89,7 +97,8 @@ type Lab struct {
 	Name string
 	A, B Host
 	MTU  int
-	// RateBitsPerSecond is the tbf rate on the veth ends; 0 when none.
+	// RateBitsPerSecond is the tbf rate on the veth ends (on the one end
+	// that has a tbf, when one has); 0 when none. Each Host says its own.
 	RateBitsPerSecond uint64
 }
 
@@ -100,6 +109,11 @@ type Host struct {
 	Dev   string // the veth end inside it
 	IPv4  netip.Addr
 	IPv6  netip.Addr
+	// RateBitsPerSecond and QueueBytes are the rate and the queue (tbf's
+	// limit) of the tbf on the device's egress, as the kernel holds them;
+	// 0 without one.
+	RateBitsPerSecond uint64
+	QueueBytes        uint32
 }
 
 // Host returns the host of side s.
@@ -108,6 +122,14 @@ func (l *Lab) Host(s HostName) Host {
 		return l.B
 	}
 	return l.A
+}
+
+// hostOf points at the host of side s.
+func (l *Lab) hostOf(s HostName) *Host {
+	if s == B {
+		return &l.B
+	}
+	return &l.A
 }
 
 // Namespace names the namespace of side s of the lab called name.
@@ -144,6 +166,12 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.IPv6 = DefaultIPv6
 	}
 	cfg.IPv4, cfg.IPv6 = cfg.IPv4.Masked(), cfg.IPv6.Masked()
+	if cfg.OneWay != "" && cfg.OneWay != A && cfg.OneWay != B {
+		return cfg, fmt.Errorf("lab one-way shaping of side %q: name side a or b", cfg.OneWay)
+	}
+	if err := checkQueue(cfg.RateBitsPerSecond, cfg.MTU, cfg.Queue); err != nil {
+		return cfg, err
+	}
 	if !cfg.IPv4.Addr().Is4() || !cfg.IPv4.Addr().IsPrivate() || cfg.IPv4.Bits() > 30 {
 		return cfg, fmt.Errorf("lab IPv4 subnet %s: use a private subnet of /30 or wider, like %s", cfg.IPv4, DefaultIPv4)
 	}

@@ -107,15 +107,22 @@ func up(ctx context.Context, cfg Config, created map[HostName]bool) (*Lab, error
 	}
 
 	for _, s := range []HostName{A, B} {
-		link, _, err := setUpHost(nl[s], handles[s], l.Host(s), hostSetup{
+		rate := cfg.RateBitsPerSecond
+		if cfg.OneWay != "" && cfg.OneWay != s {
+			rate = 0
+		}
+		link, limit, err := setUpHost(nl[s], handles[s], l.Host(s), hostSetup{
 			addrs:    []netip.Prefix{netip.PrefixFrom(l.Host(s).IPv4, cfg.IPv4.Bits()), netip.PrefixFrom(l.Host(s).IPv6, cfg.IPv6.Bits())},
 			features: cfg.Features,
-			rate:     cfg.RateBitsPerSecond,
+			rate:     rate,
+			queue:    cfg.Queue,
 		})
 		if err != nil {
 			return nil, err
 		}
 		l.MTU = link.Attrs().MTU
+		h := l.hostOf(s)
+		h.RateBitsPerSecond, h.QueueBytes = rate, limit
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -221,8 +228,7 @@ type hostSetup struct {
 	addrs    []netip.Prefix
 	features map[string]bool // ethtool names; none: left as the kernel made them
 	rate     uint64          // a tbf at this many bits/s; 0: none
-	// burst and limit size the tbf's bucket and queue; 0 takes TBF's.
-	burst, limit uint32
+	queue    Queue           // the tbf's queue and bucket; zero: TBF's
 }
 
 // setUpHost does what every lab (two-host, mesh, routed) does to a
@@ -256,7 +262,7 @@ func setUpHost(h *netlink.Handle, ns netns.NsHandle, host Host, s hostSetup) (ne
 	}
 	var limit uint32
 	if s.rate > 0 {
-		if limit, err = addTBF(h, link, s.rate, mtu, s.burst, s.limit); err != nil {
+		if limit, err = addTBF(h, link, s.rate, mtu, s.queue); err != nil {
 			return nil, 0, fmt.Errorf("rate limit on %s in %s: %w", host.Dev, host.Netns, err)
 		}
 	}
@@ -299,15 +305,11 @@ func setFeatures(ns netns.NsHandle, host Host, features map[string]bool) error {
 }
 
 // addTBF puts a tbf at bitsPerSecond on link, its bucket and queue
-// sized by TBF unless burstBytes or limitBytes say, and returns its
-// queue in bytes.
-func addTBF(h *netlink.Handle, link netlink.Link, bitsPerSecond uint64, mtu int, burstBytes, limitBytes uint32) (uint32, error) {
-	rate, burst, limit := TBF(bitsPerSecond, mtu)
-	if burstBytes > 0 {
-		burst = burstBytes
-	}
-	if limitBytes > 0 {
-		limit = limitBytes
+// sized by q (Queue.Size), and returns its queue in bytes.
+func addTBF(h *netlink.Handle, link netlink.Link, bitsPerSecond uint64, mtu int, queue Queue) (uint32, error) {
+	rate, burst, limit, err := queue.Size(bitsPerSecond, mtu)
+	if err != nil {
+		return 0, err
 	}
 	q := &netlink.Tbf{
 		QdiscAttrs: netlink.QdiscAttrs{
@@ -337,13 +339,13 @@ func loadLab(name string) (*Lab, error) {
 			return nil, fmt.Errorf("lab %q: open %s: %w", name, host.Netns, err)
 		}
 		ns.Close()
-		mtu, rate, err := readHost(name, &host)
+		mtu, err := readHost(name, &host)
 		if err != nil {
 			return nil, err
 		}
 		l.MTU = mtu
-		if rate > 0 {
-			l.RateBitsPerSecond = rate
+		if host.RateBitsPerSecond > 0 {
+			l.RateBitsPerSecond = host.RateBitsPerSecond
 		}
 		if s == A {
 			l.A = host
@@ -354,27 +356,27 @@ func loadLab(name string) (*Lab, error) {
 	return l, nil
 }
 
-// readHost reads the MTU, addresses and tbf rate (0 for none) of host's
-// device in its namespace, filling in host's addresses.
-func readHost(name string, host *Host) (mtu int, rate uint64, err error) {
+// readHost reads the MTU, addresses and tbf (rate and queue, 0 for none)
+// of host's device in its namespace, filling in host's addresses and tbf.
+func readHost(name string, host *Host) (mtu int, err error) {
 	ns, err := netns.GetFromName(host.Netns)
 	if err != nil {
-		return 0, 0, fmt.Errorf("lab %q: open %s: %w", name, host.Netns, err)
+		return 0, fmt.Errorf("lab %q: open %s: %w", name, host.Netns, err)
 	}
 	defer ns.Close()
 	h, err := netlink.NewHandleAt(ns)
 	if err != nil {
-		return 0, 0, fmt.Errorf("netlink in %s: %w", host.Netns, err)
+		return 0, fmt.Errorf("netlink in %s: %w", host.Netns, err)
 	}
 	defer h.Close()
 	link, err := h.LinkByName(host.Dev)
 	if err != nil {
-		return 0, 0, fmt.Errorf("lab %q is broken: %s in %s: %w; remove it with wirespeed lab down --name %s", name, host.Dev, host.Netns, err, name)
+		return 0, fmt.Errorf("lab %q is broken: %s in %s: %w; remove it with wirespeed lab down --name %s", name, host.Dev, host.Netns, err, name)
 	}
 	mtu = link.Attrs().MTU
 	addrs, err := h.AddrList(link, netlink.FAMILY_ALL)
 	if err != nil {
-		return 0, 0, fmt.Errorf("addresses of %s in %s: %w", host.Dev, host.Netns, err)
+		return 0, fmt.Errorf("addresses of %s in %s: %w", host.Dev, host.Netns, err)
 	}
 	for _, a := range addrs {
 		ip, ok := netip.AddrFromSlice(a.IP)
@@ -390,14 +392,14 @@ func readHost(name string, host *Host) (mtu int, rate uint64, err error) {
 	}
 	qs, err := h.QdiscList(link)
 	if err != nil {
-		return 0, 0, fmt.Errorf("qdiscs of %s in %s: %w", host.Dev, host.Netns, err)
+		return 0, fmt.Errorf("qdiscs of %s in %s: %w", host.Dev, host.Netns, err)
 	}
 	for _, q := range qs {
 		if tbf, ok := q.(*netlink.Tbf); ok && q.Attrs().Parent == netlink.HANDLE_ROOT {
-			rate = tbf.Rate * 8
+			host.RateBitsPerSecond, host.QueueBytes = tbf.Rate*8, tbf.Limit
 		}
 	}
-	return mtu, rate, nil
+	return mtu, nil
 }
 
 func listLabs() ([]string, error) {

@@ -42,6 +42,9 @@ type MeshConfig struct {
 	// a tbf on the host's end and on its switch port, so both directions
 	// through that link are limited. Other links are not limited.
 	RateBitsPerSecond map[string]uint64
+	// Queue sizes every tbf's queue and bucket, as Config.Queue does a
+	// two-host lab's; it needs a rate.
+	Queue Queue
 	// Features are offload settings ("tso": false) for every host's end
 	// and its switch port, as Config.Features for a two-host lab.
 	Features map[string]bool
@@ -156,9 +159,21 @@ func (cfg MeshConfig) withDefaults() (MeshConfig, error) {
 	if cfg.IPv4.Bits() > 32-5 || cfg.IPv6.Bits() > 128-5 {
 		return cfg, fmt.Errorf("mesh lab subnets %s and %s: use /27 and /123 or wider", cfg.IPv4, cfg.IPv6)
 	}
-	for h := range cfg.RateBitsPerSecond {
+	var rated uint64
+	for h, r := range cfg.RateBitsPerSecond {
 		if n, err := strconv.Atoi(h[min(1, len(h)):]); err != nil || h == "" || h[0] != 'h' || n < 1 || n > cfg.Hosts {
 			return cfg, fmt.Errorf("mesh lab rate for %q: name a host h1 to h%d", h, cfg.Hosts)
+		}
+		if r > 0 {
+			if err := checkQueue(r, cfg.MTU, cfg.Queue); err != nil {
+				return cfg, err
+			}
+			rated = r
+		}
+	}
+	if rated == 0 {
+		if err := checkQueue(0, cfg.MTU, cfg.Queue); err != nil {
+			return cfg, err
 		}
 	}
 	return cfg, nil

@@ -117,21 +117,23 @@ func upMesh(ctx context.Context, cfg MeshConfig, created *[]string) (*Mesh, erro
 			}
 		}
 		// The switch's end: the same features and rate, no address.
-		if _, _, err := setUpHost(sw, swNs, Host{Netns: m.Switch, Dev: port}, hostSetup{features: cfg.Features, rate: rate}); err != nil {
+		if _, _, err := setUpHost(sw, swNs, Host{Netns: m.Switch, Dev: port}, hostSetup{features: cfg.Features, rate: rate, queue: cfg.Queue}); err != nil {
 			return nil, err
 		}
 		if rate > 0 {
 			m.RateBitsPerSecond[string(host.Name)] = rate
 		}
 
-		link, _, err := setUpHost(h, ns, *host, hostSetup{
+		link, limit, err := setUpHost(h, ns, *host, hostSetup{
 			addrs:    []netip.Prefix{netip.PrefixFrom(host.IPv4, cfg.IPv4.Bits()), netip.PrefixFrom(host.IPv6, cfg.IPv6.Bits())},
 			features: cfg.Features,
 			rate:     rate,
+			queue:    cfg.Queue,
 		})
 		if err != nil {
 			return nil, err
 		}
+		host.RateBitsPerSecond, host.QueueBytes = rate, limit
 		m.MTU = link.Attrs().MTU
 	}
 	return m, nil
@@ -256,13 +258,13 @@ func loadMesh(name string) (*Mesh, error) {
 		// Read the host as a two-host lab's side called by its name.
 		i, _ := strconv.Atoi(mm[2][1:])
 		host := Host{Name: HostName(mm[2]), Netns: nsName, Dev: meshHostDevice(i - 1)}
-		mtu, rate, err := readHost(name, &host)
+		mtu, err := readHost(name, &host)
 		if err != nil {
 			return nil, err
 		}
 		m.MTU = mtu
-		if rate > 0 {
-			m.RateBitsPerSecond[mm[2]] = rate
+		if host.RateBitsPerSecond > 0 {
+			m.RateBitsPerSecond[mm[2]] = host.RateBitsPerSecond
 		}
 		m.Hosts = append(m.Hosts, host)
 	}

@@ -98,7 +98,7 @@ func routedUp(ctx context.Context, cfg RoutedConfig, created *[]string) (*Routed
 		name := Namespace(cfg.Name, h.side)
 		setup := hostSetup{addrs: []netip.Prefix{netip.PrefixFrom(h.a, h.subnet.Bits())}}
 		if h.side == Router && (h.dev == r.Router.Dev || cfg.BothWays && h.dev == r.RouterA.Dev) {
-			setup.rate, setup.burst, setup.limit = cfg.RateBitsPerSecond, cfg.BurstBytes, cfg.LimitBytes
+			setup.rate, setup.queue = cfg.RateBitsPerSecond, Queue{BurstBytes: cfg.BurstBytes, LimitBytes: cfg.LimitBytes}
 		}
 		link, limit, err := setUpHost(nl[h.side], ns[h.side], Host{Netns: name, Dev: h.dev}, setup)
 		if err != nil {

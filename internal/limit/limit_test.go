@@ -269,6 +269,24 @@ func TestDiagnoseStream(t *testing.T) {
 			},
 		},
 		{
+			// A busy host and -S 4K: other processes took the CPU the
+			// test waited for, and the window the user fixed was full
+			// 80% of the window: both are named.
+			name: "other processes and a fixed receive window",
+			res: func() *result.Result {
+				r := withTCP(withCPU(streamResult(spec.TCPStream, 4e8),
+					cpuFig(100, 1, 100, 20, 5, 40, 55, measure.TaskCPU{ID: 300, Name: "busyloop", UtilPct: 95, LastCPU: 1}), idle(200)), 100, 80, 0, 0)
+				r.Spec.RemoteSockBuf = 4096
+				return r
+			}(),
+			want: result.LimitOtherProcesses, wantSide: result.Local,
+			check: func(t *testing.T, l *result.Limit) {
+				if !slices.Equal(l.Also, []result.LimitKind{result.LimitReceiveWindow}) {
+					t.Errorf("also %v, want receive_window beside the other processes", l.Also)
+				}
+			},
+		},
+		{
 			// The data path pinned to cpu1 (-T 1): the loop on cpu1 is
 			// named first though a process elsewhere used more.
 			name: "the process on the pinned CPU first",
@@ -420,6 +438,52 @@ func TestDiagnoseStream(t *testing.T) {
 				}
 				if !strings.Contains(strings.Join(report.WarningTexts(l.Notes), "; "), "also full 46%") {
 					t.Errorf("notes %q, want the window's 46%% named", report.WarningTexts(l.Notes))
+				}
+			},
+		},
+		{
+			// Another machine's veth with -S 4K: rwnd_limited 13% and
+			// the sender's thread bound (on veth it runs both ends'
+			// packet processing), while 2.1 Gbit/s at a 33 us RTT is
+			// 2.1e9/8 * 33e-6 = 8662.5 bytes in flight, 105.7% of the
+			// 8192-byte buffer: the window is named beside the CPU.
+			name: "fixed receive window filled in flight, beside a bound sender",
+			res: func() *result.Result {
+				r := withTCP(withCPU(streamResult(spec.TCPStream, 2.1e9), cpuFig(100, 1, 97, 40, 30, 89, 2), idle(200)), 100, 13, 0, 0)
+				r.Spec.RemoteSockBuf = 4096
+				st := &r.Directions[0].Streams[0]
+				st.Sender.TCPInfo.RTTMicros = 33
+				st.Receiver.RcvBufEnd = 8192
+				return r
+			}(),
+			want: result.LimitSenderCPU, wantSide: result.Local,
+			check: func(t *testing.T, l *result.Limit) {
+				if !slices.Equal(l.Also, []result.LimitKind{result.LimitReceiveWindow}) {
+					t.Errorf("also %v, want receive_window beside the sender's CPU", l.Also)
+				}
+				if e := l.Evidence.TCP; e == nil || math.Abs(e.InFlightPct-105.74) > 0.01 {
+					t.Errorf("tcp evidence %+v, want 105.74%% of the buffer in flight", e)
+				}
+				if notes := strings.Join(report.WarningTexts(l.Notes), "; "); !strings.Contains(notes, "filled 106% of its 8.00 KBytes") || !strings.Contains(notes, "full 13%") {
+					t.Errorf("notes %q, want the buffer's fill and the window's 13%% named", notes)
+				}
+			},
+		},
+		{
+			// The same with the buffer left to the kernel: the CPU
+			// alone.
+			name: "kernel's receive window filled in flight, beside a bound sender",
+			res: func() *result.Result {
+				r := withTCP(withCPU(streamResult(spec.TCPStream, 2.1e9), cpuFig(100, 1, 97, 40, 30, 89, 2), idle(200)), 100, 13, 0, 0)
+				st := &r.Directions[0].Streams[0]
+				st.Sender.TCPInfo.RTTMicros = 33
+				st.Receiver.RcvBufEnd = 8192
+				return r
+			}(),
+			want: result.LimitSenderCPU, wantSide: result.Local,
+			check: func(t *testing.T, l *result.Limit) {
+				if len(l.Also) != 0 {
+					t.Errorf("also %v with the buffer left to the kernel, want nothing beside the CPU", l.Also)
 				}
 			},
 		},

@@ -36,6 +36,21 @@ func TestDiagnoseThresholds(t *testing.T) {
 		r.Spec.RemoteSockBuf = 65536 // the user fixed the receiver's buffer
 		return r
 	}
+	unfixed := func(pct float64) *result.Result { return withTCP(streamResult(spec.TCPStream, 1e9), 100, pct, 0, 0) }
+	// 1 Gbit/s is 125,000,000 bytes/s: at an RTT of 1 ms, 125,000 bytes
+	// in flight, 40% of a 312,500-byte receive buffer.
+	inFlight := func(rcvbuf int) *result.Result {
+		r := rwnd(10)
+		st := &r.Directions[0].Streams[0]
+		st.Sender.TCPInfo.RTTMicros = 1000
+		st.Receiver.RcvBufEnd = rcvbuf
+		return r
+	}
+	tcpCap := func(goodput float64) *result.Result {
+		r := streamResult(spec.TCPStream, goodput)
+		r.Spec.RateBitsPerSecond = 200e6
+		return r
+	}
 	// 579.2 Mbit/s for 2 s is 144,800,000 bytes: 100,000 segments of
 	// 1448, of which 1000 retransmitted are 1%.
 	retrans := func(n int64) *result.Result { return withTCP(streamResult(spec.TCPStream, 579.2e6), 100, 0, 0, n) }
@@ -65,7 +80,17 @@ func TestDiagnoseThresholds(t *testing.T) {
 		{name: "sndbuf limited 50%", res: withTCP(streamResult(spec.TCPStream, 1e9), 100, 0, 50, 0), want: result.LimitSendBuffer},
 		{name: "sndbuf limited 49.9%", res: withTCP(streamResult(spec.TCPStream, 1e9), 100, 0, 49.9, 0), want: result.LimitUnknown},
 		{name: "rwnd limited 50%", res: rwnd(50), want: result.LimitReceiveWindow},
-		{name: "rwnd limited 49.9%", res: rwnd(49.9), want: result.LimitUnknown},
+		// A window the user fixed is the limit from 25% with no CPU
+		// bound; one the kernel sized, only from 50%.
+		{name: "fixed rwnd limited 49.9%", res: rwnd(49.9), want: result.LimitReceiveWindow},
+		{name: "fixed rwnd limited 25%", res: rwnd(25), want: result.LimitReceiveWindow},
+		{name: "fixed rwnd limited 24.9%", res: rwnd(24.9), want: result.LimitUnknown},
+		{name: "rwnd limited 49.9%", res: unfixed(49.9), want: result.LimitUnknown},
+		{name: "in flight 40% of a fixed buffer", res: inFlight(312500), want: result.LimitReceiveWindow},
+		{name: "in flight 39.9% of a fixed buffer", res: inFlight(312813), want: result.LimitUnknown},
+		// TCP -b 200M: paced like UDP's -b, the cap from 90% of it.
+		{name: "tcp rate at 90%", res: tcpCap(180e6), want: result.LimitRateCap},
+		{name: "tcp rate at 89.9%", res: tcpCap(179.8e6), want: result.LimitUnknown},
 		{name: "retransmits 1%", res: retrans(1000), want: result.LimitCongestion},
 		{name: "retransmits 0.999%", res: retrans(999), want: result.LimitUnknown},
 		{name: "UDP loss 1%", res: udpLoss(1), want: result.LimitUnknown, note: "1.0% of the datagrams were lost"},

@@ -8,7 +8,12 @@
 //
 //   - plot.go: Plot, the figure of results files, and Labels, which
 //     names their lines; SavePlot and WritePlot write a Figure.
-//   - envlabels.go: the environment items Labels tells files apart by.
+//   - whiskers.go: intervals drawn as whiskers, cut and marked at the
+//     axis, and the key's words for them (whiskerKeys).
+//   - wirebars.go: a bar figure's panels of the sender's device's
+//     packets per second and bytes per packet.
+//   - envlabels.go: the environment items Labels tells files apart by,
+//     and the settings it folds into one (foldSettings).
 //   - rrulplot.go: an RRUL run's throughput and latency (RRULAll) and
 //     its latency CDFs (RRULCDF).
 //   - historyplot.go: archived series over time with their change

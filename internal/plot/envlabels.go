@@ -56,3 +56,44 @@ func userLabels(m map[string]string, d result.Document) {
 		m[name] = d.Labels[k]
 	}
 }
+
+// labelAliases are --label keys that name a spec field by its flag's
+// name (--cc): such a label saying what the field says is one setting.
+var labelAliases = map[string]string{"cc": "congestion_control"}
+
+// foldSettings makes one item of each setting m, a document's fields
+// for Labels, names twice. The congestion control a run without --cc
+// used is its sides' default, which their environment records hold
+// ("local cc", "remote cc"): that is its congestion_control, and the
+// defaults are not named apart from it (with --cc they did not apply).
+// A --label cc=bbr names the congestion control too: it fills in a
+// default the records do not name, goes when it says what the field
+// says, and stays beside a field that says otherwise.
+func foldSettings(m map[string]string) {
+	l, r := m["local cc"], m["remote cc"]
+	delete(m, "local cc")
+	delete(m, "remote cc")
+	if m["congestion_control"] == "" {
+		switch {
+		case l == r || r == "":
+			m["congestion_control"] = l
+		case l == "":
+			m["congestion_control"] = r
+		default:
+			m["congestion_control"] = "local:" + l + "/remote:" + r
+		}
+	}
+	for alias, field := range labelAliases {
+		v, ok := m[alias]
+		if !ok {
+			continue
+		}
+		switch m[field] {
+		case "":
+			m[field] = v
+			delete(m, alias)
+		case v:
+			delete(m, alias)
+		}
+	}
+}

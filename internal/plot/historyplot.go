@@ -161,8 +161,18 @@ func historyPanel(series []history.Series, xmin, xmax float64, marks *envMarks, 
 	p.X.Min, p.X.Max = xmin, xmax
 	p.Y.Min, p.Y.Max = 0, max(hi/scale, 1e-9)*1.25
 	p.Y.Tick.Marker = linearTicks{}
+	// The key: a line per series, and the band's and the whiskers'.
+	lines := len(series)
+	for _, s := range series {
+		if slices.ContainsFunc(s.Points, func(pt history.Point) bool { return pt.Lo != nil && pt.Hi != nil }) {
+			lines += 2
+			break
+		}
+	}
+	keyRoom(&p.Y, hi/scale, lines)
 	var changes []gplot.Plotter
-	hasBand, hasWhisker := false, false
+	var bands []*band
+	var ws []*whiskers
 	for i, s := range series {
 		if len(s.Points) == 0 {
 			continue
@@ -186,7 +196,10 @@ func historyPanel(series []history.Series, xmin, xmax float64, marks *envMarks, 
 		if len(w.xs) > 0 {
 			p.Add(w)
 		}
-		hasBand, hasWhisker = hasBand || len(b) > 0, hasWhisker || len(w.xs) > 0
+		bands = append(bands, b...)
+		if len(w.xs) > 0 {
+			ws = append(ws, w)
+		}
 		label := historyLabel(series, s)
 		if byFigure {
 			label = s.Figure
@@ -213,15 +226,11 @@ func historyPanel(series []history.Series, xmin, xmax float64, marks *envMarks, 
 	if marks != nil {
 		p.Add(marks.lines())
 	}
+	// What the bands and whiskers are goes in the key, the other
+	// marks' meaning in the title.
+	bandKeys(p, bands)
+	whiskerKeys(p, ws...)
 	var notes []string
-	switch {
-	case hasBand && hasWhisker:
-		notes = append(notes, "band and whiskers: confidence intervals of the iterations")
-	case hasBand:
-		notes = append(notes, "band: confidence intervals of the iterations")
-	case hasWhisker:
-		notes = append(notes, "whiskers: confidence intervals of the iterations")
-	}
 	if len(changes) > 0 {
 		notes = append(notes, "dashed: change points")
 	}
@@ -269,7 +278,7 @@ func intervals(pts []history.Point, scale float64, c color.Color) ([]*band, *whi
 			return
 		}
 		if len(run.xs) == 1 {
-			w.add(run.xs[0], run.lo[0], run.hi[0])
+			w.add(run.xs[0], run.lo[0], run.hi[0], historyKind, run.n[0])
 		} else {
 			bands = append(bands, run)
 		}
@@ -283,7 +292,7 @@ func intervals(pts []history.Point, scale float64, c color.Color) ([]*band, *whi
 		if run == nil {
 			run = &band{col: c}
 		}
-		run.xs = append(run.xs, float64(pt.Time.Unix()))
+		run.xs, run.n = append(run.xs, float64(pt.Time.Unix())), append(run.n, pt.Iterations)
 		run.lo, run.hi = append(run.lo, *pt.Lo/scale), append(run.hi, *pt.Hi/scale)
 	}
 	flush()
@@ -294,7 +303,45 @@ func intervals(pts []history.Point, scale float64, c color.Color) ([]*band, *whi
 // its series' colour, clipped to the axis.
 type band struct {
 	xs, lo, hi []float64
+	n          []int // the iterations behind each point's interval
 	col        color.Color
+}
+
+// historyKind is what a history's bands and whiskers are: the archive
+// keeps each point's interval, not its level (a throughput's is its
+// run's, a latency's -I's default).
+const historyKind = "confidence interval of the mean"
+
+// bandKeys adds to p's key what the bands are, with the iterations
+// behind them ("n = 3", "n = 2 to 5").
+func bandKeys(p *gplot.Plot, bands []*band) {
+	if len(bands) == 0 {
+		return
+	}
+	var ns []int
+	for _, b := range bands {
+		for _, n := range b.n {
+			if n > 0 && !slices.Contains(ns, n) {
+				ns = append(ns, n)
+			}
+		}
+	}
+	text := "band: " + historyKind
+	switch len(ns) {
+	case 0:
+	case 1:
+		text += fmt.Sprintf(", n = %d", ns[0])
+	default:
+		text += fmt.Sprintf(", n = %d to %d", slices.Min(ns), slices.Max(ns))
+	}
+	p.Legend.Add(text, bandKey{})
+}
+
+// bandKey is a key entry's band: a light gray box.
+type bandKey struct{}
+
+func (bandKey) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(color.Gray{Y: 200}, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
 }
 
 func (b *band) Plot(c draw.Canvas, p *gplot.Plot) {
@@ -600,41 +647,68 @@ func rateShort(_ string, bps float64) string {
 }
 
 // timeTicks mark a time axis (Unix seconds, shown in UTC) at round
-// steps, from a minute to a week, the fewest that give at most six
-// labels, with a minor tick between; a label names the date under the
-// time at the first tick and wherever the day changes; a tick within a
-// 25th of the axis' right end is left unlabelled. gonum's TimeTicks
-// placed them at 00:36, 03:23, 06:10.
+// steps, from a second to four weeks: the fewest that give at most six
+// labels, or, where those give fewer than four (a 45 s history had one
+// label, a 20-day one three), the next finer step that gives four; a
+// minor tick between. A label is the time of day, with seconds where
+// the step is under a minute, and names the date under it at the first
+// tick and wherever the day changes (the date alone from a day's
+// steps); a tick within a 25th of the axis' right end is left
+// unlabelled. gonum's TimeTicks placed them at 00:36, 03:23, 06:10.
 type timeTicks struct{}
 
-var timeSteps = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
-	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 2 * 24 * time.Hour, 7 * 24 * time.Hour,
-	14 * 24 * time.Hour, 28 * 24 * time.Hour}
+var timeSteps = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 4 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 2 * 24 * time.Hour, 4 * 24 * time.Hour,
+	7 * 24 * time.Hour, 14 * 24 * time.Hour, 28 * 24 * time.Hour}
 
 func (timeTicks) Ticks(lo, hi float64) []gplot.Tick {
 	if !(hi > lo) {
 		return nil
 	}
-	step := timeSteps[len(timeSteps)-1]
-	for _, s := range timeSteps {
+	k := len(timeSteps) - 1
+	for i, s := range timeSteps {
 		if (hi-lo)/s.Seconds() <= 6 {
-			step = s
+			k = i
 			break
 		}
 	}
+	ticks := timeTicksAt(lo, hi, timeSteps[k])
+	for ; k > 0 && labelled(ticks) < 4; k-- {
+		ticks = timeTicksAt(lo, hi, timeSteps[k-1])
+	}
+	return ticks
+}
+
+func labelled(ticks []gplot.Tick) int {
+	n := 0
+	for _, t := range ticks {
+		if t.Label != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// timeTicksAt are the ticks of lo..hi at step, labelled.
+func timeTicksAt(lo, hi float64, step time.Duration) []gplot.Tick {
 	sec := int64(step.Seconds())
 	first := int64(math.Ceil(lo/float64(sec))) * sec
 	if step >= 7*24*time.Hour {
 		// Weeks from a Monday: 1970-01-01 was a Thursday.
 		first = int64(math.Ceil((lo-4*86400)/float64(sec)))*sec + 4*86400
 	}
+	clock := "15:04"
+	if step < time.Minute {
+		clock = "15:04:05"
+	}
 	var ticks []gplot.Tick
 	lastDay := ""
 	for t := first; float64(t) <= hi; t += sec {
 		tm := time.Unix(t, 0).UTC()
-		label := tm.Format("15:04")
+		label := tm.Format(clock)
 		if day := tm.Format("01-02"); day != lastDay {
-			label = tm.Format("15:04\n01-02")
+			label = tm.Format(clock + "\n01-02")
 			if step >= 24*time.Hour {
 				label = day
 			}

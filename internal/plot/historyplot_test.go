@@ -185,11 +185,51 @@ func TestTimeTicks(t *testing.T) {
 		{h0.Add(-9 * time.Minute), h0.Add(7*time.Hour + 30*time.Minute), "00:00 11-20|02:00|04:00|06:00"},
 		{h0.Add(22 * time.Hour), h0.Add(27 * time.Hour), "22:00 11-20|23:00|00:00 11-21|01:00|02:00"}, // 03:00, at the right end, unlabelled
 		{h0.Add(3 * time.Minute), h0.Add(28 * time.Minute), "00:05 11-20|00:10|00:15|00:20|00:25"},
-		{h0, h0.Add(20 * 24 * time.Hour), "11-23|11-30|12-07"},
+		// Weeks gave three labels: four-day steps give five.
+		{h0, h0.Add(20 * 24 * time.Hour), "11-23|11-27|12-01|12-05|12-09"},
 	} {
 		if got := labels(tt.lo, tt.hi); got != tt.want {
 			t.Errorf("%v..%v: %q, want %q", tt.lo, tt.hi, got, tt.want)
 		}
+	}
+}
+
+// TestTimeTicksEveryRange: any time axis, from 5 seconds to 90 days
+// (a 45 s RRUL or mesh round had one label), is labelled at 4 to 8
+// ticks in units that fit the range: seconds shown under a minute's
+// steps, days without times from a day's steps.
+func TestTimeTicksEveryRange(t *testing.T) {
+	for span := 5 * time.Second; span <= 90*24*time.Hour; span = span * 21 / 20 {
+		lo := h0.Add(17 * time.Second)
+		hi := lo.Add(span)
+		var labels []string
+		for _, tk := range (timeTicks{}).Ticks(float64(lo.Unix()), float64(hi.Unix())) {
+			if tk.Label != "" {
+				labels = append(labels, strings.ReplaceAll(tk.Label, "\n", " "))
+			}
+		}
+		if n := len(labels); n < 4 || n > 8 {
+			t.Errorf("%v from %v: %d labelled ticks %q, want 4 to 8", span, lo.Format("15:04:05"), n, labels)
+			continue
+		}
+		first := strings.Fields(labels[0])[0]
+		switch {
+		case span < 2*time.Minute && strings.Count(first, ":") != 2:
+			t.Errorf("%v: first label %q, want seconds (15:04:05)", span, labels[0])
+		case span > 10*24*time.Hour && strings.Contains(first, ":"):
+			t.Errorf("%v: first label %q, want a date alone", span, labels[0])
+		}
+	}
+	// A 45 s history, as timeRange widens it: ticks every 10 s.
+	lo, hi := float64(h0.Unix())-0.9, float64(h0.Unix())+45.9
+	var got []string
+	for _, tk := range (timeTicks{}).Ticks(lo, hi) {
+		if tk.Label != "" {
+			got = append(got, strings.ReplaceAll(tk.Label, "\n", " "))
+		}
+	}
+	if want := "00:00:00 11-20|00:00:10|00:00:20|00:00:30|00:00:40"; strings.Join(got, "|") != want {
+		t.Errorf("45 s: %q, want %q", strings.Join(got, "|"), want)
 	}
 }
 

@@ -46,6 +46,10 @@ type Figure struct {
 	// env are a history's environment changes, labelled in a strip
 	// under the panels.
 	env *envMarks
+	// wire are panels under the others, wireHeight each, their data
+	// areas lined up with Main's: a matrix's packets per second and
+	// bytes per packet at the sender's device (wirePanels).
+	wire []*gplot.Plot
 
 	items []gplot.Plotter // what Main draws, besides its grid, for tests
 }
@@ -153,8 +157,12 @@ func (f *Figure) size() (w, h vg.Length) {
 		_, lanes := f.envLayout(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: w, Y: h}}})
 		h += stripHeight(lanes)
 	}
+	h += wireHeight * vg.Length(len(f.wire))
 	return w, h
 }
+
+// wireHeight is the height of each of Figure.wire's panels.
+const wireHeight = 6 * vg.Centimeter
 
 // envLayout lays out the environment strip's labels under the panels
 // drawn in c: they depend on the width only, so size can ask before the
@@ -203,11 +211,14 @@ func (f *Figure) Draw(c draw.Canvas) {
 		strip.Max.Y = c.Min.Y + stripHeight(lanes)
 		c.Min.Y = strip.Max.Y
 	}
-	top, bottom := f.panels(c)
-	f.Main.Draw(top)
+	top, bottom, wire := f.layout(c)
+	drawPanel(f.Main, top)
+	for k, p := range f.wire {
+		drawPanel(p, wire[k])
+	}
 	low := f.Main
 	if f.CPU != nil {
-		f.CPU.Draw(bottom)
+		drawPanel(f.CPU, bottom)
 		low = f.CPU
 	}
 	if f.env != nil {
@@ -217,38 +228,78 @@ func (f *Figure) Draw(c draw.Canvas) {
 	}
 }
 
-// panels splits c between the panels: the main panel above the second
-// (60% and 40% of the height unless split says otherwise), their
-// plotting areas aligned when they share the x axis. With one panel,
-// both are c.
+// keyYOffs is a key's offset down from the top of its panel's data area.
+const keyYOffs = -4
+
+// drawPanel draws p in c with its key at the top of the data area.
+// gonum puts the key at the top of the panel less its title, but the
+// data area can start lower: a log axis' label is centred on the
+// arithmetic middle of its range, near the top, and gonum makes room
+// for it above the data (a sweep's key sat over the axis' end, the room
+// made for it under the key empty).
+func drawPanel(p *gplot.Plot, c draw.Canvas) {
+	top := c.Max.Y
+	if p.Title.Text != "" {
+		top -= p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+	}
+	p.Legend.YOffs = keyYOffs - (top - p.DataCanvas(c).Max.Y)
+	p.Draw(c)
+}
+
+// panels splits c between the main panel and the second, as layout
+// does.
 func (f *Figure) panels(c draw.Canvas) (top, bottom draw.Canvas) {
-	if f.CPU == nil {
-		return c, c
-	}
-	share := f.split
-	if share == 0 {
-		share = 0.4
-	}
-	split := c.Min.Y + (c.Max.Y-c.Min.Y)*vg.Length(share)
-	top, bottom = c, c
-	top.Min.Y, bottom.Max.Y = split, split
-	// Align the data areas, so that a size on the x axis is at the same
-	// place in both panels: the narrower side of each gives way. The
-	// padding gonum adds for glyphs depends on the width, hence the passes.
-	for i := 0; f.sharedX && i < 3; i++ {
-		dt, db := f.Main.DataCanvas(top), f.CPU.DataCanvas(bottom)
-		if d := dt.Min.X - db.Min.X; d > 0 {
-			bottom.Min.X += d
-		} else {
-			top.Min.X -= d
-		}
-		if d := dt.Max.X - db.Max.X; d > 0 {
-			top.Max.X -= d
-		} else {
-			bottom.Max.X += d
-		}
-	}
+	top, bottom, _ = f.layout(c)
 	return top, bottom
+}
+
+// layout splits c between the panels: the main panel above the second
+// (60% and 40% of the height unless split says otherwise), the wire
+// panels under them (wireHeight each); their plotting areas aligned
+// when they share the x axis. With one panel, top and bottom are both
+// c.
+func (f *Figure) layout(c draw.Canvas) (top, bottom draw.Canvas, wire []draw.Canvas) {
+	if len(f.wire) > 0 {
+		for k := range f.wire {
+			w := c
+			w.Max.Y = c.Min.Y + wireHeight*vg.Length(len(f.wire)-k)
+			w.Min.Y = w.Max.Y - wireHeight
+			wire = append(wire, w)
+		}
+		c.Min.Y += wireHeight * vg.Length(len(f.wire))
+	}
+	top, bottom = c, c
+	cs := []*draw.Canvas{&top}
+	ps := []*gplot.Plot{f.Main}
+	if f.CPU != nil {
+		share := f.split
+		if share == 0 {
+			share = 0.4
+		}
+		split := c.Min.Y + (c.Max.Y-c.Min.Y)*vg.Length(share)
+		top.Min.Y, bottom.Max.Y = split, split
+		cs, ps = append(cs, &bottom), append(ps, f.CPU)
+	}
+	for k := range wire {
+		cs, ps = append(cs, &wire[k]), append(ps, f.wire[k])
+	}
+	// Align the data areas, so that a size on the x axis is at the same
+	// place in every panel: each gives way to the one that needs the
+	// most room on either side. The padding gonum adds for glyphs
+	// depends on the width, hence the passes.
+	for i := 0; f.sharedX && len(ps) > 1 && i < 3; i++ {
+		dcs := make([]draw.Canvas, len(ps))
+		lo, hi := vg.Length(math.Inf(-1)), vg.Length(math.Inf(1))
+		for k, p := range ps {
+			dcs[k] = p.DataCanvas(*cs[k])
+			lo, hi = max(lo, dcs[k].Min.X), min(hi, dcs[k].Max.X)
+		}
+		for k := range ps {
+			cs[k].Min.X += lo - dcs[k].Min.X
+			cs[k].Max.X -= dcs[k].Max.X - hi
+		}
+	}
+	return top, bottom, wire
 }
 
 // valueAxis sets a value axis over lo..hi (data values, already scaled):
@@ -264,6 +315,37 @@ func valueAxis(ax *gplot.Axis, lo, hi float64) bool {
 	ax.Min, ax.Max = 0, max(hi, 1e-9)*1.25
 	ax.Tick.Marker = linearTicks{}
 	return false
+}
+
+// keyRoom raises a value axis' maximum, where needed, so that a key of
+// lines entries at the top of a panel clears the data, whose top is top:
+// each line takes about a 12th of a CPU panel's data area (a 16th of a
+// main panel's).
+func keyRoom(ax *gplot.Axis, top float64, lines int) {
+	frac := min(0.6, 0.08*float64(lines)+0.05)
+	if _, log := ax.Scale.(gplot.LogScale); log {
+		if ax.Min > 0 && top > ax.Min {
+			ax.Max = max(ax.Max, ax.Min*math.Pow(top/ax.Min, 1/(1-frac)))
+		}
+		return
+	}
+	ax.Max = max(ax.Max, top/(1-frac))
+}
+
+// faded is c at 55% opacity: a line joining measured points, under
+// their markers.
+func faded(c color.Color) color.Color {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 140}
+}
+
+// pointGlyph is series i's marker: filled shapes first (a circle, a
+// square, a triangle), large enough to be what the eye finds, then
+// open ones.
+func pointGlyph(i int) draw.GlyphDrawer {
+	gs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.RingGlyph{},
+		draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
+	return gs[i%len(gs)]
 }
 
 func title(kinds map[spec.Kind]bool, what string) string {
@@ -298,12 +380,16 @@ func seriesColor(i int) color.Color { return okabeIto[i%len(okabeIto)] }
 var sideGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.RingGlyph{}}
 
 // throughputLines is throughput against message size on a log-2 x axis,
-// a line per series through the points' means with whiskers at their
-// confidence intervals; below, each side's service demand (local solid,
-// remote dashed) when measured.
+// a marker at each measured size (what was measured: the faded line
+// between two sizes a decade apart is not) with whiskers at its
+// confidence interval, a line per series; below, each side's service
+// demand (local solid, remote dashed) when measured. The y axis holds
+// the means and their intervals up to twice and down to half a mean: an
+// interval wider than that (four iterations' 99% interval at 64 bytes
+// ran from 0 to 800 Mbit/s on a 500 Mbit/s link) is cut at the axis and
+// marked.
 func throughputLines(series []report.Series) (*Figure, error) {
 	kinds := map[spec.Kind]bool{}
-	level := 0.0
 	lo, hi := math.Inf(1), 0.0
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
@@ -312,8 +398,7 @@ func throughputLines(series []report.Series) (*Figure, error) {
 			v := pt.Summary.BitsPerSecond
 			lo, hi = min(lo, v), max(hi, v)
 			if c := pt.Summary.Confidence; c != nil && c.Hi != nil && c.Lo != nil {
-				hi, lo = max(hi, *c.Hi), min(lo, max(*c.Lo, v/2))
-				level = c.Level
+				hi, lo = max(hi, min(*c.Hi, 2*v)), min(lo, max(*c.Lo, v/2))
 			}
 			minX, maxX = min(minX, float64(pt.MsgSize)), max(maxX, float64(pt.MsgSize))
 		}
@@ -325,7 +410,7 @@ func throughputLines(series []report.Series) (*Figure, error) {
 	style(p, "", "throughput ("+unit+")")
 	sizeAxis(p, "message size (bytes per send call)", minX, maxX)
 	valueAxis(&p.Y, lo/scale, hi/scale)
-	clipped := false
+	var ws []*whiskers
 	for i, s := range series {
 		col := seriesColor(i)
 		xys := make(plotter.XYs, len(s.Points))
@@ -334,23 +419,28 @@ func throughputLines(series []report.Series) (*Figure, error) {
 			y := pt.Summary.BitsPerSecond / scale
 			xys[j] = plotter.XY{X: float64(pt.MsgSize), Y: y}
 			if c := pt.Summary.Confidence; c != nil && c.Lo != nil && c.Hi != nil {
-				w.add(xys[j].X, *c.Lo/scale, *c.Hi/scale)
-				clipped = clipped || w.clippedBy(&p.Y, len(w.xs)-1)
+				w.add(xys[j].X, *c.Lo/scale, *c.Hi/scale, ciKind(c.Level), c.Iterations)
 			}
 		}
 		line, points, err := plotter.NewLinePoints(xys)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Label, err)
 		}
-		line.Color, line.Width = col, vg.Points(1.5)
-		points.Color, points.Shape, points.Radius = col, plotutil.Shape(i), vg.Points(2.5)
+		line.Color, line.Width = faded(col), vg.Points(1.5)
+		points.Color, points.Shape, points.Radius = col, pointGlyph(i), vg.Points(4)
 		if len(w.xs) > 0 {
 			add(w)
+			ws = append(ws, w)
 		}
 		add(line, points) // over the whiskers
 		p.Legend.Add(s.Label, line, points)
 	}
-	p.Title.Text = title(kinds, "throughput by message size"+whiskerNote(level, clipped))
+	keyRoom(&p.Y, hi/scale, len(series)+whiskerKinds(ws...)+1)
+	for _, w := range ws {
+		w.top = hi / scale
+	}
+	whiskerKeys(p, ws...)
+	p.Title.Text = title(kinds, "throughput by message size")
 	f := &Figure{Main: p, items: items}
 	if hasServiceDemand(series, false) {
 		cp, err := demandBySize(series, false, minX, maxX)
@@ -430,6 +520,7 @@ func demandBySize(series []report.Series, perTr bool, minX, maxX float64) (*gplo
 		}
 	}
 	valueAxis(&p.Y, lo, hi)
+	keyRoom(&p.Y, hi, 3) // two lines, in a panel smaller than most
 	addDashKey(p, []string{"local", "remote"}, dashes, sideGlyphs...)
 	return p, nil
 }
@@ -460,38 +551,39 @@ func (k glyphKey) Thumbnail(c *draw.Canvas) {
 
 // throughputBars is one bar per series (a single run, a matrix row, one
 // direction of a tradeoff), the series as categories, whiskers at the
-// confidence interval; below, each side's CPU utilization.
+// range of its iterations or its confidence interval, the key saying
+// which and over how many; below, each side's CPU utilization.
 func throughputBars(series []report.Series) (*Figure, error) {
 	kinds := map[spec.Kind]bool{}
-	level := 0.0
 	lo, hi := math.Inf(1), 0.0
 	sizes := map[int]bool{}
 	// A bar's height and whiskers: the median of the iterations and
 	// their range where a series has iterations (what compare's table
 	// shows, and tests: the U test's centre); the mean and its confidence
 	// interval otherwise.
-	type barFig struct{ y, lo, hi float64 }
+	type barFig struct {
+		y, lo, hi float64
+		kind      string
+		n         int
+	}
 	figs := make([]barFig, len(series))
 	medians := 0
-	n := 0
 	for i, s := range series {
 		pt := s.Points[0]
 		kinds[pt.Spec.Kind] = true
 		sizes[pt.MsgSize] = true
-		f := barFig{pt.Summary.BitsPerSecond, math.NaN(), math.NaN()}
+		f := barFig{pt.Summary.BitsPerSecond, math.NaN(), math.NaN(), "", 0}
 		if c := pt.Summary.Confidence; c != nil && c.Lo != nil && c.Hi != nil {
-			f.lo, f.hi = *c.Lo, *c.Hi
-			level = c.Level
+			f.lo, f.hi, f.kind, f.n = *c.Lo, *c.Hi, ciKind(c.Level), c.Iterations
 		}
 		if vals := iterationRates(pt); len(vals) >= 2 {
-			f = barFig{stats.Center(vals, stats.UTest), slices.Min(vals), slices.Max(vals)}
+			f = barFig{stats.Center(vals, stats.UTest), slices.Min(vals), slices.Max(vals), rangeKind, len(vals)}
 			medians++
-			n = max(n, len(vals))
 		}
 		figs[i] = f
 		lo, hi = min(lo, f.y), max(hi, f.y)
 		if !math.IsNaN(f.hi) {
-			hi = max(hi, f.hi)
+			hi = max(hi, min(f.hi, 2*f.y))
 		}
 	}
 	scale, unit := report.RateUnit(hi)
@@ -507,29 +599,34 @@ func throughputBars(series []report.Series) (*Figure, error) {
 	style(p, "", "throughput ("+unit+")")
 	logY := valueAxis(&p.Y, lo/scale, hi/scale)
 	b := &bars{logBase: logY, width: 0.6}
-	clipped := false
 	for i, f := range figs {
-		b.add(float64(i), f.y/scale, f.lo/scale, f.hi/scale, okabeIto[0])
-		clipped = clipped || b.w.clippedBy(&p.Y, i)
+		b.add(float64(i), f.y/scale, f.lo/scale, f.hi/scale, okabeIto[0], f.kind, f.n)
 	}
 	switch {
 	case medians == len(series):
-		what += fmt.Sprintf("\nbars: median of the iterations (as compare's table); whiskers: their range (up to %d)", n)
+		what += "\nbars: median of the iterations (as compare's table)"
 	case medians > 0:
-		what += "\nbars: median of the iterations, whiskers their range; mean where one run"
-	default:
-		what += whiskerNote(level, clipped)
+		what += "\nbars: median of the iterations; the mean where one run"
 	}
 	p.Title.Text = title(kinds, what)
 	add(b)
 	categoryAxis(p, series)
-	p.Legend = gplot.NewLegend() // the categories name the bars
+	keyRoom(&p.Y, hi/scale, whiskerKinds(&b.w)+1)
+	b.w.top = hi / scale
+	whiskerKeys(p, &b.w)
+	if whiskerKinds(&b.w) == 0 {
+		p.Legend.Add(oneRunKey) // n too, where there is nothing to draw
+	}
 	f := &Figure{Main: p, items: items}
 	if cp := cpuBars(series); cp != nil {
-		f.CPU = cp
+		f.CPU, f.sharedX = cp, true
 	}
+	f.wire = wirePanels(series)
 	return f, nil
 }
+
+// oneRunKey is a bar figure's key when no bar has a whisker.
+const oneRunKey = "n = 1 (one run each): no interval to draw"
 
 // iterationRates are a point's iterations' throughputs (bits/s); nil
 // for a single run.
@@ -567,12 +664,11 @@ func cpuBars(series []report.Series) *gplot.Plot {
 			if c == nil || c.CPUs == 0 {
 				continue
 			}
-			sides[side].add(float64(i), c.UtilPct, math.NaN(), math.NaN(), cols[side])
+			sides[side].add(float64(i), c.UtilPct, math.NaN(), math.NaN(), cols[side], "", 0)
 		}
 	}
 	p.Add(sides[0], sides[1])
 	categoryAxis(p, series)
-	p.X.Tick.Label.Font.Size = 0.01 // the main panel names the categories
 	p.Legend.Add("local", sides[0])
 	p.Legend.Add("remote", sides[1])
 	sides[0].key, sides[1].key = cols[0], cols[1]
@@ -617,10 +713,10 @@ type bars struct {
 	key           color.Color // the key's swatch
 }
 
-func (b *bars) add(x, y, lo, hi float64, c color.Color) {
+func (b *bars) add(x, y, lo, hi float64, c color.Color, kind string, n int) {
 	b.xs, b.ys = append(b.xs, x+b.offset), append(b.ys, y)
 	b.cols = append(b.cols, c)
-	b.w.add(x+b.offset, lo, hi)
+	b.w.add(x+b.offset, lo, hi, kind, n)
 }
 
 func (b *bars) Plot(c draw.Canvas, p *gplot.Plot) {
@@ -631,6 +727,9 @@ func (b *bars) Plot(c draw.Canvas, p *gplot.Plot) {
 		y0 = trY(0)
 	}
 	for i := range b.xs {
+		if math.IsNaN(b.ys[i]) {
+			continue // not measured
+		}
 		x0, x1 := trX(b.xs[i]-b.width/2), trX(b.xs[i]+b.width/2)
 		y := trY(b.ys[i])
 		if b.logBase && !(b.ys[i] > 0) {
@@ -648,88 +747,15 @@ func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for i := range b.xs {
 		xmin, xmax = min(xmin, b.xs[i]-b.width/2), max(xmax, b.xs[i]+b.width/2)
+		if math.IsNaN(b.ys[i]) {
+			continue
+		}
 		ymin, ymax = min(ymin, b.ys[i]), max(ymax, b.ys[i])
 		if !math.IsNaN(b.w.hi[i]) {
 			ymax = max(ymax, b.w.hi[i])
 		}
 	}
 	return
-}
-
-// whiskers are confidence intervals drawn as vertical lines with caps at
-// x, from lo to hi (data values). An end past the axis (below its
-// minimum, or at or below 0 on a log axis, where a noisy interval of two
-// iterations can reach) is clipped at the axis and drawn as an
-// arrowhead instead of a cap, so that a clipped whisker is not read as
-// the interval's end; whiskerNote says so in the title.
-type whiskers struct {
-	xs, lo, hi []float64
-	col        color.Color
-	capWidth   vg.Length
-}
-
-func (w *whiskers) add(x, lo, hi float64) {
-	w.xs, w.lo, w.hi = append(w.xs, x), append(w.lo, lo), append(w.hi, hi)
-}
-
-// clippedBy reports whether whisker i reaches past ax's range as set.
-func (w *whiskers) clippedBy(ax *gplot.Axis, i int) bool {
-	if math.IsNaN(w.lo[i]) || math.IsNaN(w.hi[i]) {
-		return false
-	}
-	return w.lo[i] < ax.Min || w.hi[i] > ax.Max
-}
-
-func (w *whiskers) Plot(c draw.Canvas, p *gplot.Plot) {
-	trX, trY := p.Transforms(&c)
-	ls := draw.LineStyle{Color: w.col, Width: vg.Points(1)}
-	half := w.capWidth / 2
-	for i := range w.xs {
-		lo, hi := w.lo[i], w.hi[i]
-		if math.IsNaN(lo) || math.IsNaN(hi) || hi < p.Y.Min || lo > p.Y.Max {
-			continue
-		}
-		xm := trX(w.xs[i])
-		ylo, yhi := trY(max(lo, p.Y.Min)), trY(min(hi, p.Y.Max))
-		c.StrokeLine2(ls, xm, ylo, xm, yhi)
-		for _, end := range []struct {
-			y       vg.Length
-			clipped bool
-			dir     vg.Length // the way out of the axis: -1 down, 1 up
-		}{{ylo, lo < p.Y.Min, -1}, {yhi, hi > p.Y.Max, 1}} {
-			if !end.clipped {
-				c.StrokeLine2(ls, xm-half, end.y, xm+half, end.y)
-				continue
-			}
-			// An arrowhead pointing out of the axis.
-			a := vg.Points(4)
-			c.FillPolygon(w.col, []vg.Point{{X: xm - a, Y: end.y - end.dir*1.6*a}, {X: xm + a, Y: end.y - end.dir*1.6*a}, {X: xm, Y: end.y}})
-		}
-	}
-}
-
-// DataRange is the whiskers' x extent; their y ends do not stretch the
-// axis (the axis is set from the figures, and an end past it is clipped
-// and marked).
-func (w *whiskers) DataRange() (xmin, xmax, ymin, ymax float64) {
-	xmin, xmax = math.Inf(1), math.Inf(-1)
-	for _, x := range w.xs {
-		xmin, xmax = min(xmin, x), max(xmax, x)
-	}
-	return xmin, xmax, math.Inf(1), math.Inf(-1)
-}
-
-// whiskerNote is the title's line about the whiskers: their level and,
-// when one was clipped at the axis, what its arrowhead means.
-func whiskerNote(level float64, clipped bool) string {
-	if level <= 0 {
-		return ""
-	}
-	s := fmt.Sprintf("\nwhiskers: %s%% confidence intervals", report.LevelPct(level))
-	if clipped {
-		s += "; an arrowhead: the interval goes on past the axis"
-	}
-	return s
 }
 
 // Thumbnail draws the key's swatch.
@@ -774,6 +800,7 @@ func latencyPercentiles(series []report.Series) (*Figure, error) {
 	add := func(ps ...gplot.Plotter) { p.Add(ps...); items = append(items, ps...) }
 	style(p, title(kinds, "latency percentiles"), "round-trip latency (us)")
 	valueAxis(&p.Y, lo, hi)
+	keyRoom(&p.Y, hi, len(series))
 	names := make([]string, len(percentiles))
 	for i, pc := range percentiles {
 		names[i] = pc.name
@@ -827,6 +854,7 @@ func latencyBySize(series []report.Series) (*Figure, error) {
 	style(p, title(kinds, "latency by request size"), "round-trip latency (us)")
 	sizeAxis(p, "request size (bytes)", minX, maxX)
 	valueAxis(&p.Y, lo, hi)
+	keyRoom(&p.Y, hi, len(series)+3)
 	dashes := [][]vg.Length{nil, {vg.Points(5), vg.Points(3)}, {vg.Points(1), vg.Points(2)}}
 	pcts := []int{0, 2, 3} // p50, p99, p99.9
 	for i, s := range series {
@@ -877,8 +905,9 @@ func style(p *gplot.Plot, title, ylabel string) {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.XOffs = 6
-	p.Legend.YOffs = -4
+	p.Legend.YOffs = keyYOffs
 	p.Legend.TextStyle.Font.Size = 9
+	p.Legend.Padding = vg.Points(1.5) // a key's markers are as tall as its text
 }
 
 // sizeAxis makes the x axis a log-2 axis of message sizes over minX..maxX.
@@ -892,9 +921,13 @@ func sizeAxis(p *gplot.Plot, label string, minX, maxX float64) {
 	}
 }
 
-// sizeTicks marks a log-2 axis of message sizes: powers of two, labelled
-// with binary prefixes (64, 1K, 64K, 1M), every second or fourth one when
-// the range is wide; the others are minor ticks.
+// sizeTicks marks a log-2 axis of message sizes: powers of two,
+// labelled with binary prefixes (64, 1K, 64K, 1M), every second or
+// fourth one when the range is wide; the others are minor ticks. Where
+// that labels fewer than four, 1.5 times each power is labelled too
+// (96, 1536, 3K), and where that is still fewer (1460 to 1500 bytes,
+// where no power of two falls), round numbers in between are (1200,
+// 1400, 1600, 1800).
 type sizeTicks struct{}
 
 func (sizeTicks) Ticks(lo, hi float64) []gplot.Tick {
@@ -911,7 +944,44 @@ func (sizeTicks) Ticks(lo, hi float64) []gplot.Tick {
 		}
 		ticks = append(ticks, t)
 	}
-	return ticks
+	if labelled(ticks) >= 4 {
+		return ticks
+	}
+	// Every power of two, and 1.5 times each, in lo..hi.
+	var halves []gplot.Tick
+	for e := math.Floor(math.Log2(max(lo, 1))) - 1; e <= last; e++ {
+		for _, v := range []float64{math.Pow(2, e), 1.5 * math.Pow(2, e)} {
+			if v >= lo && v <= hi && v == math.Trunc(v) {
+				halves = append(halves, gplot.Tick{Value: v, Label: sizeLabel(int64(v))})
+			}
+		}
+	}
+	if labelled(halves) >= 4 {
+		return halves
+	}
+	// Round numbers: the axis is nearly linear over so short a range.
+	// The widest round step (1, 2, 2.5 or 5 times a power of ten) that
+	// gives four.
+	var round []gplot.Tick
+	for mag := math.Pow(10, math.Floor(math.Log10(hi-lo))); mag >= 1 && labelled(round) < 4; mag /= 10 {
+		for _, m := range []float64{5, 2.5, 2, 1} {
+			step := m * mag
+			if step != math.Trunc(step) {
+				continue
+			}
+			round = round[:0]
+			for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+				round = append(round, gplot.Tick{Value: v, Label: sizeLabel(int64(v))})
+			}
+			if len(round) >= 4 {
+				break
+			}
+		}
+	}
+	if labelled(round) > labelled(halves) {
+		return round
+	}
+	return halves
 }
 
 // logTicks marks a log axis at 1, 2 and 5 times each power of ten, the
@@ -1036,6 +1106,7 @@ func Labels(names []string, docs []result.Document) []string {
 			m[k] = v
 		}
 		userLabels(m, d)
+		foldSettings(m)
 		for k := range m {
 			if !slices.Contains(keys, k) {
 				keys = append(keys, k)

@@ -95,6 +95,43 @@ func TestLabels(t *testing.T) {
 				d.Local.Env = &l
 			}),
 		}, []string{"remote mtu=9000", "remote mtu=1500"}},
+		// The system's default congestion control is what a run without
+		// --cc used: one setting, not "cc=bbr, congestion_control=default".
+		{"a congestion control by default and by --cc", []result.Document{
+			doc(func(d *result.Document) {
+				e := vethEnv()
+				e.CongestionControl.Default = "bbr"
+				d.Remote.Env, d.Local.Env = &e, &e
+			}),
+			doc(func(d *result.Document) {
+				e := vethEnv()
+				d.Remote.Env, d.Local.Env = &e, &e
+				d.Spec.CongestionControl = "cubic"
+			}),
+		}, []string{"congestion_control=bbr", "congestion_control=cubic"}},
+		{"the sides' defaults differ", []result.Document{
+			doc(func(d *result.Document) {
+				l, r := vethEnv(), vethEnv()
+				r.CongestionControl.Default = "bbr"
+				d.Local.Env, d.Remote.Env = &l, &r
+			}),
+			doc(func(d *result.Document) {
+				e := vethEnv()
+				d.Remote.Env, d.Local.Env = &e, &e
+			}),
+		}, []string{"congestion_control=local:cubic/remote:bbr", "congestion_control=cubic"}},
+		{"--label cc= says what the default was", []result.Document{
+			doc(func(d *result.Document) { d.Labels = map[string]string{"cc": "bbr"} }),
+			doc(func(d *result.Document) { d.Spec.CongestionControl = "cubic" }),
+		}, []string{"congestion_control=bbr", "congestion_control=cubic"}},
+		{"--label cc= as --cc said", []result.Document{
+			doc(func(d *result.Document) { d.Labels = map[string]string{"cc": "bbr"}; d.Spec.CongestionControl = "bbr" }),
+			doc(func(d *result.Document) { d.Spec.CongestionControl = "cubic" }),
+		}, []string{"congestion_control=bbr", "congestion_control=cubic"}},
+		{"--label cc= against --cc kept", []result.Document{
+			doc(func(d *result.Document) { d.Labels = map[string]string{"cc": "bbr"}; d.Spec.CongestionControl = "reno" }),
+			doc(func(d *result.Document) { d.Spec.CongestionControl = "cubic" }),
+		}, []string{"cc=bbr, congestion_control=reno", "cc=default, congestion_control=cubic"}},
 		{"an environment missing is no difference", []result.Document{
 			doc(func(d *result.Document) { e := vethEnv(); d.Remote.Env = &e }),
 			doc(same),

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	gplot "gonum.org/v1/plot"
 
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
@@ -71,10 +75,10 @@ func TestPlotInputsNeverPanic(t *testing.T) {
 							t.Error(err)
 						}
 						// An interval reaching below 0 is past any axis:
-						// its whisker is clipped, and the title says how
+						// its whisker is clipped, and the key says how
 						// that is marked.
-						if lof < 0 && !strings.Contains(f.Main.Title.Text, "arrowhead") {
-							t.Errorf("an interval from %g bit/s, title %q says nothing of its clipped whisker", lof, f.Main.Title.Text)
+						if key := legendTexts(f.Main); lof < 0 && !slices.ContainsFunc(key, func(s string) bool { return strings.Contains(s, "arrowhead") }) {
+							t.Errorf("an interval from %g bit/s, key %q says nothing of its clipped whisker", lof, key)
 						}
 					})
 				}
@@ -102,6 +106,38 @@ func TestPlotInputsNeverPanic(t *testing.T) {
 					t.Error(err)
 				}
 			})
+		}
+	}
+}
+
+// TestSizeTicks: a message-size axis, as sizeAxis sets it for the
+// sizes measured (one size, two close ones, three across decades), is
+// labelled at 4 to 9 ticks (as many whole bytes as it holds, when fewer): powers of two, with 1.5 times them, or round
+// numbers where the range holds too few (1460 and 1500 bytes had no
+// label at all).
+func TestSizeTicks(t *testing.T) {
+	for _, lo := range []float64{1, 7, 64, 1000, 1460, 65000, 1 << 20} {
+		for f := 1.0; f <= 1<<20; f *= 1.19 {
+			var p gplot.Plot
+			sizeAxis(&p, "", lo, math.Round(lo*f))
+			var labels []string
+			for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+				if tk.Label == "" {
+					continue
+				}
+				if tk.Value < p.X.Min || tk.Value > p.X.Max {
+					t.Errorf("sizes %g..%g: label %q at %g, off the axis %g..%g", lo, lo*f, tk.Label, tk.Value, p.X.Min, p.X.Max)
+				}
+				if slices.Contains(labels, tk.Label) {
+					t.Errorf("sizes %g..%g: label %q twice", lo, lo*f, tk.Label)
+				}
+				labels = append(labels, tk.Label)
+			}
+			// Sizes are whole bytes: an axis from 0.5 to 2 has two.
+			least := min(4, int(math.Floor(p.X.Max)-math.Ceil(p.X.Min))+1)
+			if n := len(labels); n < least || n > 9 {
+				t.Errorf("sizes %g..%g (axis %.0f..%.0f): %d labels %q, want %d to 9", lo, math.Round(lo*f), p.X.Min, p.X.Max, n, labels, least)
+			}
 		}
 	}
 }

@@ -138,6 +138,7 @@ func RRULAll(doc result.Document) (*Figure, error) {
 		lat.Legend.Add(k.name, l)
 	}
 	valueAxis(&lat.Y, loMs, hiMs)
+	keyRoom(&lat.Y, hiMs, 2) // the UDP and TCP probes
 
 	for _, p := range []*gplot.Plot{tp, lat} {
 		p.X.Min, p.X.Max = 0, end

@@ -210,6 +210,21 @@ var (
 		read: func(v View) (float64, bool) {
 			return v.Summary.SenderWireBytesPerPacket, v.Summary.SenderWirePacketsPerSecond > 0
 		}}
+	// The same device's frames: what a physical wire carries, one per
+	// segment, where the packets above were the stack's TSO or GSO
+	// super-packets (the root qdisc's count, or an estimate from the
+	// bytes and the MSS: result.Wire's tx_frames_from); absent where
+	// the device was not read and on loopback.
+	SenderWireFramesPerSecond = Figure{Name: "sender_wire_frames_per_s", Unit: "frames/s", Words: "sender wire frame rate", Shown: "frames/sec",
+		In: Compared | Pointed,
+		read: func(v View) (float64, bool) {
+			return v.Summary.SenderWireFramesPerSecond, v.Summary.SenderWireFramesPerSecond > 0
+		}}
+	SenderWireBytesPerFrame = Figure{Name: "sender_wire_bytes_per_frame", Unit: "bytes", HigherIsBetter: true,
+		Words: "sender wire bytes per frame", In: Compared | Pointed,
+		read: func(v View) (float64, bool) {
+			return v.Summary.SenderWireBytesPerFrame, v.Summary.SenderWireFramesPerSecond > 0
+		}}
 	// Each side's system-wide CPU split (user, system, hardware
 	// interrupt, softirq time, in percent of all CPUs), as the run's CPU
 	// lines and the tables' second lines show it; a side with only its
@@ -227,7 +242,7 @@ var (
 var Figures = []Figure{
 	Throughput, Transactions,
 	LocalUtil, RemoteUtil, LocalDemand, RemoteDemand,
-	SenderWirePPS, SenderWireBytesPerPacket,
+	SenderWirePPS, SenderWireBytesPerPacket, SenderWireFramesPerSecond, SenderWireBytesPerFrame,
 	LocalUser, LocalSystem, LocalIRQ, LocalSoftIRQ,
 	RemoteUser, RemoteSystem, RemoteIRQ, RemoteSoftIRQ,
 	LatencyP50, LatencyP90, LatencyP99, RTT, Loss,

@@ -166,6 +166,9 @@ func LimitText(l *result.Limit) string {
 			s += fmt.Sprintf(" (rwnd_limited %.0f%% of the window", t.RwndLimitedPct)
 			if t.RcvBufBytes > 0 {
 				s += ", receive buffer " + units.FormatBytes(float64(t.RcvBufBytes))
+				if t.InFlightPct > 0 {
+					s += fmt.Sprintf(", %.0f%% of it in flight", t.InFlightPct)
+				}
 			}
 			s += ")"
 		}

@@ -43,6 +43,7 @@ var pointsCSVHeader = []string{
 	"local_process_user_s", "local_process_system_s", "remote_process_user_s", "remote_process_system_s",
 	"interrupted", "limit",
 	record.SenderWirePPS.Name, record.SenderWireBytesPerPacket.Name,
+	record.SenderWireFramesPerSecond.Name, record.SenderWireBytesPerFrame.Name,
 }
 
 // PointsCSV writes one row per point of each series: the mean figures,
@@ -105,6 +106,7 @@ func PointsCSV(w io.Writer, series []Series) error {
 				snd, rcv, f(sum.ElapsedS), tps, p50, p99, p999, lsdTr, rsdTr, lpu, lps, rpu, rps,
 				strconv.FormatBool(p.Interrupted), limitKind(sum.Limit),
 				senderWire(sum.SenderWirePacketsPerSecond), senderWire(sum.SenderWireBytesPerPacket),
+				senderWire(sum.SenderWireFramesPerSecond), senderWire(sum.SenderWireBytesPerFrame),
 			}))
 		}
 	}

@@ -239,6 +239,11 @@ var warningWords = map[result.WarningCode]func(result.Warning) []string{
 		return []string{fmt.Sprintf("the receiver's device %s dropped %.2f%% of the packets it received", w.Name("device"), w.Figure("drop_pct"))}
 	},
 	result.NoteWindowAlsoFull: func(w result.Warning) []string {
+		if f := w.Figure("in_flight_pct"); f > 0 {
+			return []string{fmt.Sprintf("the receive window set by the buffer asked for held the rate too: what was in flight (goodput x RTT) filled %.0f%% of its %s",
+				f, units.FormatBytes(w.Figure("rcvbuf_bytes"))),
+				fmt.Sprintf(", and it was full %.0f%% of the window (rwnd_limited)", w.Figure("rwnd_limited_pct"))}
+		}
 		return []string{fmt.Sprintf("the receive window set by the buffer asked for was also full %.0f%% of the window", w.Figure("rwnd_limited_pct")),
 			" (rwnd_limited)"}
 	},

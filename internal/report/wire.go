@@ -11,10 +11,11 @@ import (
 	"wirespeed/internal/units"
 )
 
-// Wire writes a `wire:` line per side (what its device carried: packets
-// per second and mean bytes per packet each way, the share that was not
-// this test's), then the device's rate against the payload, its root
-// qdisc's figures and the driver's offload counters, indented under it.
+// Wire writes a `wire:` line per side (what its device counted:
+// packets per second and mean bytes per packet each way, the share that
+// was not this test's), then the frames a physical wire carries, the
+// device's rate against the payload, its root qdisc's figures and the
+// driver's offload counters, indented under it.
 func Wire(w io.Writer, res result.Result) {
 	for _, s := range []struct {
 		name string
@@ -42,15 +43,22 @@ func wireLines(wr result.Wire) []string {
 		first = fmt.Sprintf("%s (loopback: one device carries both directions, counted once) %s pkts/s, %s B/pkt; %s not this test",
 			wr.Device, FormatCount(wr.TxPacketsPerSecond), formatPerPacket(wr.TxBytesPerPacket), formatPct(wr.OtherPct))
 	} else {
-		first = fmt.Sprintf("%s tx %s pkts/s, %s B/pkt; rx %s pkts/s, %s B/pkt; %s not this test",
+		first = fmt.Sprintf("%s device: tx %s pkts/s, %s B/pkt; rx %s pkts/s, %s B/pkt (as the device counts: a TSO, GSO or GRO packet once); %s not this test",
 			wr.Device, FormatCount(wr.TxPacketsPerSecond), formatPerPacket(wr.TxBytesPerPacket),
 			FormatCount(wr.RxPacketsPerSecond), formatPerPacket(wr.RxBytesPerPacket), formatPct(wr.OtherPct))
 	}
 	lines := []string{first}
+	if f := framesLine(wr); f != "" {
+		lines = append(lines, f)
+	}
 	rate := fmt.Sprintf("tx %s on the device (headers included) for %s of payload", units.FormatBits(wr.TxBitsPerSecond), units.FormatBits(wr.TxGoodputBitsPerSecond))
-	if wr.Loopback {
+	switch {
+	case wr.Loopback:
 		rate = fmt.Sprintf("%s on the device (headers included) for %s of payload both ways", units.FormatBits(wr.TxBitsPerSecond), units.FormatBits(wr.TxGoodputBitsPerSecond+wr.RxGoodputBitsPerSecond))
-	} else {
+	case wr.GoodputLeft:
+		rate = fmt.Sprintf("tx %s on the device (headers included) for %s of payload the peer acknowledged; rx %s for %s the kernel received",
+			units.FormatBits(wr.TxBitsPerSecond), units.FormatBits(wr.TxGoodputBitsPerSecond), units.FormatBits(wr.RxBitsPerSecond), units.FormatBits(wr.RxGoodputBitsPerSecond))
+	default:
 		rate += fmt.Sprintf("; rx %s for %s", units.FormatBits(wr.RxBitsPerSecond), units.FormatBits(wr.RxGoodputBitsPerSecond))
 	}
 	if d := l.TxDropped + l.RxDropped + l.TxErrors + l.RxErrors + l.RxMissed + l.RxOverErrs; d > 0 {
@@ -69,6 +77,37 @@ func wireLines(wr result.Wire) []string {
 		lines = append(lines, "driver: "+strings.Join(parts, ", "))
 	}
 	return lines
+}
+
+// framesLine is a side's frames on the wire, each way, and where each
+// count comes from: the root qdisc's, which counts a GSO packet as its
+// segments, or an estimate from the bytes over the MSS (or datagram)
+// plus headers; with how many frames a device packet became where that
+// is more than one. Empty on loopback and where there are none.
+func framesLine(wr result.Wire) string {
+	if wr.Loopback || wr.TxFramesPerSecond <= 0 && wr.RxFramesPerSecond <= 0 {
+		return ""
+	}
+	est := "estimated"
+	if wr.SegmentBytes > 0 {
+		est = fmt.Sprintf("estimated from %d B segments and %d B of headers", wr.SegmentBytes, wr.HeaderBytes)
+	}
+	txEst := wr.TxFramesFrom != "qdisc" || wr.Qdisc == nil
+	way := func(dir string, fps, bpf, pps float64, from string) string {
+		about, src := "about ", est
+		switch {
+		case from == "qdisc" && wr.Qdisc != nil:
+			about, src = "", "the "+wr.Qdisc.Kind+" qdisc's count"
+		case dir == "rx" && txEst:
+			src = "estimated likewise"
+		}
+		if pps > 0 && fps >= 1.05*pps {
+			src += fmt.Sprintf("; %.1f a device packet", fps/pps)
+		}
+		return fmt.Sprintf("%s %s%s frames/s, %s B/frame (%s)", dir, about, FormatCount(fps), formatPerPacket(bpf), src)
+	}
+	return "on the wire: " + way("tx", wr.TxFramesPerSecond, wr.TxBytesPerFrame, wr.TxPacketsPerSecond, wr.TxFramesFrom) +
+		"; " + way("rx", wr.RxFramesPerSecond, wr.RxBytesPerFrame, wr.RxPacketsPerSecond, "estimate")
 }
 
 // FormatCount writes a rate of things per second in three digits with
@@ -132,8 +171,32 @@ func wireCells(s result.Summary) []string {
 // wireCSVHeader names the CSV's columns of the devices (after the
 // others): the sender's device's packets per second and bytes per packet
 // (the tables' columns), then each side's figures (result.Wire).
-var wireCSVHeader = append([]string{record.SenderWirePPS.Name, record.SenderWireBytesPerPacket.Name},
-	append(wireSideHeader("local"), wireSideHeader("remote")...)...)
+// The frames' columns follow, the sender's and each side's, where
+// they were added (after every other column, so that a reader of the
+// columns before finds them where they were).
+var wireCSVHeader = concat([]string{record.SenderWirePPS.Name, record.SenderWireBytesPerPacket.Name},
+	wireSideHeader("local"), wireSideHeader("remote"),
+	[]string{record.SenderWireFramesPerSecond.Name, record.SenderWireBytesPerFrame.Name},
+	wireFramesHeader("local"), wireFramesHeader("remote"))
+
+func concat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// wireFrameColumns are a side's frame columns (result.Wire's).
+var wireFrameColumns = []string{"tx_frames_per_s", "tx_bytes_per_frame", "rx_frames_per_s", "rx_bytes_per_frame", "tx_frames_from"}
+
+func wireFramesHeader(side string) []string {
+	var h []string
+	for _, c := range wireFrameColumns {
+		h = append(h, side+"_wire_"+c)
+	}
+	return h
+}
 
 func wireSideHeader(side string) []string {
 	var h []string
@@ -175,6 +238,10 @@ func wireCSV(r result.Result, show bool) []string {
 		}
 		copy(cells[2+10*i:], []string{w.Device, f(w.TxPacketsPerSecond), f(w.RxPacketsPerSecond), f(w.TxBytesPerPacket), f(w.RxBytesPerPacket),
 			f(w.TxBitsPerSecond), f(w.RxBitsPerSecond), f(w.OtherPct), u(l.RxDropped + l.RxMissed + l.RxOverErrs), qd})
+		if w.TxFramesPerSecond > 0 || w.RxFramesPerSecond > 0 {
+			copy(cells[24+len(wireFrameColumns)*i:], []string{f(w.TxFramesPerSecond), f(w.TxBytesPerFrame), f(w.RxFramesPerSecond), f(w.RxBytesPerFrame), w.TxFramesFrom})
+		}
 	}
+	cells[22], cells[23] = senderWire(r.Summary.SenderWireFramesPerSecond), senderWire(r.Summary.SenderWireBytesPerFrame)
 	return cells
 }

@@ -106,6 +106,11 @@ type LimitTCP struct {
 	// window's end, the smallest stream's.
 	RcvBufBytes int `json:"rcvbuf_bytes,omitempty"`
 	SndBufBytes int `json:"sndbuf_bytes,omitempty"`
+	// InFlightPct is what a stream had in flight, its goodput times its
+	// smoothed round trip, in percent of its receive buffer at the end:
+	// near 100 the window the buffer allows is what holds the rate
+	// whatever rwnd_limited says (the largest stream's).
+	InFlightPct float64 `json:"in_flight_pct,omitempty"`
 }
 
 // LimitOthers is the CPU that processes other than the test's took on a

@@ -123,7 +123,7 @@ func MeanSummary(ss []Summary) Summary {
 	n := float64(len(ss))
 	var m Summary
 	var bytes, sbytes, retr float64
-	var wires float64 // summaries with the sender's device figures
+	var wires, frames float64 // summaries with the sender's device figures, and its frames
 	var local, remote []measure.CPU
 	for _, s := range ss {
 		m.BitsPerSecond += s.BitsPerSecond / n
@@ -138,6 +138,11 @@ func MeanSummary(ss []Summary) Summary {
 			m.SenderWirePacketsPerSecond += s.SenderWirePacketsPerSecond
 			m.SenderWireBytesPerPacket += s.SenderWireBytesPerPacket
 		}
+		if s.SenderWireFramesPerSecond > 0 {
+			frames++
+			m.SenderWireFramesPerSecond += s.SenderWireFramesPerSecond
+			m.SenderWireBytesPerFrame += s.SenderWireBytesPerFrame
+		}
 		if s.LocalCPU != nil {
 			local = append(local, *s.LocalCPU)
 		}
@@ -148,6 +153,10 @@ func MeanSummary(ss []Summary) Summary {
 	if wires > 0 {
 		m.SenderWirePacketsPerSecond /= wires
 		m.SenderWireBytesPerPacket /= wires
+	}
+	if frames > 0 {
+		m.SenderWireFramesPerSecond /= frames
+		m.SenderWireBytesPerFrame /= frames
 	}
 	m.Bytes = int64(math.Round(bytes))
 	m.SenderBytes = int64(math.Round(sbytes))

@@ -84,6 +84,18 @@ type StreamSide struct {
 	TCPInfo           *measure.TCPInfo `json:"tcp_info,omitempty"`
 	Intervals         []Interval       `json:"intervals,omitempty"`
 
+	// AckedBytes is, on a TCP stream's sender, the payload its peer
+	// acknowledged over the window (the change of TCP_INFO's
+	// bytes_acked): what left, where Bytes is what the program wrote,
+	// the bytes the socket still held unsent at the window's end
+	// included. ReceivedBytes is, on a TCP stream's receiver, the
+	// payload its kernel received in sequence over the window
+	// (bytes_received's change), read by the program or not. Absent
+	// where the kernel has no such counts (before Linux 4.1) and in
+	// documents written before they were kept.
+	AckedBytes    *int64 `json:"acked_bytes,omitempty"`
+	ReceivedBytes *int64 `json:"kernel_received_bytes,omitempty"`
+
 	// UDP and request/response figures, over the window.
 	Packets      int64          `json:"packets,omitempty"`       // datagrams sent or received (distinct), or transactions
 	TotalPackets int64          `json:"total_packets,omitempty"` // the same over the connection's life
@@ -213,6 +225,13 @@ type Summary struct {
 	// request/response test.
 	SenderWirePacketsPerSecond float64 `json:"sender_wire_pps,omitempty"`
 	SenderWireBytesPerPacket   float64 `json:"sender_wire_bytes_per_packet,omitempty"`
+	// SenderWireFramesPerSecond and SenderWireBytesPerFrame are the
+	// same device's frames (Wire's TxFramesPerSecond and
+	// TxBytesPerFrame): what a physical wire carries, where the packets
+	// above were TSO or GSO super-packets; 0 where not read and on
+	// loopback.
+	SenderWireFramesPerSecond float64 `json:"sender_wire_frames_per_s,omitempty"`
+	SenderWireBytesPerFrame   float64 `json:"sender_wire_bytes_per_frame,omitempty"`
 	// Present for UDP_STREAM and for request/response tests only.
 	*UDPSummary
 	*RRSummary

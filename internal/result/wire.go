@@ -1,6 +1,7 @@
 package result
 
 import (
+	"math"
 	"net/netip"
 
 	"wirespeed/internal/netdev"
@@ -24,12 +25,37 @@ type Wire struct {
 	// packet), or one segment (MSS plus headers) without them.
 	TxBytesPerPacket float64 `json:"tx_bytes_per_packet,omitempty"`
 	RxBytesPerPacket float64 `json:"rx_bytes_per_packet,omitempty"`
+	// Frames per second each way and their mean bytes, headers
+	// included: what a physical wire carries, one frame per segment of
+	// at most SegmentBytes of payload, where the device's packets above
+	// were the stack's super-packets. Tx's come from the root qdisc's
+	// count where it has one (TxFramesFrom "qdisc": the kernel counts a
+	// GSO packet in a qdisc as the segments it becomes, and a tbf
+	// segments one larger than its bucket), else, as rx's always, from
+	// the device's bytes over SegmentBytes plus HeaderBytes per frame
+	// (framesOf; "estimate"). None on loopback, which has no wire.
+	TxFramesPerSecond float64 `json:"tx_frames_per_s,omitempty"`
+	RxFramesPerSecond float64 `json:"rx_frames_per_s,omitempty"`
+	TxBytesPerFrame   float64 `json:"tx_bytes_per_frame,omitempty"`
+	RxBytesPerFrame   float64 `json:"rx_bytes_per_frame,omitempty"`
+	TxFramesFrom      string  `json:"tx_frames_from,omitempty"`
+	// SegmentBytes is the payload of a full frame the estimate takes:
+	// the largest MSS of the side's TCP streams (TCP_INFO's snd_mss),
+	// or a UDP test's datagram size.
+	SegmentBytes int `json:"segment_bytes,omitempty"`
 	// The device's rate each way, headers included, against the payload
-	// the test moved that way (its goodput) over the same window.
+	// the test moved that way (its goodput) over the same window: on a
+	// TCP stream's sender the bytes its peer acknowledged, on its
+	// receiver the bytes its kernel received (GoodputLeft; the program's
+	// own counts where the kernel has none, and for UDP and the
+	// request/response tests).
 	TxBitsPerSecond        float64 `json:"tx_wire_bps"`
 	RxBitsPerSecond        float64 `json:"rx_wire_bps"`
 	TxGoodputBitsPerSecond float64 `json:"tx_goodput_bps"`
 	RxGoodputBitsPerSecond float64 `json:"rx_goodput_bps"`
+	// GoodputLeft says the goodput counts what left and arrived (TCP's
+	// acknowledged and received bytes), not what the program wrote.
+	GoodputLeft bool `json:"goodput_left,omitempty"`
 	// OtherPct is the share of the device's bytes that were not this
 	// test's: the device's bytes less the test's payload and the headers
 	// of the device's packets (HeaderBytes each), in percent, never below
@@ -73,14 +99,28 @@ func ipv6Of(env *sysinfo.Env) bool {
 	return err == nil && a.Unmap().Is6()
 }
 
-// payloadOf is the payload bytes a side sent and received in its windows.
-func payloadOf(t spec.Test, s SideResult) (tx, rx int64) {
+// payloadOf is the payload bytes a side sent and received in its
+// windows: a TCP stream's bytes its peer acknowledged and its kernel
+// received where the kernel counted them (left), else what the program
+// wrote and read.
+func payloadOf(t spec.Test, s SideResult) (tx, rx int64, left bool) {
 	for _, f := range s.Flows {
 		switch f.Role {
-		case Sender:
-			tx += f.Bytes
-		case Receiver:
-			rx += f.Bytes
+		case Sender, Receiver:
+			for _, st := range f.Streams {
+				n, k := st.Bytes, st.AckedBytes
+				if f.Role == Receiver {
+					k = st.ReceivedBytes
+				}
+				if k != nil {
+					n, left = *k, true
+				}
+				if f.Role == Sender {
+					tx += n
+				} else {
+					rx += n
+				}
+			}
 		case Requester, Responder:
 			var n int64
 			for _, st := range f.Streams {
@@ -94,7 +134,54 @@ func payloadOf(t spec.Test, s SideResult) (tx, rx int64) {
 			rx += resp
 		}
 	}
-	return tx, rx
+	return tx, rx, left
+}
+
+// segmentOf is the payload of a full frame of t's traffic on side s:
+// the largest MSS of its TCP streams, a UDP test's datagram size; 0
+// when neither is known.
+func segmentOf(t spec.Test, s SideResult) int {
+	if t.Kind.UDP() {
+		return t.SendSize
+	}
+	mss := 0
+	for _, f := range s.Flows {
+		for _, st := range f.Streams {
+			if st.TCPInfo != nil {
+				mss = max(mss, st.TCPInfo.SndMSS)
+			}
+		}
+	}
+	return mss
+}
+
+// framesOf estimates the frames a physical wire carries for a device's
+// packets and bytes (headers included, header bytes each): the payload
+// (bytes less a header per packet) over segment, rounded up, and never
+// fewer than the packets. A super-packet's last segment is short, so
+// the estimate is low by at most one frame per packet; bytes is the
+// packets' and a header for each frame they became.
+func framesOf(packets, bytes uint64, header, segment int) (frames, frameBytes float64) {
+	frames, frameBytes = float64(packets), float64(bytes)
+	if segment <= 0 || packets == 0 {
+		return frames, frameBytes
+	}
+	payload := float64(bytes) - float64(packets)*float64(header)
+	if n := math.Ceil(payload / float64(segment)); n > frames {
+		frameBytes += (n - frames) * float64(header)
+		frames = n
+	}
+	return frames, frameBytes
+}
+
+// qdiscFrames reports whether the root qdisc's count stands for the
+// frames the device sent: a qdisc that sends (not noqueue) and sent
+// about as many packets as the device did or more (2% less for the
+// moment between the two readings); one that some traffic bypassed
+// does not.
+func qdiscFrames(w netdev.Wire) bool {
+	q := w.Qdisc
+	return q != nil && q.Kind != "noqueue" && q.SentPackets > 0 && 100*q.SentPackets >= 98*w.Link.TxPackets
 }
 
 // wireOf derives a side's wire figures from its device counters.
@@ -118,8 +205,27 @@ func wireOf(t spec.Test, s SideResult) *Wire {
 	if l.RxPackets > 0 {
 		w.RxBytesPerPacket = float64(l.RxBytes) / float64(l.RxPackets)
 	}
-	tx, rx := payloadOf(t, s)
-	w.TxGoodputBitsPerSecond, w.RxGoodputBitsPerSecond = 8*per(uint64(tx)), 8*per(uint64(rx))
+	tx, rx, left := payloadOf(t, s)
+	w.TxGoodputBitsPerSecond, w.RxGoodputBitsPerSecond = 8*per(uint64(max(tx, 0))), 8*per(uint64(max(rx, 0)))
+	w.GoodputLeft = left
+	if !w.Loopback {
+		w.SegmentBytes = segmentOf(t, s)
+		var txf, txb float64
+		if qdiscFrames(w.Wire) {
+			txf, txb, w.TxFramesFrom = float64(w.Qdisc.SentPackets), float64(w.Qdisc.SentBytes), "qdisc"
+		} else {
+			txf, txb = framesOf(l.TxPackets, l.TxBytes, w.HeaderBytes, w.SegmentBytes)
+			w.TxFramesFrom = "estimate"
+		}
+		rxf, rxb := framesOf(l.RxPackets, l.RxBytes, w.HeaderBytes, w.SegmentBytes)
+		w.TxFramesPerSecond, w.RxFramesPerSecond = per(uint64(txf)), per(uint64(rxf))
+		if txf > 0 {
+			w.TxBytesPerFrame = txb / txf
+		}
+		if rxf > 0 {
+			w.RxBytesPerFrame = rxb / rxf
+		}
+	}
 	// On loopback every packet the test sent either way went out (and
 	// in) once: count its bytes once, against both ways' payload.
 	devBytes, devPkts, payload := l.TxBytes+l.RxBytes, l.TxPackets+l.RxPackets, tx+rx
@@ -147,6 +253,8 @@ func joinWire(res *Result, local, remote SideResult) {
 	if snd != nil && snd.ElapsedS > 0 {
 		res.Summary.SenderWirePacketsPerSecond = snd.TxPacketsPerSecond
 		res.Summary.SenderWireBytesPerPacket = snd.TxBytesPerPacket
+		res.Summary.SenderWireFramesPerSecond = snd.TxFramesPerSecond
+		res.Summary.SenderWireBytesPerFrame = snd.TxBytesPerFrame
 	}
 	for _, s := range []struct {
 		side Side

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"wirespeed/internal/measure"
 	"wirespeed/internal/netdev"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/sysinfo"
@@ -165,10 +166,131 @@ func TestPayloadOfRR(t *testing.T) {
 	side := func(r Role) SideResult {
 		return SideResult{Flows: []Flow{{Role: r, Streams: []StreamSide{{ID: 1, Role: r, Packets: 10}}}}}
 	}
-	if tx, rx := payloadOf(sp, side(Requester)); tx != 1000 || rx != 10000 {
+	if tx, rx, _ := payloadOf(sp, side(Requester)); tx != 1000 || rx != 10000 {
 		t.Errorf("client: %d sent, %d received; want 1000, 10000", tx, rx)
 	}
-	if tx, rx := payloadOf(sp, side(Responder)); tx != 10000 || rx != 1000 {
+	if tx, rx, _ := payloadOf(sp, side(Responder)); tx != 10000 || rx != 1000 {
 		t.Errorf("server: %d sent, %d received; want 10000, 1000", tx, rx)
+	}
+}
+
+// TestWireFrames checks the frames on the wire against values worked
+// out by hand. The client sends TCP_STREAM over 2 s with an MSS of 1448;
+// its device got 100 super-packets of 44 segments each, 66 bytes of
+// headers (Ethernet 14, IPv4 20, TCP 32) and 44 x 1448 = 63,712 of
+// payload: 6,377,800 bytes. On a physical wire they are 4400 frames of
+// 1514 bytes (6,661,600). Its tbf counts them so; without a qdisc
+// that counts (noqueue), the estimate from the bytes gives the same;
+// a qdisc that saw fewer packets than the device (traffic that
+// bypassed it) is not taken. The peer acknowledged 6,000,000 bytes of
+// the 9,000,000 the program wrote, and the receiver's kernel received
+// 6,100,000 of which the program read 5,000,000.
+func TestWireFrames(t *testing.T) {
+	sp := spec.Default()
+	sp.Kind = spec.TCPStream
+	env := &sysinfo.Env{Peer: "10.0.0.2"}
+	acked, received := int64(6_000_000), int64(6_100_000)
+	snd := flow(spec.ClientToServer, Local, Sender, 2, map[int]int64{1: 9_000_000})
+	snd.Streams[0].AckedBytes = &acked
+	snd.Streams[0].TCPInfo = &measure.TCPInfo{SndMSS: 1448}
+	rcv := flow(spec.ClientToServer, Remote, Receiver, 2, map[int]int64{1: 5_000_000})
+	rcv.Streams[0].ReceivedBytes = &received
+	rcv.Streams[0].TCPInfo = &measure.TCPInfo{SndMSS: 1448}
+	link := netdev.LinkCounters{TxPackets: 100, TxBytes: 6_377_800, RxPackets: 50, RxBytes: 50 * 66}
+	tbf := &netdev.QdiscWire{Kind: "tbf", SentPackets: 4400, SentBytes: 6_661_600}
+	remote := SideResult{Side: Remote, Env: env, Flows: []Flow{rcv}, Wire: &netdev.Wire{Device: "eth1", ElapsedS: 2,
+		Link: netdev.LinkCounters{TxPackets: 50, TxBytes: 50 * 66, RxPackets: 100, RxBytes: 6_377_800}}}
+	for _, c := range []struct {
+		name  string
+		qdisc *netdev.QdiscWire
+		from  string
+	}{
+		{"tbf", tbf, "qdisc"},
+		{"noqueue", &netdev.QdiscWire{Kind: "noqueue"}, "estimate"},
+		{"no qdisc", nil, "estimate"},
+		{"bypassed", &netdev.QdiscWire{Kind: "fq_codel", SentPackets: 50, SentBytes: 50 * 1514}, "estimate"},
+	} {
+		local := SideResult{Side: Local, Env: env, Flows: []Flow{snd}, Wire: &netdev.Wire{Device: "eth0", ElapsedS: 2, Link: link, Qdisc: c.qdisc}}
+		res := Join(sp, local, remote)
+		w, r := res.Local.Wire, res.Remote.Wire
+		for _, f := range []struct {
+			name      string
+			got, want float64
+		}{
+			{"device pps", w.TxPacketsPerSecond, 50},
+			{"device B/pkt", w.TxBytesPerPacket, 63_778},
+			{"tx frames/s", w.TxFramesPerSecond, 2200},
+			{"tx B/frame", w.TxBytesPerFrame, 1514},
+			{"rx frames/s (ACKs)", w.RxFramesPerSecond, 25},
+			{"rx B/frame", w.RxBytesPerFrame, 66},
+			{"receiver rx frames/s", r.RxFramesPerSecond, 2200},
+			{"receiver rx B/frame", r.RxBytesPerFrame, 1514},
+			{"summary frames/s", res.Summary.SenderWireFramesPerSecond, 2200},
+			{"summary B/frame", res.Summary.SenderWireBytesPerFrame, 1514},
+			{"tx goodput: acknowledged", w.TxGoodputBitsPerSecond, 8 * 6_000_000 / 2.0},
+			{"receiver rx goodput: the kernel's", r.RxGoodputBitsPerSecond, 8 * 6_100_000 / 2.0},
+		} {
+			if !near(f.got, f.want) {
+				t.Errorf("%s: %s = %v, want %v", c.name, f.name, f.got, f.want)
+			}
+		}
+		if w.TxFramesFrom != c.from || r.TxFramesFrom != "estimate" || w.SegmentBytes != 1448 || !w.GoodputLeft {
+			t.Errorf("%s: frames from %q (receiver's %q), segment %d, goodput left %v; want %q, estimate, 1448, true",
+				c.name, w.TxFramesFrom, r.TxFramesFrom, w.SegmentBytes, w.GoodputLeft, c.from)
+		}
+	}
+
+	// Without the kernel's counts (an older kernel, an iperf3 peer), the
+	// goodput is what the program wrote and read, and says so.
+	snd.Streams[0].AckedBytes = nil
+	res := Join(sp, SideResult{Side: Local, Env: env, Flows: []Flow{snd}, Wire: &netdev.Wire{Device: "eth0", ElapsedS: 2, Link: link}}, remote)
+	if w := res.Local.Wire; !near(w.TxGoodputBitsPerSecond, 8*9_000_000/2.0) || w.GoodputLeft {
+		t.Errorf("without bytes_acked: tx goodput %v, left %v; want %v, false", w.TxGoodputBitsPerSecond, w.GoodputLeft, 8*9_000_000/2.0)
+	}
+
+	// Loopback has no wire: no frames.
+	res = Join(sp, SideResult{Side: Local, Env: env, Flows: []Flow{snd}, Wire: &netdev.Wire{Device: "lo", Loopback: true, ElapsedS: 2, Link: link}}, remote)
+	if w := res.Local.Wire; w.TxFramesPerSecond != 0 || w.TxFramesFrom != "" || res.Summary.SenderWireFramesPerSecond != 0 {
+		t.Errorf("loopback: %v frames/s from %q, summary %v; want none", w.TxFramesPerSecond, w.TxFramesFrom, res.Summary.SenderWireFramesPerSecond)
+	}
+}
+
+// TestFramesOf: UDP datagrams of 1472 bytes are one frame each (1000
+// packets of 1514 bytes); fragments already are (3 packets a 4000-byte
+// datagram: the device counts them); a packet of less than a segment
+// is one frame; a super-packet of 2.5 segments is 3 (the last short);
+// without a segment size, the packets.
+func TestFramesOf(t *testing.T) {
+	for _, c := range []struct {
+		name                     string
+		packets, bytes           uint64
+		header, segment          int
+		wantFrames, wantBytesPer float64
+	}{
+		{"udp 1472", 1000, 1000 * 1514, 42, 1472, 1000, 1514},
+		{"fragments", 3000, 1000 * (4000 + 3*42), 42, 4000, 3000, 1000 * (4000 + 3*42) / 3000.0},
+		{"small", 10, 10 * 166, 66, 1448, 10, 166},
+		{"2.5 segments", 1, 66 + 3620, 66, 1448, 3, (66*3 + 3620) / 3.0},
+		{"no segment", 5, 5 * 9000, 66, 0, 5, 9000},
+	} {
+		f, b := framesOf(c.packets, c.bytes, c.header, c.segment)
+		if !near(f, c.wantFrames) || !near(b/f, c.wantBytesPer) {
+			t.Errorf("%s: %v frames of %v B, want %v of %v", c.name, f, b/f, c.wantFrames, c.wantBytesPer)
+		}
+	}
+}
+
+// TestMeanSummaryFrames: the mean of the sender's frames is over the
+// iterations that have them, as the packets' is: 100 frames/s of 1514
+// bytes and 300 of 1500, with an iteration on loopback (none), are 200
+// of 1507; the packets' mean is over all three.
+func TestMeanSummaryFrames(t *testing.T) {
+	m := MeanSummary([]Summary{
+		{SenderWirePacketsPerSecond: 10, SenderWireBytesPerPacket: 15000, SenderWireFramesPerSecond: 100, SenderWireBytesPerFrame: 1514},
+		{SenderWirePacketsPerSecond: 30, SenderWireBytesPerPacket: 14000, SenderWireFramesPerSecond: 300, SenderWireBytesPerFrame: 1500},
+		{SenderWirePacketsPerSecond: 20, SenderWireBytesPerPacket: 65000},
+	})
+	if !near(m.SenderWireFramesPerSecond, 200) || !near(m.SenderWireBytesPerFrame, 1507) || !near(m.SenderWirePacketsPerSecond, 20) {
+		t.Errorf("mean frames %v/s of %v B, packets %v/s; want 200 of 1507, 20", m.SenderWireFramesPerSecond, m.SenderWireBytesPerFrame, m.SenderWirePacketsPerSecond)
 	}
 }

@@ -62,6 +62,14 @@ func TestIntervalsOverFrameRefused(t *testing.T) {
 // the same over 10 s with 32 streams (33,000 records, about 4 MB of JSON,
 // twice the 2 MiB frame).
 func TestLongHighRateIntervals(t *testing.T) {
+	if raceEnabled {
+		// 32 streams sampled every 10 ms under the race detector's
+		// instrumentation: a 10 s run took 30 s on 2 busy cores and the
+		// client gave up waiting. What it tests is the size of a result
+		// (the plain run holds it); the race step's concern, sessions
+		// sharing counters, the other tests exercise.
+		t.Skip("skipped under -race: 33,000 interval records sampled every 10 ms outrun the race detector on 2 cores; the plain run tests them")
+	}
 	srv := startServer(t, server.Config{})
 	c := mustDial(t, client.Config{Addr: srv.addr})
 	defer c.Close()

@@ -1,0 +1,219 @@
+package verify
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"wirespeed/internal/lab"
+	"wirespeed/internal/result"
+)
+
+// port is where the labs' wirespeed servers listen.
+const port = 7575
+
+// Run builds the labs one after another, runs the checks in each and
+// removes each lab before the next. It needs root. An interrupted run
+// (ctx) returns the checks done so far with ctx's error.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	r := Report{Started: time.Now(), Kernel: kernel()}
+	defer func() { r.ElapsedS = time.Since(r.Started).Seconds() }()
+	if os.Geteuid() != 0 {
+		return r, errors.New("verify builds labs of network namespaces, which needs root: run it as root (sudo wirespeed verify)")
+	}
+	if cfg.Name == "" {
+		cfg.Name = "wsv"
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	for _, stage := range []func(context.Context, Config, *Report) error{shapedLink, offloadsOff, routedQueue} {
+		if err := stage(ctx, cfg, &r); err != nil {
+			r.finish()
+			return r, err
+		}
+	}
+	r.finish()
+	r.ElapsedS = time.Since(r.Started).Seconds()
+	return r, nil
+}
+
+func kernel() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "unknown"
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}
+
+// server is a wirespeed server running in a lab's side.
+type server struct {
+	cmd  *exec.Cmd
+	logs bytes.Buffer
+	addr string
+}
+
+// startServer starts `wirespeed serve` in side s of l and waits until
+// side from can connect to it.
+func startServer(ctx context.Context, cfg Config, l *lab.Lab, s, from lab.HostName) (*server, error) {
+	addr := netip.AddrPortFrom(l.Host(s).IPv4, port).String()
+	srv := &server{addr: addr, cmd: exec.Command(cfg.Exe, "serve", "--listen", addr, "--log-level", "warn")}
+	srv.cmd.Stdout, srv.cmd.Stderr = &srv.logs, &srv.logs
+	if err := l.Start(s, srv.cmd); err != nil {
+		return nil, fmt.Errorf("start the server in %s: %w", l.Host(s).Netns, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := l.Do(from, func() error {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		})
+		if err == nil {
+			return srv, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			srv.stop()
+			return nil, fmt.Errorf("the server in %s never accepted on %s: %v\n%s", l.Host(s).Netns, addr, err, srv.logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *server) stop() {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// run runs `wirespeed run ADDR ARGS --json` in side s of l and returns
+// its document and the command as a user would type it. during, when
+// not nil, runs while the test does, given the process's start.
+func run(ctx context.Context, cfg Config, l *lab.Lab, s lab.HostName, addr string, args []string, during func(started time.Time)) (result.Document, string, error) {
+	argv := append([]string{"run", addr}, args...)
+	shown := "wirespeed " + strings.Join(argv, " ")
+	fmt.Fprintf(cfg.Progress, "  %s\n", shown)
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	cmd := exec.Command(cfg.Exe, append(argv, "--json")...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := l.Start(s, cmd); err != nil {
+		return result.Document{}, shown, err
+	}
+	started := time.Now()
+	stop := context.AfterFunc(ctx, func() { cmd.Process.Kill() })
+	defer stop()
+	if during != nil {
+		during(started)
+	}
+	if err := cmd.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return result.Document{}, shown, fmt.Errorf("%s: %w", shown, ctx.Err())
+		}
+		return result.Document{}, shown, fmt.Errorf("%s: %v: %s", shown, err, strings.TrimSpace(stderr.String()))
+	}
+	var doc result.Document
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		return result.Document{}, shown, fmt.Errorf("%s printed no results document: %w", shown, err)
+	}
+	return doc, shown, nil
+}
+
+// linkCounters reads a device's packet counters in side s of l by
+// netlink: the kernel's own count, not wirespeed's reading of it.
+func linkCounters(l *lab.Lab, s lab.HostName, dev string) (tx, rx uint64, err error) {
+	err = l.Do(s, func() error {
+		link, err := netlink.LinkByName(dev)
+		if err != nil {
+			return fmt.Errorf("read %s's counters: %w", dev, err)
+		}
+		st := link.Attrs().Statistics
+		if st == nil {
+			return fmt.Errorf("%s has no counters", dev)
+		}
+		tx, rx = st.TxPackets, st.RxPackets
+		return nil
+	})
+	return tx, rx, err
+}
+
+// qdiscCounters reads the root qdisc of dev in namespace ns by netlink:
+// its sent packets and drops.
+func qdiscCounters(l *lab.Lab, s lab.HostName, dev string) (sent, drops uint64, err error) {
+	err = l.Do(s, func() error {
+		link, err := netlink.LinkByName(dev)
+		if err != nil {
+			return fmt.Errorf("find %s: %w", dev, err)
+		}
+		qs, err := netlink.QdiscList(link)
+		if err != nil {
+			return fmt.Errorf("read %s's qdiscs: %w", dev, err)
+		}
+		for _, q := range qs {
+			a := q.Attrs()
+			if a.Parent != netlink.HANDLE_ROOT || a.Statistics == nil || a.Statistics.Basic == nil || a.Statistics.Queue == nil {
+				continue
+			}
+			sent, drops = uint64(a.Statistics.Basic.Packets), uint64(a.Statistics.Queue.Drops)
+			return nil
+		}
+		return fmt.Errorf("%s has no root qdisc with counters", dev)
+	})
+	return sent, drops, err
+}
+
+// procStatBusy reads /proc/stat's first line: the jiffies every CPU was
+// busy (all but idle and iowait) and in all. Read here, by verify's own
+// few lines, not by wirespeed's CPU sampler, whose figure it checks.
+func procStatBusy() (busy, total uint64, err error) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	if !sc.Scan() {
+		return 0, 0, errors.New("/proc/stat is empty")
+	}
+	fields := strings.Fields(sc.Text())
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return 0, 0, fmt.Errorf("/proc/stat's first line %q is not the cpu totals", sc.Text())
+	}
+	// user nice system idle iowait irq softirq steal (guest and
+	// guest_nice are in user and nice already).
+	for i, f := range fields[1:9] {
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/stat: %q: %w", f, err)
+		}
+		total += v
+		if i != 3 && i != 4 {
+			busy += v
+		}
+	}
+	return busy, total, nil
+}
