@@ -414,11 +414,12 @@ func sentAt(rs []tbfReading, t time.Time) float64 {
 //   - the timeline: each loaded second's summed throughput each way is
 //     the bytes its tbf sent that second (the wall clock's second: the
 //     document's start plus the interval's times) less the headers and
-//     the other direction's ACKs: between 80% and 106% of them (a
-//     1448-byte payload is 1514 bytes on the veth, 95.6%; the ACKs take
-//     about 2% more: 0.93 in a steady second; a receiver that reads late
-//     on a busy host, its socket holding what the tbf sent, takes a
-//     tenth less one second and more the next: 0.83 then 1.02 seen). Each
+//     the other direction's ACKs: 0.93 in a steady second (a 1448-byte
+//     payload is 1514 bytes on the veth, 95.6%; the ACKs take about 2%
+//     more). A receiver that reads late on a busy host, its socket
+//     holding what the tbf sent, takes less one second and more the
+//     next (0.77 then 1.09 seen, both ways at once): each second within
+//     0.70-1.15, each two seconds together within 0.85-1.03. Each
 //     flow's figures sum to their direction's. Before, -i 0 gave 0 in
 //     every interval. A second outside 0.5-1.5 fails even on a starved
 //     host.
@@ -471,6 +472,7 @@ func TestRRULTimelineAndQueue(t *testing.T) {
 	}
 	var bad []string
 	loaded := 0
+	prev := map[string][2]float64{} // the second before's throughput and tbf rate, per direction
 	for _, iv := range u.Intervals {
 		var flowsUp, flowsDown float64
 		for _, f := range iv.Flows {
@@ -500,9 +502,18 @@ func TestRRULTimelineAndQueue(t *testing.T) {
 				// No busy CPU halves what a receiver got: the seconds
 				// are not the tbf's.
 				t.Errorf("%.2f-%.2f s %s: %.2f Mbit/s against the tbf's %.2f (x%.3f)", iv.StartS, iv.EndS, d.name, d.bps/1e6, tbf/1e6, ratio)
-			} else if ratio < 0.80 || ratio > 1.06 {
-				bad = append(bad, fmt.Sprintf("%.2f-%.2f s %s: %.2f Mbit/s against the tbf's %.2f (x%.3f), not within 0.80-1.06", iv.StartS, iv.EndS, d.name, d.bps/1e6, tbf/1e6, ratio))
+			} else if ratio < 0.70 || ratio > 1.15 {
+				bad = append(bad, fmt.Sprintf("%.2f-%.2f s %s: %.2f Mbit/s against the tbf's %.2f (x%.3f), not within 0.70-1.15", iv.StartS, iv.EndS, d.name, d.bps/1e6, tbf/1e6, ratio))
 			}
+			// Two seconds together: a receiver's lateness in one is
+			// made up in the next.
+			if p := prev[d.name]; p[1] > 0 {
+				pair := (p[0] + d.bps) / (p[1] + tbf)
+				if pair < 0.85 || pair > 1.03 {
+					bad = append(bad, fmt.Sprintf("%.2f-%.2f s and the second before, %s: x%.3f of the tbf's bytes, not within 0.85-1.03", iv.StartS, iv.EndS, d.name, pair))
+				}
+			}
+			prev[d.name] = [2]float64{d.bps, tbf}
 		}
 	}
 	if loaded != 8 {
