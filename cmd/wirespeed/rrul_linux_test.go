@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/netip"
 	"os/exec"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"wirespeed/internal/lab"
 	"wirespeed/internal/nstest"
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
 	"wirespeed/internal/testkit"
 )
 
@@ -88,10 +90,13 @@ func underLoad(t *testing.T, doc result.Document) *result.UnderLoad {
 	}
 	if q := u.Queue; q != nil {
 		for _, s := range q.Sides {
-			t.Logf("queue %s: %s on %s, mean backlog %.0f bytes (max %d) in %d samples, %.1f ms at %.1f Mbit/s (%s); %d drops; sockets %.0f bytes unsent, %.1f ms; srtt up to %.1f ms",
-				s.Side, s.Kind, s.Dev, s.BacklogBytes, s.MaxBacklogBytes, s.Samples, s.DelayMs, s.RateBitsPerSecond/1e6, s.RateFrom, s.Drops, s.NotsentBytes, s.SocketDelayMs, s.SRTTMs)
+			t.Logf("queue %s: %s on %s, mean backlog %.0f bytes (max %d) in %d samples, %.1f ms at %.1f Mbit/s (%s); %d drops",
+				s.Side, s.Kind, s.Dev, s.BacklogBytes, s.MaxBacklogBytes, s.Samples, s.DelayMs, s.RateBitsPerSecond/1e6, s.RateFrom, s.Drops)
 		}
-		t.Logf("queues %.1f ms against an increase of %.1f ms: %s", q.QdiscMs, u.IncreaseMs, q.Where)
+		for _, s := range q.Sockets {
+			t.Logf("sockets %s: %.0f bytes unsent, a %.1f ms wait; srtt up to %.1f ms", s.Side, s.NotsentBytes, s.WaitMs, s.SRTTMs)
+		}
+		t.Logf("queues %.1f ms against an increase of %.1f ms (%.1f ms elsewhere): %s; host queue %+v", q.QdiscMs, u.IncreaseMs, q.ElsewhereMs, q.Where, q.HostQueue)
 	}
 	t.Logf("idle p50 %.2f ms (%d samples, %d lost); loaded p50 %.1f p90 %.1f p99 %.1f ms (%d samples, %d lost); up %.1f down %.1f Mbit/s; %.0f RPM",
 		u.Idle.All.P50Ms, u.Idle.All.Samples, u.Idle.All.Lost, u.Loaded.All.P50Ms, u.Loaded.All.P90Ms, u.Loaded.All.P99Ms,
@@ -354,5 +359,208 @@ func TestRRULQueueRouter(t *testing.T) {
 				t.Errorf("the router queues named are %v, want %v", named, tt.devs)
 			}
 		})
+	}
+}
+
+// tbfReading is the root qdisc of one side's veth end as the test read
+// it itself, and when.
+type tbfReading struct {
+	at      time.Time
+	sent    uint64 // bytes
+	backlog uint32
+}
+
+// readTBF reads the root qdisc's sent bytes and backlog on side s's veth
+// end, for a goroutine: errors are returned, not failed on.
+func readTBF(l *lab.Lab, s lab.HostName) (tbfReading, error) {
+	h := l.Host(s)
+	var r tbfReading
+	err := l.Do(s, func() error {
+		link, err := netlink.LinkByName(h.Dev)
+		if err != nil {
+			return err
+		}
+		qs, err := netlink.QdiscList(link)
+		if err != nil {
+			return err
+		}
+		for _, q := range qs {
+			if st := q.Attrs().Statistics; q.Attrs().Parent == netlink.HANDLE_ROOT && st != nil && st.Basic != nil && st.Queue != nil {
+				r = tbfReading{at: time.Now(), sent: st.Basic.Bytes, backlog: st.Queue.Backlog}
+				return nil
+			}
+		}
+		return fmt.Errorf("no root qdisc statistics on %s", h.Dev)
+	})
+	return r, err
+}
+
+// sentAt is the tbf's sent bytes at t, linear between the readings.
+func sentAt(rs []tbfReading, t time.Time) float64 {
+	for i := 1; i < len(rs); i++ {
+		if !t.After(rs[i].at) {
+			a, b := rs[i-1], rs[i]
+			f := float64(t.Sub(a.at)) / float64(b.at.Sub(a.at))
+			return float64(a.sent) + f*(float64(b.sent)-float64(a.sent))
+		}
+	}
+	return float64(rs[len(rs)-1].sent)
+}
+
+// TestRRULTimelineAndQueue, on the lab of TestRRULBufferbloat with -i 0
+// (as the docs run it), against what the test reads itself from both
+// tbfs every 50 ms while the run goes:
+//
+//   - the timeline: each loaded second's summed throughput each way is
+//     the bytes its tbf sent that second (the wall clock's second: the
+//     document's start plus the interval's times) less the headers and
+//     the other direction's ACKs: 0.93 in a steady second (a 1448-byte
+//     payload is 1514 bytes on the veth, 95.6%; the ACKs take about 2%
+//     more). A receiver that reads late on a busy host, its socket
+//     holding what the tbf sent, takes less one second and more the
+//     next (0.77 then 1.09 seen, both ways at once): each second within
+//     0.70-1.15, each two seconds together within 0.85-1.03. Each
+//     flow's figures sum to their direction's. Before, -i 0 gave 0 in
+//     every interval. A second outside 0.5-1.5 fails even on a starved
+//     host.
+//   - the queue's parts: each side's mean backlog within 30% of the one
+//     the test's own readings over the loaded phase give, the places
+//     summing to the increase within 30% (checkAttribution), and the
+//     sockets' figures apart.
+//   - the wire's largest backlog on the client's device, -i 0: at least
+//     90% of the largest the test read (its 50 ms readings see less
+//     than the 10 ms sampler), and no more than the tbf's limit.
+func TestRRULTimelineAndQueue(t *testing.T) {
+	testkit.Serial(t)
+	l, addr, _ := rrulLab(t, "100ms")
+	limit, _ := shape(t, l, lab.B, "100ms")
+	readings := map[lab.HostName][]tbfReading{}
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			for _, s := range []lab.HostName{lab.A, lab.B} {
+				r, err := readTBF(l, s)
+				if err != nil {
+					done <- err
+					return
+				}
+				readings[s] = append(readings[s], r)
+			}
+			select {
+			case <-stop:
+				done <- nil
+				return
+			case <-tk.C:
+			}
+		}
+	}()
+	h0 := testkit.ReadHostCPU("/proc")
+	doc := labRun(t, l, append([]string{addr}, append(rrulFlags, "-i", "0")...)...)
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	starved := h0.Starved(testkit.ReadHostCPU("/proc"))
+	u := underLoad(t, doc)
+	wall := func(s float64) time.Time { return doc.Started.Add(time.Duration(s * float64(time.Second))) }
+
+	up := map[int]bool{}
+	for _, f := range u.Flows {
+		up[f.ID] = f.Direction == spec.ClientToServer
+	}
+	var bad []string
+	loaded := 0
+	prev := map[string][2]float64{} // the second before's throughput and tbf rate, per direction
+	for _, iv := range u.Intervals {
+		var flowsUp, flowsDown float64
+		for _, f := range iv.Flows {
+			if up[f.ID] {
+				flowsUp += f.BitsPerSecond
+			} else {
+				flowsDown += f.BitsPerSecond
+			}
+		}
+		if math.Abs(flowsUp-iv.UpBitsPerSecond) > 1 || math.Abs(flowsDown-iv.DownBitsPerSecond) > 1 {
+			t.Errorf("%.2f-%.2f s: the flows sum to %.0f up, %.0f down; the interval says %.0f, %.0f", iv.StartS, iv.EndS, flowsUp, flowsDown, iv.UpBitsPerSecond, iv.DownBitsPerSecond)
+		}
+		if !iv.Loaded || iv.EndS > u.Probes.LoadStartS+8 {
+			continue
+		}
+		loaded++
+		a, b := wall(iv.StartS), wall(iv.EndS)
+		for _, d := range []struct {
+			name string
+			side lab.HostName
+			bps  float64
+		}{{"up", lab.B, iv.UpBitsPerSecond}, {"down", lab.A, iv.DownBitsPerSecond}} {
+			tbf := (sentAt(readings[d.side], b) - sentAt(readings[d.side], a)) * 8 / b.Sub(a).Seconds()
+			ratio := d.bps / tbf
+			t.Logf("%.2f-%.2f s %s: %.2f Mbit/s, the tbf sent %.2f: %.3f", iv.StartS, iv.EndS, d.name, d.bps/1e6, tbf/1e6, ratio)
+			if ratio < 0.5 || ratio > 1.5 {
+				// No busy CPU halves what a receiver got: the seconds
+				// are not the tbf's.
+				t.Errorf("%.2f-%.2f s %s: %.2f Mbit/s against the tbf's %.2f (x%.3f)", iv.StartS, iv.EndS, d.name, d.bps/1e6, tbf/1e6, ratio)
+			} else if ratio < 0.70 || ratio > 1.15 {
+				bad = append(bad, fmt.Sprintf("%.2f-%.2f s %s: %.2f Mbit/s against the tbf's %.2f (x%.3f), not within 0.70-1.15", iv.StartS, iv.EndS, d.name, d.bps/1e6, tbf/1e6, ratio))
+			}
+			// Two seconds together: a receiver's lateness in one is
+			// made up in the next.
+			if p := prev[d.name]; p[1] > 0 {
+				pair := (p[0] + d.bps) / (p[1] + tbf)
+				if pair < 0.85 || pair > 1.03 {
+					bad = append(bad, fmt.Sprintf("%.2f-%.2f s and the second before, %s: x%.3f of the tbf's bytes, not within 0.85-1.03", iv.StartS, iv.EndS, d.name, pair))
+				}
+			}
+			prev[d.name] = [2]float64{d.bps, tbf}
+		}
+	}
+	if loaded != 8 {
+		t.Errorf("%d loaded intervals of a second within the 8 s load, want 8", loaded)
+	}
+
+	checkAttribution(t, u, "both")
+	q := u.Queue
+	from, to := wall(u.Probes.LoadStartS), wall(u.Probes.LoadEndS)
+	sum := 0.0
+	for _, s := range q.Sides {
+		sum += s.DelayMs
+		side := map[result.Side]lab.HostName{result.Local: lab.B, result.Remote: lab.A}[s.Side]
+		var own float64
+		n := 0
+		for _, r := range readings[side] {
+			if !r.at.Before(from) && r.at.Before(to) {
+				own += float64(r.backlog)
+				n++
+			}
+		}
+		own /= float64(max(n, 1))
+		t.Logf("%s: mean backlog %.0f bytes; the test's %d readings: %.0f", s.Side, s.BacklogBytes, n, own)
+		if math.Abs(s.BacklogBytes-own) > 0.3*own {
+			bad = append(bad, fmt.Sprintf("%s side: mean backlog %.0f bytes, the test read %.0f on average: not within 30%%", s.Side, s.BacklogBytes, own))
+		}
+	}
+	if math.Abs(sum-q.QdiscMs) > 1e-9 || len(q.Sockets) != 2 {
+		t.Errorf("qdisc_ms %.3f is not the places' %.3f, or the sockets %+v are not each side's", q.QdiscMs, sum, q.Sockets)
+	}
+
+	w := doc.Local.Wire
+	if w == nil || w.Qdisc == nil {
+		t.Fatal("no local.wire.qdisc")
+	}
+	var ownMax uint32
+	for _, r := range readings[lab.B] {
+		ownMax = max(ownMax, r.backlog)
+	}
+	t.Logf("wire: largest backlog %d, at the end %d; the test's largest %d; limit %d", w.Qdisc.MaxBacklogBytes, w.Qdisc.BacklogBytes, ownMax, limit)
+	if float64(w.Qdisc.MaxBacklogBytes) < 0.9*float64(ownMax) || w.Qdisc.MaxBacklogBytes > uint64(limit) {
+		t.Errorf("the wire's largest backlog %d: want at least 90%% of the test's %d and at most the limit %d", w.Qdisc.MaxBacklogBytes, ownMax, limit)
+	}
+	for _, m := range bad {
+		if starved != "" {
+			testkit.SkipStarved(t, m+"; "+starved)
+		}
+		t.Error(m)
 	}
 }

@@ -118,8 +118,11 @@ type Config struct {
 	// phases of a run's wall time (run --log-level debug).
 	Logger *slog.Logger
 
-	cpu *cpuMeter // set by Run
-	dp  *dataPath // set by Run
+	// seconds, set by RunRRUL, is given each loop Run makes: the RRUL
+	// timeline's readings of the receivers' bytes.
+	seconds *loadSeconds
+	cpu     *cpuMeter // set by Run
+	dp      *dataPath // set by Run
 }
 
 // testHookWindowOpening, set only by tests, runs as a flow's sampler is
@@ -185,6 +188,7 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 			return res, fmt.Errorf("stream %d: %w", c.ID, err)
 		}
 		cfg.limitSender(l, len(f.loops))
+		cfg.seconds.add(c.ID, c.Dir, f.role, l)
 		if m, ok := l.(engine.WindowMarker); ok && cfg.Spec.Amount() > 0 {
 			// A fixed amount's window holds every datagram from the
 			// first (see flow.run).

@@ -29,7 +29,7 @@ func Join(t spec.Test, local, remote result.SideResult, started time.Time, hostn
 	if t.Kind == spec.RRUL && local.Probes != nil {
 		// RRUL: the latency under load from the client's probes, and
 		// where the queue built from both sides' samples.
-		res.Summary.UnderLoad = result.UnderLoadOf(t, *local.Probes, res.Directions)
+		res.Summary.UnderLoad = result.UnderLoadOf(t, *local.Probes, res.Directions, local.LoadSeconds, remote.LoadSeconds)
 		result.AttributeQueue(res.Summary.UnderLoad, local.Queue, remote.Queue, local.RouterQueues, res.Directions)
 	}
 	limit.Diagnose(&res)

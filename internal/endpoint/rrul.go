@@ -9,6 +9,7 @@ import (
 
 	"wirespeed/internal/engine"
 	"wirespeed/internal/result"
+	"wirespeed/internal/spec"
 )
 
 // Probes are the probe sockets of one side of an RRUL test: the client's
@@ -156,7 +157,12 @@ func RunRRUL(ctx context.Context, cfg Config, p Probes) (result.SideResult, erro
 		if p.Live != nil {
 			p.Live.loadStarted(loadStart)
 		}
+		secs := &loadSeconds{step: TimelineStep(sp)}
+		cfg.seconds = secs
+		stopSecs := secs.run(loadStart, int(sp.Length()/secs.step)+16)
 		res, err = Run(ctx, cfg)
+		stopSecs()
+		res.LoadSeconds = secs.record()
 		loadEnd = loadEndOf(loadStart, res.Flows)
 	case <-ctx.Done():
 		idle.Stop()
@@ -205,6 +211,16 @@ func RunRRUL(ctx context.Context, cfg Config, p Probes) (result.SideResult, erro
 		res.Warnings = append(res.Warnings, "TCP probes: "+tcpErr.Error())
 	}
 	return res, err
+}
+
+// TimelineStep is the step of an RRUL run's timeline
+// (summary.under_load.intervals): the spec's interval, or a second
+// without one (-i 0).
+func TimelineStep(t spec.Test) time.Duration {
+	if t.Interval > 0 {
+		return t.Interval
+	}
+	return time.Second
 }
 
 // loadEndOf is when the last of a side's flows closed its window: each

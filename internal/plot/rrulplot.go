@@ -16,10 +16,15 @@ import (
 )
 
 // RRULAll is flent's "all" figure of an RRUL result: the load's
-// throughput up and down over time in the upper panel, the probes' round
-// trips over time below, the idle phase shaded in both. Times are seconds
-// from the probes' start. Without interval samples (-i 0) the throughput
-// is drawn as each direction's mean over the loaded phase.
+// throughput over time in the upper panel, each direction's sum (thick)
+// and each flow's own (thin, dashed for the uploads: the starved ones
+// show), the probes' round trips over time below, the idle phase shaded
+// and labelled in both. Times are seconds from the probes' start; the
+// throughput is drawn at the middle of each interval of the timeline
+// (summary.under_load.intervals), which holds the probes sent and the
+// bytes received in it on one clock. A result without interval
+// throughput (one recorded before the timeline read its receivers with
+// -i 0) is drawn as each direction's mean over the loaded phase.
 func RRULAll(doc result.Document) (*Figure, error) {
 	u := doc.Summary.UnderLoad
 	if u == nil {
@@ -29,6 +34,9 @@ func RRULAll(doc result.Document) (*Figure, error) {
 	end := rec.LoadEndS
 	for _, p := range rec.UDP {
 		end = max(end, p.T)
+	}
+	if n := len(u.Intervals); n > 0 {
+		end = max(end, u.Intervals[n-1].EndS)
 	}
 
 	idle := rec.LoadStartS
@@ -40,15 +48,7 @@ func RRULAll(doc result.Document) (*Figure, error) {
 	tp.Add(&shade{x0: 0, x1: idle})
 	scale, unit := report.RateUnit(max(u.UpBitsPerSecond, u.DownBitsPerSecond))
 	tp.Y.Label.Text = "throughput (" + unit + ")"
-	var up, down plotter.XYs
-	for _, iv := range u.Intervals {
-		if !iv.Loaded {
-			continue
-		}
-		mid := (iv.StartS + iv.EndS) / 2
-		up = append(up, plotter.XY{X: mid, Y: iv.UpBitsPerSecond / scale})
-		down = append(down, plotter.XY{X: mid, Y: iv.DownBitsPerSecond / scale})
-	}
+	up, down, flows := rrulThroughput(u, scale)
 	sampled := false
 	for _, p := range append(slices.Clone(up), down...) {
 		sampled = sampled || p.Y > 0
@@ -57,7 +57,8 @@ func RRULAll(doc result.Document) (*Figure, error) {
 		// No intervals: the means over the loaded phase.
 		up = plotter.XYs{{X: rec.LoadStartS, Y: u.UpBitsPerSecond / scale}, {X: rec.LoadEndS, Y: u.UpBitsPerSecond / scale}}
 		down = plotter.XYs{{X: rec.LoadStartS, Y: u.DownBitsPerSecond / scale}, {X: rec.LoadEndS, Y: u.DownBitsPerSecond / scale}}
-		tp.Title.Text += " (throughput: means, -i 0)"
+		flows = nil
+		tp.Title.Text += " (throughput: means)"
 	}
 	hiRate := 0.0
 	for _, d := range []struct {
@@ -65,7 +66,7 @@ func RRULAll(doc result.Document) (*Figure, error) {
 		xy   plotter.XYs
 		show bool
 		i    int
-	}{{"download", down, u.Load != spec.LoadUp, 0}, {"upload", up, u.Load != spec.LoadDown, 1}} {
+	}{{"download (sum)", down, u.Load != spec.LoadUp, 0}, {"upload (sum)", up, u.Load != spec.LoadDown, 1}} {
 		if !d.show || len(d.xy) == 0 {
 			continue
 		}
@@ -74,14 +75,34 @@ func RRULAll(doc result.Document) (*Figure, error) {
 			return nil, err
 		}
 		l.Color = seriesColor(d.i)
-		l.Width = vg.Points(1.5)
+		l.Width = vg.Points(2)
 		tp.Add(l)
 		tp.Legend.Add(d.name, l)
 		for _, p := range d.xy {
 			hiRate = max(hiRate, p.Y)
 		}
 	}
-	tp.Y.Min, tp.Y.Max = 0, max(hiRate, 1e-9)*1.3
+	for k, f := range flows {
+		l, err := plotter.NewLine(f.xy)
+		if err != nil {
+			return nil, err
+		}
+		// Each flow its own colour, after the sums' and the probes'.
+		l.Color = seriesColor(4 + k)
+		l.Width = vg.Points(0.8)
+		if f.up {
+			l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+		}
+		tp.Add(l)
+		tp.Legend.Add(f.name, l)
+	}
+	tp.Legend.Left, tp.Legend.Top = false, true
+	head := 1.3 // room above the lines for the legend
+	if len(flows) > 0 {
+		head = 1.8
+	}
+	tp.Add(idleLabel(idle, max(hiRate, 1e-9)*(head-0.1)))
+	tp.Y.Min, tp.Y.Max = 0, max(hiRate, 1e-9)*head
 	tp.Y.Tick.Marker = linearTicks{}
 
 	lat := gplot.New()
@@ -202,6 +223,59 @@ func RRULCDF(labels []string, docs []result.Document) (*Figure, error) {
 	p.Y.Min, p.Y.Max = 0, 1.15
 	p.Legend.Left, p.Legend.Top = true, true
 	return &Figure{Main: p, items: items}, nil
+}
+
+// flowLine is one flow's throughput over the timeline.
+type flowLine struct {
+	name string
+	up   bool
+	xy   plotter.XYs
+}
+
+// rrulThroughput is the timeline's throughput at each interval's
+// middle, from the load's start on: each direction's sum, and each
+// flow's own line named by its id, direction and mark (result.FlowRate).
+func rrulThroughput(u *result.UnderLoad, scale float64) (up, down plotter.XYs, flows []flowLine) {
+	at := map[int]int{}
+	for _, f := range u.Flows {
+		dir := "down"
+		if f.Direction == spec.ClientToServer {
+			dir = "up"
+		}
+		at[f.ID] = len(flows)
+		flows = append(flows, flowLine{name: fmt.Sprintf("%d %s %s", f.ID, dir, f.Mark), up: dir == "up"})
+	}
+	for _, iv := range u.Intervals {
+		if u.Probes.LoadStartS == 0 || iv.EndS <= u.Probes.LoadStartS+1e-9 {
+			continue
+		}
+		mid := (iv.StartS + iv.EndS) / 2
+		up = append(up, plotter.XY{X: mid, Y: iv.UpBitsPerSecond / scale})
+		down = append(down, plotter.XY{X: mid, Y: iv.DownBitsPerSecond / scale})
+		for _, f := range iv.Flows {
+			if k, ok := at[f.ID]; ok {
+				flows[k].xy = append(flows[k].xy, plotter.XY{X: mid, Y: f.BitsPerSecond / scale})
+			}
+		}
+	}
+	var drawn []flowLine
+	for _, f := range flows {
+		if len(f.xy) > 0 {
+			drawn = append(drawn, f)
+		}
+	}
+	return up, down, drawn
+}
+
+// idleLabel writes "idle" in the shaded idle phase, at height y: the
+// upper panel's; the lower one's top left holds its legend.
+func idleLabel(idle, y float64) gplot.Plotter {
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: idle / 2, Y: y}}, Labels: []string{"idle"}})
+	if err != nil {
+		return &shade{}
+	}
+	l.TextStyle[0].XAlign = draw.XCenter
+	return l
 }
 
 // shade is a grey band over x0..x1 across the panel: the idle phase.

@@ -77,3 +77,32 @@ func TestRRULCDF(t *testing.T) {
 		}
 	}
 }
+
+// TestRRULThroughputFlows: the upper panel's lines are the timeline's:
+// from the load's start on (the idle interval left out), each
+// direction's sum and each flow's own figures at each interval's middle,
+// a starved flow (0 bit/s) drawn too.
+func TestRRULThroughputFlows(t *testing.T) {
+	u := &result.UnderLoad{
+		Probes: result.ProbeRecord{LoadStartS: 1, LoadEndS: 3},
+		Flows:  []result.FlowRate{{ID: 1, Direction: spec.ClientToServer, Mark: "BE"}, {ID: 2, Direction: spec.ServerToClient, Mark: "BK"}},
+		Intervals: []result.LoadInterval{
+			{StartS: 0, EndS: 1},
+			{StartS: 1, EndS: 2, Loaded: true, UpBitsPerSecond: 8e6, DownBitsPerSecond: 0, Flows: []result.IntervalFlow{{ID: 1, BitsPerSecond: 8e6}, {ID: 2, BitsPerSecond: 0}}},
+			{StartS: 2, EndS: 3, Loaded: true, UpBitsPerSecond: 4e6, DownBitsPerSecond: 6e6, Flows: []result.IntervalFlow{{ID: 1, BitsPerSecond: 4e6}, {ID: 2, BitsPerSecond: 6e6}}},
+		},
+	}
+	up, down, flows := rrulThroughput(u, 1e6)
+	if len(up) != 2 || up[0] != (plotter.XY{X: 1.5, Y: 8}) || up[1] != (plotter.XY{X: 2.5, Y: 4}) {
+		t.Errorf("upload sum %v, want (1.5, 8) and (2.5, 4)", up)
+	}
+	if len(down) != 2 || down[0].Y != 0 || down[1].Y != 6 {
+		t.Errorf("download sum %v, want 0 then 6", down)
+	}
+	if len(flows) != 2 || flows[0].name != "1 up BE" || !flows[0].up || flows[1].name != "2 down BK" || flows[1].up {
+		t.Fatalf("flows %+v", flows)
+	}
+	if f := flows[1].xy; len(f) != 2 || f[0] != (plotter.XY{X: 1.5, Y: 0}) || f[1] != (plotter.XY{X: 2.5, Y: 6}) {
+		t.Errorf("flow 2's line %v, want its 0 (starved) then 6", f)
+	}
+}

@@ -83,16 +83,26 @@ func TestQueueLine(t *testing.T) {
 		{"client", result.Queue{Where: "client", QdiscMs: 96, Sides: []result.SideQueue{
 			{Side: result.Local, Dev: "wsul-va", Kind: "tbf", BacklogBytes: 240000, DelayMs: 96, RateBitsPerSecond: 20e6},
 			{Side: result.Remote, Dev: "wsul-vb", Kind: "tbf"},
-		}}, "the queue: tbf on wsul-va (client side), 234 KBytes backlog, about 96 ms at 20.0 Mbits/sec; socket queues under 1 ms"},
+		}, Sockets: []result.SocketQueue{{Side: result.Local, WaitMs: 0.4}, {Side: result.Remote}}},
+			"the queue: tbf on wsul-va (client side), about 96 ms (234 KBytes at 20.0 Mbits/sec); 96 of the 100 ms increase; the flows' own data waits under 1 ms in their sockets"},
 		{"router", result.Queue{Where: "router", QdiscMs: 100, Sides: []result.SideQueue{
 			{Side: result.Local, Dev: "wst-b", Kind: "noqueue"},
-			{Side: result.Remote, Dev: "wst-a", Kind: "noqueue", SocketDelayMs: 0.2},
+			{Side: result.Remote, Dev: "wst-a", Kind: "noqueue"},
 			{Side: result.Router, Dev: "wst-rb", Netns: "wst-x-r", Kind: "tbf", BacklogBytes: 200000, DelayMs: 80, RateBitsPerSecond: 20e6},
-			{Side: result.Router, Dev: "wst-ra", Netns: "wst-x-r", Kind: "tbf", BacklogBytes: 50000, DelayMs: 20, RateBitsPerSecond: 20e6, SocketDelayMs: 5},
-		}}, "the queues: tbf on wst-rb (router), 195 KBytes backlog, about 80 ms at 20.0 Mbits/sec; tbf on wst-ra (router), 48.8 KBytes backlog, about 20 ms at 20.0 Mbits/sec; socket queues under 1 ms"},
-		{"elsewhere", result.Queue{Where: "elsewhere", QdiscMs: 3, Sides: []result.SideQueue{
+			{Side: result.Router, Dev: "wst-ra", Netns: "wst-x-r", Kind: "tbf", BacklogBytes: 50000, DelayMs: 20, RateBitsPerSecond: 20e6},
+		}, Sockets: []result.SocketQueue{{Side: result.Remote, WaitMs: 0.2}}},
+			"the queues: tbf on wst-rb (router), about 80 ms (195 KBytes at 20.0 Mbits/sec); tbf on wst-ra (router), about 20 ms (48.8 KBytes at 20.0 Mbits/sec); 100 of the 100 ms increase; the flows' own data waits under 1 ms in their sockets"},
+		// The run: the sockets hold far more than the increase,
+		// said apart from the path's parts; 60 of 100 ms sampled, the
+		// rest elsewhere.
+		{"sockets apart", result.Queue{Where: "both", QdiscMs: 60, ElsewhereMs: 40, Sides: []result.SideQueue{
+			{Side: result.Local, Dev: "wst-b", Kind: "tbf", BacklogBytes: 75000, DelayMs: 30, RateBitsPerSecond: 20e6},
+			{Side: result.Remote, Dev: "wst-a", Kind: "tbf", BacklogBytes: 75000, DelayMs: 30, RateBitsPerSecond: 20e6},
+		}, Sockets: []result.SocketQueue{{Side: result.Local, NotsentBytes: 1.35e6, WaitMs: 540}, {Side: result.Remote, NotsentBytes: 1.2e6, WaitMs: 491}}},
+			"the queues: tbf on wst-b (client side), about 30 ms (73.2 KBytes at 20.0 Mbits/sec); tbf on wst-a (server side), about 30 ms (73.2 KBytes at 20.0 Mbits/sec); 60 of the 100 ms increase, 40 ms elsewhere on the path; the flows' own data in their sockets, not in the probes' path: client 1.29 MBytes, a 540 ms wait; server 1.14 MBytes, a 491 ms wait"},
+		{"elsewhere", result.Queue{Where: "elsewhere", QdiscMs: 3, ElsewhereMs: 97, Sides: []result.SideQueue{
 			{Side: result.Router, Dev: "wst-rb", Kind: "tbf", BacklogBytes: 7500, DelayMs: 3, RateBitsPerSecond: 20e6},
-		}}, "the queue is elsewhere on the path: the queues sampled hold about 3.0 ms of the 100 ms increase; socket queues under 1 ms"},
+		}}, "the queue is elsewhere on the path: the queues sampled hold about 3.0 ms of the 100 ms increase"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			u := &result.UnderLoad{IncreaseMs: 100, Queue: &tt.q}

@@ -33,10 +33,18 @@ type QueueSample struct {
 	measure.QdiscStats
 }
 
-// Queue is where the delay under load built: each side's egress queue
-// (its qdisc, and its loaded flows' sockets) and, in a routed lab, the
-// router's egress queues, over the loaded phase, and how much of the
-// increase they explain (summary.under_load.queue).
+// Queue is where the delay under load built (summary.under_load.queue),
+// in two kinds of part that are never added together:
+//
+//   - the delay the probes see, per place on the path: each side's egress
+//     qdisc and, in a routed lab, the router's egresses (Sides), over the
+//     loaded phase. A probe crosses each once (one egress each way), so
+//     their delays sum to QdiscMs, to be set against the increase; what
+//     the sampled places leave of it, when they explain under 70%, is
+//     ElsewhereMs, on the path but not sampled (a router not a lab's, a
+//     modem, a CPU).
+//   - the flows' own data waiting in their send buffers (Sockets): it
+//     waits before the path, the probes never cross it.
 type Queue struct {
 	Sides []SideQueue `json:"sides"`
 	// QdiscMs is the sampled qdiscs' delays together: what a probe
@@ -46,7 +54,43 @@ type Queue struct {
 	// "client and router"), or "elsewhere" when they explain under half
 	// of it.
 	QdiscMs float64 `json:"qdisc_ms"`
-	Where   string  `json:"where"`
+	// ElsewhereMs is the increase less QdiscMs when the places sampled
+	// explain under 70% of an increase of 2 ms or more; 0 otherwise.
+	ElsewhereMs float64 `json:"elsewhere_ms"`
+	Where       string  `json:"where"`
+	// Sockets are each side's loading flows' unsent data: not delay the
+	// probes see, and in no figure above.
+	Sockets []SocketQueue `json:"sockets,omitempty"`
+	// HostQueue, when set, is the one-line reason a flent-like load reads
+	// less on this path: the queue is a sending host's own qdisc and
+	// the flows were opened before the load (hostQueueNote).
+	HostQueue *HostQueue `json:"host_queue,omitempty"`
+}
+
+// SocketQueue is one side's loading flows' send buffers under load
+// (TCP_INFO at each interval, or at the window's end with -i 0): the
+// mean bytes they held unsent, summed over the side's flows, how long
+// the side's data waits there at its sending rate, and the largest
+// smoothed RTT its senders saw.
+type SocketQueue struct {
+	Side         Side    `json:"side"`
+	NotsentBytes float64 `json:"notsent_bytes"`
+	WaitMs       float64 `json:"wait_ms"`
+	SRTTMs       float64 `json:"srtt_ms"`
+}
+
+// HostQueue is a sending host's own qdisc holding the delay while the
+// flows were opened on the idle path (spec.RRULStartIdle): TCP small
+// queues let each flow keep about two of its TSO packets there, and a
+// flow whose smallest round trip was under a millisecond sends packets
+// of up to 64 KB (TSO autosizing, net.ipv4.tcp_tso_rtt_log). Flows opened
+// as the load starts, as flent's netperf opens them, mostly meet a full
+// queue first and hold a few KB each: their load reads less delay.
+type HostQueue struct {
+	Side         Side    `json:"side"`
+	Dev          string  `json:"dev"`
+	Flows        int     `json:"flows"`
+	PerFlowBytes float64 `json:"per_flow_bytes"` // the qdisc's mean backlog over its flows
 }
 
 // SideQueue is one side's queues under load, or one router egress's
@@ -70,13 +114,7 @@ type SideQueue struct {
 	Drops           uint64  `json:"drops"`
 	Requeues        uint64  `json:"requeues"`
 	Samples         int     `json:"samples"`
-	// The side's loading flows' sockets (TCP_INFO at each interval): the
-	// mean bytes their send buffers held unsent, that at the side's
-	// sending rate, and the largest smoothed RTT their senders saw.
-	NotsentBytes  float64 `json:"notsent_bytes"`
-	SocketDelayMs float64 `json:"socket_delay_ms"`
-	SRTTMs        float64 `json:"srtt_ms"`
-	Error         string  `json:"error,omitempty"`
+	Error           string  `json:"error,omitempty"`
 }
 
 // QueueSampleEvery is how often each side samples its qdisc in an RRUL
@@ -108,7 +146,7 @@ func AttributeQueue(u *UnderLoad, local, remote *QueueRecord, routers []QueueRec
 		sq := sideQueue(side.side, side.rec)
 		for _, d := range dirs {
 			if d.Direction == sends[side.side] {
-				socketQueue(&sq, d)
+				q.Sockets = append(q.Sockets, socketQueue(side.side, d))
 			}
 		}
 		q.QdiscMs += sq.DelayMs
@@ -146,7 +184,43 @@ func AttributeQueue(u *UnderLoad, local, remote *QueueRecord, routers []QueueRec
 	default:
 		q.Where = "none"
 	}
+	if u.IncreaseMs >= 2 && q.QdiscMs < 0.7*u.IncreaseMs {
+		q.ElsewhereMs = u.IncreaseMs - q.QdiscMs
+	}
+	q.HostQueue = hostQueueNote(q, u.IncreaseMs, dirs)
 	u.Queue = q
+}
+
+// HostQueueMinPerFlow is the mean backlog per flow in a sending host's
+// own qdisc above which the flows' packets are TSO-autosized ones: two
+// of netperf's flows opened under load held about 7.5 KB each on the
+// cookbook's lab, two 1448-byte segments a packet.
+const HostQueueMinPerFlow = 16 << 10
+
+// hostQueueNote is the host queue of q that explains why a flent-like
+// load reads less: the largest named delay in a side's own qdisc, whose
+// flows each hold HostQueueMinPerFlow or more there on average; nil
+// when there is none.
+func hostQueueNote(q *Queue, increaseMs float64, dirs []DirectionResult) *HostQueue {
+	sends := map[Side]spec.Direction{Local: spec.ClientToServer, Remote: spec.ServerToClient}
+	var best *HostQueue
+	bestMs := 0.0
+	for _, s := range q.Sides {
+		if s.Side == Router || s.DelayMs < 1 || s.DelayMs < 0.1*increaseMs || s.DelayMs <= bestMs {
+			continue
+		}
+		flows := 0
+		for _, d := range dirs {
+			if d.Direction == sends[s.Side] {
+				flows += len(d.Streams)
+			}
+		}
+		if flows == 0 || s.BacklogBytes/float64(flows) < HostQueueMinPerFlow {
+			continue
+		}
+		best, bestMs = &HostQueue{Side: s.Side, Dev: s.Dev, Flows: flows, PerFlowBytes: s.BacklogBytes / float64(flows)}, s.DelayMs
+	}
+	return best
 }
 
 func sideQueue(side Side, rec *QueueRecord) SideQueue {
@@ -186,10 +260,11 @@ func sideQueue(side Side, rec *QueueRecord) SideQueue {
 	return sq
 }
 
-// socketQueue fills the socket figures of the side that sends d.
-// Without intervals (-i 0) it takes the senders' TCP_INFO at the
-// window's end, one sample.
-func socketQueue(sq *SideQueue, d DirectionResult) {
+// socketQueue is the socket figures of the side that sends d. Without
+// intervals (-i 0) it takes the senders' TCP_INFO at the window's end,
+// one sample.
+func socketQueue(side Side, d DirectionResult) SocketQueue {
+	sq := SocketQueue{Side: side}
 	var notsent float64
 	for _, iv := range d.Intervals {
 		notsent += float64(iv.NotsentBytes)
@@ -206,6 +281,7 @@ func socketQueue(sq *SideQueue, d DirectionResult) {
 		}
 	}
 	if bps := d.Summary.SenderBitsPerSecond; bps > 0 {
-		sq.SocketDelayMs = sq.NotsentBytes * 8 / bps * 1e3
+		sq.WaitMs = sq.NotsentBytes * 8 / bps * 1e3
 	}
+	return sq
 }

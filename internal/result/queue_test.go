@@ -34,18 +34,21 @@ func TestAttributeQueue(t *testing.T) {
 		increase      float64
 		wantMs        float64
 		where         string
+		elsewhereMs   float64 // the increase less wantMs, under 70% of it
 	}{
-		{"client side", queueRec(20e6, 200000, 300000), queueRec(20e6, 0, 0), nil, 100, 100, "client"},
-		{"server side", queueRec(20e6, 0, 0), queueRec(20e6, 200000, 300000), nil, 100, 100, "server"},
-		{"both", queueRec(20e6, 200000, 300000), queueRec(20e6, 100000, 100000), nil, 140, 140, "both"},
-		{"elsewhere", queueRec(20e6, 10000, 10000), queueRec(20e6, 0, 0), nil, 100, 4, "elsewhere"},
+		{"client side", queueRec(20e6, 200000, 300000), queueRec(20e6, 0, 0), nil, 100, 100, "client", 0},
+		{"server side", queueRec(20e6, 0, 0), queueRec(20e6, 200000, 300000), nil, 100, 100, "server", 0},
+		{"both", queueRec(20e6, 200000, 300000), queueRec(20e6, 100000, 100000), nil, 140, 140, "both", 0},
+		{"elsewhere", queueRec(20e6, 10000, 10000), queueRec(20e6, 0, 0), nil, 100, 4, "elsewhere", 96},
+		// 60 ms of 100 sampled: the client named, 40 ms elsewhere.
+		{"client, the rest elsewhere", queueRec(20e6, 100000, 200000), queueRec(20e6, 0, 0), nil, 100, 60, "client", 40},
 		// No tbf: the rate is what the qdisc sent, 2.5 MB per second.
-		{"sent rate", queueRec(0, 200000, 300000), nil, nil, 100, 100, "client"},
+		{"sent rate", queueRec(0, 200000, 300000), nil, nil, 100, 100, "client", 0},
 		// A routed lab's router: its two egresses, 100 ms and 40 ms at
 		// 20 Mbit/s, and the hosts' queues empty.
-		{"router", queueRec(20e6, 0, 0), queueRec(20e6, 0, 0), []QueueRecord{*queueRec(20e6, 200000, 300000), *queueRec(20e6, 100000, 100000)}, 140, 140, "router"},
-		{"elsewhere than the router", queueRec(20e6, 0, 0), queueRec(20e6, 0, 0), []QueueRecord{*queueRec(20e6, 10000, 10000)}, 100, 4, "elsewhere"},
-		{"client and router", queueRec(20e6, 200000, 300000), queueRec(20e6, 0, 0), []QueueRecord{*queueRec(20e6, 100000, 100000)}, 140, 140, "client and router"},
+		{"router", queueRec(20e6, 0, 0), queueRec(20e6, 0, 0), []QueueRecord{*queueRec(20e6, 200000, 300000), *queueRec(20e6, 100000, 100000)}, 140, 140, "router", 0},
+		{"elsewhere than the router", queueRec(20e6, 0, 0), queueRec(20e6, 0, 0), []QueueRecord{*queueRec(20e6, 10000, 10000)}, 100, 4, "elsewhere", 96},
+		{"client and router", queueRec(20e6, 200000, 300000), queueRec(20e6, 0, 0), []QueueRecord{*queueRec(20e6, 100000, 100000)}, 140, 140, "client and router", 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			u := &UnderLoad{IncreaseMs: tt.increase}
@@ -53,19 +56,51 @@ func TestAttributeQueue(t *testing.T) {
 				Summary:   Summary{SenderBitsPerSecond: 8e6},
 				Intervals: []Interval{{NotsentBytes: 10000, RTTMicros: 5000}, {NotsentBytes: 30000, RTTMicros: 7000}}}})
 			q := u.Queue
-			if q == nil || math.Abs(q.QdiscMs-tt.wantMs) > 1e-6 || q.Where != tt.where {
-				t.Fatalf("queue %+v, want %.0f ms %s", q, tt.wantMs, tt.where)
+			if q == nil || math.Abs(q.QdiscMs-tt.wantMs) > 1e-6 || q.Where != tt.where || math.Abs(q.ElsewhereMs-tt.elsewhereMs) > 1e-6 {
+				t.Fatalf("queue %+v, want %.0f ms %s, %.0f ms elsewhere", q, tt.wantMs, tt.where, tt.elsewhereMs)
 			}
-			// The client's sockets held 20,000 bytes unsent on average:
-			// 20 ms at its 8 Mbit/s. Its qdisc dropped 8 - 7 = 1 packet
-			// under load (its lifetime count is 8).
-			if s := q.Sides[0]; s.Side != Local || math.Abs(s.SocketDelayMs-20) > 1e-9 || s.SRTTMs != 7 || s.Samples != 2 || s.Drops != 1 {
+			// The client's qdisc dropped 8 - 7 = 1 packet under load (its
+			// lifetime count is 8).
+			if s := q.Sides[0]; s.Side != Local || s.Samples != 2 || s.Drops != 1 {
 				t.Errorf("client side %+v", s)
 			}
+			// The client's sockets held 20,000 bytes unsent on average:
+			// 20 ms at its 8 Mbit/s, apart from the path's delay.
+			if len(q.Sockets) != 1 || q.Sockets[0] != (SocketQueue{Side: Local, NotsentBytes: 20000, WaitMs: 20, SRTTMs: 7}) {
+				t.Errorf("sockets %+v, want the client's 20000 bytes, 20 ms", q.Sockets)
+			}
 			for i, s := range q.Sides[len(q.Sides)-len(tt.routers):] {
-				if s.Side != Router || s.SocketDelayMs != 0 || s.Samples != len(tt.routers[i].Samples)-1 {
+				if s.Side != Router || s.Samples != len(tt.routers[i].Samples)-1 {
 					t.Errorf("router queue %d: %+v", i, s)
 				}
+			}
+		})
+	}
+}
+
+// TestHostQueueNote: a sending host's own qdisc holding 250,000 bytes
+// on average (200,000 and 300,000 sampled) for 4 flows is 62,500 bytes a
+// flow, over HostQueueMinPerFlow (16,384): the note names it. With 20
+// flows, 12,500 each, under it: no note; nor for a router's queue.
+func TestHostQueueNote(t *testing.T) {
+	streams := func(n int) []Stream { return make([]Stream, n) }
+	for _, tt := range []struct {
+		name    string
+		local   *QueueRecord
+		routers []QueueRecord
+		flows   int
+		want    *HostQueue
+	}{
+		{"4 flows", queueRec(20e6, 200000, 300000), nil, 4, &HostQueue{Side: Local, Dev: "wst-b", Flows: 4, PerFlowBytes: 62500}},
+		{"20 flows", queueRec(20e6, 200000, 300000), nil, 20, nil},
+		{"router", queueRec(20e6, 0, 0), []QueueRecord{*queueRec(20e6, 200000, 300000)}, 4, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u := &UnderLoad{IncreaseMs: 100}
+			AttributeQueue(u, tt.local, nil, tt.routers, []DirectionResult{{Direction: spec.ClientToServer, Streams: streams(tt.flows)}})
+			got := u.Queue.HostQueue
+			if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
+				t.Errorf("host queue %+v, want %+v", got, tt.want)
 			}
 		})
 	}

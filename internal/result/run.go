@@ -175,6 +175,9 @@ type SideResult struct {
 	// RouterQueues are the egress qdiscs of a routed lab's router,
 	// sampled by the client when it runs in one of the lab's hosts.
 	RouterQueues []QueueRecord `json:"router_queues,omitempty"`
+	// LoadSeconds are the bytes this side's receiving flows got in each
+	// step of an RRUL load, on this side's clock (underload.go).
+	LoadSeconds *LoadSeconds `json:"load_seconds,omitempty"`
 }
 
 // IntervalReport is one side's sample of one direction, sent as it

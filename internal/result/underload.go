@@ -2,6 +2,8 @@ package result
 
 import (
 	"math"
+	"slices"
+	"sort"
 	"strconv"
 
 	"wirespeed/internal/spec"
@@ -91,7 +93,9 @@ type FlowRate struct {
 	BitsPerSecond float64        `json:"throughput_bps"`
 }
 
-// LoadInterval is one interval of an RRUL run.
+// LoadInterval is one interval of an RRUL run: the probes sent in it
+// and the bytes the flows' receivers got in it, on one clock (the grid
+// starts at the load's start: loadIntervals).
 type LoadInterval struct {
 	StartS            float64 `json:"start_s"` // from the probes' origin
 	EndS              float64 `json:"end_s"`
@@ -102,13 +106,73 @@ type LoadInterval struct {
 	Lost              int     `json:"lost"`
 	UpBitsPerSecond   float64 `json:"up_bps"`
 	DownBitsPerSecond float64 `json:"down_bps"`
+	// Flows are each flow's throughput in the interval, its
+	// receiver's count; absent in the idle phase.
+	Flows []IntervalFlow `json:"flows,omitempty"`
+}
+
+// IntervalFlow is one flow's throughput in one interval.
+type IntervalFlow struct {
+	ID            int     `json:"id"`
+	BitsPerSecond float64 `json:"throughput_bps"`
+}
+
+// LoadSeconds is one side's readings of its receiving flows' byte
+// counters over an RRUL load, taken at the load's start, at each step
+// after it (StepS: the spec's interval, or a second with -i 0) and once
+// as the load ended, drain included; T is when each reading was taken,
+// in seconds from the side's own load start. The client's (the
+// download's) and the server's (the upload's) start within a control
+// message's one-way trip of each other, taken on the idle path.
+type LoadSeconds struct {
+	StepS float64     `json:"step_s"`
+	T     []float64   `json:"t_s"`
+	Flows []FlowBytes `json:"flows"`
+}
+
+// FlowBytes is one flow's receiver's count at each reading of its
+// LoadSeconds: Bytes[i] is what it had received at T[i].
+type FlowBytes struct {
+	ID        int            `json:"id"`
+	Direction spec.Direction `json:"direction"`
+	Bytes     []int64        `json:"bytes"`
+}
+
+// between is the bytes f received from a to b seconds after the load
+// started, its count taken as growing evenly between readings (before
+// the first reading it is 0, after the last it is the last).
+func (ls *LoadSeconds) between(f FlowBytes, a, b float64) float64 {
+	return ls.at(f, b) - ls.at(f, a)
+}
+
+func (ls *LoadSeconds) at(f FlowBytes, x float64) float64 {
+	n := min(len(ls.T), len(f.Bytes))
+	if n == 0 || x <= ls.T[0] {
+		return 0
+	}
+	// The first reading at or after x (a binary search: the server's
+	// readings come from the peer, and may be many).
+	i := sort.SearchFloat64s(ls.T[:n], x)
+	if i >= n {
+		return float64(f.Bytes[n-1])
+	}
+	t0, t1 := ls.T[i-1], ls.T[i]
+	b0, b1 := float64(f.Bytes[i-1]), float64(f.Bytes[i])
+	if t1 <= t0 {
+		return b1
+	}
+	return b0 + (b1-b0)*(x-t0)/(t1-t0)
 }
 
 // UnderLoadOf computes the RRUL answer from the client's probes and the
 // joined directions of the load. A probe belongs to the phase it was sent
 // in: idle before the load started, loaded from the load's start to its
 // end; those after the end count in neither.
-func UnderLoadOf(t spec.Test, rec ProbeRecord, dirs []DirectionResult) *UnderLoad {
+//
+// seconds are the sides' readings of their receivers' bytes
+// (SideResult.LoadSeconds; nil ones are skipped): each interval's
+// throughput, per flow and summed.
+func UnderLoadOf(t spec.Test, rec ProbeRecord, dirs []DirectionResult, seconds ...*LoadSeconds) *UnderLoad {
 	u := &UnderLoad{Load: t.RRUL.Load, Probes: rec}
 	idleEnd := rec.LoadStartS
 	if rec.LoadStartS == 0 {
@@ -179,7 +243,7 @@ func UnderLoadOf(t spec.Test, rec ProbeRecord, dirs []DirectionResult) *UnderLoa
 			u.Flows = append(u.Flows, FlowRate{ID: st.ID, Direction: d.Direction, Mark: markOf(t, st.ID), BitsPerSecond: st.Summary.BitsPerSecond})
 		}
 	}
-	u.Intervals = loadIntervals(t, rec, dirs)
+	u.Intervals = loadIntervals(t, rec, seconds)
 	return u
 }
 
@@ -238,32 +302,66 @@ func markOf(t spec.Test, id int) string {
 	return spec.RRULMarkNames[t.FlowIndex(spec.Stream{ID: id})%len(spec.RRULMarkNames)]
 }
 
-// loadIntervals cuts the run into the spec's intervals from the probes'
-// origin: each with its probes' medians and the load's throughput of the
-// direction intervals that end in it.
-func loadIntervals(t spec.Test, rec ProbeRecord, dirs []DirectionResult) []LoadInterval {
+// loadIntervals cuts the run into the spec's intervals (a second with
+// -i 0) on one clock: the grid starts at the load's start and steps
+// back over the idle phase to the origin (the first interval takes the
+// remainder: from half a step to a step and a half long) and on past the
+// load's end while probes went. Each interval
+// holds the probes sent in it and, from the sides' readings, the bytes
+// the receivers got in it; it is loaded when the load ran in more than
+// a tenth of it.
+func loadIntervals(t spec.Test, rec ProbeRecord, seconds []*LoadSeconds) []LoadInterval {
 	step := t.Interval.Seconds()
 	if step <= 0 {
 		step = 1
 	}
 	end := rec.LoadEndS
-	for _, p := range rec.UDP {
-		end = max(end, p.T)
+	for _, ps := range [][]ProbePoint{rec.UDP, rec.TCP} {
+		for _, p := range ps {
+			end = max(end, p.T)
+		}
 	}
-	n := int(math.Ceil(end / step))
-	if n <= 0 || n > 1<<16 {
+	// The first interval runs from the origin to the grid's first point
+	// after it (the load's start, less whole steps), that point skipped
+	// when it is under half a step in: then the first is longer.
+	first := step
+	if rec.LoadStartS > 0 {
+		first = rec.LoadStartS - math.Floor(rec.LoadStartS/step+1e-9)*step
+		if first < step/2 {
+			first += step
+		}
+	}
+	// The load ends when its senders stop (or its windows closed, when
+	// that was earlier: an interrupt); a receiver's window may close a
+	// little later, draining.
+	loadEnd := rec.LoadEndS
+	if planned := rec.LoadStartS + (t.Omit + t.Duration).Seconds(); t.Duration > 0 && planned < loadEnd {
+		loadEnd = planned
+	}
+	index := func(x float64) int {
+		if x < first {
+			return 0
+		}
+		return 1 + int(math.Floor((x-first)/step))
+	}
+	n := index(end) + 1
+	if end <= 0 || n > 1<<16 {
 		return []LoadInterval{}
 	}
 	out := make([]LoadInterval, n)
 	udp := make([][]float64, n)
 	tcp := make([][]float64, n)
 	for i := range out {
-		out[i].StartS, out[i].EndS = float64(i)*step, float64(i+1)*step
-		out[i].Loaded = rec.LoadStartS > 0 && out[i].EndS > rec.LoadStartS && out[i].StartS < rec.LoadEndS
+		out[i].StartS, out[i].EndS = 0, first
+		if i > 0 {
+			out[i].StartS, out[i].EndS = first+float64(i-1)*step, first+float64(i)*step
+		}
+		in := min(out[i].EndS, loadEnd) - max(out[i].StartS, rec.LoadStartS)
+		out[i].Loaded = rec.LoadStartS > 0 && in > step/10
 	}
 	add := func(ps []ProbePoint, into [][]float64) {
 		for _, p := range ps {
-			i := int(p.T / step)
+			i := index(p.T)
 			if i < 0 || i >= n {
 				continue
 			}
@@ -285,20 +383,32 @@ func loadIntervals(t spec.Test, rec ProbeRecord, dirs []DirectionResult) []LoadI
 			out[i].TCPP50Ms = stats.Quantile(tcp[i], 0.5)
 		}
 	}
-	if rec.LoadStartS > 0 {
-		for _, d := range dirs {
-			for _, iv := range d.Intervals {
-				i := int((rec.LoadStartS + iv.EndS - 1e-9) / step)
-				if i < 0 || i >= n {
+	if rec.LoadStartS == 0 {
+		return out
+	}
+	for _, ls := range seconds {
+		if ls == nil {
+			continue
+		}
+		for _, f := range ls.Flows {
+			for i := range out {
+				// The interval in seconds from the load's start.
+				a, b := out[i].StartS-rec.LoadStartS, out[i].EndS-rec.LoadStartS
+				if b <= 1e-9 {
 					continue
 				}
-				if d.Direction == spec.ClientToServer {
-					out[i].UpBitsPerSecond = iv.BitsPerSecond
+				bps := ls.between(f, max(a, 0), b) * 8 / (b - a)
+				out[i].Flows = append(out[i].Flows, IntervalFlow{ID: f.ID, BitsPerSecond: bps})
+				if f.Direction == spec.ClientToServer {
+					out[i].UpBitsPerSecond += bps
 				} else {
-					out[i].DownBitsPerSecond = iv.BitsPerSecond
+					out[i].DownBitsPerSecond += bps
 				}
 			}
 		}
+	}
+	for i := range out {
+		slices.SortFunc(out[i].Flows, func(x, y IntervalFlow) int { return x.ID - y.ID })
 	}
 	return out
 }

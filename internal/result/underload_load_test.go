@@ -78,20 +78,52 @@ func TestUnderLoadThroughput(t *testing.T) {
 		}
 	}
 
-	// The series: four intervals of a second from the origin (the last
-	// probe at 3.5 s), the load's rates where the comment above places
-	// them.
-	want := []struct{ up, down float64 }{{0, 0}, {6.9e9, 0}, {3.2e9, 5.6e9}, {0, 3.1e9}}
+	// The series: one clock, the load's start. Its grid points are
+	// 1.00135, 2.00135 and 3.00135 s from the origin; the first interval
+	// runs from the origin to the first of them (the 0.00135 s before it
+	// are too short for an interval of their own), and the last probe at
+	// 3.5 s makes a fourth. The throughput is the receivers' readings
+	// (SideResult.LoadSeconds, each side's seconds from its own load
+	// start), not the directions' intervals above, which run on each
+	// flow's own window: the server read stream 1's bytes at 0, 1 and 2 s
+	// and as the load ended (2.05 s), the client stream 5's at 0, 1, 2
+	// and 2.02 s:
+	//   up   [0,1) 862,500,000 B = 6.9 Gbit/s; [1,2) 400,000,000 B =
+	//        3.2 Gbit/s; [2,3) 0;
+	//   down [0,1) 700,000,000 B = 5.6 Gbit/s; [1,2) 387,500,000 B =
+	//        3.1 Gbit/s; [2,3) the 10,000,000 B drained by 2.02 s: 80
+	//        Mbit/s over the interval's second.
+	// The load ran 2.05467 s: the last interval holds 0.05467 s of it,
+	// under a tenth, and is not loaded.
+	up := &LoadSeconds{StepS: 1, T: []float64{0, 1, 2, 2.05}, Flows: []FlowBytes{{ID: 1, Direction: spec.ClientToServer, Bytes: []int64{0, 862_500_000, 1_262_500_000, 1_262_500_000}}}}
+	down := &LoadSeconds{StepS: 1, T: []float64{0, 1, 2, 2.02}, Flows: []FlowBytes{{ID: 5, Direction: spec.ServerToClient, Bytes: []int64{0, 700_000_000, 1_087_500_000, 1_097_500_000}}}}
+	u = UnderLoadOf(sp, rec, dirs, down, nil, up)
+	want := []struct {
+		from, up, down float64
+		loaded         bool
+	}{{0, 0, 0, false}, {1.001350658, 6.9e9, 5.6e9, true}, {2.001350658, 3.2e9, 3.1e9, true}, {3.001350658, 0, 80e6, false}}
 	if len(u.Intervals) != len(want) {
 		t.Fatalf("%d intervals, want %d: %+v", len(u.Intervals), len(want), u.Intervals)
 	}
 	for i, w := range want {
 		iv := u.Intervals[i]
-		if iv.StartS != float64(i) || iv.UpBitsPerSecond != w.up || iv.DownBitsPerSecond != w.down {
-			t.Errorf("interval %d: from %v s, up %v, down %v bit/s; want from %d s, up %v, down %v", i, iv.StartS, iv.UpBitsPerSecond, iv.DownBitsPerSecond, i, w.up, w.down)
+		if math.Abs(iv.StartS-w.from) > 1e-9 || math.Abs(iv.UpBitsPerSecond-w.up) > 1 || math.Abs(iv.DownBitsPerSecond-w.down) > 1 {
+			t.Errorf("interval %d: from %v s, up %v, down %v bit/s; want from %v s, up %v, down %v", i, iv.StartS, iv.UpBitsPerSecond, iv.DownBitsPerSecond, w.from, w.up, w.down)
 		}
-		if loaded := i >= 1; iv.Loaded != loaded {
-			t.Errorf("interval %d loaded %v, want %v (the load ran from 1.00 to 3.06 s)", i, iv.Loaded, loaded)
+		if iv.Loaded != w.loaded {
+			t.Errorf("interval %d loaded %v, want %v (the load ran from 1.00 to 3.06 s)", i, iv.Loaded, w.loaded)
 		}
+		// Each flow's own figure, summing to the direction's.
+		if i > 0 {
+			if len(iv.Flows) != 2 || iv.Flows[0].ID != 1 || iv.Flows[1].ID != 5 ||
+				math.Abs(iv.Flows[0].BitsPerSecond-w.up) > 1 || math.Abs(iv.Flows[1].BitsPerSecond-w.down) > 1 {
+				t.Errorf("interval %d flows %+v, want 1 at %v and 5 at %v", i, iv.Flows, w.up, w.down)
+			}
+		} else if len(iv.Flows) != 0 {
+			t.Errorf("the idle interval has flows %+v", iv.Flows)
+		}
+	}
+	if iv := u.Intervals[1]; iv.Samples != 0 || u.Intervals[0].Samples != 1 || u.Intervals[3].Samples != 1 {
+		t.Errorf("probes at 0.5 and 3.5 s: in intervals 0 and 3, got %d, %d, %d, %d", u.Intervals[0].Samples, iv.Samples, u.Intervals[2].Samples, u.Intervals[3].Samples)
 	}
 }
