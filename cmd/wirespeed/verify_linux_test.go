@@ -30,7 +30,7 @@ func TestVerify(t *testing.T) {
 	testkit.Serial(t)
 	nstest.RequireRoot(t)
 	prefix := fmt.Sprintf("wsvt%d", os.Getpid()%100000)
-	want := []string{"tcp-throughput", "tcp-streams", "bytes-per-packet", "rr-transactions", "cpu-host",
+	want := []string{"tcp-throughput", "wire-frames", "tcp-streams", "bytes-per-packet", "rr-transactions", "cpu-host",
 		"udp-throughput", "udp-loss", "rtt-idle", "rrul-loaded"}
 	var rep verify.Report
 	for attempt := 1; attempt <= 2; attempt++ {
@@ -83,7 +83,7 @@ func TestVerify(t *testing.T) {
 }
 
 // timingChecks are the checks a busy host moves: rates and round trips.
-var timingChecks = []string{"tcp-throughput", "tcp-streams", "udp-throughput", "rtt-idle", "rrul-loaded"}
+var timingChecks = []string{"tcp-throughput", "wire-frames", "tcp-streams", "udp-throughput", "rtt-idle", "rrul-loaded"}
 
 // onlyTiming is true when every check of r that failed is a timing check.
 func onlyTiming(r verify.Report) bool {

@@ -23,6 +23,7 @@ figure beside its ground truth with the error and its tolerance:
 
   TCP goodput, one stream and four    the payload a tbf of 100 Mbit/s lets through
   bytes per packet, TSO and GSO off   a full frame at MTU 9000 (MSS + headers)
+  frames on the wire, TSO on          the tbf's own packet count (netlink)
   UDP_RR transactions                 the client's device's tx_packets (netlink)
   host CPU                            /proc/stat read by verify during the run
   UDP goodput at twice the rate       the payload a router's tbf of 20 Mbit/s lets through

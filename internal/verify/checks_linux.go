@@ -59,11 +59,15 @@ func measured(c Check, shown string, err error, figure func() (float64, error)) 
 	return c
 }
 
-// shapedLink: a tbf of 100 Mbit/s on both ends. TCP's goodput, one
+// shapedLink: a tbf of 100 Mbit/s with 20 ms of queue on both ends. TCP's goodput, one
 // stream and four, against the payload the tbf lets through: it counts
 // each segment's Ethernet frame (MSS + TCP/IP headers + 14 bytes).
 func shapedLink(ctx context.Context, cfg Config, r *Report) error {
-	l, err := up(ctx, cfg, lab.Config{Name: cfg.Name + "-t", RateBitsPerSecond: shapedRate})
+	// A queue of 20 ms, 250 KB: room for four cubic flows' sawtooth, so
+	// that the goodput is the link's and not how the flows share drops
+	// from a switch-port queue (TBF's default, 5 ms: -P 4 read 84-92
+	// Mbit/s through it on a busy host).
+	l, err := up(ctx, cfg, lab.Config{Name: cfg.Name + "-t", RateBitsPerSecond: shapedRate, Queue: lab.Queue{Latency: 20 * time.Millisecond}})
 	if err != nil {
 		return err
 	}
@@ -85,15 +89,66 @@ func shapedLink(ctx context.Context, cfg Config, r *Report) error {
 		if p > 1 {
 			name, fig, args = "tcp-streams", fmt.Sprintf("TCP goodput, %d streams", p), append(args, "-P", strconv.Itoa(p))
 		}
-		doc, shown, err := run(ctx, cfg, l, lab.B, srv.addr, args, nil)
+		// The one-stream run also reads the client side's tbf, which
+		// counts what it sends as frames (a TSO packet as its
+		// segments), at 1.25 s and 2.75 s: the steady middle of the
+		// window wirespeed counts its frames over (1 s to 3 s).
+		var q [2]qdiscStats
+		var qerr error
+		during := func(started time.Time) {
+			for i, at := range []time.Duration{1250 * time.Millisecond, 2750 * time.Millisecond} {
+				select {
+				case <-time.After(time.Until(started.Add(at))):
+				case <-ctx.Done():
+					return
+				}
+				if q[i], err = qdiscCounters(l, lab.B, lab.Device(lab.B)); err != nil {
+					qerr = err
+				}
+			}
+		}
+		if p > 1 {
+			during = nil
+		}
+		doc, shown, err := run(ctx, cfg, l, lab.B, srv.addr, args, during)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		r.add(measured(Check{Name: name, Figure: fig, Unit: "Mbit/s",
 			Truth: truth, TruthIs: truthIs, Tolerance: Tolerance{Low: -3, High: 2, Relative: true}}, shown, err,
 			func() (float64, error) { return doc.Summary.BitsPerSecond / 1e6, nil }))
+		if p > 1 {
+			continue
+		}
+		r.add(wireFrames(doc, shown, err, q, qerr))
 	}
 	return nil
+}
+
+// wireFrames: the frames the sender's side put on the wire (TSO on, so
+// its device counted a few large packets), per second, against the
+// client side's tbf's own packet count over the steady middle of the
+// run, read by verify.
+func wireFrames(doc result.Document, shown string, err error, q [2]qdiscStats, qerr error) Check {
+	c := measured(Check{Name: "wire-frames", Figure: "sender's frames on the wire, TSO on", Unit: "frames/s",
+		TruthIs:   fmt.Sprintf("%s's tbf: packets sent (a GSO packet counts as its segments) from 1.25 s to 2.75 s of the run, by netlink", lab.Device(lab.B)),
+		Tolerance: Tolerance{Low: -3, High: 3, Relative: true}}, shown, err,
+		func() (float64, error) {
+			if doc.Summary.SenderWireFramesPerSecond == 0 {
+				return 0, fmt.Errorf("the result has no frames on the wire")
+			}
+			return doc.Summary.SenderWireFramesPerSecond, nil
+		})
+	switch {
+	case c.Failed != "":
+	case qerr != nil:
+		c.Failed = "the tbf's counters: " + qerr.Error()
+	case q[1].packets > q[0].packets:
+		c.Truth = float64(q[1].packets-q[0].packets) / 1.5
+	default:
+		c.Failed = "the tbf sent nothing over the run's middle"
+	}
+	return c
 }
 
 // offloadsOff: MTU 9000 with TSO and GSO off on both ends, unshaped.
@@ -217,12 +272,12 @@ func routedQueue(ctx context.Context, cfg Config, r *Report) error {
 
 	// UDP from a to b (-R: the server sends), through the router's
 	// egress toward b.
-	sent0, drops0, qerr := qdiscCounters(l, lab.Router, lab.RouterDeviceB)
+	q0, qerr := qdiscCounters(l, lab.Router, lab.RouterDeviceB)
 	doc, shown, err := run(ctx, cfg, l, lab.B, srv.addr, []string{"-t", "UDP_STREAM", "-R", "-b", "40M", "-l", "3", "-i", "0", "--cpu=false"}, nil)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	sent1, drops1, qerr2 := qdiscCounters(l, lab.Router, lab.RouterDeviceB)
+	q1, qerr2 := qdiscCounters(l, lab.Router, lab.RouterDeviceB)
 	const dgram = 1472
 	frame := float64(dgram + udpHeader + ipv4Header + ethHeader)
 	r.add(measured(Check{Name: "udp-throughput", Figure: "UDP goodput at twice the link's rate", Unit: "Mbit/s",
@@ -242,9 +297,9 @@ func routedQueue(ctx context.Context, cfg Config, r *Report) error {
 	switch {
 	case qerr != nil || qerr2 != nil:
 		c.Failed = fmt.Sprint("the router's qdisc: ", qerr, qerr2)
-	case drops1 > drops0:
-		d := float64(drops1 - drops0)
-		c.Truth = 100 * d / (d + float64(sent1-sent0))
+	case q1.drops > q0.drops:
+		d := float64(q1.drops - q0.drops)
+		c.Truth = 100 * d / (d + float64(q1.packets-q0.packets))
 	default:
 		c.Failed = "the router's tbf dropped nothing: the path was not overloaded"
 	}

@@ -161,9 +161,14 @@ func linkCounters(l *lab.Lab, s lab.HostName, dev string) (tx, rx uint64, err er
 	return tx, rx, err
 }
 
-// qdiscCounters reads the root qdisc of dev in namespace ns by netlink:
-// its sent packets and drops.
-func qdiscCounters(l *lab.Lab, s lab.HostName, dev string) (sent, drops uint64, err error) {
+// qdiscStats are a root qdisc's counters: what it sent (a GSO packet
+// counts as its segments, each with its headers: frames) and dropped.
+type qdiscStats struct {
+	packets, bytes, drops uint64
+}
+
+// qdiscCounters reads the root qdisc of dev in side s of l by netlink.
+func qdiscCounters(l *lab.Lab, s lab.HostName, dev string) (q qdiscStats, err error) {
 	err = l.Do(s, func() error {
 		link, err := netlink.LinkByName(dev)
 		if err != nil {
@@ -173,17 +178,17 @@ func qdiscCounters(l *lab.Lab, s lab.HostName, dev string) (sent, drops uint64, 
 		if err != nil {
 			return fmt.Errorf("read %s's qdiscs: %w", dev, err)
 		}
-		for _, q := range qs {
-			a := q.Attrs()
+		for _, qd := range qs {
+			a := qd.Attrs()
 			if a.Parent != netlink.HANDLE_ROOT || a.Statistics == nil || a.Statistics.Basic == nil || a.Statistics.Queue == nil {
 				continue
 			}
-			sent, drops = uint64(a.Statistics.Basic.Packets), uint64(a.Statistics.Queue.Drops)
+			q = qdiscStats{packets: uint64(a.Statistics.Basic.Packets), bytes: a.Statistics.Basic.Bytes, drops: uint64(a.Statistics.Queue.Drops)}
 			return nil
 		}
 		return fmt.Errorf("%s has no root qdisc with counters", dev)
 	})
-	return sent, drops, err
+	return q, err
 }
 
 // procStatBusy reads /proc/stat's first line: the jiffies every CPU was
