@@ -37,6 +37,13 @@ func checkTotals(t *testing.T, res result.Result) {
 		}
 	}
 	for _, w := range report.WarningTexts(res.Warnings) {
+		// A window a starved host opened late says so; the totals
+		// above are what this test holds, and they hold on a busy host
+		// too (the window's timing has tests of its own).
+		if strings.Contains(w, "too busy to run it on time") {
+			t.Logf("warning (a busy host): %s", w)
+			continue
+		}
 		t.Errorf("warning: %s", w)
 	}
 }
