@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"wirespeed/internal/lab"
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 )
 
@@ -219,7 +220,7 @@ func offloadsOff(ctx context.Context, cfg Config, r *Report) error {
 				return
 			}
 			var e error
-			busy[i], total[i], e = procStatBusy()
+			busy[i], total[i], e = procStatBusy(measure.DefaultProcRoot)
 			if e != nil {
 				serr = e
 			}
@@ -229,7 +230,7 @@ func offloadsOff(ctx context.Context, cfg Config, r *Report) error {
 		return ctx.Err()
 	}
 	c = measured(Check{Name: "cpu-host", Figure: "host CPU busy, local side", Unit: "% of all CPUs",
-		TruthIs:   "/proc/stat's busy jiffies (all but idle and iowait), read by verify from 1 s to 3 s of the 4 s run",
+		TruthIs:   "the busy jiffies (all but idle and iowait) of the host's /proc/stat, read by verify from 1 s to 3 s of the 4 s run",
 		Tolerance: Tolerance{Low: -10, High: 10}}, shown, err,
 		func() (float64, error) {
 			if doc.Summary.LocalCPU == nil {
@@ -243,7 +244,7 @@ func offloadsOff(ctx context.Context, cfg Config, r *Report) error {
 	case total[1] > total[0]:
 		c.Truth = 100 * float64(busy[1]-busy[0]) / float64(total[1]-total[0])
 	default:
-		c.Failed = "/proc/stat did not move over the run"
+		c.Failed = "the host's /proc/stat did not move over the run"
 	}
 	r.add(c)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -191,29 +192,30 @@ func qdiscCounters(l *lab.Lab, s lab.HostName, dev string) (q qdiscStats, err er
 	return q, err
 }
 
-// procStatBusy reads /proc/stat's first line: the jiffies every CPU was
+// procStatBusy reads the first line of stat under procRoot (/proc): the jiffies every CPU was
 // busy (all but idle and iowait) and in all. Read here, by verify's own
 // few lines, not by wirespeed's CPU sampler, whose figure it checks.
-func procStatBusy() (busy, total uint64, err error) {
-	f, err := os.Open("/proc/stat")
+func procStatBusy(procRoot string) (busy, total uint64, err error) {
+	path := filepath.Join(procRoot, "stat")
+	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	if !sc.Scan() {
-		return 0, 0, errors.New("/proc/stat is empty")
+		return 0, 0, fmt.Errorf("%s is empty", path)
 	}
 	fields := strings.Fields(sc.Text())
 	if len(fields) < 9 || fields[0] != "cpu" {
-		return 0, 0, fmt.Errorf("/proc/stat's first line %q is not the cpu totals", sc.Text())
+		return 0, 0, fmt.Errorf("%s's first line %q is not the cpu totals", path, sc.Text())
 	}
 	// user nice system idle iowait irq softirq steal (guest and
 	// guest_nice are in user and nice already).
 	for i, f := range fields[1:9] {
 		v, err := strconv.ParseUint(f, 10, 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("/proc/stat: %q: %w", f, err)
+			return 0, 0, fmt.Errorf("%s: %q: %w", path, f, err)
 		}
 		total += v
 		if i != 3 && i != 4 {
