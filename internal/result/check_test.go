@@ -1,0 +1,156 @@
+package result
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"wirespeed/internal/measure"
+	"wirespeed/internal/netdev"
+	"wirespeed/internal/spec"
+	"wirespeed/internal/stats"
+)
+
+// honestSide is a server's receiving side of a 10 s TCP_STREAM at
+// 9.4 Gbit/s over a device, as a wirespeed server reports it.
+func honestSide() SideResult {
+	const bytes = 11_750_000_000 // 9.4 Gbit/s for 10 s
+	return SideResult{Side: Remote, Flows: []Flow{{
+		Direction: spec.ClientToServer, Side: Remote, Role: Receiver, StartOffsetS: 0.001, ElapsedS: 10, Bytes: bytes,
+		Intervals: []Interval{{StartS: 0, EndS: 1, Bytes: bytes / 10, BitsPerSecond: 9.4e9, Lost: -2}},
+		Streams:   []StreamSide{{ID: 1, Side: Remote, Role: Receiver, Bytes: bytes, TotalBytes: bytes + 1000, Calls: 1_000_000}},
+	}},
+		Wire: &netdev.Wire{Device: "eth0", ElapsedS: 10, Link: netdev.LinkCounters{RxBytes: 12e9, RxPackets: 8e6, TxBytes: 5e8, TxPackets: 4e6},
+			Ethtool: map[string]int64{"rx_gro_packets": -3}},
+		Counters: &measure.Counters{All: map[string]int64{"Tcp.CurrEstab": -1}},
+		CPU:      &measure.CPU{UtilPct: 31.5, CPUs: 8, ElapsedS: 10, BusiestCPU: -1},
+	}
+}
+
+func TestCheckSide(t *testing.T) {
+	sp := spec.Default()
+	sp.Kind = spec.TCPStream
+	amount := sp
+	amount.AmountBytes = 1000
+	tests := []struct {
+		name     string
+		t        spec.Test
+		change   func(*SideResult)
+		wantPath string // "" for none: the side passes
+		wantWhy  string
+	}{
+		{"honest", sp, func(*SideResult) {}, "", ""},
+		// Issue 47 item 4's figures: 9e18 bytes in 1e-300 s made the
+		// rate +Inf.
+		{"9e18 bytes in 1e-300 s", sp, func(s *SideResult) { s.Flows[0].Bytes, s.Flows[0].ElapsedS = 9e18, 1e-300 },
+			"result.flows[0].elapsed_s", "a window shorter than 0.001 s"},
+		{"a fixed amount's short window, bytes that fit", amount, func(s *SideResult) {
+			s.Flows[0].ElapsedS, s.Flows[0].Bytes, s.Flows[0].Intervals = 20e-6, 1000, nil
+			s.Flows[0].Streams[0].Bytes, s.Flows[0].Streams[0].Calls = 1000, 3
+		}, "", ""},
+		{"a fixed amount's short window, bytes that do not fit", amount, func(s *SideResult) {
+			s.Flows[0].ElapsedS, s.Flows[0].Intervals = 1e-300, nil
+		}, "result.flows[0].bytes", "more than 1e+13 bit/s could move"},
+		{"a window longer than the run", sp, func(s *SideResult) { s.Flows[0].ElapsedS = 1e6 }, "result.flows[0].elapsed_s", "longer than the run"},
+		{"negative bytes", sp, func(s *SideResult) { s.Flows[0].Bytes = -9e18 }, "result.flows[0].bytes", "below 0"},
+		{"a stream's bytes past the rate", sp, func(s *SideResult) { s.Flows[0].Streams[0].Bytes = 9e18 }, "result.flows[0].streams[0].bytes", "could move"},
+		{"a stream's life total past the rate", sp, func(s *SideResult) { s.Flows[0].Streams[0].TotalBytes = 9e18 }, "result.flows[0].streams[0].total_bytes", "could move"},
+		{"an interval's rate", sp, func(s *SideResult) { s.Flows[0].Intervals[0].BitsPerSecond = 7.2e299 },
+			"result.flows[0].intervals[0].throughput_bps", "more than 1e+15"},
+		{"an interval's rate past the line", sp, func(s *SideResult) { s.Flows[0].Intervals[0].BitsPerSecond = 2e13 },
+			"result.flows[0].intervals[0].throughput_bps", "more than 1e+13 bit/s"},
+		{"an interval's bytes in no time", sp, func(s *SideResult) { s.Flows[0].Intervals[0].EndS = 0 },
+			"result.flows[0].intervals[0].bytes", "could move"},
+		{"an interval that ends before it starts", sp, func(s *SideResult) { s.Flows[0].Intervals[0].StartS = 2 },
+			"result.flows[0].intervals[0].end_s", "before the interval's start"},
+		{"a negative latency", sp, func(s *SideResult) {
+			s.Flows[0].Streams[0].Latency = &stats.Latency{Mean: -1}
+		}, "result.flows[0].streams[0].latency_us.mean", "below 0"},
+		{"device packets 1e19", sp, func(s *SideResult) { s.Wire.Link.RxPackets = 1e19 }, "result.wire.link.rx_packets", "could move"},
+		{"device packets past its bytes", sp, func(s *SideResult) { s.Wire.Link.TxPackets = 6e8 }, "result.wire.link.tx_packets", "more packets than the 500000000 bytes"},
+		{"a device window of 1e-300 s", sp, func(s *SideResult) { s.Wire.ElapsedS = 1e-300 }, "result.wire.elapsed_s", "a window shorter"},
+		{"a CPU share of 1e300 percent", sp, func(s *SideResult) { s.CPU.UtilPct = 1e300 }, "result.cpu.util_pct", "more than 1e+15"},
+		{"a CPU share of 5000 percent", sp, func(s *SideResult) { s.CPU.UtilPct = 5000 }, "result.cpu.util_pct", "a percentage above 1000"},
+		{"a CPU window of 1e-300 s", sp, func(s *SideResult) { s.CPU.ElapsedS = 1e-300 }, "result.cpu.elapsed_s", "a window shorter"},
+		{"NaN", sp, func(s *SideResult) { s.Flows[0].StartOffsetS = math.NaN() }, "result.flows[0].start_offset_s", "not a finite number"},
+		{"a counter's negative change", sp, func(s *SideResult) { s.Counters.TCP.RetransSegs = -5 }, "result.counters.tcp.retrans_segs", "below 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := honestSide()
+			tt.change(&s)
+			err := CheckSide(tt.t, s, 10.5)
+			if tt.wantPath == "" {
+				if err != nil {
+					t.Fatalf("CheckSide: %v; want none", err)
+				}
+				return
+			}
+			var fe *FigureError
+			if !errors.As(err, &fe) || !errors.Is(err, ErrFigure) {
+				t.Fatalf("CheckSide: %v; want a FigureError", err)
+			}
+			if fe.Path != tt.wantPath || !strings.Contains(fe.Why, tt.wantWhy) {
+				t.Errorf("CheckSide: %v; want %s refused: %s", err, tt.wantPath, tt.wantWhy)
+			}
+		})
+	}
+}
+
+func TestCheckReport(t *testing.T) {
+	r := IntervalReport{Direction: spec.ClientToServer, Role: Receiver, Index: 0,
+		Interval: Interval{StartS: 0, EndS: 1, Bytes: 1 << 20, BitsPerSecond: 8 << 20}}
+	r.Streams = []StreamInterval{{ID: 1, Interval: r.Interval}}
+	if err := CheckReport(r, 2); err != nil {
+		t.Fatalf("an honest report: %v", err)
+	}
+	bad := r
+	bad.Streams = []StreamInterval{{ID: 1, Interval: Interval{StartS: 0, EndS: 1e-300, Bytes: 9e18}}}
+	if err := CheckReport(bad, 2); err == nil || !strings.Contains(err.Error(), "interval report.streams[0].bytes is 9e+18") {
+		t.Errorf("9e18 bytes in 1e-300 s: %v", err)
+	}
+	bad = r
+	bad.Interval.BitsPerSecond = -7.2e19
+	if err := CheckReport(bad, 2); err == nil || !strings.Contains(err.Error(), "interval report.interval.throughput_bps is -7.2e+19: below 0") {
+		t.Errorf("a negative rate: %v", err)
+	}
+	bad = r
+	bad.Interval.StartS, bad.Interval.EndS = 30, 31
+	if err := CheckReport(bad, 2); err == nil || !strings.Contains(err.Error(), "after the run's end") {
+		t.Errorf("an interval after the run: %v", err)
+	}
+}
+
+func TestCheckFinite(t *testing.T) {
+	doc := Document{Schema: Schema, Result: Result{Directions: []DirectionResult{{}, {Summary: Summary{BitsPerSecond: math.Inf(1)}}}}}
+	err := CheckFinite(doc)
+	var fe *FigureError
+	if !errors.As(err, &fe) || fe.Path != "directions[1].summary.throughput_bps" || fe.Value != "+Inf" {
+		t.Fatalf("CheckFinite: %v; want directions[1].summary.throughput_bps named as +Inf", err)
+	}
+	doc.Directions[1].Summary.BitsPerSecond = 1
+	doc.Local.Wire = &Wire{OtherPct: math.NaN()}
+	if err := CheckFinite(doc); err == nil || !strings.Contains(err.Error(), "local.wire.other_pct is NaN") {
+		t.Fatalf("CheckFinite: %v; want local.wire.other_pct named", err)
+	}
+	doc.Local.Wire = nil
+	if err := CheckFinite(doc); err != nil {
+		t.Fatalf("CheckFinite of a finite document: %v", err)
+	}
+}
+
+func TestCheckJoined(t *testing.T) {
+	r := Join(spec.Default(), SideResult{Side: Local}, honestSide())
+	if err := CheckJoined(r); err != nil {
+		t.Fatalf("an honest joined result: %v", err)
+	}
+	r.Summary.BitsPerSecond = -7.2e19
+	if err := CheckJoined(r); err == nil || !strings.Contains(err.Error(), "result.summary.throughput_bps is -7.2e+19: below 0") {
+		t.Errorf("a planted -7.2e13 Mbit/s: %v", err)
+	}
+	r.Summary.BitsPerSecond = 7.2e14
+	if err := CheckJoined(r); err == nil || !strings.Contains(err.Error(), "result.summary.throughput_bps is 7.2e+14: more than 1e+13 bit/s") {
+		t.Errorf("7.2e14 bit/s: %v", err)
+	}
+}
