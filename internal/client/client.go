@@ -489,7 +489,7 @@ func (m *measurement) readRemote(deadline time.Time) sideOutcome {
 		case control.TypeAbort:
 			m.serverAborted(msg)
 		case control.TypeResult:
-			return remoteResult(m.t, msg, reports)
+			return remoteResult(m.t, msg, reports, (time.Since(m.started) + intervalSlack).Seconds())
 		default:
 			return sideOutcome{err: fmt.Errorf("%w: unexpected %q message during the test", control.ErrProtocol, msg.Type)}
 		}
@@ -510,12 +510,12 @@ func (m *measurement) serverAborted(msg control.Message) {
 
 // remoteResult decodes and checks the server's result message, with
 // the interval reports it streamed before; a result that fails the
-// check is kept for nothing.
-func remoteResult(t spec.Test, msg control.Message, reports map[spec.Direction][]result.IntervalReport) sideOutcome {
+// check (checkResult, for a run of runS seconds) is kept for nothing.
+func remoteResult(t spec.Test, msg control.Message, reports map[spec.Direction][]result.IntervalReport, runS float64) sideOutcome {
 	var r result.SideResult
 	err := msg.Decode(&r)
 	if err == nil {
-		if err = checkResult(t, r); err != nil {
+		if err = checkResult(t, r, runS); err != nil {
 			r = result.SideResult{} // nothing of it is kept
 		} else {
 			fillIntervals(&r, reports)
