@@ -619,9 +619,17 @@ func (m *measurement) awaitBoth(ctx context.Context, localCh, remoteCh <-chan si
 // join builds the test's result from both sides' outcomes, with this
 // side's environment record, and marks it interrupted when ctx ended or
 // the server ended the test early. The error is the failure that
-// decides the run (verdict); on an interrupt failures are warnings.
+// decides the run (verdict); on an interrupt failures are warnings. A
+// server whose figures were refused (result.ErrFigure) leaves the run
+// without a result, interrupted or not.
 func (m *measurement) join(ctx context.Context, local, rem sideOutcome) (result.Result, error) {
 	c := m.c
+	if errors.Is(rem.err, result.ErrFigure) {
+		// The server's figures were refused: a result of this side's
+		// alone would show its receiver's 0 as measured, and be printed,
+		// archived and exported as one. The run has none.
+		return result.Result{}, fmt.Errorf("server %s: %w", c.cfg.Addr, rem.err)
+	}
 	local.res.Env = c.localEnv(ctx)
 	res := endpoint.Join(m.t, local.res, rem.res, m.started, c.cfg.Hostname, c.cfg.Addr)
 	c.log.Debug("result joined")
