@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"wirespeed/internal/archive"
 	"wirespeed/internal/control"
+	"wirespeed/internal/record"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
@@ -122,7 +124,7 @@ func TestRunHostilePeerArchive(t *testing.T) {
 	if code != ExitRuntime {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitRuntime, stdout, stderr)
 	}
-	for _, want := range []string{"server " + addr, "result.flows[0].elapsed_s is 1e-300: a window shorter than 0.001 s"} {
+	for _, want := range []string{"server " + addr, "result.flows[0].bytes is 9e+18: more than 1e+13 bit/s could move in its window of 1e-300 s"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
@@ -166,7 +168,7 @@ func TestMeshHostilePeerArchive(t *testing.T) {
 		case honest:
 			sawHonest = p.Result != nil && p.Error == ""
 		case hostile:
-			sawHostile = p.Result == nil && strings.Contains(p.Error, "result.flows[0].elapsed_s is 1e-300")
+			sawHostile = p.Result == nil && strings.Contains(p.Error, "result.flows[0].bytes is 9e+18")
 		}
 	}
 	if !sawHonest || !sawHostile {
@@ -180,5 +182,26 @@ func TestMeshHostilePeerArchive(t *testing.T) {
 	rows, err := a.Results(context.Background(), archive.Filter{})
 	if err != nil || len(rows) != 1 || rows[0].Destination != honest {
 		t.Errorf("archive rows %+v (%v); want the honest pair's alone", rows, err)
+	}
+}
+
+// TestKeepInArchiveNonFinite: a document that cannot be encoded is
+// neither archived nor spooled, and the error says why, naming the
+// figure ("not archived (<nil>)" said nothing).
+func TestKeepInArchiveNonFinite(t *testing.T) {
+	dir := t.TempDir()
+	var stderr strings.Builder
+	e := &env{stderr: &stderr, environ: func(k string) string {
+		if k == SpoolEnv {
+			return filepath.Join(dir, "spool")
+		}
+		return ""
+	}}
+	doc := &result.Document{Schema: result.Schema, Command: "run", Result: result.Result{Spec: spec.Default(),
+		Summary:    result.Summary{BitsPerSecond: math.Inf(1)},
+		Directions: []result.DirectionResult{{Direction: spec.ClientToServer}}}}
+	err := keepInArchive(context.Background(), e, &archive.Target{Backend: archive.SQLite, Path: filepath.Join(dir, "x.db")}, record.Doc{Results: doc})
+	if err == nil || strings.Contains(err.Error(), "<nil>") || !strings.Contains(err.Error(), "summary.throughput_bps is +Inf") {
+		t.Errorf("keepInArchive: %v; want an error naming summary.throughput_bps, without <nil>", err)
 	}
 }

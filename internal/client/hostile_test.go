@@ -381,7 +381,7 @@ func TestHostileServerResult(t *testing.T) {
 		// +Inf, and the run impossible to save.
 		{"9e18 bytes in 1e-300 s", result.SideResult{Flows: []result.Flow{{Direction: spec.ClientToServer, Role: result.Receiver,
 			ElapsedS: 1e-300, Bytes: 9e18}}},
-			"the server's figures cannot be measured: result.flows[0].elapsed_s is 1e-300: a window shorter than 0.001 s"},
+			"the server's figures cannot be measured: result.flows[0].bytes is 9e+18: more than 1e+13 bit/s could move in its window of 1e-300 s"},
 		{"device counters of 1e19 packets", result.SideResult{Wire: &netdev.Wire{Device: "eth0", ElapsedS: 1,
 			Link: netdev.LinkCounters{RxPackets: 1e19, RxBytes: 1e19}}},
 			"result.wire.link.rx_bytes is 1e+19: more than 1e+13 bit/s could move in its window of 1 s"},

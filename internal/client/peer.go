@@ -160,7 +160,7 @@ func checkResult(t spec.Test, r result.SideResult, runS float64) error {
 			}
 		}
 	}
-	if err := result.CheckSide(t, r, runS); err != nil {
+	if err := result.CheckSide(r, runS); err != nil {
 		return fmt.Errorf("%w: the server's figures cannot be measured: %w", control.ErrProtocol, err)
 	}
 	return nil

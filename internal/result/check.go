@@ -22,10 +22,6 @@ const (
 	// MaxBitsPerSecond is the fastest rate any count may imply over its
 	// window: 10 Tbit/s, far above any link (400 Gbit/s) or loopback.
 	MaxBitsPerSecond = 10e12
-	// MinWindowS is the shortest measurement window a time-based test
-	// has: its flows, device and CPU windows. A fixed amount (-n, -k)
-	// may be moved in less; its counts must still fit the rate.
-	MinWindowS = 1e-3
 	// MaxFigure bounds every other number of a peer's record (a
 	// latency, a percentage, a CPU time): far beyond any honest one, and
 	// small enough that sums and products of them stay finite.
@@ -50,22 +46,32 @@ type FigureError struct {
 }
 
 func (e *FigureError) Error() string {
-	return fmt.Sprintf("%s is %s: %s", e.Path, e.Value, e.Why)
+	return e.Path + " is " + e.Value + ": " + e.Why
 }
 
 // Unwrap makes errors.Is(err, ErrFigure) hold.
 func (e *FigureError) Unwrap() error { return ErrFigure }
 
+// figErr is the error of the figure at path whose value is v (a float64,
+// an int64, a uint64 or an int), why it cannot be in format and args.
 func figErr(path string, v any, format string, args ...any) error {
 	var s string
 	switch x := v.(type) {
 	case float64:
 		s = strconv.FormatFloat(x, 'g', -1, 64)
-	default:
-		s = fmt.Sprint(x)
+	case int64:
+		s = strconv.FormatInt(x, 10)
+	case uint64:
+		s = strconv.FormatUint(x, 10)
+	case int:
+		s = strconv.Itoa(x)
 	}
-	return &FigureError{Path: path, Value: s, Why: fmt.Sprintf(format, args...)}
+	// An error's words, not a warning's (report words those).
+	return &FigureError{Path: path, Value: s, Why: fmt.Errorf(format, args...).Error()}
 }
+
+// at is path's element i.
+func at(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
 // signedInts are the integer fields that may be below 0 in an honest
 // record: an interval's lost datagrams (a late one gives its loss back),
@@ -97,7 +103,7 @@ func walkNumbers(v reflect.Value, path, leaf string, fn func(path, leaf string, 
 	case reflect.Map:
 		it := v.MapRange()
 		for it.Next() {
-			if err := walkNumbers(it.Value(), path+"["+strconv.Quote(fmt.Sprint(it.Key().Interface()))+"]", leaf, fn); err != nil {
+			if err := walkNumbers(it.Value(), path+"["+strconv.Quote(it.Key().String())+"]", leaf, fn); err != nil {
 				return err
 			}
 		}
@@ -178,17 +184,15 @@ func checkNumbers(v any, prefix string) error {
 	})
 }
 
-// window checks a window of elapsedS seconds that counted n (bytes,
-// packets, calls: each at least a byte): a time-based test's window is 0
-// (never opened, nothing counted) or at least MinWindowS, a fixed
-// amount's may be shorter; no window is longer than maxS, the whole run
-// as its client saw it; and n fits MaxBitsPerSecond over it.
-func window(t spec.Test, path string, elapsedS, maxS float64) error {
-	switch {
-	case elapsedS > maxS:
+// window checks a window of elapsedS seconds: no longer than maxS, the
+// whole run as its client saw it. It may be short: an RRUL flow's
+// receiver on a loaded machine opened its window 33 us before the end
+// (its first byte came late), and a fixed amount (-n) may be moved in
+// microseconds; fits keeps what it counted, and every rate made of it,
+// within MaxBitsPerSecond.
+func window(path string, elapsedS, maxS float64) error {
+	if elapsedS > maxS {
 		return figErr(path, elapsedS, "longer than the run, %.3f s", maxS)
-	case elapsedS > 0 && elapsedS < MinWindowS && t.Amount() == 0:
-		return figErr(path, elapsedS, "a window shorter than %g s", MinWindowS)
 	}
 	return nil
 }
@@ -239,7 +243,7 @@ func CheckReport(r IntervalReport, runS float64) error {
 		return err
 	}
 	for i, s := range r.Streams {
-		if err := checkInterval(fmt.Sprintf("interval report.streams[%d]", i), s.Interval, runS); err != nil {
+		if err := checkInterval(at("interval report.streams", i), s.Interval, runS); err != nil {
 			return err
 		}
 	}
@@ -247,21 +251,21 @@ func CheckReport(r IntervalReport, runS float64) error {
 }
 
 // CheckSide checks the figures of a side's result a peer sent for a run
-// of t that lasted runS seconds on the client's clock (slack included):
+// that lasted runS seconds on the client's clock (slack included):
 // every number finite, not below 0 (but signedInts), no larger than
-// MaxFigure; each window (a flow's, the device's, the CPU's) 0 or at
-// least MinWindowS (but a fixed amount's) and no longer than the run;
+// MaxFigure; each window (a flow's, the device's, the CPU's) no longer
+// than the run;
 // each count (bytes, packets, calls, retransmits, the device's bytes and
 // packets) within what MaxBitsPerSecond moves in its window, a packet at
 // least a byte; each interval within the run. The error names the figure
 // by its JSON path under "result".
-func CheckSide(t spec.Test, s SideResult, runS float64) error {
+func CheckSide(s SideResult, runS float64) error {
 	if err := checkNumbers(s, "result"); err != nil {
 		return err
 	}
 	for i, f := range s.Flows {
-		p := fmt.Sprintf("result.flows[%d]", i)
-		if err := window(t, p+".elapsed_s", f.ElapsedS, runS); err != nil {
+		p := at("result.flows", i)
+		if err := window(p+".elapsed_s", f.ElapsedS, runS); err != nil {
 			return err
 		}
 		if err := fits(p+".bytes", float64(f.Bytes), f.ElapsedS); err != nil {
@@ -271,12 +275,12 @@ func CheckSide(t spec.Test, s SideResult, runS float64) error {
 			return figErr(p+".start_offset_s", f.StartOffsetS, "after the run's end, %.3f s", runS)
 		}
 		for j, iv := range f.Intervals {
-			if err := checkInterval(fmt.Sprintf("%s.intervals[%d]", p, j), iv, runS); err != nil {
+			if err := checkInterval(at(p+".intervals", j), iv, runS); err != nil {
 				return err
 			}
 		}
 		for j, st := range f.Streams {
-			sp := fmt.Sprintf("%s.streams[%d]", p, j)
+			sp := at(p+".streams", j)
 			for _, c := range []struct {
 				name string
 				n    int64
@@ -296,14 +300,14 @@ func CheckSide(t spec.Test, s SideResult, runS float64) error {
 				}
 			}
 			for k, iv := range st.Intervals {
-				if err := checkInterval(fmt.Sprintf("%s.intervals[%d]", sp, k), iv, runS); err != nil {
+				if err := checkInterval(at(sp+".intervals", k), iv, runS); err != nil {
 					return err
 				}
 			}
 		}
 	}
 	if w := s.Wire; w != nil {
-		if err := window(t, "result.wire.elapsed_s", w.ElapsedS, runS); err != nil {
+		if err := window("result.wire.elapsed_s", w.ElapsedS, runS); err != nil {
 			return err
 		}
 		l := w.Link
@@ -338,7 +342,7 @@ func CheckSide(t spec.Test, s SideResult, runS float64) error {
 		}
 	}
 	if c := s.CPU; c != nil {
-		if err := window(t, "result.cpu.elapsed_s", c.ElapsedS, runS); err != nil {
+		if err := window("result.cpu.elapsed_s", c.ElapsedS, runS); err != nil {
 			return err
 		}
 		if c.CPUs > maxCPUs {
