@@ -205,3 +205,37 @@ func TestKeepInArchiveNonFinite(t *testing.T) {
 		t.Errorf("keepInArchive: %v; want an error naming summary.throughput_bps, without <nil>", err)
 	}
 }
+
+// TestRunSeriesAddressed: a server that reports another host's name
+// ("prod-db1") does not choose the series its result lands in: the
+// archive's destination is the address the run was given; the server's
+// own name stays beside it, in the document (issue 47 item 11).
+func TestRunSeriesAddressed(t *testing.T) {
+	addr := hostilePeer(t, "127.0.0.1:0", func(sp spec.Test) result.SideResult {
+		const bytes = 1 << 20
+		return result.SideResult{Side: result.Remote, Hostname: "prod-db1", Flows: []result.Flow{{
+			Direction: spec.ClientToServer, Side: result.Remote, Role: result.Receiver, ElapsedS: sp.Duration.Seconds(), Bytes: bytes,
+			Streams: []result.StreamSide{{ID: 1, Side: result.Remote, Role: result.Receiver, Bytes: bytes, TotalBytes: bytes}},
+		}}}
+	})
+	db := filepath.Join(t.TempDir(), "x.db")
+	code, stdout, stderr := execute(t, context.Background(), "run", addr, "-l", "0.3", "-i", "0", "--cpu=false", "--json", "--archive", db)
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+	}
+	a, err := archive.Open(context.Background(), archive.Target{Backend: archive.SQLite, Path: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	rows, err := a.Results(context.Background(), archive.Filter{})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("archive rows %+v (%v); want one", rows, err)
+	}
+	if r := rows[0]; r.Destination != "127.0.0.1" || strings.Contains(r.Series, "prod-db1") {
+		t.Errorf("row destination %q, series %q; want the address run was given, 127.0.0.1", r.Destination, r.Series)
+	}
+	if !strings.Contains(stdout, `"hostname": "prod-db1"`) {
+		t.Errorf("the document lacks the server's own name:\n%s", stdout)
+	}
+}
