@@ -83,6 +83,12 @@ var signedInts = map[string]bool{
 	"busiest_cpu": true, "last_cpu": true, "cpu": true,
 }
 
+// signedFloats are the float fields of a joined result that may be below
+// 0 in an honest one: a confidence interval's bounds (a noisy mean's lower
+// bound), a UDP loss share (late datagrams), the figures a warning or a
+// limit's note quotes (a difference).
+var signedFloats = map[string]bool{"lo": true, "hi": true, "loss_pct": true, "figures": true}
+
 // walkNumbers calls fn with every number in v, walked by the JSON names
 // of its fields: path is where it is ("flows[0].elapsed_s"), leaf the
 // name of the field that holds it (a map's or a slice's field for their
@@ -168,9 +174,9 @@ func checkNumbers(v any, prefix string) error {
 			switch {
 			case math.IsInf(x, 0) || math.IsNaN(x):
 				return figErr(path, x, "not a finite number")
-			case x < 0:
+			case x < 0 && !signedFloats[leaf]:
 				return figErr(path, x, "below 0")
-			case x > MaxFigure:
+			case math.Abs(x) > MaxFigure:
 				return figErr(path, x, "more than %g, which no measurement gives", float64(MaxFigure))
 			case strings.HasSuffix(leaf, "_pct") && x > MaxPct:
 				return figErr(path, x, "a percentage above %d", MaxPct)

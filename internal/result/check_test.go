@@ -142,6 +142,12 @@ func TestCheckJoined(t *testing.T) {
 	if err := CheckJoined(r); err != nil {
 		t.Fatalf("an honest joined result: %v", err)
 	}
+	// A mean of noisy iterations: its interval's lower bound below 0.
+	lo, hi := -1e8, 3e9
+	r.Summary.Confidence = &Confidence{Level: 0.99, Iterations: 3, FigureConfidence: FigureConfidence{Lo: &lo, Hi: &hi}}
+	if err := CheckJoined(r); err != nil {
+		t.Fatalf("an honest mean with a negative lower bound: %v", err)
+	}
 	r.Summary.BitsPerSecond = -7.2e19
 	if err := CheckJoined(r); err == nil || !strings.Contains(err.Error(), "result.summary.throughput_bps is -7.2e+19: below 0") {
 		t.Errorf("a planted -7.2e13 Mbit/s: %v", err)
