@@ -246,7 +246,7 @@ func TestHostileServerIntervals(t *testing.T) {
 			r := interval(spec.ClientToServer, 0, 2)
 			r.Interval.EndS, r.Interval.Bytes = 1e-300, 9e18
 			send(r)
-		}, "the server's figures cannot be measured: interval report.interval.bytes is 9e+18: more than 1e+13 bit/s could move in its window of 1e-300 s"},
+		}, "the server's figures cannot be measured: interval report.interval.bytes is 9000000000000000000: more than 1e+13 bit/s could move in the run's"},
 		{"a rate of -7.2e19 bit/s", func(sp spec.Test, send func(result.IntervalReport) error) {
 			r := interval(spec.ClientToServer, 0, 2)
 			r.Streams[1].BitsPerSecond = -7.2e19
@@ -627,7 +627,7 @@ func TestHostileRelayResult(t *testing.T) {
 		{"-7.2e13 Mbit/s", func(r *result.Result) { r.Summary.BitsPerSecond = -7.2e19 },
 			"result.summary.throughput_bps is -7.2e+19: below 0"},
 		{"7.2e299 bit/s", func(r *result.Result) { r.Directions[0].Summary.BitsPerSecond = 7.2e299 },
-			"result.directions[0].summary.throughput_bps is 7.2e+299: more than 1e+15"},
+			"result.directions[0].summary.throughput_bps is 7.2e+299: more than 1e+20"},
 		{"100 Tbit/s", func(r *result.Result) { r.Directions[0].Summary.BitsPerSecond = 1e14 },
 			"result.directions[0].summary.throughput_bps is 1e+14: more than 1e+13 bit/s"},
 	}

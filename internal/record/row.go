@@ -125,9 +125,9 @@ func Rows(d Doc) ([]Row, []Env) {
 			src = r.Local.Hostname
 			// The destination is the server the client addressed (the
 			// host the user gave), never the name the server reports of
-			// itself: a server could write into another's series with
-			// it (issue 47 item 11). Its own name stays in the document
-			// kept beside the row (remote.hostname).
+			// itself: with it a server could write into another
+			// server's series. Its own name stays in the document kept
+			// beside the row (remote.hostname).
 			dst = hostOf(r.Remote.Address)
 			if dst == "" {
 				// A document that did not record the address.

@@ -42,6 +42,9 @@ func TestCheckSide(t *testing.T) {
 			"result.flows[0].bytes", "more than 1e+13 bit/s could move in its window of 1e-300 s"},
 		// An RRUL flow's receiver on a loaded machine: its first byte
 		// came 33 us before the end.
+		{"bytes that fit in 1e-300 s judged over 1 ms, in a window shorter than the clock's", func(s *SideResult) {
+			s.Flows[0].Bytes, s.Flows[0].ElapsedS, s.Flows[0].Intervals, s.Flows[0].Streams = 1e6, 1e-300, nil, nil
+		}, "result.flows[0].elapsed_s", "a window shorter than a nanosecond"},
 		{"a short window, bytes that fit", func(s *SideResult) {
 			s.Flows[0].ElapsedS, s.Flows[0].Bytes, s.Flows[0].Intervals = 33e-6, 65536, nil
 			s.Flows[0].Streams[0].Bytes, s.Flows[0].Streams[0].Calls = 65536, 3
@@ -54,10 +57,11 @@ func TestCheckSide(t *testing.T) {
 		{"a stream's bytes past the rate", func(s *SideResult) { s.Flows[0].Streams[0].Bytes = 9e18 }, "result.flows[0].streams[0].bytes", "could move"},
 		{"a stream's life total past the rate", func(s *SideResult) { s.Flows[0].Streams[0].TotalBytes = 9e18 }, "result.flows[0].streams[0].total_bytes", "could move"},
 		{"an interval's rate", func(s *SideResult) { s.Flows[0].Intervals[0].BitsPerSecond = 7.2e299 },
-			"result.flows[0].intervals[0].throughput_bps", "more than 1e+15"},
-		{"an interval's rate past the line", func(s *SideResult) { s.Flows[0].Intervals[0].BitsPerSecond = 2e13 },
-			"result.flows[0].intervals[0].throughput_bps", "more than 1e+13 bit/s"},
-		{"an interval's bytes in no time", func(s *SideResult) { s.Flows[0].Intervals[0].EndS = 0 },
+			"result.flows[0].intervals[0].throughput_bps", "more than 1e+20"},
+		// A window's last interval of a few microseconds: a batch of
+		// reads in it (server's TestLongHighRateIntervals saw 6.8e13).
+		{"an interval's rate past the line", func(s *SideResult) { s.Flows[0].Intervals[0].BitsPerSecond = 6.8e13 }, "", ""},
+		{"an interval's bytes in no time", func(s *SideResult) { s.Flows[0].Intervals[0].EndS, s.Flows[0].Intervals[0].Bytes = 0, 9e18 },
 			"result.flows[0].intervals[0].bytes", "could move"},
 		{"an interval that ends before it starts", func(s *SideResult) { s.Flows[0].Intervals[0].StartS = 2 },
 			"result.flows[0].intervals[0].end_s", "before the interval's start"},
@@ -66,8 +70,8 @@ func TestCheckSide(t *testing.T) {
 		}, "result.flows[0].streams[0].latency_us.mean", "below 0"},
 		{"device packets 1e19", func(s *SideResult) { s.Wire.Link.RxPackets = 1e19 }, "result.wire.link.rx_packets", "could move"},
 		{"device packets past its bytes", func(s *SideResult) { s.Wire.Link.TxPackets = 6e8 }, "result.wire.link.tx_packets", "more packets than the 500000000 bytes"},
-		{"a device window of 1e-300 s", func(s *SideResult) { s.Wire.ElapsedS = 1e-300 }, "result.wire.link.tx_bytes", "could move in its window of 1e-300 s"},
-		{"a CPU share of 1e300 percent", func(s *SideResult) { s.CPU.UtilPct = 1e300 }, "result.cpu.util_pct", "more than 1e+15"},
+		{"a device window of 1e-300 s", func(s *SideResult) { s.Wire.ElapsedS = 1e-300 }, "result.wire.link.rx_bytes", "could move in its window of 1e-300 s"},
+		{"a CPU share of 1e300 percent", func(s *SideResult) { s.CPU.UtilPct = 1e300 }, "result.cpu.util_pct", "more than 1e+20"},
 		{"a CPU share of 5000 percent", func(s *SideResult) { s.CPU.UtilPct = 5000 }, "result.cpu.util_pct", "a percentage above 1000"},
 		{"a CPU window longer than the run", func(s *SideResult) { s.CPU.ElapsedS = 11 }, "result.cpu.elapsed_s", "longer than the run"},
 		{"NaN", func(s *SideResult) { s.Flows[0].StartOffsetS = math.NaN() }, "result.flows[0].start_offset_s", "not a finite number"},
@@ -104,7 +108,7 @@ func TestCheckReport(t *testing.T) {
 	}
 	bad := r
 	bad.Streams = []StreamInterval{{ID: 1, Interval: Interval{StartS: 0, EndS: 1e-300, Bytes: 9e18}}}
-	if err := CheckReport(bad, 2); err == nil || !strings.Contains(err.Error(), "interval report.streams[0].bytes is 9e+18") {
+	if err := CheckReport(bad, 2); err == nil || !strings.Contains(err.Error(), "interval report.streams[0].bytes is 9000000000000000000") {
 		t.Errorf("9e18 bytes in 1e-300 s: %v", err)
 	}
 	bad = r
@@ -155,6 +159,12 @@ func TestCheckJoined(t *testing.T) {
 	r.Summary.BitsPerSecond = 7.2e14
 	if err := CheckJoined(r); err == nil || !strings.Contains(err.Error(), "result.summary.throughput_bps is 7.2e+14: more than 1e+13 bit/s") {
 		t.Errorf("7.2e14 bit/s: %v", err)
+	}
+	// An interval's rate may be honestly past the line (fits).
+	r.Summary.BitsPerSecond = 1e9
+	r.Intervals = []Interval{{StartS: 0, EndS: 1e-6, Bytes: 8 << 20, BitsPerSecond: 6.8e13}}
+	if err := CheckJoined(r); err != nil {
+		t.Errorf("an interval of 6.8e13 bit/s: %v", err)
 	}
 }
 
