@@ -278,12 +278,14 @@ func Prepare(b []byte) (*Prepared, error) {
 func PrepareDocument(d record.Doc) (*Prepared, []byte, error) {
 	var b []byte
 	var err error
+	var v any = d.Results
 	if d.Mesh != nil {
-		b, err = json.Marshal(d.Mesh)
-	} else {
-		b, err = json.Marshal(d.Results)
+		v = d.Mesh
 	}
-	if err != nil {
+	if b, err = json.Marshal(v); err != nil {
+		if ferr := result.CheckFinite(v); ferr != nil {
+			err = fmt.Errorf("the document cannot be archived: %w", ferr) // names the figure
+		}
 		return nil, nil, err
 	}
 	kind, rows, err := docRows(d)

@@ -97,6 +97,10 @@ func keepInArchive(ctx context.Context, e *env, t *archive.Target, doc record.Do
 		fmt.Fprintf(e.stderr, "wirespeed: archive %s: spool file %s\n", t, r)
 	}
 	switch {
+	case err != nil && k.ArchiveErr == nil:
+		// The document could not even be prepared: neither the archive
+		// nor the spool was tried.
+		return fmt.Errorf("the result was not archived nor spooled: %w; what was printed above holds it", err)
 	case err != nil:
 		return fmt.Errorf("the result was not archived (%v) and could not be spooled (%w); it is in what was printed above, and in -o FILE if given", k.ArchiveErr, err)
 	case k.ArchiveErr != nil && errors.Is(k.ArchiveErr, archive.ErrNotResult):

@@ -489,7 +489,7 @@ func (m *measurement) readRemote(deadline time.Time) sideOutcome {
 		case control.TypeAbort:
 			m.serverAborted(msg)
 		case control.TypeResult:
-			return remoteResult(m.t, msg, reports)
+			return remoteResult(m.t, msg, reports, (time.Since(m.started) + intervalSlack).Seconds())
 		default:
 			return sideOutcome{err: fmt.Errorf("%w: unexpected %q message during the test", control.ErrProtocol, msg.Type)}
 		}
@@ -510,12 +510,12 @@ func (m *measurement) serverAborted(msg control.Message) {
 
 // remoteResult decodes and checks the server's result message, with
 // the interval reports it streamed before; a result that fails the
-// check is kept for nothing.
-func remoteResult(t spec.Test, msg control.Message, reports map[spec.Direction][]result.IntervalReport) sideOutcome {
+// check (checkResult, for a run of runS seconds) is kept for nothing.
+func remoteResult(t spec.Test, msg control.Message, reports map[spec.Direction][]result.IntervalReport, runS float64) sideOutcome {
 	var r result.SideResult
 	err := msg.Decode(&r)
 	if err == nil {
-		if err = checkResult(t, r); err != nil {
+		if err = checkResult(t, r, runS); err != nil {
 			r = result.SideResult{} // nothing of it is kept
 		} else {
 			fillIntervals(&r, reports)
@@ -619,9 +619,17 @@ func (m *measurement) awaitBoth(ctx context.Context, localCh, remoteCh <-chan si
 // join builds the test's result from both sides' outcomes, with this
 // side's environment record, and marks it interrupted when ctx ended or
 // the server ended the test early. The error is the failure that
-// decides the run (verdict); on an interrupt failures are warnings.
+// decides the run (verdict); on an interrupt failures are warnings. A
+// server whose figures were refused (result.ErrFigure) leaves the run
+// without a result, interrupted or not.
 func (m *measurement) join(ctx context.Context, local, rem sideOutcome) (result.Result, error) {
 	c := m.c
+	if errors.Is(rem.err, result.ErrFigure) {
+		// The server's figures were refused: a result of this side's
+		// alone would show its receiver's 0 as measured, and be printed,
+		// archived and exported as one. The run has none.
+		return result.Result{}, fmt.Errorf("server %s: %w", c.cfg.Addr, rem.err)
+	}
 	local.res.Env = c.localEnv(ctx)
 	res := endpoint.Join(m.t, local.res, rem.res, m.started, c.cfg.Hostname, c.cfg.Addr)
 	c.log.Debug("result joined")

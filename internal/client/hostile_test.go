@@ -26,6 +26,7 @@ import (
 
 	"wirespeed/internal/client"
 	"wirespeed/internal/control"
+	"wirespeed/internal/netdev"
 	"wirespeed/internal/report"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
@@ -128,10 +129,11 @@ func startTest(t *testing.T, cc *control.Conn) (spec.Test, func(), bool) {
 	return req.Spec, done, true
 }
 
-// interval is an honest-looking report of the server's side.
+// interval is an honest-looking report of the server's side, of
+// hostileSpec's intervals of 100 ms.
 func interval(dir spec.Direction, index, streams int) result.IntervalReport {
 	r := result.IntervalReport{Direction: dir, Role: result.Receiver, Index: index,
-		Interval: result.Interval{StartS: float64(index), EndS: float64(index + 1), Bytes: 1 << 20}}
+		Interval: result.Interval{StartS: float64(index) / 10, EndS: float64(index+1) / 10, Bytes: 1 << 20}}
 	for i := range streams {
 		r.Streams = append(r.Streams, result.StreamInterval{ID: i + 1, Interval: r.Interval})
 	}
@@ -239,6 +241,17 @@ func TestHostileServerIntervals(t *testing.T) {
 		{"more streams than the test", func(sp spec.Test, send func(result.IntervalReport) error) {
 			send(interval(spec.ClientToServer, 0, 1000))
 		}, "has 1000 streams, the test 2"},
+		// Issue 47 item 4: a rate no link carries.
+		{"9e18 bytes in 1e-300 s", func(sp spec.Test, send func(result.IntervalReport) error) {
+			r := interval(spec.ClientToServer, 0, 2)
+			r.Interval.EndS, r.Interval.Bytes = 1e-300, 9e18
+			send(r)
+		}, "the server's figures cannot be measured: interval report.interval.bytes is 9000000000000000000: more than 1e+13 bit/s could move in the run's"},
+		{"a rate of -7.2e19 bit/s", func(sp spec.Test, send func(result.IntervalReport) error) {
+			r := interval(spec.ClientToServer, 0, 2)
+			r.Streams[1].BitsPerSecond = -7.2e19
+			send(r)
+		}, "interval report.streams[1].throughput_bps is -7.2e+19: below 0"},
 		{"endless distinct reports", func(sp spec.Test, send func(result.IntervalReport) error) {
 			for i := 0; send(interval(spec.ClientToServer, i, 2)) == nil; i++ {
 			}
@@ -364,6 +377,17 @@ func TestHostileServerResult(t *testing.T) {
 		{"a command for a congestion control", result.SideResult{Flows: []result.Flow{{Direction: spec.ClientToServer, Role: result.Receiver,
 			Streams: []result.StreamSide{{ID: 1, CongestionControl: `+cmd|' /C calc'!A0`}}}}},
 			`not a kernel algorithm name`},
+		// Issue 47 item 4: figures no measurement gives made the rate
+		// +Inf, and the run impossible to save.
+		{"9e18 bytes in 1e-300 s", result.SideResult{Flows: []result.Flow{{Direction: spec.ClientToServer, Role: result.Receiver,
+			ElapsedS: 1e-300, Bytes: 9e18}}},
+			"the server's figures cannot be measured: result.flows[0].bytes is 9e+18: more than 1e+13 bit/s could move in its window of 1e-300 s"},
+		{"device counters of 1e19 packets", result.SideResult{Wire: &netdev.Wire{Device: "eth0", ElapsedS: 1,
+			Link: netdev.LinkCounters{RxPackets: 1e19, RxBytes: 1e19}}},
+			"result.wire.link.rx_bytes is 1e+19: more than 1e+13 bit/s could move in its window of 1 s"},
+		{"-9e18 bytes", result.SideResult{Flows: []result.Flow{{Direction: spec.ClientToServer, Role: result.Receiver,
+			ElapsedS: 1, Bytes: -9e18}}},
+			"result.flows[0].bytes is -9000000000000000000: below 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -583,5 +607,58 @@ func TestHostileServerCertificate(t *testing.T) {
 	}
 	if !controlFree(err.Error()) || !strings.Contains(err.Error(), `a\x1b]52;c;eA==\x07\x1b[2Jb`) {
 		t.Errorf("dial error %q; want the certificate's name escaped", err)
+	}
+}
+
+// TestHostileRelayResult: a relaying server's answer holds figures
+// neither it nor its peer measured (issue 47 items 4 and 11: -7.2e13
+// Mbit/s was printed as a result, 7.2e299 bit/s archived). The relay
+// fails with an error naming the figure, and the connection stays
+// usable for the next pair.
+func TestHostileRelayResult(t *testing.T) {
+	honest := result.Result{Spec: hostileSpec(), Summary: result.Summary{BitsPerSecond: 9.4e9, ElapsedS: 2, Bytes: 2_350_000_000},
+		Directions: []result.DirectionResult{{Direction: spec.ClientToServer, Sender: result.Local, Receiver: result.Remote,
+			Summary: result.Summary{BitsPerSecond: 9.4e9, ElapsedS: 2, Bytes: 2_350_000_000}}}}
+	tests := []struct {
+		name    string
+		plant   func(*result.Result)
+		wantErr string
+	}{
+		{"-7.2e13 Mbit/s", func(r *result.Result) { r.Summary.BitsPerSecond = -7.2e19 },
+			"result.summary.throughput_bps is -7.2e+19: below 0"},
+		{"7.2e299 bit/s", func(r *result.Result) { r.Directions[0].Summary.BitsPerSecond = 7.2e299 },
+			"result.directions[0].summary.throughput_bps is 7.2e+299: more than 1e+20"},
+		{"100 Tbit/s", func(r *result.Result) { r.Directions[0].Summary.BitsPerSecond = 1e14 },
+			"result.directions[0].summary.throughput_bps is 1e+14: more than 1e+13 bit/s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bad := honest
+			bad.Directions = append([]result.DirectionResult(nil), honest.Directions...)
+			tt.plant(&bad)
+			addr := hostileServer(t, nil, func(cc *control.Conn) {
+				for _, r := range []result.Result{bad, honest} {
+					if cc.Expect(control.TypeRelay, nil, 5*time.Second) != nil {
+						return
+					}
+					cc.Send(control.TypeRelayResult, control.RelayResult{Result: r})
+				}
+				cc.Expect(control.TypeBye, nil, 5*time.Second)
+			})
+			c, err := client.Dial(context.Background(), client.Config{Addr: addr, Tool: "test", RelayOnly: true, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			req := control.RelayRequest{Peer: "127.0.0.1:1", Spec: hostileSpec()}
+			_, err = c.Relay(context.Background(), req)
+			if !errors.Is(err, control.ErrProtocol) || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "relaying to 127.0.0.1:1") {
+				t.Fatalf("relay: %v; want a protocol error naming the peer and saying %q", err, tt.wantErr)
+			}
+			res, err := c.Relay(context.Background(), req)
+			if err != nil || res.Summary.BitsPerSecond != 9.4e9 {
+				t.Errorf("the next relay on the connection: %v, %v bit/s; want the honest 9.4e9", err, res.Summary.BitsPerSecond)
+			}
+		})
 	}
 }

@@ -105,6 +105,11 @@ func (g *intervalGuard) check(r result.IntervalReport) error {
 		return fmt.Errorf("%w: interval report %d of %s arrived %v after the start, before its interval could have been measured (%v)",
 			control.ErrProtocol, r.Index, r.Direction, g.now().Sub(g.started).Round(time.Millisecond), early+intervalSlack)
 	}
+	// The report's interval ends at most an interval after the time the
+	// check above let it begin.
+	if err := result.CheckReport(r, (g.now().Sub(g.started) + intervalSlack + g.t.Interval).Seconds()); err != nil {
+		return fmt.Errorf("%w: the server's figures cannot be measured: %w", control.ErrProtocol, err)
+	}
 	g.next[r.Direction] = want + 1
 	return nil
 }
@@ -112,8 +117,9 @@ func (g *intervalGuard) check(r result.IntervalReport) error {
 // checkResult returns an error wrapping control.ErrProtocol when the
 // server's result holds more than the test allows: a flow per direction
 // of the test, no more streams than it runs, no more intervals than its
-// window has.
-func checkResult(t spec.Test, r result.SideResult) error {
+// window has; or a figure no measurement of runS seconds (the run as
+// this side's clock saw it, slack included) gives (result.CheckSide).
+func checkResult(t spec.Test, r result.SideResult, runS float64) error {
 	dirs := t.Directions()
 	if len(r.Flows) > len(dirs) {
 		return fmt.Errorf("%w: the server's result has %d flows, the %s test %d", control.ErrProtocol, len(r.Flows), t.Kind, len(dirs))
@@ -153,6 +159,9 @@ func checkResult(t spec.Test, r result.SideResult) error {
 				return fmt.Errorf("%w: the server's result names congestion control %q for stream %d, not a kernel algorithm name", control.ErrProtocol, s.CongestionControl, s.ID)
 			}
 		}
+	}
+	if err := result.CheckSide(r, runS); err != nil {
+		return fmt.Errorf("%w: the server's figures cannot be measured: %w", control.ErrProtocol, err)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 func TestCheckResultBoundsCPULists(t *testing.T) {
 	sp := spec.Default()
 	ok := &measure.CPU{Threads: make([]measure.TaskCPU, measure.MaxTasks), OtherProcesses: make([]measure.TaskCPU, measure.MaxTasks)}
-	if err := checkResult(sp, result.SideResult{CPU: ok}); err != nil {
+	if err := checkResult(sp, result.SideResult{CPU: ok}, sp.Length().Seconds()); err != nil {
 		t.Errorf("a record at the bounds: %v", err)
 	}
 	for _, c := range []*measure.CPU{
@@ -23,7 +23,7 @@ func TestCheckResultBoundsCPULists(t *testing.T) {
 		{OtherProcesses: make([]measure.TaskCPU, measure.MaxTasks+1)},
 		{PerCPUUtilPct: make([]float64, maxCPUs+1)},
 	} {
-		if err := checkResult(sp, result.SideResult{CPU: c}); !errors.Is(err, control.ErrProtocol) {
+		if err := checkResult(sp, result.SideResult{CPU: c}, sp.Length().Seconds()); !errors.Is(err, control.ErrProtocol) {
 			t.Errorf("an oversized CPU record: %v, want a protocol error", err)
 		}
 	}

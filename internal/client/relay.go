@@ -80,6 +80,11 @@ func (c *Client) Relay(ctx context.Context, req control.RelayRequest) (result.Re
 		}
 		return result.Result{}, c.explainRelay(req.Peer, a.err)
 	}
+	// The relaying server joined its figures and its peer's: neither is
+	// this side's, so they are checked as a peer's are where they enter.
+	if err := result.CheckJoined(a.res); err != nil {
+		return result.Result{}, fmt.Errorf("server %s, relaying to %s: %w: the relayed result's figures cannot be measured: %w", c.cfg.Addr, req.Peer, control.ErrProtocol, err)
+	}
 	if ctx.Err() != nil {
 		a.res.Interrupted = true
 	}

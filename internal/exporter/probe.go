@@ -322,6 +322,11 @@ func (x *Exporter) probe(ctx context.Context, rec *probeRecord, target string, i
 	if res.Interrupted {
 		return res, fail(reasonTest, "the test was cut short before its end (the scrape's timeout, or the server stopping it)")
 	}
+	// A figure no measurement gives (+Inf, below 0, past any link) is no
+	// result: probe_success 0, and nothing of it exported or kept.
+	if err := result.CheckJoined(*res); err != nil {
+		return nil, fail(reasonTest, "the result from %s holds a figure no measurement gives: %v", dial, err)
+	}
 	return res, nil
 }
 

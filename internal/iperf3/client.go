@@ -509,6 +509,9 @@ func (cr *clientRun) exchange(local result.SideResult) (Results, error) {
 func (cr *clientRun) join(ctx context.Context, local result.SideResult, theirs Results, sent, got sideResult) (result.Result, error) {
 	cl := cr.cl
 	remote, warnings := remoteSide(cl.t, theirs)
+	if err := result.CheckSide(remote, time.Since(cr.started).Seconds()+1); err != nil {
+		return result.Result{}, fmt.Errorf("iperf3 server %s: its figures cannot be measured: %w", cl.cfg.Addr, err)
+	}
 	if local.CPU != nil && onThisHost(cl.cfg.Addr) {
 		peerNotOther(local.CPU, "iperf3")
 	}

@@ -123,11 +123,15 @@ func Rows(d Doc) ([]Row, []Env) {
 		src, dst := it.Source, it.Destination
 		if src == "" {
 			src = r.Local.Hostname
-			dst = r.Remote.Hostname
-			if dst == "" || dst == src {
-				if h := hostOf(r.Remote.Address); h != "" {
-					dst = h
-				}
+			// The destination is the server the client addressed (the
+			// host the user gave), never the name the server reports of
+			// itself: with it a server could write into another
+			// server's series. Its own name stays in the document kept
+			// beside the row (remote.hostname).
+			dst = hostOf(r.Remote.Address)
+			if dst == "" {
+				// A document that did not record the address.
+				dst = r.Remote.Hostname
 			}
 		}
 		row := RowOf(r, src, dst, it.MsgSize, it.Settings)

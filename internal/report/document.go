@@ -63,6 +63,9 @@ func cpuCSVHeader(s cpuSide) []string {
 // text, a run's CPU columns are on its one direction's row, or on its
 // "both" row when it has two.
 func CSV(w io.Writer, doc result.Document) error {
+	if err := result.CheckFinite(doc); err != nil {
+		return fmt.Errorf("the CSV cannot be written: %w", err)
+	}
 	switch doc.Kind() {
 	case result.KindMatrix:
 		return PointsCSV(w, MatrixSeries(doc))

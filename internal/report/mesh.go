@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -129,9 +128,7 @@ func MeshText(w io.Writer, doc result.MeshDocument) {
 
 // MeshJSON writes the mesh document, indented, with a final newline.
 func MeshJSON(w io.Writer, doc result.MeshDocument) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return result.EncodeMesh(w, doc)
 }
 
 // meshCSVHeader names a mesh round's CSV columns: a figure's column is
@@ -144,6 +141,9 @@ var meshCSVHeader = []string{
 // MeshCSV writes one row per pair, in the order measured; empty cells
 // where a figure does not apply or the pair failed.
 func MeshCSV(w io.Writer, doc result.MeshDocument) error {
+	if err := result.CheckFinite(doc); err != nil {
+		return fmt.Errorf("the CSV cannot be written: %w", err)
+	}
 	cw := csv.NewWriter(w)
 	cw.Write(meshCSVHeader)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

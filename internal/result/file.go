@@ -17,8 +17,22 @@ import (
 const MaxFileBytes = 512 << 20
 
 // Encode writes doc as the results document's JSON, indented, one
-// document followed by a newline.
+// document followed by a newline. A figure that is not a finite number
+// is an error naming it (CheckFinite), and nothing is written.
 func Encode(w io.Writer, doc Document) error {
+	return encodeChecked(w, doc)
+}
+
+// EncodeMesh writes a mesh round's document as Encode writes a results
+// document.
+func EncodeMesh(w io.Writer, doc MeshDocument) error {
+	return encodeChecked(w, doc)
+}
+
+func encodeChecked(w io.Writer, doc any) error {
+	if err := CheckFinite(doc); err != nil {
+		return fmt.Errorf("the document cannot be written: %w", err)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
