@@ -180,6 +180,11 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 			}
 			payload = p
 		}
+		// Asked before the loop takes the socket: some detach it.
+		var mp *result.MPTCPStream
+		if cfg.Spec.MPTCP && c.Conn != nil {
+			mp = &result.MPTCPStream{Active: engine.IsMPTCP(c.Conn)}
+		}
 		l, err := cfg.newLoop(c, f.role, payload)
 		if err != nil {
 			return res, fmt.Errorf("stream %d: %w", c.ID, err)
@@ -203,6 +208,7 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 		f.loops = append(f.loops, l)
 		f.ids = append(f.ids, c.ID)
 		f.info = append(f.info, si)
+		f.mptcp = append(f.mptcp, mp)
 		f.dps = append(f.dps, sdp)
 		f.cpus = append(f.cpus, cpu)
 	}
@@ -377,6 +383,7 @@ type flow struct {
 	loops []engine.Loop
 	ids   []int
 	info  []engine.SocketInfo
+	mptcp []*result.MPTCPStream    // per loop, under --mptcp
 	dps   []*result.StreamDataPath // each stream's data path record
 	cpus  []int                    // the CPU each loop is pinned to, -1 for none
 
@@ -879,6 +886,7 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 			SndBuf:            f.info[i].SndBuf,
 			RcvBuf:            f.info[i].RcvBuf,
 			CongestionControl: f.info[i].CongestionControl,
+			MPTCP:             f.mptcp[i],
 			DataPath:          f.cfg.dp.finishStream(f.dps[i], l, end),
 		}
 		if f.perStream != nil {
