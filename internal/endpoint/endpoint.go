@@ -896,6 +896,15 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 			if si, err := sl.Info(); err == nil {
 				ss.SndBufEnd, ss.RcvBufEnd = si.SndBuf, si.RcvBuf
 			}
+			if mp := f.mptcp[i]; mp != nil && mp.Active {
+				m := *mp
+				if rc, err := sl.SyscallConn(); err == nil && rc != nil {
+					if mi, err := measure.ReadMPTCPInfo(rc); err == nil {
+						m.Info = &mi
+					}
+				}
+				ss.MPTCP = &m
+			}
 		}
 		if s0 != nil && last != nil {
 			a, b := s0.ctr[i], last.ctr[i]

@@ -1,5 +1,7 @@
 package result
 
+import "wirespeed/internal/measure"
+
 // MPTCPStream is what a side's kernel said of one data connection of a
 // --mptcp test after its handshake.
 type MPTCPStream struct {
@@ -7,6 +9,9 @@ type MPTCPStream struct {
 	// it fell back to TCP: the peer, or a middlebox between, refused
 	// MPTCP.
 	Active bool `json:"active"`
+	// Info is the kernel's MPTCP_INFO at the end of the window, for an
+	// active connection where the kernel gave it.
+	Info *measure.MPTCPInfo `json:"info,omitempty"`
 }
 
 // joinMPTCP warns, for a --mptcp test, of each side's streams that fell

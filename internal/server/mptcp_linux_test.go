@@ -129,6 +129,25 @@ func TestMPTCPStreams(t *testing.T) {
 			t.Errorf("warning %s: %s", w.Code, w.Key())
 		}
 	}
+	// MPTCP_INFO: one subflow each on loopback, and the receiver's
+	// kernel received at the data level what wirespeed read plus the
+	// data header the server read before the test (4 bytes of magic,
+	// a 16-byte token, a 4-byte stream id: 24).
+	const dataHeader = 4 + 16 + 4
+	for _, s := range res.Streams {
+		for _, ss := range []result.StreamSide{s.Sender, s.Receiver} {
+			if ss.MPTCP == nil || ss.MPTCP.Info == nil {
+				t.Errorf("stream %d %s: no MPTCP_INFO", s.ID, ss.Role)
+				continue
+			}
+			if got := ss.MPTCP.Info.Subflows; got != 1 {
+				t.Errorf("stream %d %s: %d subflows, want 1 on loopback", s.ID, ss.Role, got)
+			}
+		}
+		if mi := s.Receiver.MPTCP; mi != nil && mi.Info != nil && s.Receiver.Complete && mi.Info.BytesReceived != s.Receiver.TotalBytes+dataHeader {
+			t.Errorf("stream %d: the receiver's kernel received %d bytes (MPTCP_INFO), wirespeed read %d and a %d-byte header", s.ID, mi.Info.BytesReceived, s.Receiver.TotalBytes, dataHeader)
+		}
+	}
 }
 
 // TestMPTCPFallback: a server whose test listener is plain TCP (as a
