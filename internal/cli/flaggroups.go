@@ -32,7 +32,7 @@ var flagGroups = []struct {
 		"iperf3", "load", "idle", "probe-interval", "tcp-probe-interval"}},
 	{"Load shape", []string{"parallel", "send-size", "recv-size", "bandwidth", "bytes", "blocks",
 		"rr-sizes", "burst", "payload", "fq-rate"}},
-	{"Sockets and data path", []string{"local-sockbuf", "remote-sockbuf", "cc", "nodelay", "zerocopy", "rx",
+	{"Sockets and data path", []string{"local-sockbuf", "remote-sockbuf", "cc", "nodelay", "mptcp", "zerocopy", "rx",
 		"busy-poll", "gso", "gro", "send-batch", "recv-batch", "rx-timestamp", "bind", "bind-dev", "cport",
 		"tos", "dscp", "mss", "dont-fragment", "ipv4", "ipv6"}},
 	{"Output", []string{"verbose", "interval", "format", "json", "json-stream", "output", "archive",

@@ -46,6 +46,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 		"interval report period (0: none); MAX,MIN is netperf's -i, as --iterations")
 	fl.StringVar(&f.spec.CongestionControl, "cc", "", "TCP congestion control on both sides' data sockets, e.g. cubic (default: the system's)")
 	fl.BoolVar(&f.spec.NoDelay, "nodelay", false, "set TCP_NODELAY (disable Nagle) on data sockets")
+	fl.BoolVar(&f.spec.MPTCP, "mptcp", false, "TCP_STREAM, TCP_MAERTS, TCP_BIDIR, TCP_RR: Multipath TCP data connections on both sides (iperf3's -m; -m is the send size here); the result says any that fell back to TCP")
 	fl.StringVar(&f.payload, "payload", spec.PayloadRandom, "what to send: random (incompressible), hot (a ring that stays in the CPU's cache, as netperf's: cheaper copies, but compressible), zeros, or a FILE's contents (up to 1 MiB)")
 	addDataPathFlags(fl, f)
 	addSockOptFlags(fl, f)    // -B, --bind-dev, --cport, --tos, --dscp, --mss, --dont-fragment

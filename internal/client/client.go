@@ -20,6 +20,7 @@ import (
 	"wirespeed/internal/control"
 	"wirespeed/internal/endpoint"
 	"wirespeed/internal/engine"
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 )
@@ -229,6 +230,15 @@ func (c *Client) Run(ctx context.Context, t spec.Test) (result.Result, error) {
 	}
 	if err := t.Validate(); err != nil {
 		return result.Result{}, fmt.Errorf("%w: %v", control.ErrInvalid, err)
+	}
+	if t.MPTCP {
+		root := c.cfg.ProcRoot
+		if root == "" {
+			root = measure.DefaultProcRoot
+		}
+		if err := engine.CheckMPTCP(root); err != nil {
+			return result.Result{}, fmt.Errorf("--mptcp on this host: %w", err)
+		}
 	}
 	req := control.TestRequest{Spec: t, StreamedIntervals: true}
 	var content []byte

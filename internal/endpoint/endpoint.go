@@ -183,6 +183,11 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 			}
 			payload = p
 		}
+		// Asked before the loop takes the socket: some detach it.
+		var mp *result.MPTCPStream
+		if cfg.Spec.MPTCP && c.Conn != nil {
+			mp = &result.MPTCPStream{Active: engine.IsMPTCP(c.Conn)}
+		}
 		l, err := cfg.newLoop(c, f.role, payload)
 		if err != nil {
 			return res, fmt.Errorf("stream %d: %w", c.ID, err)
@@ -207,6 +212,7 @@ func Run(ctx context.Context, cfg Config) (result.SideResult, error) {
 		f.loops = append(f.loops, l)
 		f.ids = append(f.ids, c.ID)
 		f.info = append(f.info, si)
+		f.mptcp = append(f.mptcp, mp)
 		f.dps = append(f.dps, sdp)
 		f.cpus = append(f.cpus, cpu)
 	}
@@ -381,6 +387,7 @@ type flow struct {
 	loops []engine.Loop
 	ids   []int
 	info  []engine.SocketInfo
+	mptcp []*result.MPTCPStream    // per loop, under --mptcp
 	dps   []*result.StreamDataPath // each stream's data path record
 	cpus  []int                    // the CPU each loop is pinned to, -1 for none
 
@@ -883,6 +890,7 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 			SndBuf:            f.info[i].SndBuf,
 			RcvBuf:            f.info[i].RcvBuf,
 			CongestionControl: f.info[i].CongestionControl,
+			MPTCP:             f.mptcp[i],
 			DataPath:          f.cfg.dp.finishStream(f.dps[i], l, end),
 		}
 		if f.perStream != nil {
@@ -891,6 +899,15 @@ func (f *flow) finish(ctx context.Context, s0, last *sample, truncated bool) {
 		if sl, ok := l.(engine.SocketLoop); ok {
 			if si, err := sl.Info(); err == nil {
 				ss.SndBufEnd, ss.RcvBufEnd = si.SndBuf, si.RcvBuf
+			}
+			if mp := f.mptcp[i]; mp != nil && mp.Active {
+				m := *mp
+				if rc, err := sl.SyscallConn(); err == nil && rc != nil {
+					if mi, err := measure.ReadMPTCPInfo(rc); err == nil {
+						m.Info = &mi
+					}
+				}
+				ss.MPTCP = &m
 			}
 		}
 		if s0 != nil && last != nil {

@@ -24,7 +24,7 @@ func ClientOptions(t spec.Test, st spec.Stream) Options {
 	}
 	o := Options{
 		SockBuf: t.LocalSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay,
-		LocalAddr: t.BindIP(), BindDev: t.BindDev, TOS: t.StreamTOS(st), MSS: t.MSS,
+		LocalAddr: t.BindIP(), BindDev: t.BindDev, TOS: t.StreamTOS(st), MSS: t.MSS, MPTCP: t.MPTCP,
 	}
 	if t.Kind != spec.TCPCRR {
 		o.LocalPort = t.ClientPortOf(st.ID)
@@ -51,6 +51,6 @@ func ServerOptions(t spec.Test, st spec.Stream) Options {
 	}
 	return Options{
 		SockBuf: t.RemoteSockBuf, CongestionControl: t.CongestionControl, NoDelay: t.NoDelay,
-		TOS: t.StreamTOS(st), MSS: t.MSS,
+		TOS: t.StreamTOS(st), MSS: t.MSS, MPTCP: t.MPTCP,
 	}
 }

@@ -451,6 +451,9 @@ type Options struct {
 	TOS          int        // IP_TOS, IPV6_TCLASS on IPv6 sockets; 0 leaves the default
 	MSS          int        // TCP_MAXSEG, before connect or listen (TCP only); 0 for the default
 	DontFragment bool       // IP_PMTUDISC_DO, IPV6_DONTFRAG on IPv6 sockets (UDP only)
+	// MPTCP makes a dialed TCP data connection Multipath TCP (--mptcp,
+	// mptcp.go); the server's listener for such connections is ListenMPTCP.
+	MPTCP bool
 }
 
 // SocketInfo is what the kernel granted a data socket.

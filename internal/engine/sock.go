@@ -23,6 +23,7 @@ func Dial(ctx context.Context, network, addr string, opts Options) (*net.TCPConn
 			return serr
 		},
 	}
+	d.SetMultipathTCP(opts.MPTCP)
 	c, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, explainBind(err, opts)

@@ -49,3 +49,5 @@ type netnsHandle = struct{}
 func openNetnsQdisc(string, string) (*NetnsQdisc, error) { return nil, ErrUnsupported }
 func (q *NetnsQdisc) read() (QdiscStats, error)          { return QdiscStats{}, ErrUnsupported }
 func (q *NetnsQdisc) close()                             {}
+
+func mptcpInfo(syscall.RawConn) (MPTCPInfo, error) { return MPTCPInfo{}, ErrUnsupported }

@@ -513,6 +513,29 @@ func sides(w io.Writer, res result.Result, u units.RateUnit) {
 			sideRow(tw, u, "all", all(d.Receiver, result.Receiver), d.Summary.Bytes, d.Summary.ElapsedS, d.Summary.BitsPerSecond)
 		}
 		tw.Flush()
+		mptcpRows(w, d.Streams)
+	}
+}
+
+// mptcpRows says, under --mptcp, what each stream side's kernel said of
+// its connection: MPTCP with its subflows and data-level bytes
+// (MPTCP_INFO), or fallen back to TCP. Nothing without --mptcp.
+func mptcpRows(w io.Writer, streams []result.Stream) {
+	for _, s := range streams {
+		for _, ss := range []result.StreamSide{s.Sender, s.Receiver} {
+			mp := ss.MPTCP
+			switch {
+			case mp == nil:
+			case !mp.Active:
+				fmt.Fprintf(w, "  stream %d %s %s: TCP, fell back from MPTCP\n", s.ID, ss.Side, ss.Role)
+			case mp.Info == nil:
+				fmt.Fprintf(w, "  stream %d %s %s: MPTCP\n", s.ID, ss.Side, ss.Role)
+			default:
+				mi := mp.Info
+				fmt.Fprintf(w, "  stream %d %s %s: MPTCP, %d subflow%s; data level: %d bytes sent, %d acked, %d received, %d retransmissions\n",
+					s.ID, ss.Side, ss.Role, mi.Subflows, plural(mi.Subflows), mi.BytesSent, mi.BytesAcked, mi.BytesReceived, mi.Retransmits)
+			}
+		}
 	}
 }
 

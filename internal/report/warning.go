@@ -84,6 +84,14 @@ var warningWords = map[result.WarningCode]func(result.Warning) []string{
 		return []string{w.Name("side") + " side: no data path record",
 			fmt.Sprintf(": its wirespeed may predate %s and have measured without them", w.Name("options"))}
 	},
+	result.WarnMPTCPFallback: func(w result.Warning) []string {
+		return []string{fmt.Sprintf("%s side: %d of %d streams fell back to TCP", w.Name("side"), count(w, "streams"), count(w, "of")),
+			": the peer or a middlebox between refused Multipath TCP (--mptcp)"}
+	},
+	result.WarnNoMPTCPRecord: func(w result.Warning) []string {
+		return []string{w.Name("side") + " side: no MPTCP record",
+			": its wirespeed may predate --mptcp and have used TCP"}
+	},
 	result.WarnZeroCopyRefused: func(w result.Warning) []string {
 		return []string{w.Name("side") + " side: " + w.Name("note")}
 	},

@@ -71,6 +71,7 @@ func Join(t spec.Test, local, remote SideResult) Result {
 	joinCPU(&res, local, remote)
 	joinWire(&res, local, remote)
 	joinDataPath(&res, local, remote)
+	joinMPTCP(&res, local, remote)
 	warnUDPBatch(&res) // UDP batches
 	return res
 }

@@ -82,6 +82,7 @@ type StreamSide struct {
 	CongestionControl string           `json:"congestion_control,omitempty"`
 	Retransmits       int64            `json:"retransmits"` // over the window
 	TCPInfo           *measure.TCPInfo `json:"tcp_info,omitempty"`
+	MPTCP             *MPTCPStream     `json:"mptcp,omitempty"` // --mptcp: whether the connection is Multipath TCP (mptcp.go)
 	Intervals         []Interval       `json:"intervals,omitempty"`
 
 	// AckedBytes is, on a TCP stream's sender, the payload its peer

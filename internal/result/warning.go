@@ -61,6 +61,8 @@ const (
 	WarnDeviceOther       WarningCode = "device_other_traffic"
 	WarnUDPFragmented     WarningCode = "udp_fragmented"
 	WarnUDPOverMTU        WarningCode = "udp_over_mtu"
+	WarnMPTCPFallback     WarningCode = "mptcp_fallback"
+	WarnNoMPTCPRecord     WarningCode = "no_mptcp_record"
 )
 
 // The codes of a limit's notes (Limit.Notes), set by package limit.
@@ -96,7 +98,7 @@ var WarningCodes = []WarningCode{
 	WarnAmountNoSender, WarnAmountLengthOut, WarnAmountLost, WarnNoCPUFigures, WarnNoDataPathRecord,
 	WarnZeroCopyRefused, WarnFQRateUnenforced, WarnPacingCapExceeded, WarnUDPBatch, WarnUDPSenderShort,
 	WarnUDPLostAfterSend, WarnIPv4Fragmentation, WarnDeviceRxDrops, WarnDeviceOther, WarnUDPFragmented,
-	WarnUDPOverMTU,
+	WarnUDPOverMTU, WarnMPTCPFallback, WarnNoMPTCPRecord,
 	NoteNoDirection, NoteBothDirections, NoteDirectionsDiffer, NoteOthersBusy, NoteNothingReceived,
 	NoteRateNotInForce, NoteReceiverCPUAlso, NoteSoftIRQSaturated, NoteRwndWithoutCPU, NoteUDPLoss,
 	NoteReceiverDeviceFull, NoteNoCPUToTell, NoteNoCPUSaturated, NoteNoRateKnown, NoteNoTransaction,

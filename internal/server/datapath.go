@@ -27,8 +27,14 @@ type dataPath struct {
 	udp       []*net.UDPConn
 	crr       *net.TCPListener
 	crrShared *engine.CRRShared
-	dropped   int // datagrams from anyone but the proven peer, before the test
+	mptcp     *net.TCPListener // the test's data connections under --mptcp (mptcp.go)
+	dropped   int              // datagrams from anyone but the proven peer, before the test
 }
+
+// listenMPTCP opens a --mptcp test's listener; a test makes it plain
+// TCP, as a server that predates --mptcp or a kernel that refuses MPTCP
+// leaves the connections.
+var listenMPTCP = engine.ListenMPTCP
 
 func openDataPath(t spec.Test, local, peer netip.Addr) (*dataPath, error) {
 	dp := &dataPath{peer: peer}
@@ -61,6 +67,12 @@ func openDataPath(t spec.Test, local, peer netip.Addr) (*dataPath, error) {
 			return nil, err
 		}
 		dp.crr = ln
+	case t.MPTCP && tcpStreams(t):
+		ln, err := listenMPTCP("tcp"+suffix, host, engine.ServerOptions(t, spec.Stream{}))
+		if err != nil {
+			return nil, err
+		}
+		dp.mptcp = ln
 	case t.Kind == spec.TCPCRR:
 		ln, err := engine.ListenCRR("tcp"+suffix, host, engine.ServerOptions(t, spec.Stream{}))
 		if err != nil {
@@ -105,6 +117,18 @@ func (dp *dataPath) close() {
 	if dp.crrShared != nil {
 		dp.crrShared.Close()
 	}
+	if dp.mptcp != nil {
+		dp.mptcp.Close()
+	}
+}
+
+// dataPort is the port the test's TCP data connections go to: its MPTCP
+// listener's, else own (the control connection's).
+func (dp *dataPath) dataPort(own int) int {
+	if dp.mptcp == nil {
+		return own
+	}
+	return dp.mptcp.Addr().(*net.TCPAddr).Port
 }
 
 // proveUDP waits until every UDP socket received its stream's data header

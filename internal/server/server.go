@@ -20,6 +20,7 @@ import (
 	"wirespeed/internal/control"
 	"wirespeed/internal/endpoint"
 	"wirespeed/internal/engine"
+	"wirespeed/internal/measure"
 	"wirespeed/internal/result"
 	"wirespeed/internal/spec"
 	"wirespeed/internal/sysinfo"
@@ -579,6 +580,16 @@ func (ss *session) newTestRun(req control.TestRequest) (*testRun, error) {
 	} else {
 		close(tr.pt.arrived) // its data path is UDP, or a connection per transaction
 	}
+	if t.MPTCP && tcpStreams(t) {
+		procRoot := ss.s.cfg.ProcRoot
+		if procRoot == "" {
+			procRoot = measure.DefaultProcRoot
+		}
+		if err := engine.CheckMPTCP(procRoot); err != nil {
+			ss.cc.SendError(control.CodeInvalid, fmt.Sprintf("server cannot accept --mptcp: %v", err))
+			return nil, err
+		}
+	}
 	local := addrOf(ss.cc.NetConn().LocalAddr())
 	dp, err := openDataPath(t, local, tr.peer)
 	if err != nil {
@@ -586,6 +597,9 @@ func (ss *session) newTestRun(req control.TestRequest) (*testRun, error) {
 		return nil, err
 	}
 	tr.dp = dp
+	if dp.mptcp != nil {
+		go ss.s.acceptMPTCP(dp.mptcp)
+	}
 	return tr, nil
 }
 
@@ -616,7 +630,7 @@ func (tr *testRun) accept() error {
 	if la, ok := cc.NetConn().LocalAddr().(*net.TCPAddr); ok {
 		port = la.Port
 	}
-	acc := control.Accepted{Token: tr.tok, DataPort: port, UDPPorts: tr.dp.udpPorts(), CRRPort: tr.dp.crrPort()}
+	acc := control.Accepted{Token: tr.tok, DataPort: tr.dp.dataPort(port), UDPPorts: tr.dp.udpPorts(), CRRPort: tr.dp.crrPort()}
 	return cc.Send(control.TypeAccepted, acc)
 }
 

@@ -171,6 +171,13 @@ type Test struct {
 	TOS          int    // --tos, --dscp: IP_TOS (IPV6_TCLASS) on both sides' data sockets; 0 leaves the default
 	MSS          int    // --mss: TCP_MAXSEG on both sides' TCP data sockets before connect or listen; 0 for the default
 	DontFragment bool   // --dont-fragment: UDP datagrams never fragmented (IP_PMTUDISC_DO); one too big fails the run
+	// MPTCP (--mptcp) makes both sides' data connections Multipath TCP
+	// (IPPROTO_MPTCP): the client dials them so and the server accepts
+	// them on a listener of its own for the test (mptcp.go). The control
+	// connection stays TCP. A server that predates the field ignores it
+	// and accepts on its TCP port: the connections fall back to TCP and
+	// the result says so.
+	MPTCP bool
 	// Fixed amount (-n, -k), iperf3's meaning: the amount is the total of
 	// each direction over its streams, shared evenly by them; the senders
 	// stop when it is sent and the run ends when the receivers have it,
@@ -304,6 +311,9 @@ func (t Test) Validate() error {
 	if err := t.validateSockOpts(); err != nil {
 		return err
 	}
+	if err := t.validateMPTCP(); err != nil {
+		return err
+	}
 	if err := t.validateRRUL(); err != nil {
 		return err
 	}
@@ -435,6 +445,7 @@ type wire struct {
 	TOS          int    `json:"tos,omitempty"`
 	MSS          int    `json:"mss,omitempty"`
 	DontFragment bool   `json:"dont_fragment,omitempty"`
+	MPTCP        bool   `json:"mptcp,omitempty"`
 
 	// Fixed amount (-n, -k).
 	AmountBytes  int64 `json:"amount_bytes,omitempty"`
@@ -485,6 +496,7 @@ func (t Test) MarshalJSON() ([]byte, error) {
 		TOS:          t.TOS,
 		MSS:          t.MSS,
 		DontFragment: t.DontFragment,
+		MPTCP:        t.MPTCP,
 
 		AmountBytes:  t.AmountBytes,
 		AmountBlocks: t.AmountBlocks,
@@ -539,6 +551,7 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 		TOS:          w.TOS,
 		MSS:          w.MSS,
 		DontFragment: w.DontFragment,
+		MPTCP:        w.MPTCP,
 
 		AmountBytes:  w.AmountBytes,
 		AmountBlocks: w.AmountBlocks,

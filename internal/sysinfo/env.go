@@ -32,6 +32,9 @@ type Env struct {
 	// three for tcp_rmem and tcp_wmem (min, default, max bytes), one for
 	// the others. A sysctl that could not be read is absent.
 	Sysctls map[string][]int64 `json:"sysctls,omitempty"`
+	// MPTCP is the kernel's Multipath TCP settings (mptcp.go); absent on
+	// a kernel without MPTCP.
+	MPTCP *MPTCP `json:"mptcp,omitempty"`
 	// Warnings say what could not be read, when the record is embedded
 	// in a result (`wirespeed env` prints them on stderr instead).
 	Warnings []string `json:"warnings,omitempty"`

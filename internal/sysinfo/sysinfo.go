@@ -89,6 +89,7 @@ func Collect(ctx context.Context, opts Options) (Env, []string, error) {
 			env.Sysctls[name] = v
 		}
 	}
+	env.MPTCP = readMPTCP(root)
 	env.DataPath = c.dataPath(env.KernelRelease, filepath.Clean(root) == measure.DefaultProcRoot)
 	if err := ctx.Err(); err != nil {
 		return env, c.warnings, err
