@@ -3,6 +3,7 @@ package client_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"wirespeed/internal/result"
 	"wirespeed/internal/server"
 	"wirespeed/internal/spec"
+	"wirespeed/internal/testkit"
 )
 
 // TestOthersCountShortLived: processes that start and end within a
@@ -44,8 +46,14 @@ import (
 //
 // The processes named (alive at both scans) must fall short of the
 // test's figure by more than tol: without the short-lived ones the total
-// was theirs alone.
+// was theirs alone. Where long-lived processes beside it (other test
+// binaries of a parallel go test, a `yes` keeping the CPUs busy) take the
+// CPU the loop needs, the named ones are the host's whole figure and
+// nothing tells the short-lived ones apart: a rate test's starved case,
+// skipped saying so (failed under WIRESPEED_SERIAL=strict, CI's quiet
+// serial step).
 func TestOthersCountShortLived(t *testing.T) {
+	testkit.Serial(t)
 	if _, err := os.Stat("/bin/true"); err != nil {
 		t.Skip("no /bin/true to run beside the test")
 	}
@@ -93,6 +101,10 @@ func TestOthersCountShortLived(t *testing.T) {
 		t.Errorf("others %.1f%% of a CPU, want %.1f%% +/- %.1f (the host's user, nice and system time beyond this process)", o.UtilPct, want, tol)
 	}
 	if named >= want-tol {
+		if named > 50 {
+			testkit.SkipStarved(t, fmt.Sprintf("long-lived processes named took %.1f%% of a CPU of the host's %.1f%%: the loop's short-lived ones had no CPU to show in", named, want))
+			return
+		}
 		t.Errorf("the processes named took %.1f%% of a CPU, not short of the host's %.1f%% by more than %.1f: the short-lived ones did not show", named, want, tol)
 	}
 }
