@@ -36,22 +36,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsCfg *tls.Config,
 		ln = tls.NewListener(ln, tlsCfg)
 	}
 	hs := httplimit.Server(s, s.o.Limits, errorLog)
-	done := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(done)
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if hs.Shutdown(sctx) != nil {
-			hs.Close()
-		}
-	})
-	err := hs.Serve(ln)
-	if stop() {
-		// Serve failed by itself.
-		hs.Close()
+	if err := httplimit.Serve(ctx, hs, ln, 5*time.Second); err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
-	<-done
 	return nil
 }
 

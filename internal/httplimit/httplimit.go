@@ -8,6 +8,7 @@
 package httplimit
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"log"
@@ -234,4 +235,28 @@ func Concurrent(h http.Handler, n int) http.Handler {
 			http.Error(w, fmt.Sprintf("busy: %d requests are being answered, the most at once; retry in a second", n), http.StatusServiceUnavailable)
 		}
 	})
+}
+
+// Serve serves hs on ln until ctx ends, then shuts it down, waiting up
+// to grace for requests under way before closing what is left. It
+// returns nil after a shutdown, and Serve's error when serving failed by
+// itself.
+func Serve(ctx context.Context, hs *http.Server, ln net.Listener, grace time.Duration) error {
+	done := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(done)
+		sctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		if hs.Shutdown(sctx) != nil {
+			hs.Close()
+		}
+	})
+	err := hs.Serve(ln)
+	if stop() {
+		// Serve failed by itself.
+		hs.Close()
+		return err
+	}
+	<-done
+	return nil
 }

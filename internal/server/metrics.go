@@ -103,22 +103,9 @@ func (m *Metrics) Serve(ctx context.Context, ln net.Listener) error {
 	})
 	hs := httplimit.Server(httplimit.Concurrent(mux, httplimit.DefaultMaxRequests), httplimit.Limits{}, nil)
 	ln = httplimit.Listener(ln, httplimit.DefaultMaxConns, nil)
-	done := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(done)
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if hs.Shutdown(sctx) != nil {
-			hs.Close()
-		}
-	})
-	err := hs.Serve(ln)
-	if stop() {
-		// Serve failed by itself.
-		hs.Close()
+	if err := httplimit.Serve(ctx, hs, ln, 2*time.Second); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	<-done
 	return nil
 }
 
