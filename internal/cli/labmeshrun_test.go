@@ -70,7 +70,8 @@ func TestLabMeshExecAndRun(t *testing.T) {
 		}
 	}
 
-	code, out, stderr = runMain(t, "lab", "run", "--name", name, "mesh", "--", "-l", "0.3", "-i", "0", "--json")
+	// 1 s a pair: at 0.3 s a relayed pair read 0 bit/s beside two yes.
+	code, out, stderr = runMain(t, "lab", "run", "--name", name, "mesh", "--", "-l", "1", "-i", "0", "--json")
 	if code != ExitOK {
 		t.Fatalf("lab run mesh --json: exit %d: %s", code, stderr)
 	}

@@ -185,7 +185,16 @@ func TestMetricsIperf3Client(t *testing.T) {
 	if err := json.Unmarshal(out, &rep); err != nil || rep.End.SumSent.Bytes == 0 {
 		t.Fatalf("iperf3's JSON: %v\n%s", err, out)
 	}
-	got := scrape(t, "http://"+metricsAddr+"/metrics")
+	// iperf3's client exits once it has the server's results; the
+	// server counts the test when it has read IPERF_DONE and closed, a
+	// moment later on a busy host: wait for it (10 s at most).
+	var got map[string]float64
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got = scrape(t, "http://"+metricsAddr+"/metrics")
+		if got[`wirespeed_tests_active`] == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if v := got[`wirespeed_tests_served_total{result="ok"}`]; v != 1 {
 		t.Errorf("tests_served_total{ok} = %v after one iperf3 test, want 1", v)
 	}
