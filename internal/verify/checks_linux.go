@@ -73,11 +73,10 @@ func shapedLink(ctx context.Context, cfg Config, r *Report) error {
 		return err
 	}
 	defer l.Down()
-	srv, err := startServer(ctx, cfg, l, lab.A, lab.B)
+	addr, err := startServer(ctx, cfg, l)
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
 	m := float64(mss(1500))
 	truth := shapedRate * m / (m + tcpHeader + ipv4Header + ethHeader) / 1e6
 	truthIs := fmt.Sprintf("the tbf's %g Mbit/s on the veth pair, times MSS %.0f over its %.0f-byte frame (TCP/IP headers with timestamps, 14 of Ethernet)",
@@ -111,7 +110,7 @@ func shapedLink(ctx context.Context, cfg Config, r *Report) error {
 		if p > 1 {
 			during = nil
 		}
-		doc, shown, err := run(ctx, cfg, l, lab.B, srv.addr, args, during)
+		doc, shown, err := run(ctx, cfg, l, lab.B, addr, args, during)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -162,11 +161,10 @@ func offloadsOff(ctx context.Context, cfg Config, r *Report) error {
 		return err
 	}
 	defer l.Down()
-	srv, err := startServer(ctx, cfg, l, lab.A, lab.B)
+	addr, err := startServer(ctx, cfg, l)
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
 
 	m := float64(mss(jumboMTU))
 	// Each write 14 whole segments: a 128 KB write's last segment goes
@@ -174,7 +172,7 @@ func offloadsOff(ctx context.Context, cfg Config, r *Report) error {
 	// quiet host, 131072/15 + 66), so the truth is a full frame only
 	// for writes that are whole segments.
 	msg := 14 * mss(jumboMTU)
-	doc, shown, err := run(ctx, cfg, l, lab.B, srv.addr, []string{"-m", strconv.Itoa(msg), "-l", "2", "-i", "0", "--cpu=false"}, nil)
+	doc, shown, err := run(ctx, cfg, l, lab.B, addr, []string{"-m", strconv.Itoa(msg), "-l", "2", "-i", "0", "--cpu=false"}, nil)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -193,7 +191,7 @@ func offloadsOff(ctx context.Context, cfg Config, r *Report) error {
 	// device sends one packet per transaction, and a few of the control
 	// connection's.
 	tx0, _, cerr := linkCounters(l, lab.B, lab.Device(lab.B))
-	doc, shown, err = run(ctx, cfg, l, lab.B, srv.addr, []string{"-t", "UDP_RR", "-l", "2", "-i", "0", "--cpu=false"}, nil)
+	doc, shown, err = run(ctx, cfg, l, lab.B, addr, []string{"-t", "UDP_RR", "-l", "2", "-i", "0", "--cpu=false"}, nil)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -217,7 +215,7 @@ func offloadsOff(ctx context.Context, cfg Config, r *Report) error {
 	// (1 s to 3 s of 4), the tool's over its whole window.
 	var busy, total [2]uint64
 	var serr error
-	doc, shown, err = run(ctx, cfg, l, lab.B, srv.addr, []string{"-l", "4", "-i", "0", "--cpu"}, func(started time.Time) {
+	doc, shown, err = run(ctx, cfg, l, lab.B, addr, []string{"-l", "4", "-i", "0", "--cpu"}, func(started time.Time) {
 		for i, at := range []time.Duration{time.Second, 3 * time.Second} {
 			select {
 			case <-time.After(time.Until(started.Add(at))):
@@ -270,16 +268,15 @@ func routedQueue(ctx context.Context, cfg Config, r *Report) error {
 	}
 	l := rl.Lab
 	defer l.Down()
-	srv, err := startServer(ctx, cfg, l, lab.A, lab.B)
+	addr, err := startServer(ctx, cfg, l)
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
 
 	// UDP from a to b (-R: the server sends), through the router's
 	// egress toward b.
 	q0, qerr := qdiscCounters(l, lab.Router, lab.RouterDeviceB)
-	doc, shown, err := run(ctx, cfg, l, lab.B, srv.addr, []string{"-t", "UDP_STREAM", "-R", "-b", "40M", "-l", "3", "-i", "0", "--cpu=false"}, nil)
+	doc, shown, err := run(ctx, cfg, l, lab.B, addr, []string{"-t", "UDP_STREAM", "-R", "-b", "40M", "-l", "3", "-i", "0", "--cpu=false"}, nil)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -319,7 +316,7 @@ func routedQueue(ctx context.Context, cfg Config, r *Report) error {
 	if irtt != nil {
 		defer irtt.stop()
 	}
-	doc, shown, err = run(ctx, cfg, l, lab.B, srv.addr, []string{"-t", "RRUL", "--idle", "4", "-l", "5", "-i", "0", "--cpu=false"}, func(started time.Time) {
+	doc, shown, err = run(ctx, cfg, l, lab.B, addr, []string{"-t", "RRUL", "--idle", "4", "-l", "5", "-i", "0", "--cpu=false"}, func(started time.Time) {
 		select {
 		case <-time.After(time.Until(started.Add(500 * time.Millisecond))):
 		case <-ctx.Done():

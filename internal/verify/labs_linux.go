@@ -8,14 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -62,52 +60,16 @@ func kernel() string {
 	return unix.ByteSliceToString(u.Release[:])
 }
 
-// server is a wirespeed server running in a lab's side.
-type server struct {
-	cmd  *exec.Cmd
-	logs bytes.Buffer
-	addr string
-}
-
-// startServer starts `wirespeed serve` in side s of l and waits until
-// side from can connect to it.
-func startServer(ctx context.Context, cfg Config, l *lab.Lab, s, from lab.HostName) (*server, error) {
-	addr := netip.AddrPortFrom(l.Host(s).IPv4, port).String()
-	srv := &server{addr: addr, cmd: exec.Command(cfg.Exe, "serve", "--listen", addr, "--log-level", "warn")}
-	srv.cmd.Stdout, srv.cmd.Stderr = &srv.logs, &srv.logs
-	if err := l.Start(s, srv.cmd); err != nil {
-		return nil, fmt.Errorf("start the server in %s: %w", l.Host(s).Netns, err)
+// startServer starts `wirespeed serve` in side a of l with lab's own
+// StartServer (a log under lab.StateDir, side b's connection awaited)
+// and returns its address; the lab's Down stops it.
+func startServer(ctx context.Context, cfg Config, l *lab.Lab) (string, error) {
+	addr := netip.AddrPortFrom(l.A.IPv4, port).String()
+	cmd := exec.Command(cfg.Exe, "serve", "--listen", addr, "--log-level", "warn")
+	if _, err := l.StartServer(ctx, cmd, addr, ""); err != nil {
+		return "", err
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := l.Do(from, func() error {
-			c, err := net.DialTimeout("tcp", addr, time.Second)
-			if err == nil {
-				c.Close()
-			}
-			return err
-		})
-		if err == nil {
-			return srv, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			srv.stop()
-			return nil, fmt.Errorf("the server in %s never accepted on %s: %v\n%s", l.Host(s).Netns, addr, err, srv.logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (s *server) stop() {
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-done
-	}
+	return addr, nil
 }
 
 // run runs `wirespeed run ADDR ARGS --json` in side s of l and returns
