@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"wirespeed/internal/nstest"
+	"wirespeed/internal/report"
 	"wirespeed/internal/testkit"
 	"wirespeed/internal/verify"
 )
@@ -48,7 +49,7 @@ func TestVerify(t *testing.T) {
 			t.Fatalf("verify printed no report (%v, exit %v):\n%s\n%s", jerr, err, stdout.String(), stderr.String())
 		}
 		var text bytes.Buffer
-		verify.WriteText(&text, rep)
+		report.VerifyText(&text, rep)
 		t.Logf("attempt %d, %.0f s:\n%s", attempt, took.Seconds(), text.String())
 		if (err == nil) != rep.OK {
 			t.Errorf("exit %v but the report says ok %v: the status and the report disagree", err, rep.OK)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wirespeed/internal/report"
 	"wirespeed/internal/verify"
 )
 
@@ -54,7 +55,7 @@ tolerance is what it is. The labs are wst-wsv-t, wst-wsv-o and wst-wsv-r
 					if err := enc.Encode(rep); err != nil {
 						return err
 					}
-				} else if err := verify.WriteText(e.stdout, rep); err != nil {
+				} else if err := report.VerifyText(e.stdout, rep); err != nil {
 					return err
 				}
 			}

@@ -114,13 +114,13 @@ func shapedLink(ctx context.Context, cfg Config, r *Report) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		r.add(measured(Check{Name: name, Figure: fig, Unit: "Mbit/s",
+		r.Add(measured(Check{Name: name, Figure: fig, Unit: "Mbit/s",
 			Truth: truth, TruthIs: truthIs, Tolerance: Tolerance{Low: -3, High: 2, Relative: true}}, shown, err,
 			func() (float64, error) { return doc.Summary.BitsPerSecond / 1e6, nil }))
 		if p > 1 {
 			continue
 		}
-		r.add(wireFrames(doc, shown, err, q, qerr))
+		r.Add(wireFrames(doc, shown, err, q, qerr))
 	}
 	return nil
 }
@@ -176,7 +176,7 @@ func offloadsOff(ctx context.Context, cfg Config, r *Report) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	r.add(measured(Check{Name: "bytes-per-packet", Figure: "sender's device, bytes per packet", Unit: "bytes",
+	r.Add(measured(Check{Name: "bytes-per-packet", Figure: "sender's device, bytes per packet", Unit: "bytes",
 		Truth:     m + tcpHeader + ipv4Header + ethHeader,
 		TruthIs:   fmt.Sprintf("a full frame at MTU %d without segmentation offload, writes of 14 of them (%d bytes): MSS %.0f + 52 bytes of TCP/IP headers + 14 of Ethernet", jumboMTU, msg, m),
 		Tolerance: Tolerance{Low: -1, High: 1, Relative: true}}, shown, err,
@@ -209,7 +209,7 @@ func offloadsOff(ctx context.Context, cfg Config, r *Report) error {
 	if cerr != nil || cerr2 != nil {
 		c.Failed = fmt.Sprint("the device's counters: ", cerr, cerr2)
 	}
-	r.add(c)
+	r.Add(c)
 
 	// The host's CPU: /proc/stat read here over the run's steady middle
 	// (1 s to 3 s of 4), the tool's over its whole window.
@@ -249,7 +249,7 @@ func offloadsOff(ctx context.Context, cfg Config, r *Report) error {
 	default:
 		c.Failed = "the host's /proc/stat did not move over the run"
 	}
-	r.add(c)
+	r.Add(c)
 	return nil
 }
 
@@ -283,7 +283,7 @@ func routedQueue(ctx context.Context, cfg Config, r *Report) error {
 	q1, qerr2 := qdiscCounters(l, lab.Router, lab.RouterDeviceB)
 	const dgram = 1472
 	frame := float64(dgram + udpHeader + ipv4Header + ethHeader)
-	r.add(measured(Check{Name: "udp-throughput", Figure: "UDP goodput at twice the link's rate", Unit: "Mbit/s",
+	r.Add(measured(Check{Name: "udp-throughput", Figure: "UDP goodput at twice the link's rate", Unit: "Mbit/s",
 		Truth:     routedRate * dgram / frame / 1e6,
 		TruthIs:   fmt.Sprintf("the router's tbf of %g Mbit/s times %d bytes of payload over its %.0f-byte frame", routedRate/1e6, dgram, frame),
 		Tolerance: Tolerance{Low: -3, High: 2, Relative: true}}, shown, err,
@@ -306,7 +306,7 @@ func routedQueue(ctx context.Context, cfg Config, r *Report) error {
 	default:
 		c.Failed = "the router's tbf dropped nothing: the path was not overloaded"
 	}
-	r.add(c)
+	r.Add(c)
 
 	// irtt beside RRUL's idle phase (4 s), from 0.5 s into the run for
 	// 3 s, where irtt is installed: both sample the same idle path at the
@@ -351,7 +351,7 @@ func routedQueue(ctx context.Context, cfg Config, r *Report) error {
 	case irttErr != nil && c.Failed == "":
 		c.Failed = irttErr.Error()
 	}
-	r.add(c)
+	r.Add(c)
 
 	queueMs := 1000 * float64(routedLimit) / (routedRate / 8)
 	c = measured(Check{Name: "rrul-loaded", Figure: "RRUL's loaded UDP round trip, p99", Unit: "ms",
@@ -370,7 +370,7 @@ func routedQueue(ctx context.Context, cfg Config, r *Report) error {
 			c.Truth = u.Idle.UDP.P50Ms + 2*queueMs
 		}
 	}
-	r.add(c)
+	r.Add(c)
 	return nil
 }
 

@@ -43,11 +43,11 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	for _, stage := range []func(context.Context, Config, *Report) error{shapedLink, offloadsOff, routedQueue} {
 		if err := stage(ctx, cfg, &r); err != nil {
-			r.finish()
+			r.Finish()
 			return r, err
 		}
 	}
-	r.finish()
+	r.Finish()
 	r.ElapsedS = time.Since(r.Started).Seconds()
 	return r, nil
 }
